@@ -1,0 +1,315 @@
+#include "cli/measure.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/exitcode.h"
+#include "core/units.h"
+#include "probe/runner.h"
+#include "report/text.h"
+#include "result/json.h"
+#include "sys/cpus.h"
+
+const char *const policy_choices[] = { "fifo", "rr", "other", NULL };
+const char *const fail_stat_choices[] = { "max", "warm_max", "p99", "p99.9", "p99.99", "mean", NULL };
+
+void run_params_defaults(struct run_params *rp)
+{
+	memset(rp, 0, sizeof(*rp));
+	rp->policy = POLICY_FIFO;
+	rp->priority = 95;
+	rp->threshold_ns = 100u * NS_PER_US;
+	rp->window_ns = NS_PER_SEC;
+	rp->warmup = 2;
+	rp->fail_stat = FAIL_MAX;
+}
+
+static int usage_error(const struct measure_cmd *mc, const char *msg)
+{
+	fprintf(stderr, "latscope %s: %s\nTry 'latscope %s --help'.\n", mc->name, msg, mc->name);
+	return EXIT_USAGE;
+}
+
+static void print_help(const struct measure_cmd *mc)
+{
+	void *defaults = calloc(1, mc->params_size);
+
+	printf("Usage: latscope %s %s\n\n%s\n\nOptions:\n", mc->name, mc->synopsis, mc->about);
+	if (defaults) {
+		mc->defaults(defaults);
+		opt_print_help(stdout, mc->opts, mc->nopts, defaults);
+		free(defaults);
+	}
+	printf("\nExit status: 0 done (also when stopped by Ctrl-C or SIGTERM), 1 error, 2 bad usage,\n"
+	       "3 --fail-above exceeded.  See latscope-%s(1).\n", mc->name);
+}
+
+static int check_cpus(struct run_params *rp, bool given, struct opt_error *err)
+{
+	struct cpuset online, allowed, bad;
+	char list[80], have[80];
+	int r;
+
+	if ((r = cpus_online(&online)) < 0) {
+		snprintf(err->msg, sizeof(err->msg), "cannot read the online CPUs: %s", strerror(-r));
+		return r;
+	}
+	if ((r = cpus_allowed(&allowed)) < 0) {
+		snprintf(err->msg, sizeof(err->msg), "cannot read the CPU affinity: %s", strerror(-r));
+		return r;
+	}
+	if (!given) {
+		cpuset_clear(&bad);
+		cpuset_diff(&rp->cpus, &online, &bad);
+		for (unsigned i = 0; i < CPUSET_WORDS; i++)
+			rp->cpus.bits[i] &= allowed.bits[i];
+		return 0;
+	}
+	cpuset_diff(&bad, &rp->cpus, &online);
+	if (cpuset_count(&bad)) {
+		cpuset_format(&bad, list, sizeof(list));
+		cpuset_format(&online, have, sizeof(have));
+		snprintf(err->msg, sizeof(err->msg), "option '--cpus': cpu %s is not online (online: %s)", list, have);
+		return -EINVAL;
+	}
+	cpuset_diff(&bad, &rp->cpus, &allowed);
+	if (cpuset_count(&bad)) {
+		cpuset_format(&bad, list, sizeof(list));
+		cpuset_format(&allowed, have, sizeof(have));
+		snprintf(err->msg, sizeof(err->msg),
+			 "option '--cpus': cpu %s is outside this process's affinity (allowed: %s)", list, have);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_common(const struct measure_cmd *mc, struct run_params *rp, const struct opt_result *given,
+			struct opt_error *err)
+{
+	bool prio_given = opt_given(mc->opts, mc->nopts, given, "priority");
+	int r;
+
+	if ((r = check_cpus(rp, opt_given(mc->opts, mc->nopts, given, "cpus"), err)) < 0)
+		return r;
+	if (rp->policy == POLICY_OTHER) {
+		if (prio_given && rp->priority != 0) {
+			snprintf(err->msg, sizeof(err->msg),
+				 "option '--priority': %llu is out of range for --policy other (only 0)",
+				 (unsigned long long)rp->priority);
+			return -EINVAL;
+		}
+		rp->priority = 0;
+	} else {
+		int policy = rp->policy == POLICY_RR ? SCHED_RR : SCHED_FIFO;
+		int lo = sched_get_priority_min(policy), hi = sched_get_priority_max(policy);
+		if (rp->priority < (uint64_t)lo || rp->priority > (uint64_t)hi) {
+			snprintf(err->msg, sizeof(err->msg), "option '--priority': %llu is out of range for --policy %s (%d to %d)",
+				 (unsigned long long)rp->priority, policy_choices[rp->policy], lo, hi);
+			return -EINVAL;
+		}
+	}
+	if (opt_given(mc->opts, mc->nopts, given, "duration") && opt_given(mc->opts, mc->nopts, given, "loops")) {
+		snprintf(err->msg, sizeof(err->msg), "options '--duration' and '--loops' exclude each other");
+		return -EINVAL;
+	}
+	if (opt_given(mc->opts, mc->nopts, given, "fail-stat") && !rp->fail_above_ns) {
+		snprintf(err->msg, sizeof(err->msg), "option '--fail-stat' needs '--fail-above'");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct live {
+	const struct measure_cmd *mc;
+	bool windows;
+};
+
+static void on_prepared(void *ctx, const struct result *res)
+{
+	(void)ctx;
+	text_notes(stderr, res);
+}
+
+static void on_window(void *ctx, const struct result *res, const struct cpu_result *cr,
+		      const struct result_window *w)
+{
+	const struct live *lv = ctx;
+	if (lv->windows)
+		text_window(stdout, res, cr, w);
+}
+
+static int fill_result(const struct measure_cmd *mc, const void *params, const struct run_params *rp,
+		       int argc, char **argv, struct result *res)
+{
+	int r;
+
+	if ((r = result_init(res, mc->ops->name, mc->ops->nmetrics, mc->ops->metric_names, &rp->cpus)) < 0)
+		return r;
+	/* The command line as typed: the dispatcher removed "latscope" from argv. */
+	char **full = calloc((size_t)argc + 1u, sizeof(*full));
+	if (!full)
+		return -ENOMEM;
+	full[0] = (char *)"latscope";
+	memcpy(full + 1, argv, (size_t)argc * sizeof(*argv));
+	r = result_set_argv(res, argc + 1, full);
+	free(full);
+	if (r < 0)
+		return r;
+	res->params = opt_params_json(mc->opts, mc->nopts, params);
+	if (!res->params)
+		return -ENOMEM;
+	res->labels = rp->labels;
+	return sysdesc_collect(&res->sys);
+}
+
+static uint64_t judged(const struct summary *s, int stat, bool *ret_fallback)
+{
+	*ret_fallback = false;
+	switch ((enum fail_stat)stat) {
+	case FAIL_MAX: return s->max;
+	case FAIL_WARM_MAX:
+		if (s->has_warm_max)
+			return s->warm_max;
+		*ret_fallback = true;
+		return s->max;
+	case FAIL_P99: return s->p99;
+	case FAIL_P999: return s->p999;
+	case FAIL_P9999: return s->p9999;
+	case FAIL_MEAN: return (uint64_t)s->mean;
+	}
+	return s->max;
+}
+
+/* EXIT_THRESHOLD when any CPU's judged statistic is above --fail-above. */
+static int check_fail_above(const struct measure_cmd *mc, const struct run_params *rp, const struct result *res)
+{
+	int code = EXIT_OK;
+	char lim[32], val[32];
+
+	if (!rp->fail_above_ns)
+		return EXIT_OK;
+	fmt_duration(rp->fail_above_ns, lim, sizeof(lim));
+	for (size_t i = 0; i < res->ncpus; i++) {
+		bool fallback;
+		uint64_t v = judged(&res->cpus[i].sum[0], rp->fail_stat, &fallback);
+		if (v <= rp->fail_above_ns)
+			continue;
+		fmt_duration(v, val, sizeof(val));
+		fprintf(stderr, "latscope %s: cpu %d: %s %s is above --fail-above %s%s\n", mc->name, res->cpus[i].cpu,
+			fallback ? "max" : fail_stat_choices[rp->fail_stat], val, lim,
+			fallback ? " (no window after the warm-up, so the max is judged)" : "");
+		code = EXIT_THRESHOLD;
+	}
+	return code;
+}
+
+static int write_json(const struct measure_cmd *mc, struct json_sink *sink, const struct result *res)
+{
+	json_t *doc = result_to_json(res);
+	int r = doc ? json_sink_commit(sink, doc) : -ENOMEM;
+
+	json_decref(doc);
+	if (r < 0) {
+		fprintf(stderr, "latscope %s: cannot write '%s': %s\n", mc->name, sink->path, strerror(-r));
+		return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
+int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err)
+{
+	struct opt_result given;
+	struct run_params *rp = (struct run_params *)((char *)params + mc->run_offset);
+
+	mc->defaults(params);
+	if (opt_parse(mc->opts, mc->nopts, argc, argv, params, &given, err) < 0)
+		return -EINVAL;
+	if (*(bool *)((char *)params + mc->help_offset))
+		return 1;
+	if (given.npos) {
+		snprintf(err->msg, sizeof(err->msg), "unexpected argument '%s'", given.pos[0]);
+		return -EINVAL;
+	}
+	if (check_common(mc, rp, &given, err) < 0)
+		return -EINVAL;
+	if (mc->validate && mc->validate(params, &given, err) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int measure_main(const struct measure_cmd *mc, int argc, char **argv)
+{
+	void *params = calloc(1, mc->params_size);
+	struct run_params *rp;
+	struct opt_error err = { { 0 } };
+	struct json_sink sink = { .fd = -1 };
+	struct result res = { 0 };
+	struct runner_error rerr;
+	char what[256];
+	int code = EXIT_ERROR, r;
+
+	if (!params) {
+		fprintf(stderr, "latscope %s: out of memory\n", mc->name);
+		return EXIT_ERROR;
+	}
+	rp = (struct run_params *)((char *)params + mc->run_offset);
+	r = measure_parse(mc, argc, argv, params, &err);
+	if (r < 0) {
+		code = usage_error(mc, err.msg);
+		goto out;
+	}
+	if (r > 0) {
+		print_help(mc);
+		code = EXIT_OK;
+		goto out;
+	}
+	if (rp->json_path && (r = json_sink_open(rp->json_path, &sink)) < 0) {
+		snprintf(err.msg, sizeof(err.msg), "option '--json': cannot write '%s': %s", rp->json_path, strerror(-r));
+		code = usage_error(mc, err.msg);
+		goto out;
+	}
+	if ((r = fill_result(mc, params, rp, argc, argv, &res)) < 0) {
+		fprintf(stderr, "latscope %s: cannot prepare the result: %s\n", mc->name, strerror(-r));
+		goto out;
+	}
+
+	/* From here on a stop signal ends the run, never the process: the summary
+	 * and the JSON are still owed.  The runner waits for these signals. */
+	sigset_t stopsigs;
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGINT);
+	sigaddset(&stopsigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stopsigs, NULL);
+
+	mc->describe(params, what, sizeof(what));
+	if (!rp->quiet)
+		text_header(stdout, &res, what);
+	fflush(stdout);
+	struct live lv = { mc, !rp->quiet && (rp->live || isatty(STDOUT_FILENO)) };
+	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .ctx = &lv };
+	if ((r = runner_run(mc->ops, rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr)) < 0) {
+		fprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
+		goto out;
+	}
+	if ((r = result_finalize(&res)) < 0) {
+		fprintf(stderr, "latscope %s: cannot summarize: %s\n", mc->name, strerror(-r));
+		goto out;
+	}
+	text_summary(stdout, &res);
+	fflush(stdout);
+	code = EXIT_OK;
+	if (rp->json_path)
+		code = write_json(mc, &sink, &res);
+	if (code == EXIT_OK)
+		code = check_fail_above(mc, rp, &res);
+out:
+	json_sink_close(&sink);
+	result_free(&res);
+	free(params);
+	return code;
+}

@@ -1,0 +1,85 @@
+/*
+ * The flow every measuring command shares: parse, check, open the outputs,
+ * run the probe, print, write, and turn the result into an exit code.  A
+ * command supplies its option table and its probe; nothing else.
+ */
+#ifndef LATSCOPE_CLI_MEASURE_H
+#define LATSCOPE_CLI_MEASURE_H
+
+#include <stddef.h>
+
+#include "cli/opt.h"
+#include "core/nstime.h"
+#include "probe/probe.h"
+
+struct measure_cmd {
+	const char *name;
+	const char *synopsis;           /* after "latscope NAME " */
+	const char *about;              /* one paragraph for --help */
+	const struct probe_ops *ops;
+	const struct opt *opts;
+	size_t nopts;
+	size_t params_size;
+	size_t run_offset;              /* where struct run_params sits in the params */
+	size_t probe_offset;            /* where the probe's own parameters sit */
+	size_t help_offset;             /* the bool set by --help */
+	void (*defaults)(void *params);
+	/* Probe-specific checks after the common ones; -EINVAL with err filled. */
+	int (*validate)(void *params, const struct opt_result *given, struct opt_error *err);
+	/* One line of what the probe does with its parameters, for the header. */
+	void (*describe)(const void *params, char *buf, size_t size);
+};
+
+int measure_main(const struct measure_cmd *mc, int argc, char **argv);
+
+/*
+ * Defaults, options and every check, without running: 0 ready, 1 --help was
+ * asked, -EINVAL with err filled.  params is mc->params_size bytes.
+ */
+int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err);
+
+extern const char *const policy_choices[];
+extern const char *const fail_stat_choices[];
+
+/* The options every measuring command takes, for a params struct T with members run and help. */
+#define RUN_OPTS(T) \
+	{ "cpus", 'a', OPT_CPUS, offsetof(T, run.cpus), .metavar = "CPUS", \
+	  .help = "CPUs to measure on, one thread each, as a list such as 0-3,6 (default: every online CPU)" }, \
+	{ "priority", 'p', OPT_UINT, offsetof(T, run.priority), .min = 0, .max = 99, .metavar = "PRIO", \
+	  .help = "priority of the measuring threads: 1-99 for fifo and rr, 0 for other" }, \
+	{ "policy", 0, OPT_ENUM, offsetof(T, run.policy), .choices = policy_choices, \
+	  .help = "scheduling policy of the measuring threads" }, \
+	{ "duration", 'D', OPT_DURATION, offsetof(T, run.duration_ns), .min = NS_PER_MS, \
+	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, \
+	  .help = "how long to measure; a bare number is seconds (default: until Ctrl-C)" }, \
+	{ "loops", 'l', OPT_UINT, offsetof(T, run.loops), .min = 1, .max = UINT64_C(1) << 48, \
+	  .help = "stop after N wakeups per CPU instead of after a duration" }, \
+	{ "threshold", 0, OPT_DURATION, offsetof(T, run.threshold_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
+	  .unit = NS_PER_US, .help = "count and report samples above this; a bare number is microseconds" }, \
+	{ "window", 0, OPT_DURATION, offsetof(T, run.window_ns), .min = 10u * NS_PER_MS, \
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC, \
+	  .help = "length of the per-window statistics; a bare number is seconds" }, \
+	{ "warmup", 0, OPT_UINT, offsetof(T, run.warmup), .min = 0, .max = 1000000, \
+	  .help = "windows left out of the warm max" }, \
+	{ "fail-above", 0, OPT_DURATION, offsetof(T, run.fail_above_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
+	  .unit = NS_PER_US, .help = "exit with status 3 when --fail-stat of any CPU is above this" }, \
+	{ "fail-stat", 0, OPT_ENUM, offsetof(T, run.fail_stat), .choices = fail_stat_choices, \
+	  .help = "the statistic --fail-above judges" }, \
+	{ "json", 0, OPT_STRING, offsetof(T, run.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
+	  .help = "write the whole result as JSON to FILE (replaced atomically)" }, \
+	{ "label", 0, OPT_LABEL, offsetof(T, run.labels), .flags = OPT_NOT_PARAM, \
+	  .help = "tag the run, such as config=guest; repeatable" }, \
+	{ "quiet", 'q', OPT_FLAG, offsetof(T, run.quiet), .flags = OPT_NOT_PARAM, \
+	  .help = "print only the summary" }, \
+	{ "live", 0, OPT_FLAG, offsetof(T, run.live), .flags = OPT_NOT_PARAM, \
+	  .help = "print the window lines even when standard output is not a terminal" }, \
+	{ "no-pm-qos", 0, OPT_FLAG, offsetof(T, run.no_pm_qos), \
+	  .help = "do not hold /dev/cpu_dma_latency at 0 while measuring" }, \
+	{ "strict", 0, OPT_FLAG, offsetof(T, run.strict), \
+	  .help = "refuse to run when the policy, memory lock or PM QoS cannot be applied" }, \
+	{ "help", 'h', OPT_HELP, offsetof(T, help), .flags = OPT_NOT_PARAM, .help = "show this help" }
+
+/* Defaults of the common options. */
+void run_params_defaults(struct run_params *rp);
+
+#endif

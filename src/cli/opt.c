@@ -1,0 +1,394 @@
+#include "cli/opt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "core/cpuset.h"
+#include "core/parse.h"
+#include "core/units.h"
+#include "probe/params.h"
+
+static void *field(void *params, const struct opt *o)
+{
+	return (char *)params + o->offset;
+}
+
+static const void *cfield(const void *params, const struct opt *o)
+{
+	return (const char *)params + o->offset;
+}
+
+static int fail(struct opt_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct opt_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static void choices_text(const char *const *choices, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; choices[i] && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", choices[i]);
+}
+
+static int set_duration(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+{
+	uint64_t ns;
+	char lim[32];
+	int r = parse_duration(val, o->unit, &ns);
+
+	if (r == -EINVAL && val[0] == '-')
+		return fail(err, "option '%s': '%s': a duration cannot be negative", as, val);
+	if (r == -EINVAL)
+		return fail(err, "option '%s': '%s' is not a duration (a number with an optional unit: ns, us, ms, s, m, h)",
+			    as, val);
+	if (r == -ERANGE || ns > o->max) {
+		fmt_duration(o->max, lim, sizeof(lim));
+		return fail(err, "option '%s': '%s' is above the maximum of %s", as, val, lim);
+	}
+	if (ns < o->min) {
+		fmt_duration(o->min, lim, sizeof(lim));
+		return fail(err, "option '%s': '%s' is below the minimum of %s", as, val, lim);
+	}
+	*(uint64_t *)field(params, o) = ns;
+	return 0;
+}
+
+static int set_uint(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+{
+	uint64_t v;
+	int r = parse_u64(val, &v);
+
+	if (r == -EINVAL)
+		return fail(err, "option '%s': '%s' is not a whole number", as, val);
+	if (r == -ERANGE || v < o->min || v > o->max)
+		return fail(err, "option '%s': '%s' is out of range (%llu to %llu)", as, val,
+			    (unsigned long long)o->min, (unsigned long long)o->max);
+	*(uint64_t *)field(params, o) = v;
+	return 0;
+}
+
+static int set_label(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+{
+	struct labels *ls = field(params, o);
+	struct label l;
+	int r = parse_label(val, &l);
+
+	if (r == -E2BIG)
+		return fail(err, "option '%s': '%s' is too long (key up to %d, value up to %d characters)", as, val,
+			    LABEL_KEY_MAX - 1, LABEL_VALUE_MAX - 1);
+	if (r < 0)
+		return fail(err, "option '%s': '%s' is not KEY=VALUE (KEY: a letter, then letters, digits, '_', '-', '.'; "
+			    "VALUE: not empty)", as, val);
+	for (unsigned i = 0; i < ls->n; i++)
+		if (strcmp(ls->items[i].key, l.key) == 0)
+			return fail(err, "option '%s': label '%s' is given twice", as, l.key);
+	if (ls->n >= LABELS_MAX)
+		return fail(err, "option '%s': more than %d labels", as, LABELS_MAX);
+	ls->items[ls->n++] = l;
+	return 0;
+}
+
+static int set_value(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+{
+	switch (o->kind) {
+	case OPT_DURATION:
+		return set_duration(o, as, val, params, err);
+	case OPT_UINT:
+		return set_uint(o, as, val, params, err);
+	case OPT_CPUS: {
+		struct cpuset set;
+		int r = cpuset_parse(val, &set);
+		if (r == -ERANGE)
+			return fail(err, "option '%s': '%s' names a CPU above %u", as, val, CPUSET_MAX - 1u);
+		if (r < 0)
+			return fail(err, "option '%s': '%s' is not a CPU list (such as 0-3,6)", as, val);
+		*(struct cpuset *)field(params, o) = set;
+		return 0;
+	}
+	case OPT_ENUM:
+		for (int i = 0; o->choices[i]; i++)
+			if (strcmp(o->choices[i], val) == 0) {
+				*(int *)field(params, o) = i;
+				return 0;
+			}
+		char list[128];
+		choices_text(o->choices, list, sizeof(list));
+		return fail(err, "option '%s': '%s' is not one of %s", as, val, list);
+	case OPT_LABEL:
+		return set_label(o, as, val, params, err);
+	case OPT_STRING:
+		if (!*val)
+			return fail(err, "option '%s': the value is empty", as);
+		*(const char **)field(params, o) = val;
+		return 0;
+	case OPT_FLAG:
+	case OPT_HELP:
+		break;
+	}
+	return fail(err, "option '%s': takes no value", as);
+}
+
+static bool takes_value(const struct opt *o)
+{
+	return o->kind != OPT_FLAG && o->kind != OPT_HELP;
+}
+
+const struct opt *opt_find(const struct opt *opts, size_t nopts, const char *name)
+{
+	for (size_t i = 0; i < nopts; i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *res, const char *name)
+{
+	const struct opt *o = opt_find(opts, nopts, name);
+	return o && (res->seen >> (size_t)(o - opts)) & 1u;
+}
+
+static const struct opt *find_long(const struct opt *opts, size_t nopts, const char *name, size_t len)
+{
+	for (size_t i = 0; i < nopts; i++)
+		if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+static const struct opt *find_short(const struct opt *opts, size_t nopts, char c)
+{
+	for (size_t i = 0; i < nopts; i++)
+		if (opts[i].short_name == c)
+			return &opts[i];
+	return NULL;
+}
+
+/* Apply one option; 1 when it was --help (parsing stops), 0, or -EINVAL. */
+static int apply(const struct opt *opts, const struct opt *o, const char *as, const char *val,
+		 void *params, struct opt_result *res, struct opt_error *err)
+{
+	res->seen |= UINT64_C(1) << (size_t)(o - opts);
+	if (o->kind == OPT_FLAG || o->kind == OPT_HELP) {
+		*(bool *)field(params, o) = true;
+		return o->kind == OPT_HELP;
+	}
+	return set_value(o, as, val, params, err);
+}
+
+static int parse_long(const struct opt *opts, size_t nopts, int argc, char **argv, int *i,
+		      void *params, struct opt_result *res, struct opt_error *err)
+{
+	const char *arg = argv[*i], *name = arg + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	const struct opt *o = find_long(opts, nopts, name, len);
+	char as[80];
+
+	snprintf(as, sizeof(as), "--%.*s", (int)(len < 64 ? len : 64), name);
+	if (!o)
+		return fail(err, "unknown option '%s'", as);
+	if (!takes_value(o)) {
+		if (eq)
+			return fail(err, "option '%s' takes no value", as);
+		return apply(opts, o, as, NULL, params, res, err);
+	}
+	const char *val = eq ? eq + 1 : NULL;
+	if (!val) {
+		if (*i + 1 >= argc)
+			return fail(err, "option '%s' needs a value", as);
+		val = argv[++*i];
+	}
+	return apply(opts, o, as, val, params, res, err);
+}
+
+static int parse_short(const struct opt *opts, size_t nopts, int argc, char **argv, int *i,
+		       void *params, struct opt_result *res, struct opt_error *err)
+{
+	const char *arg = argv[*i];
+
+	for (size_t j = 1; arg[j]; j++) {
+		const struct opt *o = find_short(opts, nopts, arg[j]);
+		char as[3] = { '-', arg[j], '\0' };
+		int r;
+		if (!o)
+			return fail(err, "unknown option '%s'", as);
+		if (!takes_value(o)) {
+			if ((r = apply(opts, o, as, NULL, params, res, err)) != 0)
+				return r;
+			continue;
+		}
+		const char *val = arg[j + 1] ? &arg[j + 1] : NULL;
+		if (!val) {
+			if (*i + 1 >= argc)
+				return fail(err, "option '%s' needs a value", as);
+			val = argv[++*i];
+		}
+		return apply(opts, o, as, val, params, res, err);
+	}
+	return 0;
+}
+
+int opt_parse(const struct opt *opts, size_t nopts, int argc, char **argv, void *params,
+	      struct opt_result *ret, struct opt_error *err)
+{
+	struct opt_result res = { 0 };
+	bool only_pos = false;
+
+	err->msg[0] = '\0';
+	if (nopts > OPT_MAX)
+		return fail(err, "internal: more than %d options", OPT_MAX);
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		int r;
+		if (only_pos || arg[0] != '-' || arg[1] == '\0') {
+			if (res.npos >= sizeof(res.pos) / sizeof(res.pos[0]))
+				return fail(err, "too many arguments at '%s'", arg);
+			res.pos[res.npos++] = arg;
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			only_pos = true;
+			continue;
+		}
+		r = arg[1] == '-' ? parse_long(opts, nopts, argc, argv, &i, params, &res, err)
+				  : parse_short(opts, nopts, argc, argv, &i, params, &res, err);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			break;          /* --help: the rest does not matter */
+	}
+	*ret = res;
+	return 0;
+}
+
+static void metavar(const struct opt *o, char *buf, size_t size)
+{
+	if (o->metavar) {
+		snprintf(buf, size, "%s", o->metavar);
+		return;
+	}
+	switch (o->kind) {
+	case OPT_DURATION: snprintf(buf, size, "DUR"); return;
+	case OPT_UINT: snprintf(buf, size, "N"); return;
+	case OPT_CPUS: snprintf(buf, size, "CPUS"); return;
+	case OPT_LABEL: snprintf(buf, size, "KEY=VALUE"); return;
+	case OPT_STRING: snprintf(buf, size, "FILE"); return;
+	case OPT_ENUM: {
+		size_t len = 0;
+		buf[0] = '\0';
+		for (size_t i = 0; o->choices[i] && len < size; i++)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? "|" : "", o->choices[i]);
+		return;
+	}
+	case OPT_FLAG:
+	case OPT_HELP:
+		break;
+	}
+	buf[0] = '\0';
+}
+
+static void default_text(const struct opt *o, const void *defaults, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	switch (o->kind) {
+	case OPT_DURATION: {
+		uint64_t v = *(const uint64_t *)cfield(defaults, o);
+		char d[32];
+		if (!v)
+			return;
+		fmt_duration(v, d, sizeof(d));
+		snprintf(buf, size, "default %s", d);
+		return;
+	}
+	case OPT_UINT: {
+		uint64_t v = *(const uint64_t *)cfield(defaults, o);
+		if (v)         /* 0 means "no limit" for every counting option */
+			snprintf(buf, size, "default %llu", (unsigned long long)v);
+		return;
+	}
+	case OPT_ENUM:
+		snprintf(buf, size, "default %s", o->choices[*(const int *)cfield(defaults, o)]);
+		return;
+	case OPT_CPUS: {
+		char list[48];
+		if (cpuset_format(cfield(defaults, o), list, sizeof(list)) > 0)
+			snprintf(buf, size, "default %s", list);
+		return;
+	}
+	case OPT_FLAG:
+	case OPT_HELP:
+	case OPT_LABEL:
+	case OPT_STRING:
+		return;
+	}
+}
+
+void opt_print_help(FILE *out, const struct opt *opts, size_t nopts, const void *defaults)
+{
+	for (size_t i = 0; i < nopts; i++) {
+		const struct opt *o = &opts[i];
+		char mv[64], head[160], def[64];
+		metavar(o, mv, sizeof(mv));
+		if (o->short_name)
+			snprintf(head, sizeof(head), "-%c, --%s%s%s", o->short_name, o->name, *mv ? " " : "", mv);
+		else
+			snprintf(head, sizeof(head), "    --%s%s%s", o->name, *mv ? " " : "", mv);
+		default_text(o, defaults, def, sizeof(def));
+		if (strlen(head) > 28)
+			fprintf(out, "  %s\n  %-28s  %s", head, "", o->help);
+		else
+			fprintf(out, "  %-28s  %s", head, o->help);
+		fprintf(out, *def ? " (%s)\n" : "\n", def);
+	}
+}
+
+json_t *opt_params_json(const struct opt *opts, size_t nopts, const void *params)
+{
+	json_t *obj = json_object();
+
+	if (!obj)
+		return NULL;
+	for (size_t i = 0; i < nopts; i++) {
+		const struct opt *o = &opts[i];
+		char key[80];
+		json_t *v = NULL;
+
+		if (o->flags & OPT_NOT_PARAM || o->kind == OPT_HELP)
+			continue;
+		snprintf(key, sizeof(key), "%s%s", o->name, o->kind == OPT_DURATION ? "_ns" : "");
+		for (char *p = key; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		switch (o->kind) {
+		case OPT_FLAG: v = json_boolean(*(const bool *)cfield(params, o)); break;
+		case OPT_UINT:
+		case OPT_DURATION: v = json_integer((json_int_t) * (const uint64_t *)cfield(params, o)); break;
+		case OPT_ENUM: v = json_string(o->choices[*(const int *)cfield(params, o)]); break;
+		case OPT_CPUS: {
+			char list[1024];
+			cpuset_format(cfield(params, o), list, sizeof(list));
+			v = json_string(list);
+			break;
+		}
+		case OPT_STRING: {
+			const char *s = *(const char *const *)cfield(params, o);
+			v = s ? json_string(s) : json_null();
+			break;
+		}
+		case OPT_LABEL:
+		case OPT_HELP:
+			continue;
+		}
+		if (!v || json_object_set_new(obj, key, v) < 0) {
+			json_decref(obj);
+			return NULL;
+		}
+	}
+	return obj;
+}

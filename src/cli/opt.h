@@ -1,0 +1,72 @@
+/*
+ * Option tables: one row per option says its names, its kind, where its value
+ * goes and what range it accepts.  The parser never prints or exits: it fills
+ * an error message that names the option as the user wrote it.
+ */
+#ifndef LATSCOPE_CLI_OPT_H
+#define LATSCOPE_CLI_OPT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum opt_kind {
+	OPT_FLAG,               /* bool */
+	OPT_UINT,               /* uint64_t in [min, max] */
+	OPT_DURATION,           /* uint64_t ns in [min, max]; bare numbers in .unit */
+	OPT_CPUS,               /* struct cpuset */
+	OPT_ENUM,               /* int: index into .choices */
+	OPT_LABEL,              /* struct labels, repeatable */
+	OPT_STRING,             /* const char * into argv */
+	OPT_HELP,               /* sets the bool at .offset and stops parsing */
+};
+
+/* Not one of the run's parameters (where output goes, how it is shown). */
+#define OPT_NOT_PARAM 0x1u
+
+struct opt {
+	const char *name;               /* long name, without "--" */
+	char short_name;                /* 0: none */
+	enum opt_kind kind;
+	size_t offset;                  /* into the command's parameter struct */
+	uint64_t min, max;              /* OPT_UINT, OPT_DURATION */
+	uint64_t unit;                  /* OPT_DURATION: what a bare number means, in ns */
+	const char *const *choices;     /* OPT_ENUM: NULL-terminated */
+	const char *metavar;
+	const char *help;
+	unsigned flags;
+};
+
+#define OPT_MAX 64                  /* options per table: the "seen" bitmap is 64 bits */
+
+struct opt_error {
+	char msg[256];
+};
+
+struct opt_result {
+	uint64_t seen;                  /* bit i: table row i was given */
+	size_t npos;                    /* positional arguments, in order */
+	const char *pos[8];
+};
+
+/*
+ * Parse argv[1..argc-1] (argv[0] is the command name) into params.
+ * 0, or -EINVAL with err filled.  params must already hold the defaults.
+ */
+int opt_parse(const struct opt *opts, size_t nopts, int argc, char **argv, void *params,
+	      struct opt_result *ret, struct opt_error *err);
+
+/* The row for a long name (for cross-option checks and messages), or NULL. */
+const struct opt *opt_find(const struct opt *opts, size_t nopts, const char *name);
+bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *res, const char *name);
+
+/* Options help, one line per option (and its default when not a flag). */
+void opt_print_help(FILE *out, const struct opt *opts, size_t nopts, const void *defaults);
+
+/* The run's parameters as a JSON object: every row without OPT_NOT_PARAM.
+ * Durations are written as "<name>_ns" integers.  NULL on allocation failure. */
+json_t *opt_params_json(const struct opt *opts, size_t nopts, const void *params);
+
+#endif

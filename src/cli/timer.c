@@ -1,0 +1,104 @@
+/* latscope timer: the cyclictest measurement, with nothing lost. */
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "cli/timer.h"
+
+#include "cli/commands.h"
+#include "core/units.h"
+
+
+static const char *const mode_choices[] = { "nanosleep", "timerfd", "posix", NULL };
+
+/* Below this a wait cannot end before the next deadline on any hardware we know. */
+#define MIN_INTERVAL_NS NS_PER_US
+
+static const struct opt timer_opts[] = {
+	{ "interval", 'i', OPT_DURATION, offsetof(struct timer_cmd, p.interval_ns), .min = 1,
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
+	  .help = "period between deadlines; a bare number is microseconds" },
+	{ "mode", 0, OPT_ENUM, offsetof(struct timer_cmd, p.mode), .choices = mode_choices,
+	  .help = "how to wait: clock_nanosleep with TIMER_ABSTIME, a timerfd read, or a POSIX timer signal" },
+	{ "co-correct", 0, OPT_FLAG, offsetof(struct timer_cmd, p.co_correct),
+	  .help = "also record the latency each missed deadline would have had (coordinated omission)" },
+	RUN_OPTS(struct timer_cmd),
+};
+
+static void timer_defaults(void *params)
+{
+	struct timer_cmd *c = params;
+	run_params_defaults(&c->run);
+	c->p.interval_ns = NS_PER_MS;
+	c->p.mode = TIMER_NANOSLEEP;
+	c->p.co_correct = false;
+	c->help = false;
+}
+
+static int timer_validate(void *params, const struct opt_result *given, struct opt_error *err)
+{
+	struct timer_cmd *c = params;
+	struct timespec res;
+	char a[32], b[32];
+	(void)given;
+
+	uint64_t floor_ns = MIN_INTERVAL_NS;
+	if (clock_getres(CLOCK_MONOTONIC, &res) == 0 && ts_to_ns(&res) > floor_ns)
+		floor_ns = ts_to_ns(&res);
+	if (c->p.interval_ns < floor_ns) {
+		fmt_duration(c->p.interval_ns, a, sizeof(a));
+		fmt_duration(floor_ns, b, sizeof(b));
+		snprintf(err->msg, sizeof(err->msg),
+			 "option '--interval': %s is below what the clock can honour (at least %s)", a, b);
+		return -1;
+	}
+	if (c->run.window_ns < c->p.interval_ns) {
+		fmt_duration(c->run.window_ns, a, sizeof(a));
+		fmt_duration(c->p.interval_ns, b, sizeof(b));
+		snprintf(err->msg, sizeof(err->msg), "option '--window': %s is shorter than the interval %s", a, b);
+		return -1;
+	}
+	return 0;
+}
+
+static void timer_describe(const void *params, char *buf, size_t size)
+{
+	const struct timer_cmd *c = params;
+	char iv[32], dur[32];
+	static const char *const policies[] = { "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER" };
+
+	fmt_duration(c->p.interval_ns, iv, sizeof(iv));
+	if (c->run.duration_ns)
+		fmt_duration(c->run.duration_ns, dur, sizeof(dur));
+	else if (c->run.loops)
+		snprintf(dur, sizeof(dur), "%llu loops", (unsigned long long)c->run.loops);
+	else
+		snprintf(dur, sizeof(dur), "until Ctrl-C");
+	snprintf(buf, size, "interval %s (%s), %s priority %llu, %s%s", iv, mode_choices[c->p.mode],
+		 policies[c->run.policy], (unsigned long long)c->run.priority, dur,
+		 c->p.co_correct ? ", coordinated-omission correction" : "");
+}
+
+const struct measure_cmd timer_command = {
+	.name = "timer",
+	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-D DURATION | -l LOOPS]\n"
+		    "                      [--mode nanosleep|timerfd|posix] [--threshold DUR] [--window DUR] [--warmup N]\n"
+		    "                      [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
+	.about = "Measure how late a periodic timer wakes a real-time thread on each chosen CPU: the time read\n"
+		 "on wakeup minus the deadline.  Deadlines passed while late are counted as missed.",
+	.ops = &timer_probe,
+	.opts = timer_opts,
+	.nopts = sizeof(timer_opts) / sizeof(timer_opts[0]),
+	.params_size = sizeof(struct timer_cmd),
+	.run_offset = offsetof(struct timer_cmd, run),
+	.probe_offset = offsetof(struct timer_cmd, p),
+	.help_offset = offsetof(struct timer_cmd, help),
+	.defaults = timer_defaults,
+	.validate = timer_validate,
+	.describe = timer_describe,
+};
+
+int cmd_timer(int argc, char **argv)
+{
+	return measure_main(&timer_command, argc, argv);
+}

@@ -1,0 +1,41 @@
+/*
+ * Strict parsers for command-line values.  Each returns 0 and fills ret_*, or a
+ * negative errno and leaves ret_* untouched:
+ *   -EINVAL  not of the expected form (junk, empty, sign, unknown unit)
+ *   -ERANGE  of the form but too large to represent
+ */
+#ifndef LATSCOPE_CORE_PARSE_H
+#define LATSCOPE_CORE_PARSE_H
+
+#include <stdint.h>
+
+/*
+ * A duration: digits with an optional fraction and an optional unit among
+ * ns us ms s m h ("250us", "1.5ms", "10").  A bare number is in default_unit ns.
+ * The result must be a whole number of nanoseconds ("0.5ns" is -EINVAL).
+ */
+int parse_duration(const char *text, uint64_t default_unit, uint64_t *ret_ns);
+
+/* A non-negative decimal integer, digits only. */
+int parse_u64(const char *text, uint64_t *ret);
+
+/* A decimal integer with an optional leading '-'. */
+int parse_i64(const char *text, int64_t *ret);
+
+#define LABEL_KEY_MAX   64     /* including the terminating NUL */
+#define LABEL_VALUE_MAX 256
+#define LABELS_MAX      32
+
+struct label {
+	char key[LABEL_KEY_MAX];
+	char value[LABEL_VALUE_MAX];
+};
+
+/*
+ * KEY=VALUE.  KEY: a letter, then letters, digits, '_', '-' or '.'; VALUE:
+ * non-empty, no control characters, may itself contain '='.
+ * -E2BIG when either part is too long.
+ */
+int parse_label(const char *text, struct label *ret);
+
+#endif

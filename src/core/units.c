@@ -1,0 +1,36 @@
+#include "core/units.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/nstime.h"
+
+void fmt_duration(uint64_t ns, char *buf, size_t size)
+{
+	static const struct {
+		const char *name;
+		uint64_t ns;
+	} units[] = {
+		{ "h", 3600u * NS_PER_SEC }, { "m", 60u * NS_PER_SEC }, { "s", NS_PER_SEC },
+		{ "ms", NS_PER_MS }, { "us", NS_PER_US }, { "ns", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t u = units[i].ns;
+		if (ns < u && u != 1)
+			continue;
+		uint64_t whole = ns / u, rest = ns % u;
+		/* thousandths of the unit, rounded down: shown only when not zero */
+		uint64_t milli = (uint64_t)((double)rest * 1000.0 / (double)u);
+		if (milli == 0) {
+			snprintf(buf, size, "%llu%s", (unsigned long long)whole, units[i].name);
+			return;
+		}
+		char frac[24];
+		snprintf(frac, sizeof(frac), "%03llu", (unsigned long long)milli);
+		for (size_t k = strlen(frac); k > 0 && frac[k - 1] == '0'; k--)
+			frac[k - 1] = '\0';
+		snprintf(buf, size, "%llu.%s%s", (unsigned long long)whole, frac, units[i].name);
+		return;
+	}
+}

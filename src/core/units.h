@@ -1,0 +1,12 @@
+/* Durations written for people. */
+#ifndef LATSCOPE_CORE_UNITS_H
+#define LATSCOPE_CORE_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The largest unit that keeps it short: "1ms", "250us", "1.5s", "0ns".  Up to
+ * three decimals, trailing zeros dropped. */
+void fmt_duration(uint64_t ns, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,63 @@
+/* latscope: the command table and its dispatcher. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "config.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "timer", cmd_timer, "timer wakeup latency per CPU (cyclictest class)" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: latscope COMMAND [OPTIONS]\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(out, "\n'latscope COMMAND --help' describes a command.  'latscope --version' prints the version.\n");
+}
+
+/* Output that could not be written is an error, whatever the command said. */
+static int finish(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno != EPIPE)
+			fprintf(stderr, "latscope: cannot write to standard output: %s\n", strerror(errno));
+		return code == EXIT_OK ? EXIT_ERROR : code;
+	}
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	/* A closed pipe on stdout must not kill a run before its results are written. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return finish(EXIT_OK);
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("latscope %s\n", LATSCOPE_VERSION);
+		return finish(EXIT_OK);
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return finish(commands[i].fn(argc - 1, argv + 1));
+	fprintf(stderr, "latscope: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

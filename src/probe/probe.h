@@ -1,0 +1,44 @@
+/*
+ * The probe interface: what a measurement needs to provide to run under the
+ * common runner.  The runner owns threads, pinning, priorities, windows,
+ * signals and system settings; a probe owns only its wait and its samples.
+ */
+#ifndef LATSCOPE_PROBE_PROBE_H
+#define LATSCOPE_PROBE_PROBE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "probe/params.h"
+#include "probe/recorder.h"
+
+struct probe_thread {
+	const struct run_params *rp;
+	const void *pp;                 /* the probe's own parameters */
+	unsigned cpu;
+	struct recorder rec;
+	void *priv;                     /* the probe's per-thread state */
+	uint64_t origin_ns;             /* CLOCK_MONOTONIC: the run's time zero */
+	uint64_t end_ns;                /* CLOCK_MONOTONIC: stop at or before; UINT64_MAX for none */
+	const atomic_bool *stop;        /* set by the runner on a signal */
+	char err[160];                  /* setup failure, for the user */
+};
+
+struct probe_ops {
+	const char *name;
+	unsigned nmetrics;
+	const char *const *metric_names;    /* metric 0 is the one summaries lead with */
+
+	/*
+	 * Before the run, on the measuring thread once it is pinned and has its
+	 * policy: open what the wait needs.  0 or -errno with t->err filled.
+	 */
+	int (*setup)(struct probe_thread *t);
+	/* The hot loop: from t->origin_ns until t->end_ns, t->rp->loops or *t->stop. */
+	void (*run)(struct probe_thread *t);
+	/* Undo setup; called on every path after a successful setup. */
+	void (*teardown)(struct probe_thread *t);
+};
+
+#endif

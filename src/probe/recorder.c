@@ -1,0 +1,110 @@
+#include "probe/recorder.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void window_reset(struct rec_window *w, struct hist *h, unsigned nmetrics)
+{
+	memset(w, 0, sizeof(*w));
+	stats_reset(&w->overhead);
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+		stats_reset(&w->st[m]);
+	for (unsigned m = 0; m < nmetrics; m++)
+		hist_reset(&h[m]);     /* also pre-faults the pages before measuring */
+}
+
+int rec_init(struct recorder *r, unsigned nmetrics, const uint64_t *thresholds, uint64_t window_ns)
+{
+	if (nmetrics == 0 || nmetrics > REC_MAX_METRICS || window_ns == 0)
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	r->nmetrics = nmetrics;
+	r->window_ns = window_ns;
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+		r->threshold[m] = thresholds && m < nmetrics ? thresholds[m] : REC_NO_THRESHOLD;
+	for (unsigned i = 0; i < REC_SLOTS; i++) {
+		struct rec_slot *s = &r->slots[i];
+		s->hist = malloc(nmetrics * sizeof(struct hist));
+		if (!s->hist) {
+			rec_free(r);
+			return -ENOMEM;
+		}
+		window_reset(&s->w, s->hist, nmetrics);
+		atomic_init(&s->owner, SLOT_WRITER);
+	}
+	r->cur = &r->slots[0].w;
+	r->cur_hist = r->slots[0].hist;
+	r->next_boundary = UINT64_MAX;
+	return 0;
+}
+
+void rec_free(struct recorder *r)
+{
+	for (unsigned i = 0; i < REC_SLOTS; i++) {
+		free(r->slots[i].hist);
+		r->slots[i].hist = NULL;
+	}
+	r->cur = NULL;
+	r->cur_hist = NULL;
+}
+
+void rec_start(struct recorder *r, uint64_t origin_ns)
+{
+	r->origin_ns = origin_ns;
+	r->cur->index = 0;
+	r->cur->start_ns = 0;
+	r->next_boundary = origin_ns + r->window_ns;
+}
+
+void rec_rotate(struct recorder *r, uint64_t now_ns)
+{
+	uint64_t idx = (now_ns - r->origin_ns) / r->window_ns;
+	unsigned next = (r->wi + 1u) % REC_SLOTS;
+
+	if (atomic_load_explicit(&r->slots[next].owner, memory_order_acquire) != SLOT_WRITER) {
+		/* The reader is behind: this window grows to cover the one containing now. */
+		r->next_boundary = r->origin_ns + (idx + 1u) * r->window_ns;
+		return;
+	}
+	r->cur->end_ns = r->next_boundary - r->origin_ns;
+	atomic_store_explicit(&r->slots[r->wi].owner, SLOT_READER, memory_order_release);
+
+	r->wi = next;
+	r->cur = &r->slots[next].w;
+	r->cur_hist = r->slots[next].hist;
+	r->cur->index = idx;
+	r->cur->start_ns = idx * r->window_ns;
+	r->next_boundary = r->origin_ns + (idx + 1u) * r->window_ns;
+}
+
+void rec_finish(struct recorder *r, uint64_t now_ns)
+{
+	uint64_t end = now_ns > r->origin_ns ? now_ns - r->origin_ns : 0;
+	r->cur->end_ns = end > r->cur->start_ns ? end : r->cur->start_ns;
+}
+
+const struct rec_window *rec_peek(struct recorder *r, const struct hist **ret_hist)
+{
+	struct rec_slot *s = &r->slots[r->ri];
+
+	if (atomic_load_explicit(&s->owner, memory_order_acquire) != SLOT_READER)
+		return NULL;
+	*ret_hist = s->hist;
+	return &s->w;
+}
+
+void rec_release(struct recorder *r)
+{
+	struct rec_slot *s = &r->slots[r->ri];
+
+	window_reset(&s->w, s->hist, r->nmetrics);
+	atomic_store_explicit(&s->owner, SLOT_WRITER, memory_order_release);
+	r->ri = (r->ri + 1u) % REC_SLOTS;
+}
+
+const struct rec_window *rec_last(const struct recorder *r, const struct hist **ret_hist)
+{
+	*ret_hist = r->cur_hist;
+	return r->cur;
+}

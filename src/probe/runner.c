@@ -1,0 +1,509 @@
+#include "probe/runner.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "core/nstime.h"
+#include "sys/cpus.h"
+#include "sys/prep.h"
+
+#define THREAD_STACK   (256u * 1024u)
+#define STACK_PREFAULT (64u * 1024u)
+#define CLOCK_SAMPLES  1000
+#define START_LEAD_NS  (5u * NS_PER_MS)    /* time for every thread to be waiting at origin */
+#define TICK_NS        (50u * NS_PER_MS)
+#define STOP_GRACE_NS  (2u * NS_PER_SEC)   /* past the end, stop threads that did not notice */
+
+enum gate_state { GATE_WAIT, GATE_GO, GATE_ABORT };
+
+struct worker {
+	struct probe_thread t;
+	struct runner *rn;
+	pthread_t tid;
+	bool created;
+	int sched_rc;
+	int slack_rc;
+	int setup_rc;
+	struct stats clock_cost;
+};
+
+struct runner {
+	const struct probe_ops *ops;
+	const struct run_params *rp;
+	struct result *res;
+	const struct runner_hooks *hooks;
+	size_t n;
+	struct worker *w;
+
+	pthread_mutex_t lock;           /* the start gate only; never taken while measuring */
+	pthread_cond_t cond;
+	size_t ready;
+	enum gate_state gate;
+
+	atomic_bool stop;
+	atomic_uint finished;
+};
+
+static void on_wakeup_signal(int sig)
+{
+	(void)sig;      /* only there to make blocking calls return EINTR */
+}
+
+static int policy_of(int kind)
+{
+	switch ((enum sched_policy_kind)kind) {
+	case POLICY_FIFO: return SCHED_FIFO;
+	case POLICY_RR: return SCHED_RR;
+	case POLICY_OTHER: return SCHED_OTHER;
+	}
+	return SCHED_OTHER;
+}
+
+static const char *policy_name(int kind)
+{
+	return kind == POLICY_FIFO ? "SCHED_FIFO" : kind == POLICY_RR ? "SCHED_RR" : "SCHED_OTHER";
+}
+
+static void measure_clock(struct stats *s)
+{
+	for (int i = 0; i < CLOCK_SAMPLES; i++) {
+		uint64_t a = mono_ns();
+		uint64_t b = mono_ns();
+		stats_add(s, b - a);
+	}
+}
+
+static void *measure_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct runner *rn = w->rn;
+	const struct run_params *rp = rn->rp;
+	sigset_t wake;
+	enum gate_state gate;
+
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGUSR2);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+
+	if (rp->policy != POLICY_OTHER)
+		w->sched_rc = sched_apply(policy_of(rp->policy), (int)rp->priority);
+	w->slack_rc = slack_set(1);
+	stack_prefault(STACK_PREFAULT);
+	w->setup_rc = rn->ops->setup ? rn->ops->setup(&w->t) : 0;
+	measure_clock(&w->clock_cost);
+
+	pthread_mutex_lock(&rn->lock);
+	rn->ready++;
+	pthread_cond_broadcast(&rn->cond);
+	while (rn->gate == GATE_WAIT)
+		pthread_cond_wait(&rn->cond, &rn->lock);
+	gate = rn->gate;
+	pthread_mutex_unlock(&rn->lock);
+
+	if (gate == GATE_GO && w->setup_rc == 0) {
+		rec_start(&w->t.rec, w->t.origin_ns);
+		rn->ops->run(&w->t);
+		rec_finish(&w->t.rec, mono_ns());
+		measure_clock(&w->clock_cost);
+	}
+	if (w->setup_rc == 0 && rn->ops->teardown)
+		rn->ops->teardown(&w->t);
+	atomic_fetch_add(&rn->finished, 1u);
+	return NULL;
+}
+
+static void set_error(struct runner_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(struct runner_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+static int start_threads(struct runner *rn, struct runner_error *err)
+{
+	pthread_attr_t attr;
+	int r = pthread_attr_init(&attr);
+
+	if (r)
+		return -r;
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	for (size_t i = 0; i < rn->n; i++) {
+		struct worker *w = &rn->w[i];
+		struct cpuset one;
+		size_t size;
+		cpuset_clear(&one);
+		cpuset_add(&one, w->t.cpu);
+		cpu_set_t *set = cpus_mask_alloc(&one, &size);
+		if (!set) {
+			r = ENOMEM;
+			break;
+		}
+		/* Start on the CPU: the thread never runs, not even its setup, elsewhere. */
+		r = pthread_attr_setaffinity_np(&attr, size, set);
+		CPU_FREE(set);
+		if (r == 0)
+			r = pthread_create(&w->tid, &attr, measure_thread, w);
+		if (r) {
+			set_error(err, "cannot start the measuring thread on cpu %u: %s", w->t.cpu, strerror(r));
+			break;
+		}
+		w->created = true;
+	}
+	pthread_attr_destroy(&attr);
+	return -r;
+}
+
+/* Wait for every created thread to reach the gate, then open or close it. */
+static size_t gate_wait_ready(struct runner *rn)
+{
+	size_t created = 0;
+	for (size_t i = 0; i < rn->n; i++)
+		created += rn->w[i].created;
+	pthread_mutex_lock(&rn->lock);
+	while (rn->ready < created)
+		pthread_cond_wait(&rn->cond, &rn->lock);
+	pthread_mutex_unlock(&rn->lock);
+	return created;
+}
+
+static void gate_open(struct runner *rn, enum gate_state state)
+{
+	pthread_mutex_lock(&rn->lock);
+	rn->gate = state;
+	pthread_cond_broadcast(&rn->cond);
+	pthread_mutex_unlock(&rn->lock);
+}
+
+static void format_cpus(const struct runner *rn, bool (*pick)(const struct worker *), char *buf, size_t size)
+{
+	struct cpuset set;
+	cpuset_clear(&set);
+	for (size_t i = 0; i < rn->n; i++)
+		if (pick(&rn->w[i]))
+			cpuset_add(&set, rn->w[i].t.cpu);
+	cpuset_format(&set, buf, size);
+}
+
+static bool sched_failed(const struct worker *w)
+{
+	return w->sched_rc < 0;
+}
+
+/* Record what could not be applied; with --strict that is an error. */
+static int check_threads(struct runner *rn, struct runner_error *err)
+{
+	struct result *res = rn->res;
+	const struct run_params *rp = rn->rp;
+	int sched_rc = 0;
+
+	for (size_t i = 0; i < rn->n; i++) {
+		struct worker *w = &rn->w[i];
+		if (w->setup_rc < 0) {
+			set_error(err, "%s setup failed on cpu %u: %s", rn->ops->name, w->t.cpu,
+				  w->t.err[0] ? w->t.err : strerror(-w->setup_rc));
+			return w->setup_rc;
+		}
+		if (w->sched_rc < 0)
+			sched_rc = w->sched_rc;
+	}
+
+	res->applied.timer_slack = true;
+	for (size_t i = 0; i < rn->n; i++)
+		res->applied.timer_slack &= rn->w[i].slack_rc == 0;
+	res->applied.rt_policy = rp->policy != POLICY_OTHER && sched_rc == 0;
+	if (sched_rc < 0) {
+		char cpus[128];
+		format_cpus(rn, sched_failed, cpus, sizeof(cpus));
+		result_note(res, "not applied: %s priority %llu on cpu %s (%s%s); measuring at normal priority",
+			    policy_name(rp->policy), (unsigned long long)rp->priority, cpus, strerror(-sched_rc),
+			    sched_rc == -EPERM ? ": needs root or CAP_SYS_NICE" : "");
+		if (rp->strict) {
+			set_error(err, "--strict: %s priority %llu not applied: %s", policy_name(rp->policy),
+				  (unsigned long long)rp->priority, strerror(-sched_rc));
+			return sched_rc;
+		}
+	}
+	return 0;
+}
+
+static int lock_memory(struct runner *rn, struct runner_error *err)
+{
+	int r = memlock_all();
+	struct rlimit rl;
+
+	rn->res->applied.memlock = r == 0;
+	if (r == 0)
+		return 0;
+	if ((r == -ENOMEM || r == -EPERM) && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		result_note(rn->res, "not applied: memory lock (%s: RLIMIT_MEMLOCK is %llu KiB; raise it with "
+			    "'ulimit -l' or run as root); page faults may add latency",
+			    strerror(-r), (unsigned long long)rl.rlim_cur / 1024u);
+	else
+		result_note(rn->res, "not applied: memory lock (%s); page faults may add latency", strerror(-r));
+	if (rn->rp->strict) {
+		set_error(err, "--strict: memory lock not applied: %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+static int hold_pmqos(struct runner *rn, int *fd, struct runner_error *err)
+{
+	if (rn->rp->no_pm_qos)
+		return 0;
+	int r = pmqos_hold(fd);
+	rn->res->applied.pm_qos = r == 0;
+	if (r == 0)
+		return 0;
+	result_note(rn->res, "not applied: PM QoS hold at 0 us on /dev/cpu_dma_latency (%s); idle states may add latency",
+		    strerror(-r));
+	if (rn->rp->strict) {
+		set_error(err, "--strict: PM QoS not applied: cannot open '/dev/cpu_dma_latency': %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* Keep the main thread off the measured CPUs when another CPU is there for it. */
+static int move_main(struct runner *rn, struct cpuset *saved, bool *moved)
+{
+	struct cpuset allowed, rest;
+	int r = cpus_allowed(saved);
+
+	*moved = false;
+	if (r < 0)
+		return r;
+	allowed = *saved;
+	cpuset_diff(&rest, &allowed, &rn->rp->cpus);
+	if (cpuset_count(&rest) == 0) {
+		result_note(rn->res, "the main thread shares the measured CPUs: no other CPU is available to it");
+		return 0;
+	}
+	r = cpus_pin(&rest);
+	*moved = r == 0;
+	rn->res->applied.main_moved = *moved;
+	return r;
+}
+
+static int drain(struct runner *rn)
+{
+	for (size_t i = 0; i < rn->n; i++) {
+		struct recorder *rec = &rn->w[i].t.rec;
+		struct cpu_result *cr = &rn->res->cpus[i];
+		const struct hist *h;
+		const struct rec_window *win;
+		while ((win = rec_peek(rec, &h))) {
+			int r = result_add_window(rn->res, cr, win, h);
+			rec_release(rec);
+			if (r < 0)
+				return r;
+			if (rn->hooks && rn->hooks->window)
+				rn->hooks->window(rn->hooks->ctx, rn->res, cr, &cr->win[cr->nwin - 1u]);
+		}
+	}
+	return 0;
+}
+
+static void request_stop(struct runner *rn)
+{
+	atomic_store(&rn->stop, true);
+	for (size_t i = 0; i < rn->n; i++)
+		if (rn->w[i].created)
+			pthread_kill(rn->w[i].tid, SIGUSR2);
+}
+
+static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
+{
+	sigset_t stopsigs;
+	bool stopping = false;
+	int r;
+
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGINT);
+	sigaddset(&stopsigs, SIGTERM);
+	while (atomic_load(&rn->finished) < started) {
+		struct timespec tick = ns_to_ts(TICK_NS);
+		siginfo_t si;
+		int sig = sigtimedwait(&stopsigs, &si, &tick);
+		if (sig > 0 && !stopping) {
+			rn->res->interrupted = true;
+			snprintf(rn->res->stop_reason, sizeof(rn->res->stop_reason), "signal %s",
+				 sig == SIGINT ? "SIGINT" : "SIGTERM");
+			stopping = true;
+			request_stop(rn);
+		}
+		if (!stopping && end_ns != UINT64_MAX && mono_ns() > end_ns + STOP_GRACE_NS) {
+			stopping = true;
+			request_stop(rn);
+		}
+		if ((r = drain(rn)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int collect_last(struct runner *rn)
+{
+	int r = drain(rn);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < rn->n; i++) {
+		struct worker *w = &rn->w[i];
+		struct cpu_result *cr = &rn->res->cpus[i];
+		const struct hist *h;
+		const struct rec_window *win = rec_last(&w->t.rec, &h);
+
+		stats_merge(&cr->clock_cost, &w->clock_cost);
+		if (win->st[0].n == 0 && win->missed == 0)
+			continue;
+		if ((r = result_add_window(rn->res, cr, win, h)) < 0)
+			return r;
+		if (rn->hooks && rn->hooks->window)
+			rn->hooks->window(rn->hooks->ctx, rn->res, cr, &cr->win[cr->nwin - 1u]);
+	}
+	return 0;
+}
+
+static int init_workers(struct runner *rn, const void *pp)
+{
+	uint64_t thresholds[REC_MAX_METRICS];
+	size_t i = 0;
+
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+		thresholds[m] = m == 0 ? rn->rp->threshold_ns : REC_NO_THRESHOLD;
+	rn->w = calloc(rn->n, sizeof(*rn->w));
+	if (!rn->w)
+		return -ENOMEM;
+	cpuset_foreach(cpu, &rn->rp->cpus) {
+		struct worker *w = &rn->w[i];
+		w->rn = rn;
+		w->t.rp = rn->rp;
+		w->t.pp = pp;
+		w->t.cpu = (unsigned)cpu;
+		w->t.stop = &rn->stop;
+		w->t.end_ns = UINT64_MAX;
+		stats_reset(&w->clock_cost);
+		int r = rec_init(&w->t.rec, rn->ops->nmetrics, thresholds, rn->rp->window_ns);
+		if (r < 0)
+			return r;
+		i++;
+	}
+	return 0;
+}
+
+static void free_workers(struct runner *rn)
+{
+	if (!rn->w)
+		return;
+	for (size_t i = 0; i < rn->n; i++)
+		rec_free(&rn->w[i].t.rec);
+	free(rn->w);
+	rn->w = NULL;
+}
+
+int runner_run(const struct probe_ops *ops, const struct run_params *rp, const void *pp,
+	       struct result *res, const struct runner_hooks *hooks, struct runner_error *err)
+{
+	struct runner rn = {
+		.ops = ops, .rp = rp, .res = res, .hooks = hooks,
+		.n = cpuset_count(&rp->cpus),
+		.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+		.gate = GATE_WAIT,
+	};
+	struct sigaction wake_sa = { .sa_handler = on_wakeup_signal }, old_sa;
+	sigset_t block, old_mask;
+	struct cpuset main_saved;
+	bool main_moved = false, locked = false;
+	int pmqos_fd = -1, r;
+	size_t started = 0;
+
+	err->msg[0] = '\0';
+	atomic_init(&rn.stop, false);
+	atomic_init(&rn.finished, 0u);
+	if (rn.n == 0 || rn.n != res->ncpus || ops->nmetrics != res->nmetrics) {
+		set_error(err, "internal: %zu CPUs for %zu results", rn.n, res->ncpus);
+		return -EINVAL;
+	}
+	res->threshold_ns = rp->threshold_ns;
+	res->warmup = rp->warmup;
+
+	/* Stop signals are taken by the main thread only, synchronously; every
+	 * thread created below inherits the blocked mask. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+	sigemptyset(&wake_sa.sa_mask);
+	sigaction(SIGUSR2, &wake_sa, &old_sa);
+
+	if ((r = hold_pmqos(&rn, &pmqos_fd, err)) < 0)
+		goto restore;
+	if ((r = init_workers(&rn, pp)) < 0) {
+		set_error(err, "cannot prepare the recorders: %s", strerror(-r));
+		goto restore;
+	}
+	r = start_threads(&rn, err);
+	started = gate_wait_ready(&rn);
+	if (r < 0)
+		goto abort;
+	if ((r = check_threads(&rn, err)) < 0)
+		goto abort;
+	if ((r = lock_memory(&rn, err)) < 0)
+		goto abort;
+	locked = res->applied.memlock;
+	if (move_main(&rn, &main_saved, &main_moved) < 0)
+		result_note(res, "the main thread could not be moved off the measured CPUs");
+	if (hooks && hooks->prepared)
+		hooks->prepared(hooks->ctx, res);
+
+	res->origin_ns = mono_ns() + START_LEAD_NS;
+	res->start_realtime_ns = realtime_ns() + START_LEAD_NS;
+	uint64_t end_ns = rp->duration_ns ? res->origin_ns + rp->duration_ns : UINT64_MAX;
+	for (size_t i = 0; i < rn.n; i++) {
+		rn.w[i].t.origin_ns = res->origin_ns;
+		rn.w[i].t.end_ns = end_ns;
+	}
+	gate_open(&rn, GATE_GO);
+	r = supervise(&rn, started, end_ns);
+	if (r < 0) {
+		request_stop(&rn);
+		set_error(err, "cannot keep the results: %s", strerror(-r));
+	}
+	goto join;
+
+abort:
+	gate_open(&rn, GATE_ABORT);
+join:
+	for (size_t i = 0; i < rn.n; i++)
+		if (rn.w[i].created)
+			pthread_join(rn.w[i].tid, NULL);
+	if (r == 0 && rn.gate == GATE_GO) {
+		uint64_t now = mono_ns();
+		res->elapsed_ns = now > res->origin_ns ? now - res->origin_ns : 0;
+		if (!res->interrupted)
+			snprintf(res->stop_reason, sizeof(res->stop_reason), "%s",
+				 rp->duration_ns ? "duration" : "loops");
+		if ((r = collect_last(&rn)) < 0)
+			set_error(err, "cannot keep the results: %s", strerror(-r));
+	}
+restore:
+	if (main_moved)
+		cpus_pin(&main_saved);
+	if (locked)
+		memlock_release();
+	pmqos_release(&pmqos_fd);
+	free_workers(&rn);
+	sigaction(SIGUSR2, &old_sa, NULL);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	return r;
+}

@@ -1,0 +1,33 @@
+/*
+ * The runner: prepares the system, starts one pinned thread per CPU, collects
+ * windows while they run, stops on duration, loops or SIGINT/SIGTERM, and
+ * restores everything it changed on every path.
+ */
+#ifndef LATSCOPE_PROBE_RUNNER_H
+#define LATSCOPE_PROBE_RUNNER_H
+
+#include "probe/probe.h"
+#include "result/result.h"
+
+struct runner_hooks {
+	/* After preparation, before the first sample: res->notes says what was not applied. */
+	void (*prepared)(void *ctx, const struct result *res);
+	/* A window of one CPU has been added to res. */
+	void (*window)(void *ctx, const struct result *res, const struct cpu_result *cr,
+		       const struct result_window *w);
+	void *ctx;
+};
+
+struct runner_error {
+	char msg[256];
+};
+
+/*
+ * Run ops under rp on rp->cpus; res must have been result_init'ed with one
+ * cpu_result per CPU of rp->cpus.  Returns 0 (also when stopped by a signal,
+ * see res->interrupted) or -errno with err->msg filled.
+ */
+int runner_run(const struct probe_ops *ops, const struct run_params *rp, const void *pp,
+	       struct result *res, const struct runner_hooks *hooks, struct runner_error *err);
+
+#endif

@@ -1,0 +1,174 @@
+#include "probe/timer.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/nstime.h"
+
+struct timer_state {
+	int fd;                         /* timerfd mode */
+	timer_t timer;                  /* posix mode */
+	bool have_timer;
+	sigset_t waitset;               /* posix mode: the timer's signal and the runner's wakeup */
+};
+
+static int timer_setup(struct probe_thread *t)
+{
+	const struct timer_params *tp = t->pp;
+	struct timer_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	t->priv = s;
+	switch ((enum timer_mode)tp->mode) {
+	case TIMER_NANOSLEEP:
+		return 0;
+	case TIMER_TIMERFD:
+		s->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (s->fd < 0) {
+			int e = errno;
+			snprintf(t->err, sizeof(t->err), "timerfd_create: %s", strerror(e));
+			free(s);
+			t->priv = NULL;
+			return -e;
+		}
+		return 0;
+	case TIMER_POSIX: {
+		struct sigevent sev = {
+			.sigev_notify = SIGEV_THREAD_ID,
+			.sigev_signo = SIGRTMIN,
+		};
+		sev._sigev_un._tid = gettid();
+		sigemptyset(&s->waitset);
+		sigaddset(&s->waitset, SIGRTMIN);
+		sigaddset(&s->waitset, SIGUSR2);
+		/* Taken by sigwaitinfo, so they must stay pending rather than run a handler. */
+		pthread_sigmask(SIG_BLOCK, &s->waitset, NULL);
+		if (timer_create(CLOCK_MONOTONIC, &sev, &s->timer) < 0) {
+			int e = errno;
+			snprintf(t->err, sizeof(t->err), "timer_create: %s", strerror(e));
+			free(s);
+			t->priv = NULL;
+			return -e;
+		}
+		s->have_timer = true;
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+static void timer_teardown(struct probe_thread *t)
+{
+	struct timer_state *s = t->priv;
+
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->have_timer)
+		timer_delete(s->timer);
+	free(s);
+	t->priv = NULL;
+}
+
+static int arm(struct timer_state *s, int mode, uint64_t first, uint64_t interval)
+{
+	struct itimerspec its = { .it_value = ns_to_ts(first), .it_interval = ns_to_ts(interval) };
+
+	if (mode == TIMER_TIMERFD)
+		return timerfd_settime(s->fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+	if (mode == TIMER_POSIX)
+		return timer_settime(s->timer, TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+	return 0;
+}
+
+/*
+ * Wait for the deadline.  0 with *ret_expired = deadlines the kernel saw pass
+ * (0 when it does not tell), or -EINTR when the runner's wakeup came first.
+ */
+static inline int wait_deadline(struct timer_state *s, int mode, uint64_t deadline, uint64_t *ret_expired)
+{
+	*ret_expired = 0;
+	if (mode == TIMER_NANOSLEEP) {
+		struct timespec ts = ns_to_ts(deadline);
+		return -clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	if (mode == TIMER_TIMERFD) {
+		uint64_t n;
+		if (read(s->fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+			return -errno;
+		*ret_expired = n;
+		return 0;
+	}
+	siginfo_t si;
+	int sig = sigwaitinfo(&s->waitset, &si);
+	if (sig < 0)
+		return -errno;
+	if (sig != SIGRTMIN)
+		return -EINTR;
+	*ret_expired = (uint64_t)si.si_overrun + 1u;
+	return 0;
+}
+
+static void timer_run(struct probe_thread *t)
+{
+	const struct timer_params *tp = t->pp;
+	struct timer_state *s = t->priv;
+	struct recorder *rec = &t->rec;
+	const uint64_t interval = tp->interval_ns;
+	const uint64_t loops = t->rp->loops;
+	const int mode = tp->mode;
+	const bool co = tp->co_correct;
+	uint64_t next = t->origin_ns;     /* deadlines at k * interval: windows hold whole periods */
+	uint64_t wakeups = 0;
+
+	if (arm(s, mode, next, interval) < 0)
+		return;
+	while (next < t->end_ns) {
+		uint64_t expired;
+		int rc = wait_deadline(s, mode, next, &expired);
+		uint64_t now = mono_ns();
+
+		if (atomic_load_explicit(t->stop, memory_order_relaxed))
+			break;
+		if (rc < 0)
+			continue;       /* interrupted before the deadline: wait for it again */
+
+		uint64_t lat = now > next ? now - next : 0;
+		/* Deadlines that passed while we were late; the kernel's count wins where it keeps one. */
+		uint64_t missed = expired ? expired - 1u : lat / interval;
+
+		rec_tick(rec, now);
+		rec_value(rec, 0, lat);
+		if (missed) {
+			rec_missed(rec, missed);
+			for (uint64_t j = 1; co && j <= missed && lat > j * interval; j++)
+				rec_value(rec, 0, lat - j * interval);
+		}
+		next += (missed + 1u) * interval;
+		rec_overhead(rec, mono_ns() - now);
+		if (loops && ++wakeups >= loops)
+			break;
+	}
+	/* Stop the kernel timer before teardown so no late expiry is left pending. */
+	arm(s, mode, 0, 0);
+}
+
+static const char *const timer_metrics[] = { "latency" };
+
+const struct probe_ops timer_probe = {
+	.name = "timer",
+	.nmetrics = 1,
+	.metric_names = timer_metrics,
+	.setup = timer_setup,
+	.run = timer_run,
+	.teardown = timer_teardown,
+};

@@ -1,0 +1,224 @@
+#include "result/json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "core/nstime.h"
+
+/* jansson's setters take ownership even on failure; remember failure once. */
+struct builder {
+	bool failed;
+};
+
+static void put(struct builder *b, json_t *obj, const char *key, json_t *v)
+{
+	if (!v || json_object_set_new(obj, key, v) < 0)
+		b->failed = true;
+}
+
+static void push(struct builder *b, json_t *arr, json_t *v)
+{
+	if (!v || json_array_append_new(arr, v) < 0)
+		b->failed = true;
+}
+
+static json_t *u64(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *stats_json(struct builder *b, const struct stats *st)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	put(b, o, "count", u64(st->n));
+	put(b, o, "min_ns", u64(stats_min(st)));
+	put(b, o, "max_ns", u64(st->max));
+	put(b, o, "mean_ns", json_real(st->mean));
+	put(b, o, "stddev_ns", json_real(stats_stddev(st)));
+	return o;
+}
+
+static json_t *hist_json(struct builder *b, const struct hist *h)
+{
+	json_t *o = json_object(), *buckets = json_array();
+	if (!o || !buckets) {
+		json_decref(o);
+		json_decref(buckets);
+		return NULL;
+	}
+	put(b, o, "relative_error", json_real(HIST_REL_ERROR));
+	put(b, o, "count", u64(h->total));
+	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1u)) {
+		json_t *row = json_array();
+		push(b, buckets, row);
+		if (!row)
+			break;
+		push(b, row, u64(hist_bucket_low(i)));
+		push(b, row, u64(hist_bucket_high(i)));
+		push(b, row, u64(h->counts[i]));
+	}
+	put(b, o, "buckets", buckets);
+	return o;
+}
+
+static json_t *summary_json(struct builder *b, const struct summary *s, const struct hist *h)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	put(b, o, "count", u64(s->count));
+	put(b, o, "min_ns", u64(s->min));
+	put(b, o, "mean_ns", json_real(s->mean));
+	put(b, o, "stddev_ns", json_real(s->stddev));
+	put(b, o, "p50_ns", u64(s->p50));
+	put(b, o, "p90_ns", u64(s->p90));
+	put(b, o, "p99_ns", u64(s->p99));
+	put(b, o, "p99_9_ns", u64(s->p999));
+	put(b, o, "p99_99_ns", u64(s->p9999));
+	put(b, o, "max_ns", u64(s->max));
+	put(b, o, "warm_max_ns", s->has_warm_max ? u64(s->warm_max) : json_null());
+	put(b, o, "above", u64(s->above));
+	put(b, o, "above_pct", json_real(s->above_pct));
+	put(b, o, "histogram", hist_json(b, h));
+	return o;
+}
+
+static json_t *window_json(struct builder *b, const struct result *res, const struct result_window *rw,
+			   bool percentiles)
+{
+	const struct rec_window *w = &rw->w;
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	put(b, o, "index", u64(w->index));
+	put(b, o, "start_ns", u64(w->start_ns));
+	put(b, o, "end_ns", u64(w->end_ns));
+	put(b, o, "missed", u64(w->missed));
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		json_t *mo = stats_json(b, &w->st[m]);
+		put(b, o, res->metric_names[m], mo);
+		if (!mo)
+			break;
+		put(b, mo, "above", u64(w->above[m]));
+		if (percentiles) {
+			put(b, mo, "p50_ns", u64(rw->p50[m]));
+			put(b, mo, "p99_ns", u64(rw->p99[m]));
+		}
+	}
+	put(b, o, "overhead_ns", stats_json(b, &w->overhead));
+	return o;
+}
+
+static json_t *cpu_json(struct builder *b, const struct result *res, const struct cpu_result *cr)
+{
+	json_t *o = json_object(), *metrics = json_object(), *wins = json_array(), *ov = json_object();
+	bool merged = cr->cpu < 0;
+
+	put(b, o, "cpu", merged ? json_string("all") : json_integer(cr->cpu));
+	put(b, o, "metrics", metrics);
+	put(b, o, "missed", u64(cr->missed));
+	put(b, o, "overhead", ov);
+	put(b, o, "windows", wins);
+	if (!o || !metrics || !wins || !ov)
+		return o;
+	put(b, ov, "clock_read_ns", stats_json(b, &cr->clock_cost));
+	put(b, ov, "wakeup_to_recorded_ns", stats_json(b, &cr->overhead));
+	for (unsigned m = 0; m < res->nmetrics; m++)
+		put(b, metrics, res->metric_names[m], summary_json(b, &cr->sum[m], &cr->hist[m]));
+	for (size_t i = 0; i < cr->nwin; i++)
+		push(b, wins, window_json(b, res, &cr->win[i], !merged));
+	return o;
+}
+
+static json_t *system_json(struct builder *b, const struct sysdesc *s)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	put(b, o, "hostname", json_string(s->hostname));
+	put(b, o, "kernel_release", json_string(s->kernel_release));
+	put(b, o, "kernel_version", json_string(s->kernel_version));
+	put(b, o, "machine", json_string(s->machine));
+	put(b, o, "preempt", json_string(s->preempt));
+	put(b, o, "preempt_mode", json_string(s->preempt_mode));
+	put(b, o, "clocksource", json_string(s->clocksource));
+	put(b, o, "clocksources_available", json_string(s->clocksources));
+	put(b, o, "cpu_model", json_string(s->cpu_model));
+	put(b, o, "hypervisor", json_string(s->hypervisor));
+	put(b, o, "online_cpus", json_string(s->online_cpus));
+	put(b, o, "ncpus_online", json_integer(s->ncpus_online));
+	return o;
+}
+
+static json_t *iso_time(uint64_t realtime_ns)
+{
+	time_t secs = (time_t)(realtime_ns / NS_PER_SEC);
+	struct tm tm;
+	char buf[64];
+
+	if (!gmtime_r(&secs, &tm))
+		return json_null();
+	size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%03lluZ",
+		 (unsigned long long)(realtime_ns % NS_PER_SEC / NS_PER_MS));
+	return json_string(buf);
+}
+
+json_t *result_to_json(const struct result *res)
+{
+	struct builder b = { false };
+	json_t *doc = json_object(), *tool = json_object(), *argv = json_array(), *labels = json_object(),
+	       *applied = json_object(), *notes = json_array(), *metrics = json_array(), *cpus = json_array();
+
+	put(&b, doc, "schema", json_string(RESULT_SCHEMA));
+	put(&b, doc, "schema_version", json_integer(RESULT_SCHEMA_VERSION));
+	put(&b, doc, "tool", tool);
+	put(&b, doc, "probe", json_string(res->probe));
+	put(&b, doc, "start_time", iso_time(res->start_realtime_ns));
+	put(&b, doc, "start_realtime_ns", u64(res->start_realtime_ns));
+	put(&b, doc, "elapsed_ns", u64(res->elapsed_ns));
+	put(&b, doc, "interrupted", json_boolean(res->interrupted));
+	put(&b, doc, "stop_reason", json_string(res->stop_reason));
+	put(&b, doc, "command_line", argv);
+	put(&b, doc, "params", res->params ? json_incref(res->params) : json_object());
+	put(&b, doc, "labels", labels);
+	put(&b, doc, "system", system_json(&b, &res->sys));
+	put(&b, doc, "applied", applied);
+	put(&b, doc, "notes", notes);
+	put(&b, doc, "threshold_ns", u64(res->threshold_ns));
+	put(&b, doc, "warmup_windows", u64(res->warmup));
+	put(&b, doc, "metrics", metrics);
+	put(&b, doc, "cpus", cpus);
+	put(&b, doc, "all", cpu_json(&b, res, &res->all));
+	if (b.failed || !tool || !argv || !labels || !applied || !notes || !metrics || !cpus)
+		goto fail;
+
+	put(&b, tool, "name", json_string("latscope"));
+	put(&b, tool, "version", json_string(LATSCOPE_VERSION));
+	for (int i = 0; i < res->argc; i++)
+		push(&b, argv, json_string(res->argv[i]));
+	for (unsigned i = 0; i < res->labels.n; i++)
+		put(&b, labels, res->labels.items[i].key, json_string(res->labels.items[i].value));
+	put(&b, applied, "rt_policy", json_boolean(res->applied.rt_policy));
+	put(&b, applied, "memlock", json_boolean(res->applied.memlock));
+	put(&b, applied, "pm_qos", json_boolean(res->applied.pm_qos));
+	put(&b, applied, "timer_slack", json_boolean(res->applied.timer_slack));
+	put(&b, applied, "main_thread_off_measured_cpus", json_boolean(res->applied.main_moved));
+	for (unsigned i = 0; i < res->nnotes; i++)
+		push(&b, notes, json_string(res->notes[i]));
+	for (unsigned m = 0; m < res->nmetrics; m++)
+		push(&b, metrics, json_string(res->metric_names[m]));
+	for (size_t i = 0; i < res->ncpus; i++)
+		push(&b, cpus, cpu_json(&b, res, &res->cpus[i]));
+	if (b.failed)
+		goto fail;
+	return doc;
+fail:
+	json_decref(doc);
+	return NULL;
+}

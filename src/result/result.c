@@ -1,0 +1,244 @@
+#include "result/result.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cpu_result_init(struct cpu_result *cr, int cpu, unsigned nmetrics)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->cpu = cpu;
+	cr->hist = calloc(nmetrics, sizeof(struct hist));
+	if (!cr->hist)
+		return -ENOMEM;
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++) {
+		stats_reset(&cr->st[m]);
+		stats_reset(&cr->gwin[m]);
+	}
+	stats_reset(&cr->overhead);
+	stats_reset(&cr->clock_cost);
+	return 0;
+}
+
+static void cpu_result_free(struct cpu_result *cr)
+{
+	free(cr->hist);
+	free(cr->win);
+	cr->hist = NULL;
+	cr->win = NULL;
+	cr->nwin = cr->capwin = 0;
+}
+
+int result_init(struct result *res, const char *probe, unsigned nmetrics,
+		const char *const *metric_names, const struct cpuset *cpus)
+{
+	size_t ncpus = cpuset_count(cpus), i = 0;
+
+	if (nmetrics == 0 || nmetrics > REC_MAX_METRICS)
+		return -EINVAL;
+	memset(res, 0, sizeof(*res));
+	res->probe = probe;
+	res->nmetrics = nmetrics;
+	for (unsigned m = 0; m < nmetrics; m++)
+		res->metric_names[m] = metric_names[m];
+	res->ncpus = ncpus;
+	res->cpus = calloc(ncpus ? ncpus : 1, sizeof(*res->cpus));
+	if (!res->cpus)
+		goto fail;
+	cpuset_foreach(cpu, cpus)
+		if (cpu_result_init(&res->cpus[i++], cpu, nmetrics) < 0)
+			goto fail;
+	if (cpu_result_init(&res->all, -1, nmetrics) < 0)
+		goto fail;
+	return 0;
+fail:
+	result_free(res);
+	return -ENOMEM;
+}
+
+void result_free(struct result *res)
+{
+	if (res->cpus)
+		for (size_t i = 0; i < res->ncpus; i++)
+			cpu_result_free(&res->cpus[i]);
+	free(res->cpus);
+	res->cpus = NULL;
+	cpu_result_free(&res->all);
+	if (res->argv)
+		for (int i = 0; i < res->argc; i++)
+			free(res->argv[i]);
+	free(res->argv);
+	res->argv = NULL;
+	json_decref(res->params);
+	res->params = NULL;
+}
+
+int result_set_argv(struct result *res, int argc, char *const *argv)
+{
+	char **copy = calloc((size_t)argc + 1u, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	for (int i = 0; i < argc; i++) {
+		copy[i] = strdup(argv[i]);
+		if (!copy[i]) {
+			while (i--)
+				free(copy[i]);
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	res->argc = argc;
+	res->argv = copy;
+	return 0;
+}
+
+void result_note(struct result *res, const char *fmt, ...)
+{
+	if (res->nnotes >= RESULT_NOTES_MAX)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res->notes[res->nnotes++], RESULT_NOTE_LEN, fmt, ap);
+	va_end(ap);
+}
+
+static int append_window(struct cpu_result *cr, const struct result_window *rw)
+{
+	if (cr->nwin == cr->capwin) {
+		size_t cap = cr->capwin ? cr->capwin * 2u : 64u;
+		struct result_window *nw = realloc(cr->win, cap * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		cr->win = nw;
+		cr->capwin = cap;
+	}
+	cr->win[cr->nwin++] = *rw;
+	return 0;
+}
+
+int result_add_window(struct result *res, struct cpu_result *cr,
+		      const struct rec_window *w, const struct hist *hist)
+{
+	struct result_window rw = { .w = *w };
+
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		rw.p50[m] = hist_percentile(&hist[m], 50.0);
+		rw.p99[m] = hist_percentile(&hist[m], 99.0);
+		hist_add(&cr->hist[m], &hist[m]);
+		stats_merge(&cr->st[m], &w->st[m]);
+		stats_merge(&cr->gwin[m], &w->st[m]);
+		cr->above[m] += w->above[m];
+	}
+	cr->missed += w->missed;
+	stats_merge(&cr->overhead, &w->overhead);
+	return append_window(cr, &rw);
+}
+
+static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void summarize(const struct result *res, struct cpu_result *cr)
+{
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		struct summary *s = &cr->sum[m];
+		const struct stats *st = &cr->st[m];
+		const struct hist *h = &cr->hist[m];
+		uint64_t lo = stats_min(st), hi = st->max;
+
+		memset(s, 0, sizeof(*s));
+		s->count = st->n;
+		s->min = lo;
+		s->max = hi;
+		s->mean = st->mean;
+		s->stddev = stats_stddev(st);
+		/* The exact extremes bound every bucket midpoint. */
+		s->p50 = clamp_u64(hist_percentile(h, 50.0), lo, hi);
+		s->p90 = clamp_u64(hist_percentile(h, 90.0), lo, hi);
+		s->p99 = clamp_u64(hist_percentile(h, 99.0), lo, hi);
+		s->p999 = clamp_u64(hist_percentile(h, 99.9), lo, hi);
+		s->p9999 = clamp_u64(hist_percentile(h, 99.99), lo, hi);
+		s->above = cr->above[m];
+		s->above_pct = st->n ? 100.0 * (double)cr->above[m] / (double)st->n : 0.0;
+		for (size_t i = 0; i < cr->nwin; i++) {
+			const struct result_window *rw = &cr->win[i];
+			if (rw->w.index < res->warmup || rw->w.st[m].n == 0)
+				continue;
+			if (!s->has_warm_max || rw->w.st[m].max > s->warm_max)
+				s->warm_max = rw->w.st[m].max;
+			s->has_warm_max = true;
+		}
+	}
+}
+
+/* Fold one CPU's window into the merged row's window with the same index. */
+static int merge_window(struct result *res, struct cpu_result *all, const struct result_window *src)
+{
+	size_t lo = 0, hi = all->nwin;
+
+	while (lo < hi) {       /* windows are kept sorted by index */
+		size_t mid = (lo + hi) / 2u;
+		if (all->win[mid].w.index < src->w.index)
+			lo = mid + 1u;
+		else
+			hi = mid;
+	}
+	if (lo < all->nwin && all->win[lo].w.index == src->w.index) {
+		struct rec_window *d = &all->win[lo].w;
+		if (src->w.end_ns > d->end_ns)
+			d->end_ns = src->w.end_ns;
+		d->missed += src->w.missed;
+		stats_merge(&d->overhead, &src->w.overhead);
+		for (unsigned m = 0; m < res->nmetrics; m++) {
+			stats_merge(&d->st[m], &src->w.st[m]);
+			d->above[m] += src->w.above[m];
+		}
+		return 0;
+	}
+	int r = append_window(all, src);
+	if (r < 0)
+		return r;
+	memmove(&all->win[lo + 1u], &all->win[lo], (all->nwin - 1u - lo) * sizeof(*all->win));
+	all->win[lo] = *src;
+	/* Window percentiles do not merge: the merged windows have none. */
+	memset(all->win[lo].p50, 0, sizeof(all->win[lo].p50));
+	memset(all->win[lo].p99, 0, sizeof(all->win[lo].p99));
+	return 0;
+}
+
+int result_finalize(struct result *res)
+{
+	struct cpu_result *all = &res->all;
+	int r;
+
+	all->nwin = 0;
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		stats_reset(&all->st[m]);
+		hist_reset(&all->hist[m]);
+		all->above[m] = 0;
+	}
+	all->missed = 0;
+	stats_reset(&all->overhead);
+	stats_reset(&all->clock_cost);
+
+	for (size_t i = 0; i < res->ncpus; i++) {
+		struct cpu_result *cr = &res->cpus[i];
+		summarize(res, cr);
+		for (unsigned m = 0; m < res->nmetrics; m++) {
+			stats_merge(&all->st[m], &cr->st[m]);
+			hist_add(&all->hist[m], &cr->hist[m]);
+			all->above[m] += cr->above[m];
+		}
+		all->missed += cr->missed;
+		stats_merge(&all->overhead, &cr->overhead);
+		stats_merge(&all->clock_cost, &cr->clock_cost);
+		for (size_t k = 0; k < cr->nwin; k++)
+			if ((r = merge_window(res, all, &cr->win[k])) < 0)
+				return r;
+	}
+	summarize(res, all);
+	return 0;
+}

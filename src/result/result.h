@@ -1,0 +1,110 @@
+/*
+ * The result of one run: what was asked, where it ran, and per CPU and merged
+ * the statistics, histograms and windows.  Built by the runner, read by sinks.
+ */
+#ifndef LATSCOPE_RESULT_RESULT_H
+#define LATSCOPE_RESULT_RESULT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/hist.h"
+#include "core/stats.h"
+#include "probe/params.h"
+#include "probe/recorder.h"
+#include "sys/sysdesc.h"
+
+#define RESULT_SCHEMA "latscope.result"
+#define RESULT_SCHEMA_VERSION 1
+#define RESULT_NOTES_MAX 16
+#define RESULT_NOTE_LEN 256
+
+/* Derived figures of one metric, filled by result_finalize. */
+struct summary {
+	uint64_t count;
+	uint64_t min, max;
+	double mean, stddev;
+	uint64_t p50, p90, p99, p999, p9999;
+	bool has_warm_max;              /* false when the run had no window after the warm-up */
+	uint64_t warm_max;
+	uint64_t above;
+	double above_pct;
+};
+
+struct result_window {
+	struct rec_window w;
+	uint64_t p50[REC_MAX_METRICS];
+	uint64_t p99[REC_MAX_METRICS];
+};
+
+struct cpu_result {
+	int cpu;                        /* -1 for the merged "all" */
+	struct stats st[REC_MAX_METRICS];
+	struct hist *hist;              /* nmetrics histograms */
+	uint64_t above[REC_MAX_METRICS];
+	uint64_t missed;
+	struct stats overhead;          /* wakeup to sample recorded */
+	struct stats clock_cost;        /* one clock read, measured on this CPU */
+	struct summary sum[REC_MAX_METRICS];
+	struct result_window *win;
+	size_t nwin, capwin;
+	struct stats gwin[REC_MAX_METRICS]; /* global so far, for live lines */
+};
+
+/* What the runner changed on the system, and what it could not. */
+struct applied {
+	bool rt_policy;                 /* every measuring thread got the asked policy/priority */
+	bool memlock;
+	bool pm_qos;
+	bool timer_slack;
+	bool main_moved;                /* main thread kept off measured CPUs */
+};
+
+struct result {
+	const char *probe;
+	unsigned nmetrics;
+	const char *metric_names[REC_MAX_METRICS];
+	uint64_t threshold_ns;          /* applies to metric 0 */
+	uint64_t warmup;
+
+	int argc;
+	char **argv;                    /* owned copy */
+	uint64_t start_realtime_ns;
+	uint64_t origin_ns;             /* CLOCK_MONOTONIC at the run's origin */
+	uint64_t elapsed_ns;
+	bool interrupted;
+	char stop_reason[32];
+
+	struct sysdesc sys;
+	json_t *params;                 /* owned; the command's parameters */
+	struct labels labels;
+	struct applied applied;
+	unsigned nnotes;
+	char notes[RESULT_NOTES_MAX][RESULT_NOTE_LEN];
+
+	size_t ncpus;
+	struct cpu_result *cpus;
+	struct cpu_result all;
+};
+
+/* One cpu_result per member of cpus, in order.  -ENOMEM; on failure everything
+ * allocated is freed. */
+int result_init(struct result *res, const char *probe, unsigned nmetrics,
+		const char *const *metric_names, const struct cpuset *cpus);
+void result_free(struct result *res);
+
+int result_set_argv(struct result *res, int argc, char *const *argv);
+
+/* Append a finished window and fold it into the CPU's totals.  -ENOMEM. */
+int result_add_window(struct result *res, struct cpu_result *cr,
+		      const struct rec_window *w, const struct hist *hist);
+
+/* Note something worth telling (a setting not applied...).  Extra notes are dropped. */
+void result_note(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Compute summaries and the merged "all" row.  -ENOMEM. */
+int result_finalize(struct result *res);
+
+#endif

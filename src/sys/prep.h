@@ -1,0 +1,36 @@
+/*
+ * System settings that lower latency, each with its restore.  Every function
+ * returns 0 or -errno and changes nothing on failure.
+ */
+#ifndef LATSCOPE_SYS_PREP_H
+#define LATSCOPE_SYS_PREP_H
+
+#include <stdbool.h>
+
+/* Hold /dev/cpu_dma_latency at 0 us while *ret_fd stays open; the kernel drops
+ * the request when the fd closes, so a crash restores it too. */
+int pmqos_hold(int *ret_fd);
+void pmqos_release(int *fd);
+
+/* The calling thread's scheduling policy and priority. */
+struct sched_saved {
+	int policy;
+	int priority;
+};
+int sched_save(struct sched_saved *ret);
+int sched_apply(int policy, int priority);
+int sched_restore(const struct sched_saved *saved);
+
+/* The calling thread's timer slack (ns); 1 is the smallest the kernel accepts. */
+int slack_get(unsigned long *ret);
+int slack_set(unsigned long ns);
+
+/* Lock all current mappings (not future ones: with a small RLIMIT_MEMLOCK,
+ * MCL_FUTURE would make later allocations fail instead of this call). */
+int memlock_all(void);
+void memlock_release(void);
+
+/* Touch size bytes of the calling thread's stack so the hot loop takes no page fault. */
+void stack_prefault(unsigned size);
+
+#endif

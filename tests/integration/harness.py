@@ -1,0 +1,97 @@
+"""Shared helpers for the integration tests: run the built binary, read its JSON."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+LATSCOPE = os.environ.get("LATSCOPE", "build/src/latscope")
+LAT_INJECT = os.environ.get("LAT_INJECT", "build/tests/integration/lat-inject")
+
+
+def run(*args, timeout=120, **kw):
+    """Run latscope with args; returns CompletedProcess with text output."""
+    return subprocess.run([LATSCOPE, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def online_cpus():
+    with open("/sys/devices/system/cpu/online") as f:
+        text = f.read().strip()
+    cpus = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def is_root():
+    return os.geteuid() == 0
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+class TempDirCase(unittest.TestCase):
+    """A test case with a private temporary directory in self.tmp."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="latscope-test-")
+        os.chmod(self.tmp, 0o777)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+
+def main():
+    unittest.main(argv=[sys.argv[0], "-v"], verbosity=2)
+
+
+def check_consistent(tc, doc):
+    """Assert the invariants every result must hold (doc/result-schema.md)."""
+    tc.assertEqual(doc["schema"], "latscope.result")
+    tc.assertEqual(doc["schema_version"], 1)
+    metrics = doc["metrics"]
+    tc.assertGreaterEqual(len(metrics), 1)
+    blocks = doc["cpus"] + [doc["all"]]
+    for block in blocks:
+        for name in metrics:
+            m = block["metrics"][name]
+            h = m["histogram"]
+            counts = [c for _, _, c in h["buckets"]]
+            tc.assertEqual(sum(counts), m["count"], f"cpu {block['cpu']}: histogram adds up to count")
+            tc.assertEqual(h["count"], m["count"])
+            for lo, hi, c in h["buckets"]:
+                tc.assertLessEqual(lo, hi)
+                tc.assertGreater(c, 0, "only non-empty buckets are listed")
+            lows = [lo for lo, _, _ in h["buckets"]]
+            tc.assertEqual(lows, sorted(lows))
+            if m["count"]:
+                tc.assertLessEqual(h["buckets"][0][0], m["min_ns"])
+                tc.assertLessEqual(m["max_ns"], h["buckets"][-1][1])
+                order = [m["min_ns"], m["p50_ns"], m["p90_ns"], m["p99_ns"], m["p99_9_ns"], m["p99_99_ns"], m["max_ns"]]
+                tc.assertEqual(order, sorted(order), f"cpu {block['cpu']}: min <= p50 <= ... <= max")
+                tc.assertLessEqual(m["min_ns"], m["mean_ns"])
+                tc.assertLessEqual(m["mean_ns"], m["max_ns"])
+                if m["warm_max_ns"] is not None:
+                    tc.assertLessEqual(m["warm_max_ns"], m["max_ns"])
+            wins = block["windows"]
+            tc.assertEqual(sum(w[name]["count"] for w in wins), m["count"], "windows add up to count")
+            tc.assertEqual(sum(w[name]["above"] for w in wins), m["above"], "windows add up to above")
+            if wins:
+                tc.assertEqual(max(w[name]["max_ns"] for w in wins if w[name]["count"]), m["max_ns"])
+        tc.assertEqual(sum(w["missed"] for w in block["windows"]), block["missed"], "windows add up to missed")
+        starts = [w["start_ns"] for w in block["windows"]]
+        tc.assertEqual(starts, sorted(starts))
+        for w in block["windows"]:
+            tc.assertLessEqual(w["start_ns"], w["end_ns"])
+    for name in metrics:
+        tc.assertEqual(sum(c["metrics"][name]["count"] for c in doc["cpus"]), doc["all"]["metrics"][name]["count"])
+        tc.assertEqual(max(c["metrics"][name]["max_ns"] for c in doc["cpus"]), doc["all"]["metrics"][name]["max_ns"])
+    tc.assertEqual(sum(c["missed"] for c in doc["cpus"]), doc["all"]["missed"])

@@ -1,0 +1,109 @@
+"""The command line: help, and one clear line with exit status 2 for every bad input."""
+import os
+import time
+import unittest
+
+from harness import LATSCOPE, TempDirCase, main, online_cpus, run
+
+
+class CommandLine(TempDirCase):
+    def assert_usage_error(self, args, *needles):
+        started = time.monotonic()
+        p = run(*args, timeout=30)
+        self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 2, f"{args}: expected the error and a hint, got {p.stderr!r}")
+        self.assertTrue(lines[0].startswith("latscope"), lines[0])
+        for needle in needles:
+            self.assertIn(needle, lines[0], f"{args}")
+        self.assertEqual(p.stdout, "", "nothing is measured or printed on a usage error")
+        self.assertLess(time.monotonic() - started, 5, "usage errors are caught before measuring")
+        return lines[0]
+
+    def test_version_prints_the_version(self):
+        p = run("--version")
+        self.assertEqual(p.returncode, 0)
+        self.assertRegex(p.stdout, r"^latscope \d+\.\d+\.\d+\n$")
+
+    def test_no_command_is_a_usage_error(self):
+        p = run()
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("Usage", p.stderr)
+
+    def test_unknown_command_is_named(self):
+        p = run("frobnicate")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown command 'frobnicate'", p.stderr)
+
+    def test_timer_help_lists_every_option_and_the_exit_codes(self):
+        p = run("timer", "--help")
+        self.assertEqual(p.returncode, 0)
+        for opt in ("--cpus", "--priority", "--policy", "--interval", "--duration", "--loops", "--mode",
+                    "--threshold", "--window", "--warmup", "--fail-above", "--fail-stat", "--json", "--label",
+                    "--quiet", "--live", "--no-pm-qos", "--strict", "--co-correct", "--help"):
+            self.assertIn(opt, p.stdout)
+        self.assertIn("3 --fail-above exceeded", p.stdout)
+
+    def test_help_and_man_page_name_the_same_options(self):
+        man = os.path.join(os.path.dirname(__file__), "..", "..", "doc", "latscope-timer.1")
+        with open(man) as f:
+            text = f.read().replace("\\-", "-")
+        p = run("timer", "--help")
+        import re
+        for opt in set(re.findall(r"--[a-z][a-z-]+", p.stdout)):
+            self.assertIn(opt, text, f"{opt} is in --help but not in the man page")
+        for opt in set(re.findall(r"--[a-z][a-z-]+", text)):
+            self.assertIn(opt, p.stdout, f"{opt} is in the man page but not in --help")
+
+    def test_unknown_options_are_named(self):
+        self.assert_usage_error(["timer", "--frobnicate"], "unknown option '--frobnicate'")
+        self.assert_usage_error(["timer", "-Z"], "unknown option '-Z'")
+
+    def test_junk_and_negative_durations_are_rejected(self):
+        self.assert_usage_error(["timer", "-i", "123abc"], "'-i'", "'123abc' is not a duration")
+        self.assert_usage_error(["timer", "--interval=abc"], "'--interval'", "not a duration")
+        self.assert_usage_error(["timer", "-D", "-5"], "'-D'", "cannot be negative")
+        self.assert_usage_error(["timer", "--duration", "10x"], "'--duration'", "not a duration")
+        self.assert_usage_error(["timer", "--threshold", "1.5ns"], "'--threshold'")
+
+    def test_zero_and_too_small_intervals_are_rejected(self):
+        self.assert_usage_error(["timer", "-i", "0"], "'-i'", "below")
+        self.assert_usage_error(["timer", "-i", "500ns"], "'--interval'", "below what the clock can honour")
+
+    def test_cpus_offline_or_out_of_range_are_rejected(self):
+        top = max(online_cpus())
+        self.assert_usage_error(["timer", "-a", str(top + 1)], "cpu %d is not online" % (top + 1))
+        self.assert_usage_error(["timer", "-a", "99999"], "'-a'", "above")
+        self.assert_usage_error(["timer", "--cpus", "1-"], "not a CPU list")
+
+    def test_priorities_out_of_range_for_the_policy_are_rejected(self):
+        self.assert_usage_error(["timer", "-p", "100"], "'-p'", "out of range")
+        self.assert_usage_error(["timer", "-p", "0"], "out of range for --policy fifo")
+        self.assert_usage_error(["timer", "--policy", "other", "-p", "5"], "only 0")
+        self.assert_usage_error(["timer", "--policy", "deadline"], "not one of fifo, rr, other")
+
+    def test_unwritable_json_path_is_caught_before_measuring(self):
+        self.assert_usage_error(["timer", "--json", "/nonexistent-dir/r.json"], "'--json'", "No such file")
+        self.assert_usage_error(["timer", "--json", self.tmp], "'--json'", "Is a directory")
+
+    def test_conflicting_and_incomplete_options_are_rejected(self):
+        self.assert_usage_error(["timer", "-D", "1", "-l", "10"], "exclude each other")
+        self.assert_usage_error(["timer", "--fail-stat", "p99"], "needs '--fail-above'")
+        self.assert_usage_error(["timer", "--window", "1ms"], "'--window'", "below the minimum")
+        self.assert_usage_error(["timer", "-i", "2s", "--window", "1s"], "shorter than the interval")
+        self.assert_usage_error(["timer", "stray"], "unexpected argument 'stray'")
+        self.assert_usage_error(["timer", "-i"], "needs a value")
+        self.assert_usage_error(["timer", "--quiet=yes"], "takes no value")
+
+    def test_bad_labels_are_rejected(self):
+        self.assert_usage_error(["timer", "--label", "novalue"], "not KEY=VALUE")
+        self.assert_usage_error(["timer", "--label", "a=1", "--label", "a=2"], "given twice")
+
+    def test_no_json_file_is_left_behind_by_a_usage_error(self):
+        target = self.path("r.json")
+        self.assert_usage_error(["timer", "--json", target, "-i", "0"], "'-i'")
+        self.assertEqual(os.listdir(self.tmp), [])
+
+
+if __name__ == "__main__":
+    main()

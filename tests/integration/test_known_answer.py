@@ -1,0 +1,121 @@
+"""Known answers: a delay the test injects itself must show up as predicted.
+
+A SCHED_FIFO thread above the measuring one spins for BUSY every PERIOD on the
+measured CPU.  A deadline inside a burst is served when the burst ends, so its
+latency is above THRESHOLD when it falls in the first BUSY - THRESHOLD of the
+burst: the expected share of samples above THRESHOLD is (BUSY - THRESHOLD) / PERIOD.
+PERIOD is not a multiple of the 1 ms interval, so deadlines sweep every phase.
+"""
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+from harness import LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus
+
+CPU = online_cpus()[-1]
+BUSY_US, PERIOD_US, THRESHOLD_US = 700, 3700, 100
+EXPECTED = (BUSY_US - THRESHOLD_US) / PERIOD_US          # 16.2 %
+# The machine adds its own samples above the threshold (hypervisor preemption
+# here); they are measured without injection and allowed for on top.
+TOLERANCE = 0.03
+
+
+def injected(duration_s):
+    return subprocess.Popen([LAT_INJECT, str(CPU), "90", f"{BUSY_US}us", f"{PERIOD_US}us", f"{duration_s}s"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_ready(proc):
+    line = proc.stdout.readline()
+    if line.strip() != "ready":
+        raise AssertionError("injector failed: " + line + proc.stderr.read())
+
+
+@unittest.skipUnless(is_root(), "the injector needs SCHED_FIFO")
+class KnownAnswer(TempDirCase):
+    def measure(self, seconds, inject):
+        out = self.path("r.json")
+        args = [LATSCOPE, "timer", "-a", str(CPU), "-p", "80", "-i", "1ms", "-D", f"{seconds}s",
+                "--threshold", f"{THRESHOLD_US}us", "-q", "--json", out]
+        inj = injected(seconds + 2) if inject else None
+        if inj:
+            wait_ready(inj)
+        p = subprocess.run(args, capture_output=True, text=True, timeout=seconds + 60)
+        if inj:
+            inj.kill()
+            inj.wait()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        return doc["cpus"][0]
+
+    def share(self, cpu):
+        lat = cpu["metrics"]["latency"]
+        return lat["above"] / lat["count"]
+
+    def test_injected_delay_gives_the_expected_share_above_threshold(self):
+        base = self.share(self.measure(5, inject=False))
+        got = self.measure(10, inject=True)
+        share = self.share(got)
+        msg = f"share above {THRESHOLD_US}us: got {share:.4f}, expected {EXPECTED:.4f} + baseline {base:.4f}"
+        self.assertLess(base, EXPECTED / 3, "the machine alone must stay far below the injected share: " + msg)
+        self.assertGreater(share, EXPECTED - TOLERANCE, msg)
+        self.assertLess(share, EXPECTED + base + TOLERANCE, msg)
+        # The injected latency reaches at least most of the burst.
+        self.assertGreater(got["metrics"]["latency"]["max_ns"], 0.8 * BUSY_US * 1000)
+
+    def test_injected_burst_longer_than_the_interval_is_counted_as_missed(self):
+        # 2.5 ms of spinning every 9.7 ms at a 1 ms interval: each burst swallows two
+        # or three deadlines, which must be counted, not skipped.
+        out = self.path("m.json")
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "2500us", "9700us", "5s"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_ready(inj)
+        p = subprocess.run([LATSCOPE, "timer", "-a", str(CPU), "-p", "80", "-i", "1ms", "-D", "3s", "-q",
+                            "--co-correct", "--json", out], capture_output=True, text=True, timeout=60)
+        inj.kill()
+        inj.wait()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        cpu = doc["cpus"][0]
+        bursts = 3000 / 9.7
+        self.assertGreater(cpu["missed"], 1.5 * bursts, "about 2.5 deadlines are swallowed per burst")
+        self.assertLess(cpu["missed"], 3.5 * bursts + 50)
+        # With --co-correct each missed deadline is recorded too: samples = all periods.
+        lat = cpu["metrics"]["latency"]
+        wakeups = 3000 - cpu["missed"]
+        self.assertGreaterEqual(lat["count"], wakeups + 0.9 * cpu["missed"])
+
+    @unittest.skipUnless(shutil.which("cyclictest"), "needs cyclictest (Debian rt-tests)")
+    def test_injected_share_agrees_with_cyclictest_histogram(self):
+        ours = self.share(self.measure(10, inject=True))
+        inj = injected(12)
+        wait_ready(inj)
+        p = subprocess.run(["cyclictest", "-a", str(CPU), "-t1", "-p", "80", "-i", "1000", "-D", "10", "-m", "-q",
+                            "-h", "2000"], capture_output=True, text=True, timeout=70)
+        inj.kill()
+        inj.wait()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        above = total = 0
+        for line in p.stdout.splitlines():
+            m = re.match(r"^(\d+)\s+(\d+)$", line)
+            if m:
+                us, n = int(m.group(1)), int(m.group(2))
+                total += n
+                # cyclictest bucket k holds latencies in [k, k+1) us
+                if us >= THRESHOLD_US:
+                    above += n
+            m = re.match(r"^# Histogram Overflows: (\d+)", line)
+            if m:
+                above += int(m.group(1))
+                total += int(m.group(1))
+        self.assertGreater(total, 5000, p.stdout[-500:])
+        theirs = above / total
+        self.assertLess(abs(ours - theirs), TOLERANCE, f"latscope {ours:.4f} vs cyclictest {theirs:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""Runs of latscope timer: results complete and consistent, ended by duration, loops or signal."""
+import os
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import (LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+
+
+class TimerRuns(TempDirCase):
+    def test_json_of_a_run_on_every_cpu_is_self_consistent(self):
+        out = self.path("r.json")
+        p = run("timer", "-D", "3", "-q", "--json", out, "--label", "config=test", "--label", "sched=cfs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertEqual([c["cpu"] for c in doc["cpus"]], online_cpus())
+        self.assertEqual(doc["labels"], {"config": "test", "sched": "cfs"})
+        self.assertEqual(doc["params"]["interval_ns"], 1000000)
+        self.assertEqual(doc["params"]["duration_ns"], 3000000000)
+        self.assertEqual(doc["command_line"][1:3], ["timer", "-D"])
+        self.assertEqual(doc["stop_reason"], "duration")
+        self.assertFalse(doc["interrupted"])
+        for c in doc["cpus"]:
+            lat = c["metrics"]["latency"]
+            # 3 s at 1 ms: every deadline is either a sample or counted as missed.
+            self.assertEqual(lat["count"] + c["missed"], 3000, f"cpu {c['cpu']}")
+            self.assertEqual(len(c["windows"]), 3)
+            self.assertGreater(c["overhead"]["clock_read_ns"]["count"], 0)
+            self.assertGreater(c["overhead"]["wakeup_to_recorded_ns"]["count"], 0)
+        for key in ("kernel_release", "clocksource", "preempt", "online_cpus"):
+            self.assertTrue(doc["system"][key], key)
+
+    def test_summary_table_has_a_row_per_cpu_and_one_for_all(self):
+        p = run("timer", "-D", "1", "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [line.split()[0] for line in p.stdout.splitlines() if line[:1].isdigit() or line.startswith("all")]
+        expect = [str(c) for c in online_cpus()] + (["all"] if len(online_cpus()) > 1 else [])
+        self.assertEqual(rows, expect)
+        self.assertIn("warm-max", p.stdout)
+        self.assertIn("clock read", p.stdout)
+
+    def test_live_lines_come_one_per_cpu_per_window(self):
+        p = run("timer", "-a", "0", "-D", "2", "--window", "500ms", "--live")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [l for l in p.stdout.splitlines() if " cpu0 " in l and "global" in l]
+        self.assertEqual(len(lines), 4)
+        self.assertIn("above 100us", lines[0])
+
+    def test_loops_stop_after_that_many_wakeups(self):
+        out = self.path("r.json")
+        p = run("timer", "-a", "0", "-l", "300", "-i", "500us", "-q", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 300)
+        self.assertEqual(doc["stop_reason"], "loops")
+
+    def test_every_wait_mode_measures(self):
+        for mode in ("nanosleep", "timerfd", "posix"):
+            with self.subTest(mode=mode):
+                out = self.path(mode + ".json")
+                p = run("timer", "-a", "0", "-D", "1", "-i", "500us", "--mode", mode, "-q", "--json", out)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                doc = load(out)
+                check_consistent(self, doc)
+                c = doc["cpus"][0]
+                self.assertEqual(c["metrics"]["latency"]["count"] + c["missed"], 2000)
+                self.assertEqual(doc["params"]["mode"], mode)
+
+    def stop_with(self, sig):
+        out = self.path("r.json")
+        proc = subprocess.Popen([LATSCOPE, "timer", "-D", "60", "-q", "--json", out],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=20)
+        self.assertLess(time.monotonic() - sent, 3, "a signal ends the run promptly")
+        self.assertEqual(proc.returncode, 0, stderr)
+        self.assertIn("stopped early", stdout)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertTrue(doc["interrupted"])
+        self.assertGreater(doc["all"]["metrics"]["latency"]["count"], 500)
+        self.assertEqual([f for f in os.listdir(self.tmp)], ["r.json"], "no temporary file is left")
+        return doc
+
+    def test_sigint_mid_run_prints_the_summary_and_writes_the_result(self):
+        self.assertEqual(self.stop_with(signal.SIGINT)["stop_reason"], "signal SIGINT")
+
+    def test_sigterm_mid_run_prints_the_summary_and_writes_the_result(self):
+        self.assertEqual(self.stop_with(signal.SIGTERM)["stop_reason"], "signal SIGTERM")
+
+    def test_fail_above_exits_3_when_the_limit_is_exceeded(self):
+        p = run("timer", "-a", "0", "-D", "1", "-q", "--fail-above", "1ns")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("is above --fail-above 1ns", p.stderr)
+        p = run("timer", "-a", "0", "-D", "1", "-q", "--fail-above", "1h", "--fail-stat", "p99")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_fail_above_on_warm_max_says_when_it_falls_back_to_max(self):
+        p = run("timer", "-a", "0", "-D", "1", "-q", "--fail-above", "1ns", "--fail-stat", "warm_max")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("no window after the warm-up", p.stderr)
+
+    def test_existing_json_file_is_replaced_whole(self):
+        out = self.path("r.json")
+        with open(out, "w") as f:
+            f.write("old content that is longer than nothing " * 1000)
+        p = run("timer", "-a", "0", "-D", "1", "-q", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        check_consistent(self, load(out))
+
+
+@unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root and runuser to become nobody")
+class NonRoot(TempDirCase):
+    """What a user without privileges gets: a run at normal priority, told what was not applied."""
+
+    def setUp(self):
+        super().setUp()
+        self.exe = self.path("latscope")
+        shutil.copy(LATSCOPE, self.exe)
+        os.chmod(self.exe, 0o755)
+
+    def as_nobody(self, *args):
+        return subprocess.run(["runuser", "-u", "nobody", "--", self.exe, *args],
+                              capture_output=True, text=True, timeout=60)
+
+    def test_non_root_runs_and_says_what_was_not_applied(self):
+        out = self.path("r.json")
+        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not applied: SCHED_FIFO priority 95", p.stderr)
+        self.assertIn("not applied: PM QoS", p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertFalse(doc["applied"]["rt_policy"])
+        self.assertFalse(doc["applied"]["pm_qos"])
+        self.assertTrue(any("not applied" in n for n in doc["notes"]))
+        self.assertGreater(doc["all"]["metrics"]["latency"]["count"], 500)
+
+    def test_non_root_with_strict_refuses_to_run(self):
+        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--strict")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("--strict", p.stderr)
+        self.assertNotIn("latency (us)", p.stdout)
+
+
+if __name__ == "__main__":
+    main()
