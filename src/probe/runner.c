@@ -446,6 +446,7 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	sigemptyset(&wake_sa.sa_mask);
 	sigaction(SIGUSR2, &wake_sa, &old_sa);
 
+	memlock_prepare();
 	if ((r = hold_pmqos(&rn, &pmqos_fd, err)) < 0)
 		goto restore;
 	if ((r = init_workers(&rn, pp)) < 0) {

@@ -145,6 +145,9 @@ static void timer_run(struct probe_thread *t)
 		uint64_t lat = now > next ? now - next : 0;
 		/* Deadlines that passed while we were late; the kernel's count wins where it keeps one. */
 		uint64_t missed = expired ? expired - 1u : lat / interval;
+		/* Deadlines past the end of the run were never due. */
+		if (missed && t->end_ns - next <= missed * interval)
+			missed = (t->end_ns - next - 1u) / interval;
 
 		rec_tick(rec, now);
 		rec_value(rec, 0, lat);

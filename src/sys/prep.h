@@ -28,6 +28,8 @@ int slack_set(unsigned long ns);
 /* Lock all current mappings (not future ones: with a small RLIMIT_MEMLOCK,
  * MCL_FUTURE would make later allocations fail instead of this call). */
 int memlock_all(void);
+/* Before any thread starts: keep what memlock_all will lock small. */
+void memlock_prepare(void);
 void memlock_release(void);
 
 /* Touch size bytes of the calling thread's stack so the hot loop takes no page fault. */

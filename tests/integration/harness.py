@@ -9,6 +9,7 @@ import unittest
 
 LATSCOPE = os.environ.get("LATSCOPE", "build/src/latscope")
 LAT_INJECT = os.environ.get("LAT_INJECT", "build/tests/integration/lat-inject")
+SANITIZED = bool(os.environ.get("LATSCOPE_SANITIZED"))
 
 
 def run(*args, timeout=120, **kw):

@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from harness import (LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
 
 
 class TimerRuns(TempDirCase):
@@ -141,6 +141,28 @@ class NonRoot(TempDirCase):
         self.assertFalse(doc["applied"]["pm_qos"])
         self.assertTrue(any("not applied" in n for n in doc["notes"]))
         self.assertGreater(doc["all"]["metrics"]["latency"]["count"], 500)
+
+    def with_memlock(self, limit, *args):
+        return subprocess.run(["prlimit", f"--memlock={limit}:{limit}", "runuser", "-u", "nobody", "--",
+                               self.exe, *args], capture_output=True, text=True, timeout=60)
+
+    @unittest.skipUnless(shutil.which("prlimit"), "needs prlimit")
+    @unittest.skipIf(SANITIZED, "a sanitizer's shadow memory does not fit any memory-lock limit")
+    def test_non_root_memory_lock_fits_in_8_mib(self):
+        p = self.with_memlock(8 << 20, "timer", "-D", "1", "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("memory lock", p.stderr)
+
+    @unittest.skipUnless(shutil.which("prlimit"), "needs prlimit")
+    def test_too_small_memlock_rlimit_is_explained_not_a_crash(self):
+        out = self.path("r.json")
+        p = self.with_memlock(65536, "timer", "-a", "0", "-D", "1", "-q", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not applied: memory lock", p.stderr)
+        self.assertIn("RLIMIT_MEMLOCK is 64 KiB", p.stderr)
+        doc = load(out)
+        self.assertFalse(doc["applied"]["memlock"])
+        check_consistent(self, doc)
 
     def test_non_root_with_strict_refuses_to_run(self):
         p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--strict")
