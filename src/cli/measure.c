@@ -51,7 +51,7 @@ static void print_help(const struct measure_cmd *mc)
 
 static int check_cpus(struct run_params *rp, bool given, struct opt_error *err)
 {
-	struct cpuset online, allowed, bad;
+	struct cpuset online, usable, bad;
 	char list[80], have[80];
 	int r;
 
@@ -59,30 +59,28 @@ static int check_cpus(struct run_params *rp, bool given, struct opt_error *err)
 		snprintf(err->msg, sizeof(err->msg), "cannot read the online CPUs: %s", strerror(-r));
 		return r;
 	}
-	if ((r = cpus_allowed(&allowed)) < 0) {
+	if (given) {
+		cpuset_diff(&bad, &rp->cpus, &online);
+		if (cpuset_count(&bad)) {
+			cpuset_format(&bad, list, sizeof(list));
+			cpuset_format(&online, have, sizeof(have));
+			snprintf(err->msg, sizeof(err->msg), "option '--cpus': cpu %s is not online (online: %s)", list, have);
+			return -EINVAL;
+		}
+	}
+	if ((r = cpus_usable(given ? &rp->cpus : &online, &usable)) < 0) {
 		snprintf(err->msg, sizeof(err->msg), "cannot read the CPU affinity: %s", strerror(-r));
 		return r;
 	}
 	if (!given) {
-		cpuset_clear(&bad);
-		cpuset_diff(&rp->cpus, &online, &bad);
-		for (unsigned i = 0; i < CPUSET_WORDS; i++)
-			rp->cpus.bits[i] &= allowed.bits[i];
+		rp->cpus = usable;
 		return 0;
 	}
-	cpuset_diff(&bad, &rp->cpus, &online);
+	cpuset_diff(&bad, &rp->cpus, &usable);
 	if (cpuset_count(&bad)) {
 		cpuset_format(&bad, list, sizeof(list));
-		cpuset_format(&online, have, sizeof(have));
-		snprintf(err->msg, sizeof(err->msg), "option '--cpus': cpu %s is not online (online: %s)", list, have);
-		return -EINVAL;
-	}
-	cpuset_diff(&bad, &rp->cpus, &allowed);
-	if (cpuset_count(&bad)) {
-		cpuset_format(&bad, list, sizeof(list));
-		cpuset_format(&allowed, have, sizeof(have));
 		snprintf(err->msg, sizeof(err->msg),
-			 "option '--cpus': cpu %s is outside this process's affinity (allowed: %s)", list, have);
+			 "option '--cpus': cpu %s cannot be used by this process (cpuset cgroup or container limit)", list);
 		return -EINVAL;
 	}
 	return 0;

@@ -81,3 +81,26 @@ int cpus_pin(const struct cpuset *set)
 	CPU_FREE(mask);
 	return r;
 }
+
+int cpus_usable(const struct cpuset *want, struct cpuset *ret)
+{
+	struct cpuset saved, ok, one;
+	int r = cpus_allowed(&saved);
+
+	if (r < 0)
+		return r;
+	/* Isolated CPUs are left out of the inherited mask but may still be asked
+	 * for explicitly; only the kernel knows, so ask it, one CPU at a time. */
+	cpuset_clear(&ok);
+	cpuset_foreach(cpu, want) {
+		cpuset_clear(&one);
+		cpuset_add(&one, (unsigned)cpu);
+		if (cpus_pin(&one) == 0)
+			cpuset_add(&ok, (unsigned)cpu);
+	}
+	r = cpus_pin(&saved);
+	if (r < 0)
+		return r;
+	*ret = ok;
+	return 0;
+}

@@ -11,6 +11,9 @@
 int cpus_online(struct cpuset *ret);
 /* The calling thread's affinity mask; -errno on failure. */
 int cpus_allowed(struct cpuset *ret);
+/* The members of want the calling thread can be pinned to (isolated CPUs
+ * included, cgroup cpuset limits respected); its affinity is left as it was. */
+int cpus_usable(const struct cpuset *want, struct cpuset *ret);
 /* Bind the calling thread to set; -errno on failure. */
 int cpus_pin(const struct cpuset *set);
 /* A CPU_ALLOC'ed mask holding set (empty when set is NULL); free with CPU_FREE.  NULL: no memory. */
