@@ -123,14 +123,15 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 }
 
 struct live {
-	const struct measure_cmd *mc;
 	bool windows;
+	unsigned notes_shown;
 };
 
 static void on_prepared(void *ctx, const struct result *res)
 {
-	(void)ctx;
+	struct live *lv = ctx;
 	text_notes(stderr, res);
+	lv->notes_shown = res->nnotes;
 }
 
 static void on_window(void *ctx, const struct result *res, const struct cpu_result *cr,
@@ -288,7 +289,7 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 	if (!rp->quiet)
 		text_header(stdout, &res, what);
 	fflush(stdout);
-	struct live lv = { mc, !rp->quiet && (rp->live || isatty(STDOUT_FILENO)) };
+	struct live lv = { .windows = !rp->quiet && (rp->live || isatty(STDOUT_FILENO)) };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .ctx = &lv };
 	if ((r = runner_run(mc->ops, rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr)) < 0) {
 		fprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
@@ -303,6 +304,11 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 	code = EXIT_OK;
 	if (rp->json_path)
 		code = write_json(mc, &sink, &res);
+	/* Notes made during the run (a thread that stopped on an error) come last. */
+	for (unsigned i = lv.notes_shown; i < res.nnotes; i++)
+		fprintf(stderr, "latscope %s: %s\n", mc->name, res.notes[i]);
+	if (res.failed)
+		code = EXIT_ERROR;      /* what was measured is kept; the run did not complete */
 	if (code == EXIT_OK)
 		code = check_fail_above(mc, rp, &res);
 out:

@@ -22,7 +22,8 @@ struct probe_thread {
 	uint64_t origin_ns;             /* CLOCK_MONOTONIC: the run's time zero */
 	uint64_t end_ns;                /* CLOCK_MONOTONIC: stop at or before; UINT64_MAX for none */
 	const atomic_bool *stop;        /* set by the runner on a signal */
-	char err[160];                  /* setup failure, for the user */
+	char err[160];                  /* setup or run failure, for the user */
+	int run_rc;                     /* set by run when it had to stop on an error: -errno */
 };
 
 struct probe_ops {
@@ -35,7 +36,8 @@ struct probe_ops {
 	 * policy: open what the wait needs.  0 or -errno with t->err filled.
 	 */
 	int (*setup)(struct probe_thread *t);
-	/* The hot loop: from t->origin_ns until t->end_ns, t->rp->loops or *t->stop. */
+	/* The hot loop: from t->origin_ns until t->end_ns, t->rp->loops or *t->stop.
+	 * On an error it cannot go on from, it sets t->run_rc and t->err and returns. */
 	void (*run)(struct probe_thread *t);
 	/* Undo setup; called on every path after a successful setup. */
 	void (*teardown)(struct probe_thread *t);

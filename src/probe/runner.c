@@ -494,6 +494,15 @@ join:
 		if (!res->interrupted)
 			snprintf(res->stop_reason, sizeof(res->stop_reason), "%s",
 				 rp->duration_ns ? "duration" : "loops");
+		for (size_t i = 0; i < rn.n; i++) {
+			const struct probe_thread *t = &rn.w[i].t;
+			if (t->run_rc == 0)
+				continue;
+			result_note(res, "cpu %u stopped measuring early: %s", t->cpu, t->err);
+			res->interrupted = true;
+			res->failed = true;
+			snprintf(res->stop_reason, sizeof(res->stop_reason), "error on cpu %u", t->cpu);
+		}
 		if ((r = collect_last(&rn)) < 0)
 			set_error(err, "cannot keep the results: %s", strerror(-r));
 	}

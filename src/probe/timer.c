@@ -130,17 +130,26 @@ static void timer_run(struct probe_thread *t)
 	uint64_t next = t->origin_ns;     /* deadlines at k * interval: windows hold whole periods */
 	uint64_t wakeups = 0;
 
-	if (arm(s, mode, next, interval) < 0)
+	int rc = arm(s, mode, next, interval);
+	if (rc < 0) {
+		t->run_rc = rc;
+		snprintf(t->err, sizeof(t->err), "arming the timer: %s", strerror(-rc));
 		return;
+	}
 	while (next < t->end_ns) {
 		uint64_t expired;
-		int rc = wait_deadline(s, mode, next, &expired);
+		rc = wait_deadline(s, mode, next, &expired);
 		uint64_t now = mono_ns();
 
 		if (atomic_load_explicit(t->stop, memory_order_relaxed))
 			break;
-		if (rc < 0)
+		if (rc == -EINTR)
 			continue;       /* interrupted before the deadline: wait for it again */
+		if (__builtin_expect(rc < 0, 0)) {
+			t->run_rc = rc;
+			snprintf(t->err, sizeof(t->err), "waiting for the deadline: %s", strerror(-rc));
+			break;
+		}
 
 		uint64_t lat = now > next ? now - next : 0;
 		/* Deadlines that passed while we were late; the kernel's count wins where it keeps one. */

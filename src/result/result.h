@@ -75,6 +75,7 @@ struct result {
 	uint64_t origin_ns;             /* CLOCK_MONOTONIC at the run's origin */
 	uint64_t elapsed_ns;
 	bool interrupted;
+	bool failed;                    /* a measuring thread stopped on an error (see notes) */
 	char stop_reason[32];
 
 	struct sysdesc sys;
