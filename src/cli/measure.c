@@ -29,6 +29,12 @@ void run_params_defaults(struct run_params *rp)
 	rp->fail_stat = FAIL_MAX;
 }
 
+/* The offsets come from offsetof on the command's own struct: alignment holds. */
+static struct run_params *run_params_of(const struct measure_cmd *mc, void *params)
+{
+	return (struct run_params *)(void *)((char *)params + mc->run_offset);
+}
+
 static int usage_error(const struct measure_cmd *mc, const char *msg)
 {
 	fprintf(stderr, "latscope %s: %s\nTry 'latscope %s --help'.\n", mc->name, msg, mc->name);
@@ -223,12 +229,12 @@ static int write_json(const struct measure_cmd *mc, struct json_sink *sink, cons
 int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err)
 {
 	struct opt_result given;
-	struct run_params *rp = (struct run_params *)((char *)params + mc->run_offset);
+	struct run_params *rp = run_params_of(mc, params);
 
 	mc->defaults(params);
 	if (opt_parse(mc->opts, mc->nopts, argc, argv, params, &given, err) < 0)
 		return -EINVAL;
-	if (*(bool *)((char *)params + mc->help_offset))
+	if (*(bool *)(void *)((char *)params + mc->help_offset))
 		return 1;
 	if (given.npos) {
 		snprintf(err->msg, sizeof(err->msg), "unexpected argument '%s'", given.pos[0]);
@@ -256,7 +262,7 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 		fprintf(stderr, "latscope %s: out of memory\n", mc->name);
 		return EXIT_ERROR;
 	}
-	rp = (struct run_params *)((char *)params + mc->run_offset);
+	rp = run_params_of(mc, params);
 	r = measure_parse(mc, argc, argv, params, &err);
 	if (r < 0) {
 		code = usage_error(mc, err.msg);

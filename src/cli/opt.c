@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/cpuset.h"
@@ -43,7 +44,7 @@ static int set_duration(const struct opt *o, const char *as, const char *val, vo
 	char lim[32];
 	int r = parse_duration(val, o->unit, &ns);
 
-	if (r == -EINVAL && val[0] == '-')
+	if (r == -EINVAL && val[0] == '-' && val[1] >= '0' && val[1] <= '9')
 		return fail(err, "option '%s': '%s': a duration cannot be negative", as, val);
 	if (r == -EINVAL)
 		return fail(err, "option '%s': '%s' is not a duration (a number with an optional unit: ns, us, ms, s, m, h)",
@@ -371,9 +372,15 @@ json_t *opt_params_json(const struct opt *opts, size_t nopts, const void *params
 		case OPT_DURATION: v = json_integer((json_int_t) * (const uint64_t *)cfield(params, o)); break;
 		case OPT_ENUM: v = json_string(o->choices[*(const int *)cfield(params, o)]); break;
 		case OPT_CPUS: {
-			char list[1024];
-			cpuset_format(cfield(params, o), list, sizeof(list));
-			v = json_string(list);
+			/* Sized to the list: a sparse set on a big machine runs to kilobytes,
+			 * and a cut list would still read as a valid, smaller set. */
+			size_t need = cpuset_format(cfield(params, o), NULL, 0) + 1u;
+			char *list = malloc(need);
+			if (list) {
+				cpuset_format(cfield(params, o), list, need);
+				v = json_string(list);
+				free(list);
+			}
 			break;
 		}
 		case OPT_STRING: {

@@ -15,7 +15,7 @@ static const char *const mode_choices[] = { "nanosleep", "timerfd", "posix", NUL
 #define MIN_INTERVAL_NS NS_PER_US
 
 static const struct opt timer_opts[] = {
-	{ "interval", 'i', OPT_DURATION, offsetof(struct timer_cmd, p.interval_ns), .min = 1,
+	{ "interval", 'i', OPT_DURATION, offsetof(struct timer_cmd, p.interval_ns), .min = MIN_INTERVAL_NS,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
 	  .help = "period between deadlines; a bare number is microseconds" },
 	{ "mode", 0, OPT_ENUM, offsetof(struct timer_cmd, p.mode), .choices = mode_choices,

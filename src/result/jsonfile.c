@@ -67,8 +67,11 @@ int json_sink_commit(struct json_sink *sink, const json_t *doc)
 		return -EBADF;
 	if (json_dumpfd(doc, sink->fd, JSON_INDENT(1) | JSON_REAL_PRECISION(12)) < 0)
 		return -EIO;
-	if (write(sink->fd, "\n", 1) != 1 || fsync(sink->fd) < 0)
-		return errno ? -errno : -EIO;
+	ssize_t n = write(sink->fd, "\n", 1);
+	if (n < 0 || fsync(sink->fd) < 0)
+		return -errno;
+	if (n != 1)
+		return -EIO;
 	if (close(sink->fd) < 0) {
 		sink->fd = -1;
 		return -errno;
@@ -83,7 +86,8 @@ int json_sink_commit(struct json_sink *sink, const json_t *doc)
 
 void json_sink_close(struct json_sink *sink)
 {
-	if (sink->fd >= 0)
+	/* An open sink always has its temporary file; a zeroed one has fd 0, which is not ours. */
+	if (sink->tmp && sink->fd >= 0)
 		close(sink->fd);
 	sink->fd = -1;
 	if (sink->tmp)

@@ -94,14 +94,34 @@ int result_set_argv(struct result *res, int argc, char *const *argv)
 	return 0;
 }
 
+/* Drop a UTF-8 character cut short at the end of s: the JSON string must stay valid. */
+static void trim_partial_utf8(char *s)
+{
+	size_t len = strlen(s), i = len, want;
+
+	while (i > 0 && len - i < 3u && ((unsigned char)s[i - 1u] & 0xc0u) == 0x80u)
+		i--;                    /* back over continuation bytes */
+	if (i == 0)
+		return;
+	unsigned char lead = (unsigned char)s[i - 1u];
+	if (lead < 0xc0u)
+		return;                 /* ASCII (or a stray continuation byte): nothing cut */
+	want = lead >= 0xf0u ? 4u : lead >= 0xe0u ? 3u : 2u;
+	if (len - (i - 1u) < want)
+		s[i - 1u] = '\0';
+}
+
 void result_note(struct result *res, const char *fmt, ...)
 {
 	if (res->nnotes >= RESULT_NOTES_MAX)
 		return;
+	char *note = res->notes[res->nnotes++];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(res->notes[res->nnotes++], RESULT_NOTE_LEN, fmt, ap);
+	int n = vsnprintf(note, RESULT_NOTE_LEN, fmt, ap);
 	va_end(ap);
+	if (n >= RESULT_NOTE_LEN)
+		trim_partial_utf8(note);
 }
 
 static int append_window(struct cpu_result *cr, const struct result_window *rw)

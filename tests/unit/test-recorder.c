@@ -1,0 +1,734 @@
+/*
+ * Unit tests for the per-thread window recorder (src/probe/recorder.c).
+ *
+ * Time is a fake clock passed to rec_tick, so every window cut is exact.  The
+ * origin is deliberately not a multiple of the window: windows are cut at
+ * origin + k * window, not at multiples of the window on the clock.
+ *
+ * The last test runs a writer thread against a draining reader, as the runner
+ * does; it is also meant to be run under ThreadSanitizer.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/hist.h"
+#include "core/stats.h"
+#include "probe/recorder.h"
+
+#include "rng.h"
+
+#define WIN    UINT64_C(1000)
+#define ORIGIN (UINT64_C(5000000000) + 123u)
+
+/* Absolute time of offset ns after the origin. */
+static uint64_t at(uint64_t offset)
+{
+	return ORIGIN + offset;
+}
+
+static void open_rec(struct recorder *r, unsigned nmetrics, const uint64_t *thresholds)
+{
+	assert_int_equal(rec_init(r, nmetrics, thresholds, WIN), 0);
+	rec_start(r, ORIGIN);
+}
+
+/* What the probe does for each wakeup: tick the clock, then record. */
+static void sample(struct recorder *r, uint64_t offset, uint64_t v)
+{
+	rec_tick(r, at(offset));
+	rec_value(r, 0, v);
+}
+
+/* The oldest handed-over window, which must exist; the caller releases it. */
+static const struct rec_window *must_peek(struct recorder *r, const struct hist **ret_hist)
+{
+	const struct rec_window *w = rec_peek(r, ret_hist);
+	if (!w) {
+		print_error("no window was handed over\n");
+		fail();
+	}
+	return w;
+}
+
+static void assert_window(const struct rec_window *w, uint64_t index, uint64_t start, uint64_t end, uint64_t n)
+{
+	if (w->index != index || w->start_ns != start || w->end_ns != end || w->st[0].n != n) {
+		print_error("window: index %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") n %" PRIu64
+			    "; want index %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") n %" PRIu64 "\n",
+			    w->index, w->start_ns, w->end_ns, w->st[0].n, index, start, end, n);
+		fail();
+	}
+}
+
+/* ---- set-up ---- */
+
+static void test_rec_init_rejects_no_metrics_too_many_metrics_and_a_zero_window(void **state)
+{
+	(void)state;
+	struct recorder r;
+
+	assert_int_equal(rec_init(&r, 0, NULL, WIN), -EINVAL);
+	assert_int_equal(rec_init(&r, REC_MAX_METRICS + 1u, NULL, WIN), -EINVAL);
+	assert_int_equal(rec_init(&r, 1, NULL, 0), -EINVAL);
+	assert_int_equal(rec_init(&r, REC_MAX_METRICS, NULL, 1), 0);
+	rec_free(&r);
+	rec_free(&r);           /* twice is harmless */
+}
+
+static void test_a_fresh_recorder_hands_over_nothing_and_its_current_window_is_empty(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h = NULL;
+
+	open_rec(&r, 2, NULL);
+	assert_null(rec_peek(&r, &h));
+	rec_tick(&r, at(WIN - 1u));
+	assert_null(rec_peek(&r, &h));
+
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_non_null(w);
+	assert_non_null(h);
+	assert_window(w, 0, 0, 0, 0);
+	assert_int_equal(w->missed, 0);
+	assert_int_equal(w->overhead.n, 0);
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++) {
+		assert_int_equal(w->st[m].n, 0);
+		assert_int_equal(w->st[m].min, UINT64_MAX);
+		assert_int_equal(w->above[m], 0);
+	}
+	assert_int_equal(h[0].total, 0);
+	assert_int_equal(h[1].total, 0);
+	rec_free(&r);
+}
+
+static void test_thresholds_default_to_none_beyond_the_given_metrics(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const uint64_t thr[] = { 10, 20 };
+
+	assert_int_equal(rec_init(&r, 2, thr, WIN), 0);
+	assert_int_equal(r.threshold[0], 10);
+	assert_int_equal(r.threshold[1], 20);
+	assert_int_equal(r.threshold[2], REC_NO_THRESHOLD);
+	assert_int_equal(r.threshold[3], REC_NO_THRESHOLD);
+	rec_free(&r);
+	assert_int_equal(rec_init(&r, 3, NULL, WIN), 0);
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+		assert_int_equal(r.threshold[m], REC_NO_THRESHOLD);
+	rec_free(&r);
+}
+
+/* ---- window cuts ---- */
+
+static void test_windows_are_cut_at_origin_plus_multiples_of_the_window(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+
+	open_rec(&r, 1, NULL);
+	/* A multiple of the window on the clock inside window 0 does not cut it. */
+	uint64_t clock_multiple = (ORIGIN / WIN + 1u) * WIN - ORIGIN;
+	assert_true(clock_multiple > 0 && clock_multiple < WIN);
+
+	sample(&r, 0, 1);
+	sample(&r, clock_multiple, 2);
+	sample(&r, WIN - 1u, 3);
+	assert_null(rec_peek(&r, &h));
+
+	for (uint64_t k = 1; k <= 12; k++) {
+		/* Two samples in window k: its first and last nanosecond. */
+		sample(&r, k * WIN, 10u * k);
+		const struct rec_window *w = must_peek(&r, &h);
+		assert_window(w, k - 1u, (k - 1u) * WIN, k * WIN, k == 1 ? 3u : 2u);
+		assert_int_equal(h[0].total, w->st[0].n);
+		rec_release(&r);
+		assert_null(rec_peek(&r, &h));
+		sample(&r, (k + 1u) * WIN - 1u, 10u * k + 1u);
+		assert_null(rec_peek(&r, &h));
+	}
+	const struct rec_window *last = rec_last(&r, &h);
+	assert_window(last, 12, 12u * WIN, 0, 2);
+	assert_int_equal(last->st[0].min, 120);
+	assert_int_equal(last->st[0].max, 121);
+	rec_free(&r);
+}
+
+static void test_a_sample_at_exactly_the_boundary_lands_in_the_next_window(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+
+	open_rec(&r, 1, NULL);
+	sample(&r, WIN - 1u, 111);
+	sample(&r, WIN, 222);
+
+	const struct rec_window *w = must_peek(&r, &h);
+	assert_window(w, 0, 0, WIN, 1);
+	assert_int_equal(w->st[0].max, 111);
+	assert_int_equal(h[0].counts[hist_index(111)], 1);
+	assert_int_equal(h[0].counts[hist_index(222)], 0);
+	rec_release(&r);
+
+	w = rec_last(&r, &h);
+	assert_window(w, 1, WIN, 0, 1);
+	assert_int_equal(w->st[0].min, 222);
+	assert_int_equal(h[0].counts[hist_index(222)], 1);
+	assert_int_equal(h[0].total, 1);
+	rec_free(&r);
+}
+
+static void test_rec_tick_alone_cuts_a_window_with_no_sample_after_it(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+
+	open_rec(&r, 1, NULL);
+	sample(&r, 5, 1);
+	rec_tick(&r, at(WIN));
+	const struct rec_window *w = must_peek(&r, &h);
+	assert_window(w, 0, 0, WIN, 1);
+	rec_release(&r);
+	/* An empty window in which the clock was seen is handed over too. */
+	rec_tick(&r, at(2u * WIN));
+	w = must_peek(&r, &h);
+	assert_window(w, 1, WIN, 2u * WIN, 0);
+	assert_int_equal(h[0].total, 0);
+	rec_release(&r);
+	rec_free(&r);
+}
+
+/* ---- what a window holds ---- */
+
+static void test_rec_value_updates_stats_histogram_and_counts_above_strictly_greater(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t thr[] = { 50, 7 };
+	static const uint64_t v0[] = { 49, 50, 51, 1000, 50 };
+
+	open_rec(&r, 2, thr);
+	for (size_t i = 0; i < sizeof(v0) / sizeof(v0[0]); i++)
+		rec_value(&r, 0, v0[i]);
+	rec_value(&r, 1, 7);
+	rec_value(&r, 1, 8);
+	rec_value(&r, 1, 0);
+
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_int_equal(w->st[0].n, 5);
+	assert_int_equal(w->st[0].min, 49);
+	assert_int_equal(w->st[0].max, 1000);
+	assert_true(w->st[0].mean == 1200.0 / 5.0);
+	assert_int_equal(w->above[0], 2);          /* 51 and 1000; 50 is not above 50 */
+	assert_int_equal(h[0].total, 5);
+	assert_int_equal(hist_count_buckets(&h[0]), 5);
+	assert_int_equal(h[0].counts[hist_index(50)], 2);
+	assert_int_equal(h[0].counts[hist_index(1000)], 1);
+
+	assert_int_equal(w->st[1].n, 3);
+	assert_int_equal(w->st[1].min, 0);
+	assert_int_equal(w->st[1].max, 8);
+	assert_int_equal(w->above[1], 1);          /* 8 only */
+	assert_int_equal(h[1].total, 3);
+	assert_int_equal(h[1].counts[0], 1);
+
+	/* Metrics beyond nmetrics are untouched. */
+	assert_int_equal(w->st[2].n, 0);
+	assert_int_equal(w->above[2], 0);
+
+	/* The values are in the window as handed over, too. */
+	rec_tick(&r, at(WIN));
+	w = must_peek(&r, &h);
+	assert_int_equal(w->st[0].n, 5);
+	assert_int_equal(w->above[0], 2);
+	assert_int_equal(w->above[1], 1);
+	assert_int_equal(h[0].counts[hist_index(49)], 1);
+	assert_int_equal(h[1].counts[hist_index(8)], 1);
+	rec_release(&r);
+	rec_free(&r);
+}
+
+static void test_without_a_threshold_nothing_is_above_even_the_largest_value(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t zero[] = { 0 };
+
+	open_rec(&r, 1, NULL);
+	rec_value(&r, 0, UINT64_MAX);
+	rec_value(&r, 0, UINT64_MAX - 1u);
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_int_equal(w->above[0], 0);
+	assert_int_equal(w->st[0].max, UINT64_MAX);
+	assert_int_equal(h[0].counts[HIST_BUCKETS - 1u], 2);
+	rec_free(&r);
+
+	/* A threshold of 0: everything but 0 is above. */
+	open_rec(&r, 1, zero);
+	rec_value(&r, 0, 0);
+	rec_value(&r, 0, 1);
+	rec_value(&r, 0, UINT64_MAX);
+	assert_int_equal(rec_last(&r, &h)->above[0], 2);
+	rec_free(&r);
+}
+
+static void test_missed_periods_and_overhead_go_to_the_current_window_only(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+
+	open_rec(&r, 1, NULL);
+	rec_missed(&r, 3);
+	rec_missed(&r, 0);
+	rec_missed(&r, 4);
+	rec_overhead(&r, 10);
+	rec_overhead(&r, 30);
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_int_equal(w->missed, 7);
+	assert_int_equal(w->overhead.n, 2);
+	assert_int_equal(w->overhead.min, 10);
+	assert_int_equal(w->overhead.max, 30);
+	assert_true(w->overhead.mean == 20.0);
+	/* Neither is a sample. */
+	assert_int_equal(w->st[0].n, 0);
+	assert_int_equal(h[0].total, 0);
+
+	rec_tick(&r, at(WIN));
+	rec_missed(&r, 1);
+	w = must_peek(&r, &h);
+	assert_int_equal(w->missed, 7);
+	assert_int_equal(w->overhead.n, 2);
+	rec_release(&r);
+	w = rec_last(&r, &h);
+	assert_int_equal(w->missed, 1);
+	assert_int_equal(w->overhead.n, 0);
+	rec_free(&r);
+}
+
+/* ---- the hand-over ---- */
+
+static void test_a_stalled_reader_makes_the_writer_extend_its_window_without_losing_samples(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const struct rec_window *w;
+
+	open_rec(&r, 1, NULL);
+	/* Windows 0..REC_SLOTS-2 fill every slot but the writer's. */
+	for (uint64_t k = 0; k + 1u < REC_SLOTS; k++)
+		sample(&r, k * WIN + 1u, k);
+	const uint64_t cur = REC_SLOTS - 1u;        /* the writer's window when the ring is full */
+	for (uint64_t i = 0; i < 5; i++)
+		sample(&r, cur * WIN + i, 10u + i);
+	assert_int_equal(rec_last(&r, &h)->index, cur);
+
+	/* The next two windows find no free slot: window cur keeps growing. */
+	for (uint64_t i = 0; i < 3; i++)
+		sample(&r, (cur + 1u) * WIN + i, 20u + i);
+	for (uint64_t i = 0; i < 2; i++)
+		sample(&r, (cur + 2u) * WIN + 500u + i, 30u + i);
+	w = rec_last(&r, &h);
+	assert_window(w, cur, cur * WIN, 0, 10);
+	assert_int_equal(h[0].total, 10);
+	assert_int_equal(w->st[0].min, 10);
+	assert_int_equal(w->st[0].max, 31);
+
+	/* Peeking is not taking: the same oldest window until it is released. */
+	w = must_peek(&r, &h);
+	assert_window(w, 0, 0, WIN, 1);
+	assert_ptr_equal(rec_peek(&r, &h), w);
+	rec_release(&r);
+
+	/* One slot free: the grown window is handed over, ending at its last boundary. */
+	sample(&r, (cur + 3u) * WIN + 17u, 400);
+	for (uint64_t k = 1; k + 1u < REC_SLOTS; k++) {
+		w = must_peek(&r, &h);
+		assert_window(w, k, k * WIN, (k + 1u) * WIN, 1);
+		rec_release(&r);
+	}
+	w = must_peek(&r, &h);
+	assert_window(w, cur, cur * WIN, (cur + 3u) * WIN, 10);
+	assert_int_equal(h[0].total, 10);
+	assert_int_equal(h[0].counts[22], 1);
+	assert_int_equal(h[0].counts[31], 1);
+	rec_release(&r);
+	assert_null(rec_peek(&r, &h));
+
+	w = rec_last(&r, &h);
+	assert_window(w, cur + 3u, (cur + 3u) * WIN, 0, 1);
+
+	/* Hand-over resumes at every boundary. */
+	for (uint64_t k = cur + 4u; k < cur + 4u + 2u * REC_SLOTS; k++) {
+		sample(&r, k * WIN, k);
+		w = must_peek(&r, &h);
+		assert_window(w, k - 1u, (k - 1u) * WIN, k * WIN, 1);
+		rec_release(&r);
+	}
+	rec_free(&r);
+}
+
+static void test_a_reader_releasing_one_slot_at_a_time_sees_every_sample_once(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	uint64_t recorded = 0, seen = 0, next_index = 0, prev_end = 0;
+
+	rng_seed(7);
+	open_rec(&r, 1, NULL);
+	/* Random steps, sometimes over several windows; the reader takes a window now and then. */
+	uint64_t t = 0;
+	for (int i = 0; i < 20000; i++) {
+		t += rng_below(3u * WIN / 2u);
+		sample(&r, t, t & 1023u);
+		recorded++;
+		if (rng_below(4) == 0) {
+			const struct rec_window *w = rec_peek(&r, &h);
+			if (w) {
+				assert_true(w->index >= next_index);
+				assert_int_equal(w->start_ns, w->index * WIN);
+				assert_true(w->start_ns >= prev_end);
+				assert_true(w->end_ns > w->start_ns);
+				assert_int_equal(w->end_ns % WIN, 0);
+				assert_int_equal(h[0].total, w->st[0].n);
+				assert_true(w->st[0].n > 0);       /* no window is emitted empty here */
+				seen += w->st[0].n;
+				next_index = w->index + 1u;
+				prev_end = w->end_ns;
+				rec_release(&r);
+			}
+		}
+	}
+	const struct rec_window *w;
+	while ((w = rec_peek(&r, &h))) {
+		seen += w->st[0].n;
+		rec_release(&r);
+	}
+	seen += rec_last(&r, &h)->st[0].n;
+	assert_int_equal(seen, recorded);
+	rec_free(&r);
+}
+
+static void test_windows_jumped_over_are_not_emitted_and_the_next_one_starts_where_time_is(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const struct rec_window *w;
+
+	open_rec(&r, 1, NULL);
+	sample(&r, 10, 1);
+	sample(&r, 20, 2);
+	/* Nothing for four whole windows. */
+	sample(&r, 5u * WIN + 3u, 3);
+	w = must_peek(&r, &h);
+	assert_window(w, 0, 0, WIN, 2);             /* ends at its own boundary, not at the gap's end */
+	rec_release(&r);
+	assert_null(rec_peek(&r, &h));              /* no empty windows 1..4 */
+
+	w = rec_last(&r, &h);
+	assert_window(w, 5, 5u * WIN, 0, 1);
+
+	sample(&r, 6u * WIN, 4);
+	w = must_peek(&r, &h);
+	assert_window(w, 5, 5u * WIN, 6u * WIN, 1);
+	rec_release(&r);
+
+	/* A huge gap: the index is computed, not counted. */
+	sample(&r, 1000000u * WIN + 999u, 5);
+	w = must_peek(&r, &h);
+	assert_window(w, 6, 6u * WIN, 7u * WIN, 1);
+	rec_release(&r);
+	assert_null(rec_peek(&r, &h));
+	assert_window(rec_last(&r, &h), 1000000, 1000000u * WIN, 0, 1);
+	rec_free(&r);
+}
+
+static void test_a_gap_while_the_reader_is_stalled_extends_the_window_to_the_gaps_end(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+
+	open_rec(&r, 1, NULL);
+	for (uint64_t k = 0; k < REC_SLOTS; k++)
+		sample(&r, k * WIN, k);
+	const uint64_t cur = REC_SLOTS - 1u;
+	sample(&r, (cur + 7u) * WIN + 5u, 99);      /* stalled: window cur covers up to cur + 8 */
+	assert_window(rec_last(&r, &h), cur, cur * WIN, 0, 2);
+	for (uint64_t k = 0; k + 1u < REC_SLOTS; k++) {
+		assert_window(must_peek(&r, &h), k, k * WIN, (k + 1u) * WIN, 1);
+		rec_release(&r);
+	}
+	sample(&r, (cur + 8u) * WIN, 100);
+	assert_window(must_peek(&r, &h), cur, cur * WIN, (cur + 8u) * WIN, 2);
+	rec_release(&r);
+	assert_window(rec_last(&r, &h), cur + 8u, (cur + 8u) * WIN, 0, 1);
+	rec_free(&r);
+}
+
+static void test_released_slots_come_back_empty(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t thr[] = { 4 };
+
+	open_rec(&r, 1, thr);
+	for (uint64_t k = 0; k < 5u * REC_SLOTS; k++) {
+		/* Window k: k + 1 samples of value k, k missed, one overhead of k. */
+		for (uint64_t i = 0; i <= k; i++)
+			sample(&r, k * WIN + i, k);
+		rec_missed(&r, k);
+		rec_overhead(&r, k);
+		rec_tick(&r, at((k + 1u) * WIN));
+		const struct rec_window *w = must_peek(&r, &h);
+		assert_window(w, k, k * WIN, (k + 1u) * WIN, k + 1u);
+		assert_int_equal(w->st[0].min, k);
+		assert_int_equal(w->st[0].max, k);
+		assert_int_equal(w->missed, k);
+		assert_int_equal(w->overhead.n, 1);
+		assert_int_equal(w->above[0], k > 4 ? k + 1u : 0u);
+		assert_int_equal(h[0].total, k + 1u);
+		assert_int_equal(h[0].counts[hist_index(k)], k + 1u);
+		rec_release(&r);
+	}
+	rec_free(&r);
+}
+
+/* ---- the end ---- */
+
+static void test_rec_finish_sets_the_end_of_the_last_window(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+
+	open_rec(&r, 1, NULL);
+	sample(&r, 7u * WIN + 3u, 1);
+	assert_window(must_peek(&r, &h), 0, 0, WIN, 0);    /* the first window, empty */
+	rec_release(&r);
+
+	rec_finish(&r, at(7u * WIN + 321u));
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_window(w, 7, 7u * WIN, 7u * WIN + 321u, 1);
+
+	/* At exactly the boundary (no tick since): a whole window. */
+	rec_finish(&r, at(8u * WIN));
+	assert_int_equal(rec_last(&r, &h)->end_ns, 8u * WIN);
+
+	/* A clock before the window's start cannot make it end before it starts. */
+	rec_finish(&r, at(3u));
+	assert_int_equal(rec_last(&r, &h)->end_ns, 7u * WIN);
+	rec_finish(&r, ORIGIN - 1u);
+	assert_int_equal(rec_last(&r, &h)->end_ns, 7u * WIN);
+	assert_null(rec_peek(&r, &h));
+	rec_free(&r);
+}
+
+static void test_rec_finish_of_a_window_grown_by_a_stall_ends_it_at_now(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+
+	open_rec(&r, 1, NULL);
+	for (uint64_t k = 0; k < REC_SLOTS + 3u; k++)
+		sample(&r, k * WIN, k);
+	rec_finish(&r, at((REC_SLOTS + 3u) * WIN - 1u));
+	assert_window(rec_last(&r, &h), REC_SLOTS - 1u, (REC_SLOTS - 1u) * WIN, (REC_SLOTS + 3u) * WIN - 1u, 4);
+	rec_free(&r);
+}
+
+static void test_rec_last_returns_the_writers_current_window_and_its_histograms(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h, *hl;
+
+	open_rec(&r, 2, NULL);
+	for (uint64_t k = 0; k < 2u * REC_SLOTS + 1u; k++) {
+		sample(&r, k * WIN, k + 1000u);
+		rec_value(&r, 1, k);
+		const struct rec_window *last = rec_last(&r, &hl);
+		assert_int_equal(last->index, k);
+		assert_int_equal(last->st[0].n, 1);
+		assert_int_equal(hl[0].counts[hist_index(k + 1000u)], 1);
+		assert_int_equal(hl[1].counts[hist_index(k)], 1);
+		const struct rec_window *w = rec_peek(&r, &h);
+		if (k > 0) {
+			assert_non_null(w);
+			assert_ptr_not_equal(w, last);
+			assert_ptr_not_equal(h, hl);
+			assert_int_equal(w->index, k - 1u);
+			rec_release(&r);
+		} else {
+			assert_null(w);
+		}
+	}
+	rec_free(&r);
+}
+
+/* ---- a writer thread against a draining reader ---- */
+
+#define CONC_N   UINT64_C(4000000)
+#define CONC_WIN UINT64_C(1000)
+
+struct conc {
+	struct recorder rec;
+	uint64_t origin;
+	atomic_bool done;
+};
+
+static struct conc conc;
+
+/* A value below HIST_LINEAR, so the histogram holds it exactly and sums can be checked. */
+static uint64_t conc_value(uint64_t i)
+{
+	return ((i * UINT64_C(2654435761)) >> 11) % HIST_LINEAR;
+}
+
+static void *conc_writer(void *arg)
+{
+	struct conc *c = arg;
+
+	rec_start(&c->rec, c->origin);
+	/* One sample per nanosecond of fake time: window k holds exactly its span. */
+	for (uint64_t i = 0; i < CONC_N; i++) {
+		rec_tick(&c->rec, c->origin + i);
+		rec_value(&c->rec, 0, conc_value(i));
+		if (i % 97u == 0)
+			rec_missed(&c->rec, 1);
+	}
+	rec_finish(&c->rec, c->origin + CONC_N);
+	atomic_store_explicit(&c->done, true, memory_order_release);
+	return NULL;
+}
+
+struct tally {
+	uint64_t count, sum, missed, windows, bad, prev_end, next_index;
+};
+
+static void tally_window(struct tally *t, const struct rec_window *w, const struct hist *h)
+{
+	uint64_t sum = 0, n = 0;
+
+	for (unsigned i = 0; i < HIST_LINEAR; i++) {
+		sum += (uint64_t)i * h[0].counts[i];
+		n += h[0].counts[i];
+	}
+	/* Contiguous, in order, and holding exactly one sample per nanosecond of its span. */
+	if (w->index < t->next_index || w->start_ns != w->index * CONC_WIN || w->start_ns != t->prev_end ||
+	    w->end_ns <= w->start_ns || w->st[0].n != w->end_ns - w->start_ns || h[0].total != w->st[0].n ||
+	    n != h[0].total) {
+		if (!t->bad)
+			print_error("window %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") n %" PRIu64 " hist %" PRIu64
+				    " (linear %" PRIu64 "), after index %" PRIu64 " ending %" PRIu64 "\n",
+				    w->index, w->start_ns, w->end_ns, w->st[0].n, h[0].total, n,
+				    t->next_index, t->prev_end);
+		t->bad++;
+	}
+	t->count += w->st[0].n;
+	t->sum += sum;
+	t->missed += w->missed;
+	t->windows++;
+	t->prev_end = w->end_ns;
+	t->next_index = w->index + 1u;
+}
+
+static void test_a_concurrent_reader_drains_every_sample_the_writer_records(void **state)
+{
+	(void)state;
+	struct tally t = { 0 };
+	pthread_t th;
+	const struct hist *h;
+	const struct rec_window *w;
+	uint64_t want_sum = 0, want_missed = 0;
+
+	for (uint64_t i = 0; i < CONC_N; i++) {
+		want_sum += conc_value(i);
+		want_missed += i % 97u == 0;
+	}
+	memset(&conc, 0, sizeof(conc));
+	conc.origin = UINT64_C(123456789);
+	atomic_init(&conc.done, false);
+	assert_int_equal(rec_init(&conc.rec, 1, NULL, CONC_WIN), 0);
+	assert_int_equal(pthread_create(&th, NULL, conc_writer, &conc), 0);
+
+	for (;;) {
+		bool done = atomic_load_explicit(&conc.done, memory_order_acquire);
+		bool any = false;
+		while ((w = rec_peek(&conc.rec, &h))) {
+			tally_window(&t, w, h);
+			rec_release(&conc.rec);
+			any = true;
+		}
+		if (done)
+			break;
+		if (!any)
+			sched_yield();
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	while ((w = rec_peek(&conc.rec, &h))) {          /* nothing should be left, but take it */
+		tally_window(&t, w, h);
+		rec_release(&conc.rec);
+	}
+	uint64_t handed = t.windows;
+	w = rec_last(&conc.rec, &h);
+	tally_window(&t, w, h);
+
+	if (t.bad)
+		print_error("%" PRIu64 " of %" PRIu64 " windows were out of order or miscounted\n", t.bad, t.windows);
+	assert_int_equal(t.bad, 0);
+	assert_int_equal(t.count, CONC_N);
+	assert_int_equal(t.sum, want_sum);
+	assert_int_equal(t.missed, want_missed);
+	assert_int_equal(t.prev_end, CONC_N);           /* the last window ends where the writer finished */
+	/* Even a reader that never ran before the end gets the first REC_SLOTS - 1 windows. */
+	assert_true(handed >= REC_SLOTS - 1u);
+	rec_free(&conc.rec);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rec_init_rejects_no_metrics_too_many_metrics_and_a_zero_window),
+		cmocka_unit_test(test_a_fresh_recorder_hands_over_nothing_and_its_current_window_is_empty),
+		cmocka_unit_test(test_thresholds_default_to_none_beyond_the_given_metrics),
+		cmocka_unit_test(test_windows_are_cut_at_origin_plus_multiples_of_the_window),
+		cmocka_unit_test(test_a_sample_at_exactly_the_boundary_lands_in_the_next_window),
+		cmocka_unit_test(test_rec_tick_alone_cuts_a_window_with_no_sample_after_it),
+		cmocka_unit_test(test_rec_value_updates_stats_histogram_and_counts_above_strictly_greater),
+		cmocka_unit_test(test_without_a_threshold_nothing_is_above_even_the_largest_value),
+		cmocka_unit_test(test_missed_periods_and_overhead_go_to_the_current_window_only),
+		cmocka_unit_test(test_a_stalled_reader_makes_the_writer_extend_its_window_without_losing_samples),
+		cmocka_unit_test(test_a_reader_releasing_one_slot_at_a_time_sees_every_sample_once),
+		cmocka_unit_test(test_windows_jumped_over_are_not_emitted_and_the_next_one_starts_where_time_is),
+		cmocka_unit_test(test_a_gap_while_the_reader_is_stalled_extends_the_window_to_the_gaps_end),
+		cmocka_unit_test(test_released_slots_come_back_empty),
+		cmocka_unit_test(test_rec_finish_sets_the_end_of_the_last_window),
+		cmocka_unit_test(test_rec_finish_of_a_window_grown_by_a_stall_ends_it_at_now),
+		cmocka_unit_test(test_rec_last_returns_the_writers_current_window_and_its_histograms),
+		cmocka_unit_test(test_a_concurrent_reader_drains_every_sample_the_writer_records),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

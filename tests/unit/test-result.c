@@ -1,0 +1,1109 @@
+/*
+ * Unit tests for the result model (src/result/result.c), its JSON form
+ * (src/result/json.c) and the all-or-nothing JSON file (src/result/jsonfile.c).
+ *
+ * Results are built by hand from synthetic windows, and every figure is checked
+ * against a reference accumulated directly from the same values.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "core/cpuset.h"
+#include "core/hist.h"
+#include "core/stats.h"
+#include "probe/recorder.h"
+#include "result/json.h"
+#include "result/result.h"
+
+#include "rng.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define WIN       UINT64_C(1000000)     /* 1 ms windows */
+#define THRESHOLD UINT64_C(100)         /* metric 0: above when > 100 */
+
+static const char *const names[REC_MAX_METRICS] = { "latency", "other", "third", "fourth" };
+
+/* ---- synthetic windows ---- */
+
+struct synth {
+	struct rec_window w;
+	struct hist h[REC_MAX_METRICS];
+};
+
+static struct synth *synth_new(uint64_t index)
+{
+	struct synth *s = test_malloc(sizeof(*s));
+
+	memset(s, 0, sizeof(*s));
+	s->w.index = index;
+	s->w.start_ns = index * WIN;
+	s->w.end_ns = (index + 1u) * WIN;
+	stats_reset(&s->w.overhead);
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++) {
+		stats_reset(&s->w.st[m]);
+		hist_reset(&s->h[m]);
+	}
+	return s;
+}
+
+static void synth_add(struct synth *s, unsigned m, uint64_t v)
+{
+	stats_add(&s->w.st[m], v);
+	hist_record(&s->h[m], v);
+	if (m == 0 && v > THRESHOLD)
+		s->w.above[0]++;
+}
+
+/* What a CPU's totals must be: every value added directly. */
+struct ref {
+	struct stats st[REC_MAX_METRICS];
+	struct hist *h;                 /* REC_MAX_METRICS histograms */
+	uint64_t above, missed, overhead_n, nwin;
+};
+
+static void ref_init(struct ref *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->h = test_malloc(REC_MAX_METRICS * sizeof(struct hist));
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++) {
+		stats_reset(&r->st[m]);
+		hist_reset(&r->h[m]);
+	}
+}
+
+static void ref_free(struct ref *r)
+{
+	test_free(r->h);
+	r->h = NULL;
+}
+
+/* Add v to the window and to the reference. */
+static void put(struct synth *s, struct ref *r, unsigned m, uint64_t v)
+{
+	synth_add(s, m, v);
+	if (r) {
+		stats_add(&r->st[m], v);
+		hist_record(&r->h[m], v);
+		r->above += m == 0 && v > THRESHOLD;
+	}
+}
+
+/* Hand the window to the result's CPU i, account it in ref, and free it. */
+static void add_window(struct result *res, size_t i, struct synth *s, struct ref *r)
+{
+	assert_int_equal(result_add_window(res, &res->cpus[i], &s->w, s->h), 0);
+	if (r) {
+		r->missed += s->w.missed;
+		r->overhead_n += s->w.overhead.n;
+		r->nwin++;
+	}
+	test_free(s);
+}
+
+static void init_result(struct result *res, unsigned nmetrics, const char *cpulist)
+{
+	struct cpuset set;
+
+	assert_int_equal(cpuset_parse(cpulist, &set), 0);
+	assert_int_equal(result_init(res, "timer", nmetrics, names, &set), 0);
+	res->threshold_ns = THRESHOLD;
+	res->warmup = 0;
+}
+
+static void assert_close(double got, double want)
+{
+	double tol = 1e-9 * fmax(1.0, fabs(want));
+	if (fabs(got - want) > tol) {
+		print_error("got %.17g, want %.17g\n", got, want);
+		fail();
+	}
+}
+
+static void assert_same_hist(const struct hist *got, const struct hist *want)
+{
+	assert_int_equal(got->total, want->total);
+	for (unsigned i = 0; i < HIST_BUCKETS; i++)
+		if (got->counts[i] != want->counts[i]) {
+			print_error("bucket %u: %" PRIu64 ", want %" PRIu64 "\n", i, got->counts[i], want->counts[i]);
+			fail();
+		}
+}
+
+static void assert_same_stats(const struct stats *got, const struct stats *want)
+{
+	assert_int_equal(got->n, want->n);
+	assert_int_equal(got->min, want->min);
+	assert_int_equal(got->max, want->max);
+	assert_close(got->mean, want->mean);
+	assert_close(got->m2, want->m2);
+}
+
+static void assert_summary_sane(const struct summary *s)
+{
+	const uint64_t p[] = { s->min, s->p50, s->p90, s->p99, s->p999, s->p9999, s->max };
+
+	for (size_t i = 1; i < ARRAY_SIZE(p); i++)
+		if (p[i - 1u] > p[i]) {
+			print_error("min/p50/p90/p99/p99.9/p99.99/max out of order: %" PRIu64 " %" PRIu64 " %" PRIu64
+				    " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+				    p[0], p[1], p[2], p[3], p[4], p[5], p[6]);
+			fail();
+		}
+}
+
+/* A value from a heavy-tailed spread over many magnitudes, at most max_bits bits. */
+static uint64_t spread_value(unsigned max_bits)
+{
+	return rng_next() >> (64u - max_bits + rng_below(max_bits));
+}
+
+/* ---- building the result ---- */
+
+static void test_result_init_makes_one_row_per_cpu_in_order_and_an_all_row(void **state)
+{
+	(void)state;
+	struct result res;
+
+	init_result(&res, 2, "1,3,64,4095");
+	assert_int_equal(res.ncpus, 4);
+	assert_int_equal(res.cpus[0].cpu, 1);
+	assert_int_equal(res.cpus[1].cpu, 3);
+	assert_int_equal(res.cpus[2].cpu, 64);
+	assert_int_equal(res.cpus[3].cpu, 4095);
+	assert_int_equal(res.all.cpu, -1);
+	assert_int_equal(res.nmetrics, 2);
+	assert_string_equal(res.probe, "timer");
+	assert_string_equal(res.metric_names[0], "latency");
+	assert_string_equal(res.metric_names[1], "other");
+	for (size_t i = 0; i < res.ncpus; i++) {
+		const struct cpu_result *cr = &res.cpus[i];
+		assert_non_null(cr->hist);
+		assert_int_equal(cr->hist[0].total, 0);
+		assert_int_equal(hist_count_buckets(&cr->hist[1]), 0);
+		assert_int_equal(cr->st[0].n, 0);
+		assert_int_equal(cr->st[0].min, UINT64_MAX);
+		assert_int_equal(cr->nwin, 0);
+	}
+	assert_non_null(res.all.hist);
+	result_free(&res);
+	result_free(&res);      /* twice is harmless */
+}
+
+static void test_result_init_rejects_no_metrics_and_too_many(void **state)
+{
+	(void)state;
+	struct result res;
+	struct cpuset set;
+
+	cpuset_clear(&set);
+	cpuset_add(&set, 0);
+	assert_int_equal(result_init(&res, "timer", 0, names, &set), -EINVAL);
+	assert_int_equal(result_init(&res, "timer", REC_MAX_METRICS + 1u, names, &set), -EINVAL);
+	assert_int_equal(result_init(&res, "timer", REC_MAX_METRICS, names, &set), 0);
+	result_free(&res);
+}
+
+static void test_a_result_with_no_cpu_and_no_window_finalizes_to_zeros(void **state)
+{
+	(void)state;
+	struct result res;
+	struct cpuset none;
+
+	cpuset_clear(&none);
+	assert_int_equal(result_init(&res, "timer", 1, names, &none), 0);
+	assert_int_equal(res.ncpus, 0);
+	assert_int_equal(result_finalize(&res), 0);
+	const struct summary *s = &res.all.sum[0];
+	assert_int_equal(s->count, 0);
+	assert_int_equal(s->min, 0);
+	assert_int_equal(s->max, 0);
+	assert_int_equal(s->p50, 0);
+	assert_int_equal(s->p9999, 0);
+	assert_false(s->has_warm_max);
+	assert_true(s->above_pct == 0.0);
+
+	json_t *j = result_to_json(&res);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "cpus")), 0);
+	json_decref(j);
+	result_free(&res);
+}
+
+static void test_cpu_totals_are_the_sum_of_their_windows(void **state)
+{
+	(void)state;
+	struct result res;
+	struct ref ref[2];
+
+	rng_seed(11);
+	init_result(&res, 2, "0-1");
+	for (size_t c = 0; c < 2; c++) {
+		ref_init(&ref[c]);
+		for (uint64_t k = 0; k < 40; k++) {
+			struct synth *s = synth_new(k);
+			uint64_t n = rng_below(300);          /* some windows are empty */
+			for (uint64_t i = 0; i < n; i++) {
+				put(s, &ref[c], 0, spread_value(30));
+				put(s, &ref[c], 1, rng_below(1000));
+			}
+			s->w.missed = rng_below(5);
+			for (uint64_t i = rng_below(3); i > 0; i--)
+				stats_add(&s->w.overhead, 50u + rng_below(50));
+			add_window(&res, c, s, &ref[c]);
+		}
+	}
+	for (size_t c = 0; c < 2; c++) {
+		const struct cpu_result *cr = &res.cpus[c];
+		for (unsigned m = 0; m < 2; m++) {
+			assert_same_stats(&cr->st[m], &ref[c].st[m]);
+			assert_same_hist(&cr->hist[m], &ref[c].h[m]);
+			assert_int_equal(cr->gwin[m].n, ref[c].st[m].n);
+		}
+		assert_int_equal(cr->above[0], ref[c].above);
+		assert_int_equal(cr->above[1], 0);
+		assert_int_equal(cr->missed, ref[c].missed);
+		assert_int_equal(cr->overhead.n, ref[c].overhead_n);
+		assert_int_equal(cr->nwin, ref[c].nwin);
+		/* Windows are kept in order, with their own percentiles. */
+		uint64_t n = 0;
+		for (size_t k = 0; k < cr->nwin; k++) {
+			assert_int_equal(cr->win[k].w.index, k);
+			assert_true(cr->win[k].p50[0] <= cr->win[k].p99[0]);
+			n += cr->win[k].w.st[0].n;
+		}
+		assert_int_equal(n, ref[c].st[0].n);
+	}
+	for (size_t c = 0; c < 2; c++)
+		ref_free(&ref[c]);
+	result_free(&res);
+}
+
+static void test_window_percentiles_are_those_of_the_window_histogram(void **state)
+{
+	(void)state;
+	struct result res;
+
+	init_result(&res, 1, "0");
+	struct synth *s = synth_new(0);
+	for (uint64_t v = 1; v <= 100; v++)
+		synth_add(s, 0, v);
+	uint64_t p50 = hist_percentile(&s->h[0], 50.0), p99 = hist_percentile(&s->h[0], 99.0);
+	add_window(&res, 0, s, NULL);
+	assert_int_equal(res.cpus[0].win[0].p50[0], p50);
+	assert_int_equal(res.cpus[0].win[0].p99[0], p99);
+	assert_int_equal(p50, 50);
+	assert_int_equal(p99, 99);
+	result_free(&res);
+}
+
+/* ---- the merged "all" row ---- */
+
+static void test_finalize_merges_every_cpu_into_the_all_row(void **state)
+{
+	(void)state;
+	struct result res;
+	struct ref all;
+
+	rng_seed(12);
+	init_result(&res, 1, "0,2,5");
+	ref_init(&all);
+	for (size_t c = 0; c < 3; c++)
+		for (uint64_t k = 0; k < 10; k++) {
+			struct synth *s = synth_new(k);
+			for (uint64_t i = 0; i < 100u + 50u * c; i++)
+				put(s, &all, 0, 20u * c + spread_value(20));
+			s->w.missed = c + 1u;
+			stats_add(&s->w.overhead, 7u * (c + 1u));
+			add_window(&res, c, s, &all);
+		}
+	assert_int_equal(result_finalize(&res), 0);
+
+	const struct cpu_result *a = &res.all;
+	assert_same_stats(&a->st[0], &all.st[0]);
+	assert_same_hist(&a->hist[0], &all.h[0]);
+	assert_int_equal(a->above[0], all.above);
+	assert_int_equal(a->missed, all.missed);
+	assert_int_equal(a->missed, 10u * (1u + 2u + 3u));
+	assert_int_equal(a->overhead.n, 30);
+	assert_int_equal(a->overhead.min, 7);
+	assert_int_equal(a->overhead.max, 21);
+
+	uint64_t count = 0, lo = UINT64_MAX, hi = 0;
+	for (size_t c = 0; c < res.ncpus; c++) {
+		count += res.cpus[c].sum[0].count;
+		if (res.cpus[c].sum[0].min < lo)
+			lo = res.cpus[c].sum[0].min;
+		if (res.cpus[c].sum[0].max > hi)
+			hi = res.cpus[c].sum[0].max;
+	}
+	assert_int_equal(a->sum[0].count, count);
+	assert_int_equal(a->sum[0].min, lo);
+	assert_int_equal(a->sum[0].max, hi);
+	assert_int_equal(a->sum[0].above, all.above);
+	ref_free(&all);
+	result_free(&res);
+}
+
+static void test_finalize_merges_windows_with_the_same_index(void **state)
+{
+	(void)state;
+	struct result res;
+	/* CPU 0 has windows 0, 2, 4; CPU 1 has 1, 2, 3; CPU 2 has 2 and 7. */
+	static const uint64_t idx[3][3] = { { 0, 2, 4 }, { 1, 2, 3 }, { 2, 7, UINT64_MAX } };
+
+	init_result(&res, 2, "0-2");
+	for (size_t c = 0; c < 3; c++)
+		for (size_t k = 0; k < 3 && idx[c][k] != UINT64_MAX; k++) {
+			struct synth *s = synth_new(idx[c][k]);
+			/* c + 1 samples of 1000 * (c + 1) + index, and one of the other metric. */
+			for (size_t i = 0; i <= c; i++)
+				synth_add(s, 0, 1000u * (c + 1u) + idx[c][k]);
+			synth_add(s, 1, c);
+			s->w.missed = 10u * (c + 1u);
+			s->w.end_ns = s->w.start_ns + WIN - c;      /* CPUs end their windows a bit apart */
+			add_window(&res, c, s, NULL);
+		}
+	assert_int_equal(result_finalize(&res), 0);
+
+	const struct cpu_result *a = &res.all;
+	static const uint64_t want_idx[] = { 0, 1, 2, 3, 4, 7 };
+	assert_int_equal(a->nwin, ARRAY_SIZE(want_idx));
+	for (size_t k = 0; k < a->nwin; k++) {
+		const struct result_window *rw = &a->win[k];
+		assert_int_equal(rw->w.index, want_idx[k]);
+		/* Window percentiles do not merge: none on the merged row. */
+		assert_int_equal(rw->p50[0], 0);
+		assert_int_equal(rw->p99[0], 0);
+		assert_int_equal(rw->p50[1], 0);
+		assert_int_equal(rw->p99[1], 0);
+	}
+	/* Window 2 is on every CPU: 1 + 2 + 3 samples, 10 + 20 + 30 missed. */
+	const struct rec_window *w2 = &a->win[2].w;
+	assert_int_equal(w2->st[0].n, 6);
+	assert_int_equal(w2->st[0].min, 1002);
+	assert_int_equal(w2->st[0].max, 3002);
+	assert_close(w2->st[0].mean, (1002.0 + 2.0 * 2002.0 + 3.0 * 3002.0) / 6.0);
+	assert_int_equal(w2->st[1].n, 3);
+	assert_int_equal(w2->missed, 60);
+	assert_int_equal(w2->above[0], 6);
+	assert_int_equal(w2->start_ns, 2u * WIN);
+	assert_int_equal(w2->end_ns, 3u * WIN);         /* the latest end */
+	/* Window 0 is CPU 0's alone, window 3 CPU 1's, window 7 CPU 2's. */
+	assert_int_equal(a->win[0].w.st[0].n, 1);
+	assert_int_equal(a->win[0].w.missed, 10);
+	assert_int_equal(a->win[3].w.st[0].n, 2);
+	assert_int_equal(a->win[3].w.missed, 20);
+	assert_int_equal(a->win[5].w.st[0].n, 3);
+	assert_int_equal(a->win[5].w.end_ns, 8u * WIN - 2u);
+
+	/* Merging left the CPUs' own windows alone, percentiles included. */
+	assert_int_equal(res.cpus[1].nwin, 3);
+	assert_int_equal(res.cpus[1].win[1].w.st[0].n, 2);
+	assert_int_equal(res.cpus[1].win[1].w.missed, 20);
+	assert_true(res.cpus[1].win[1].p50[0] > 0);
+
+	/* Counts add up across the merged windows too. */
+	uint64_t n = 0, missed = 0;
+	for (size_t k = 0; k < a->nwin; k++) {
+		n += a->win[k].w.st[0].n;
+		missed += a->win[k].w.missed;
+	}
+	assert_int_equal(n, a->sum[0].count);
+	assert_int_equal(missed, a->missed);
+	result_free(&res);
+}
+
+static void test_finalize_twice_gives_the_same_all_row(void **state)
+{
+	(void)state;
+	struct result res;
+
+	rng_seed(13);
+	init_result(&res, 1, "0-1");
+	for (size_t c = 0; c < 2; c++)
+		for (uint64_t k = 0; k < 5; k++) {
+			struct synth *s = synth_new(k);
+			for (int i = 0; i < 50; i++)
+				synth_add(s, 0, spread_value(24));
+			s->w.missed = 1;
+			add_window(&res, c, s, NULL);
+		}
+	assert_int_equal(result_finalize(&res), 0);
+	struct summary first = res.all.sum[0];
+	uint64_t missed = res.all.missed, nwin = res.all.nwin, n2 = res.all.win[2].w.st[0].n;
+	assert_int_equal(result_finalize(&res), 0);
+	assert_int_equal(res.all.sum[0].count, first.count);
+	assert_int_equal(res.all.sum[0].p99, first.p99);
+	assert_int_equal(res.all.hist[0].total, first.count);
+	assert_int_equal(res.all.missed, missed);
+	assert_int_equal(res.all.nwin, nwin);
+	assert_int_equal(res.all.win[2].w.st[0].n, n2);
+	assert_int_equal(n2, 100);
+	result_free(&res);
+}
+
+/* ---- summaries ---- */
+
+static void test_summary_percentiles_are_ordered_and_within_min_and_max(void **state)
+{
+	(void)state;
+	static const unsigned bits[] = { 7, 12, 20, 34, 50, 64 };
+
+	rng_seed(14);
+	for (size_t b = 0; b < ARRAY_SIZE(bits); b++) {
+		struct result res;
+		init_result(&res, 1, "0-2");
+		for (size_t c = 0; c < 3; c++)
+			for (uint64_t k = 0; k < 4; k++) {
+				struct synth *s = synth_new(k);
+				uint64_t n = 1u + rng_below(2000);
+				for (uint64_t i = 0; i < n; i++)
+					synth_add(s, 0, spread_value(bits[b]));
+				add_window(&res, c, s, NULL);
+			}
+		assert_int_equal(result_finalize(&res), 0);
+		for (size_t c = 0; c <= res.ncpus; c++) {
+			const struct cpu_result *cr = c < res.ncpus ? &res.cpus[c] : &res.all;
+			const struct summary *s = &cr->sum[0];
+			assert_summary_sane(s);
+			assert_int_equal(s->count, cr->st[0].n);
+			assert_int_equal(s->min, cr->st[0].min);
+			assert_int_equal(s->max, cr->st[0].max);
+			assert_close(s->mean, cr->st[0].mean);
+			assert_close(s->stddev, stats_stddev(&cr->st[0]));
+		}
+		result_free(&res);
+	}
+}
+
+static void test_summary_of_a_single_value_is_that_value_at_every_percentile(void **state)
+{
+	(void)state;
+	static const uint64_t values[] = { 0, 1, 127, 128, 1000, 1001, 123456789, UINT64_C(1) << 40,
+					   (UINT64_C(1) << 40) + 12345u };
+
+	for (size_t i = 0; i < ARRAY_SIZE(values); i++) {
+		struct result res;
+		init_result(&res, 1, "0");
+		struct synth *s = synth_new(0);
+		synth_add(s, 0, values[i]);
+		add_window(&res, 0, s, NULL);
+		assert_int_equal(result_finalize(&res), 0);
+		for (int pass = 0; pass < 2; pass++) {
+			const struct summary *sum = pass ? &res.all.sum[0] : &res.cpus[0].sum[0];
+			/* The bucket midpoint is clamped to the exact extremes. */
+			assert_int_equal(sum->p50, values[i]);
+			assert_int_equal(sum->p90, values[i]);
+			assert_int_equal(sum->p99, values[i]);
+			assert_int_equal(sum->p999, values[i]);
+			assert_int_equal(sum->p9999, values[i]);
+			assert_int_equal(sum->min, values[i]);
+			assert_int_equal(sum->max, values[i]);
+			assert_true(sum->stddev == 0.0);
+		}
+		result_free(&res);
+	}
+}
+
+static void test_warm_max_skips_windows_before_the_warmup(void **state)
+{
+	(void)state;
+	struct result res;
+	static const uint64_t cpu0_max[] = { 1000, 900, 50, 70 };
+	static const uint64_t cpu1_max[] = { 5000, 10, 80, 20 };
+
+	init_result(&res, 1, "0-1");
+	res.warmup = 2;
+	for (uint64_t k = 0; k < 4; k++) {
+		struct synth *s = synth_new(k);
+		synth_add(s, 0, 1);
+		synth_add(s, 0, cpu0_max[k]);
+		add_window(&res, 0, s, NULL);
+		s = synth_new(k);
+		synth_add(s, 0, cpu1_max[k]);
+		add_window(&res, 1, s, NULL);
+	}
+	assert_int_equal(result_finalize(&res), 0);
+	assert_true(res.cpus[0].sum[0].has_warm_max);
+	assert_int_equal(res.cpus[0].sum[0].warm_max, 70);
+	assert_int_equal(res.cpus[0].sum[0].max, 1000);
+	assert_true(res.cpus[1].sum[0].has_warm_max);
+	assert_int_equal(res.cpus[1].sum[0].warm_max, 80);
+	assert_int_equal(res.cpus[1].sum[0].max, 5000);
+	assert_true(res.all.sum[0].has_warm_max);
+	assert_int_equal(res.all.sum[0].warm_max, 80);
+	assert_int_equal(res.all.sum[0].max, 5000);
+
+	/* Warm-up 0: every window counts. */
+	res.warmup = 0;
+	assert_int_equal(result_finalize(&res), 0);
+	assert_int_equal(res.cpus[0].sum[0].warm_max, 1000);
+	assert_int_equal(res.all.sum[0].warm_max, 5000);
+	result_free(&res);
+}
+
+static void test_warm_max_is_absent_when_no_window_follows_the_warmup(void **state)
+{
+	(void)state;
+	struct result res;
+
+	init_result(&res, 1, "0-1");
+	res.warmup = 2;
+	for (uint64_t k = 0; k < 2; k++) {
+		struct synth *s = synth_new(k);
+		synth_add(s, 0, 500u + k);
+		add_window(&res, 0, s, NULL);
+	}
+	/* CPU 1: a window after the warm-up, but empty. */
+	struct synth *e = synth_new(5);
+	add_window(&res, 1, e, NULL);
+	assert_int_equal(result_finalize(&res), 0);
+	assert_false(res.cpus[0].sum[0].has_warm_max);
+	assert_int_equal(res.cpus[0].sum[0].warm_max, 0);
+	assert_int_equal(res.cpus[0].sum[0].max, 501);
+	assert_false(res.cpus[1].sum[0].has_warm_max);
+	assert_false(res.all.sum[0].has_warm_max);
+
+	/* A window far after a gap counts: the index, not the position, decides. */
+	e = synth_new(9);
+	synth_add(e, 0, 42);
+	add_window(&res, 0, e, NULL);
+	res.warmup = 3;
+	assert_int_equal(result_finalize(&res), 0);
+	assert_true(res.cpus[0].sum[0].has_warm_max);
+	assert_int_equal(res.cpus[0].sum[0].warm_max, 42);
+	assert_true(res.all.sum[0].has_warm_max);
+	assert_int_equal(res.all.sum[0].warm_max, 42);
+	result_free(&res);
+}
+
+static void test_above_pct_is_the_share_of_samples_above_the_threshold(void **state)
+{
+	(void)state;
+	struct result res;
+
+	init_result(&res, 1, "0-1");
+	struct synth *s = synth_new(0);
+	for (uint64_t i = 0; i < 200; i++)
+		synth_add(s, 0, i < 25 ? THRESHOLD + 1u + i : THRESHOLD - (i % 2u));   /* 100 is not above */
+	add_window(&res, 0, s, NULL);
+	s = synth_new(0);
+	for (uint64_t i = 0; i < 50; i++)
+		synth_add(s, 0, THRESHOLD);
+	add_window(&res, 1, s, NULL);
+	assert_int_equal(result_finalize(&res), 0);
+	assert_int_equal(res.cpus[0].sum[0].above, 25);
+	assert_true(res.cpus[0].sum[0].above_pct == 12.5);
+	assert_int_equal(res.cpus[1].sum[0].above, 0);
+	assert_true(res.cpus[1].sum[0].above_pct == 0.0);
+	assert_int_equal(res.all.sum[0].above, 25);
+	assert_true(res.all.sum[0].above_pct == 10.0);
+	result_free(&res);
+}
+
+/* ---- notes ---- */
+
+static void test_result_note_truncates_safely_and_drops_notes_beyond_the_maximum(void **state)
+{
+	(void)state;
+	struct result res;
+	char big[3 * RESULT_NOTE_LEN];
+
+	init_result(&res, 1, "0");
+	memset(big, 'x', sizeof(big) - 1u);
+	big[sizeof(big) - 1u] = '\0';
+	result_note(&res, "%s", big);
+	assert_int_equal(res.nnotes, 1);
+	assert_int_equal(strlen(res.notes[0]), RESULT_NOTE_LEN - 1u);
+	for (unsigned i = 1; i < RESULT_NOTES_MAX + 5u; i++)
+		result_note(&res, "note %u", i);
+	assert_int_equal(res.nnotes, RESULT_NOTES_MAX);
+	assert_string_equal(res.notes[1], "note 1");
+	char want[32];
+	snprintf(want, sizeof(want), "note %u", RESULT_NOTES_MAX - 1u);
+	assert_string_equal(res.notes[RESULT_NOTES_MAX - 1u], want);
+	/* The long note did not spill into the next one. */
+	assert_int_equal(strlen(res.notes[0]), RESULT_NOTE_LEN - 1u);
+
+	assert_int_equal(result_finalize(&res), 0);
+	json_t *j = result_to_json(&res);
+	assert_non_null(j);
+	json_t *notes = json_object_get(j, "notes");
+	assert_int_equal(json_array_size(notes), RESULT_NOTES_MAX);
+	assert_string_equal(json_string_value(json_array_get(notes, 1)), "note 1");
+	json_decref(j);
+	result_free(&res);
+}
+
+static void test_a_note_cut_inside_a_multibyte_character_still_makes_valid_json(void **state)
+{
+	(void)state;
+	/* Two-, three- and four-byte UTF-8 characters: "é", "€" and U+1F600. */
+	static const char *const chars[] = { "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80" };
+	char text[2 * RESULT_NOTE_LEN];
+
+	for (size_t c = 0; c < ARRAY_SIZE(chars); c++)
+		for (size_t pad = 0; pad < 4; pad++) {
+			struct result res;
+			size_t len = 0, clen = strlen(chars[c]);
+
+			/* pad ASCII bytes, then the character over and over: the note buffer
+			 * cuts through a character for some pad. */
+			memset(text, 'x', pad);
+			len = pad;
+			while (len + clen < sizeof(text)) {
+				memcpy(text + len, chars[c], clen);
+				len += clen;
+			}
+			text[len] = '\0';
+
+			init_result(&res, 1, "0");
+			result_note(&res, "%s", text);
+			assert_int_equal(res.nnotes, 1);
+			size_t kept = strlen(res.notes[0]);
+			assert_true(kept < RESULT_NOTE_LEN);
+			assert_true(kept + clen >= RESULT_NOTE_LEN);     /* no more than one character is dropped */
+			assert_int_equal(memcmp(res.notes[0], text, kept), 0);
+			assert_int_equal(result_finalize(&res), 0);
+
+			json_t *j = result_to_json(&res);
+			if (!j) {
+				print_error("result_to_json failed on a %zu-byte character note cut at %zu bytes\n",
+					    clen, kept);
+				fail();
+			}
+			const char *note = json_string_value(json_array_get(json_object_get(j, "notes"), 0));
+			assert_non_null(note);
+			assert_string_equal(note, res.notes[0]);
+			assert_int_equal((kept - pad) % clen, 0);        /* whole characters only */
+			json_decref(j);
+			result_free(&res);
+		}
+}
+
+/* ---- JSON ---- */
+
+static json_t *jget(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v) {
+		print_error("JSON object lacks \"%s\"\n", key);
+		fail();
+	}
+	return v;
+}
+
+static uint64_t jint(json_t *o, const char *key)
+{
+	json_t *v = jget(o, key);
+	assert_true(json_is_integer(v));
+	assert_true(json_integer_value(v) >= 0);
+	return (uint64_t)json_integer_value(v);
+}
+
+/* The histogram's rows are [low, high, count], in order, and add up to count. */
+static void check_hist_json(json_t *h, uint64_t want_count)
+{
+	json_t *buckets = jget(h, "buckets");
+	uint64_t sum = 0, prev_high = 0;
+	size_t i;
+	json_t *row;
+
+	assert_true(json_is_array(buckets));
+	assert_int_equal(jint(h, "count"), want_count);
+	json_array_foreach(buckets, i, row) {
+		assert_int_equal(json_array_size(row), 3);
+		json_int_t lo = json_integer_value(json_array_get(row, 0));
+		json_int_t hi = json_integer_value(json_array_get(row, 1));
+		json_int_t n = json_integer_value(json_array_get(row, 2));
+		assert_true(lo >= 0 && lo <= hi);
+		assert_true(i == 0 || (uint64_t)lo > prev_high);
+		assert_true(n > 0);
+		assert_int_equal((uint64_t)lo, hist_bucket_low(hist_index((uint64_t)lo)));
+		assert_int_equal((uint64_t)hi, hist_bucket_high(hist_index((uint64_t)lo)));
+		prev_high = (uint64_t)hi;
+		sum += (uint64_t)n;
+	}
+	assert_int_equal(sum, want_count);
+}
+
+/* Two CPUs, warm-up 2: CPU 0 has windows 0..3, CPU 1 only windows 0..1 (no warm max). */
+static void build_json_result(struct result *res)
+{
+	static char a0[] = "latscope", a1[] = "timer", a2[] = "-q";
+	char *const argv[] = { a0, a1, a2 };
+
+	rng_seed(15);
+	init_result(res, 2, "0,3");
+	res->warmup = 2;
+	res->start_realtime_ns = UINT64_C(1700000000123456789);
+	res->elapsed_ns = 4u * WIN;
+	snprintf(res->stop_reason, sizeof(res->stop_reason), "duration");
+	assert_int_equal(result_set_argv(res, 3, argv), 0);
+	res->labels.n = 1;
+	snprintf(res->labels.items[0].key, sizeof(res->labels.items[0].key), "config");
+	snprintf(res->labels.items[0].value, sizeof(res->labels.items[0].value), "guest");
+	for (size_t c = 0; c < 2; c++)
+		for (uint64_t k = 0; k < (c == 0 ? 4u : 2u); k++) {
+			struct synth *s = synth_new(k);
+			for (int i = 0; i < 500; i++) {
+				synth_add(s, 0, spread_value(22));
+				synth_add(s, 1, rng_below(100));
+			}
+			s->w.missed = k;
+			stats_add(&s->w.overhead, 40);
+			add_window(res, c, s, NULL);
+		}
+	stats_add(&res->cpus[0].clock_cost, 25);
+	result_note(res, "a note");
+	assert_int_equal(result_finalize(res), 0);
+}
+
+static void check_cpu_json(const struct result *res, json_t *cj, const struct cpu_result *cr)
+{
+	json_t *metrics = jget(cj, "metrics");
+	bool merged = cr->cpu < 0;
+
+	if (merged)
+		assert_string_equal(json_string_value(jget(cj, "cpu")), "all");
+	else
+		assert_int_equal(jint(cj, "cpu"), (uint64_t)cr->cpu);
+	assert_int_equal(jint(cj, "missed"), cr->missed);
+	assert_int_equal(json_object_size(metrics), res->nmetrics);
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		json_t *mj = jget(metrics, res->metric_names[m]);
+		const struct summary *s = &cr->sum[m];
+		uint64_t count = jint(mj, "count");
+		assert_int_equal(count, s->count);
+		assert_int_equal(count, cr->st[m].n);
+		check_hist_json(jget(mj, "histogram"), count);
+		assert_int_equal(jint(mj, "min_ns"), s->min);
+		assert_int_equal(jint(mj, "max_ns"), s->max);
+		assert_int_equal(jint(mj, "p50_ns"), s->p50);
+		assert_int_equal(jint(mj, "p90_ns"), s->p90);
+		assert_int_equal(jint(mj, "p99_ns"), s->p99);
+		assert_int_equal(jint(mj, "p99_9_ns"), s->p999);
+		assert_int_equal(jint(mj, "p99_99_ns"), s->p9999);
+		assert_int_equal(jint(mj, "above"), s->above);
+		json_t *wm = jget(mj, "warm_max_ns");
+		if (s->has_warm_max)
+			assert_int_equal(json_integer_value(wm), s->warm_max);
+		else
+			assert_true(json_is_null(wm));
+	}
+
+	json_t *wins = jget(cj, "windows"), *w;
+	size_t i;
+	uint64_t n = 0;
+	assert_int_equal(json_array_size(wins), cr->nwin);
+	json_array_foreach(wins, i, w) {
+		json_t *mj = jget(w, "latency");
+		assert_int_equal(jint(w, "index"), cr->win[i].w.index);
+		assert_int_equal(jint(w, "start_ns"), cr->win[i].w.start_ns);
+		assert_int_equal(jint(w, "end_ns"), cr->win[i].w.end_ns);
+		assert_int_equal(jint(w, "missed"), cr->win[i].w.missed);
+		assert_int_equal(jint(mj, "count"), cr->win[i].w.st[0].n);
+		n += jint(mj, "count");
+		if (merged) {
+			assert_null(json_object_get(mj, "p50_ns"));
+			assert_null(json_object_get(mj, "p99_ns"));
+		} else {
+			assert_int_equal(jint(mj, "p50_ns"), cr->win[i].p50[0]);
+			assert_int_equal(jint(mj, "p99_ns"), cr->win[i].p99[0]);
+		}
+		jget(jget(w, "other"), "above");
+		jget(w, "overhead_ns");
+	}
+	assert_int_equal(n, cr->sum[0].count);
+}
+
+static void test_result_to_json_describes_every_cpu_and_the_merged_row(void **state)
+{
+	(void)state;
+	struct result res;
+
+	build_json_result(&res);
+	json_t *j = result_to_json(&res);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(jget(j, "schema")), RESULT_SCHEMA);
+	assert_int_equal(jint(j, "schema_version"), RESULT_SCHEMA_VERSION);
+	assert_string_equal(json_string_value(jget(j, "probe")), "timer");
+	assert_string_equal(json_string_value(jget(j, "start_time")), "2023-11-14T22:13:20.123Z");
+	assert_int_equal(jint(j, "warmup_windows"), 2);
+	assert_int_equal(jint(j, "threshold_ns"), THRESHOLD);
+	assert_string_equal(json_string_value(jget(j, "stop_reason")), "duration");
+	assert_true(json_is_object(jget(j, "params")));        /* {} when none was set */
+	assert_int_equal(json_object_size(jget(j, "params")), 0);
+	assert_string_equal(json_string_value(jget(jget(j, "labels"), "config")), "guest");
+	assert_int_equal(json_array_size(jget(j, "command_line")), 3);
+	assert_string_equal(json_string_value(json_array_get(jget(j, "command_line"), 2)), "-q");
+	assert_int_equal(json_array_size(jget(j, "metrics")), 2);
+	assert_string_equal(json_string_value(json_array_get(jget(j, "metrics"), 1)), "other");
+
+	json_t *cpus = jget(j, "cpus");
+	assert_int_equal(json_array_size(cpus), res.ncpus);
+	for (size_t c = 0; c < res.ncpus; c++)
+		check_cpu_json(&res, json_array_get(cpus, c), &res.cpus[c]);
+	check_cpu_json(&res, jget(j, "all"), &res.all);
+
+	/* CPU 0 has windows after the warm-up; CPU 1 has none: null, not 0. */
+	json_t *lat1 = jget(jget(json_array_get(cpus, 1), "metrics"), "latency");
+	assert_true(json_is_null(jget(lat1, "warm_max_ns")));
+	json_t *lat0 = jget(jget(json_array_get(cpus, 0), "metrics"), "latency");
+	assert_true(json_is_integer(jget(lat0, "warm_max_ns")));
+	assert_int_equal(jint(jget(jget(json_array_get(cpus, 0), "overhead"), "clock_read_ns"), "count"), 1);
+
+	/* It serializes. */
+	char *text = json_dumps(j, JSON_COMPACT);
+	assert_non_null(text);
+	free(text);
+	json_decref(j);
+	result_free(&res);
+}
+
+static void test_result_to_json_keeps_the_params_object(void **state)
+{
+	(void)state;
+	struct result res;
+
+	build_json_result(&res);
+	res.params = json_pack("{s:I, s:s}", "interval_ns", (json_int_t)1000000, "policy", "fifo");
+	assert_non_null(res.params);
+	json_t *j = result_to_json(&res);
+	assert_non_null(j);
+	assert_true(json_equal(jget(j, "params"), res.params));
+	json_decref(j);
+	/* The result still owns its params. */
+	assert_int_equal(res.params->refcount, 1);
+	result_free(&res);
+}
+
+/* ---- the JSON file ---- */
+
+static char tmpdir[64];
+
+static int make_tmpdir(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/latscope-test-result-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+	(void)state;
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	char path[512];
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			snprintf(path, sizeof(path), "%s/%s", tmpdir, e->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	rmdir(tmpdir);
+	return 0;
+}
+
+/* The entries of the temporary directory, "." and ".." left out. */
+static size_t dir_entries(char names_out[][256], size_t max)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	size_t n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			if (n < max)
+				snprintf(names_out[n], 256, "%s", e->d_name);
+			n++;
+		}
+	closedir(d);
+	return n;
+}
+
+static void test_json_sink_commit_writes_the_file_and_leaves_no_temporary_file(void **state)
+{
+	(void)state;
+	struct json_sink sink;
+	char path[256], names_found[4][256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/out.json", tmpdir);
+	assert_int_equal(json_sink_open(path, &sink), 0);
+	assert_true(sink.fd >= 0);
+	assert_non_null(sink.tmp);
+	/* Opening proves the directory writable but does not create the target yet. */
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(stat(sink.tmp, &st), 0);
+
+	json_t *doc = json_pack("{s:s, s:i, s:[i,i]}", "schema", "x", "n", 3, "a", 1, 2);
+	assert_non_null(doc);
+	assert_int_equal(json_sink_commit(&sink, doc), 0);
+	json_sink_close(&sink);
+
+	assert_int_equal(dir_entries(names_found, 4), 1);
+	assert_string_equal(names_found[0], "out.json");
+	json_error_t jerr;
+	json_t *back = json_load_file(path, 0, &jerr);
+	assert_non_null(back);
+	assert_true(json_equal(back, doc));
+	json_decref(back);
+
+	/* Committing again replaces the file whole. */
+	json_t *doc2 = json_pack("{s:s}", "schema", "y");
+	assert_int_equal(json_sink_open(path, &sink), 0);
+	assert_int_equal(json_sink_commit(&sink, doc2), 0);
+	json_sink_close(&sink);
+	back = json_load_file(path, 0, &jerr);
+	assert_non_null(back);
+	assert_true(json_equal(back, doc2));
+	json_decref(back);
+	assert_int_equal(dir_entries(names_found, 4), 1);
+
+	json_decref(doc);
+	json_decref(doc2);
+	unlink(path);
+}
+
+static void test_json_sink_close_without_commit_leaves_no_file_at_all(void **state)
+{
+	(void)state;
+	struct json_sink sink;
+	char path[256], names_found[4][256];
+
+	snprintf(path, sizeof(path), "%s/never.json", tmpdir);
+	assert_int_equal(json_sink_open(path, &sink), 0);
+	assert_int_equal(dir_entries(names_found, 4), 1);       /* only the temporary file */
+	json_sink_close(&sink);
+	assert_int_equal(dir_entries(names_found, 4), 0);
+	assert_int_equal(sink.fd, -1);
+	assert_null(sink.tmp);
+	assert_null(sink.path);
+	json_sink_close(&sink);         /* again: harmless */
+
+	/* An existing file is left as it was. */
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("old\n", f);
+	fclose(f);
+	assert_int_equal(json_sink_open(path, &sink), 0);
+	json_sink_close(&sink);
+	assert_int_equal(dir_entries(names_found, 4), 1);
+	char buf[16] = { 0 };
+	f = fopen(path, "re");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "old\n");
+	unlink(path);
+}
+
+static void test_json_sink_open_fails_in_a_missing_directory_and_on_a_directory(void **state)
+{
+	(void)state;
+	struct json_sink sink, before;
+	char path[256], names_found[4][256];
+
+	memset(&sink, 0x5a, sizeof(sink));
+	before = sink;
+	snprintf(path, sizeof(path), "%s/no-such-dir/out.json", tmpdir);
+	assert_int_equal(json_sink_open(path, &sink), -ENOENT);
+	assert_memory_equal(&sink, &before, sizeof(sink));      /* untouched on failure */
+
+	assert_int_equal(json_sink_open(tmpdir, &sink), -EISDIR);
+	snprintf(path, sizeof(path), "%s/", tmpdir);
+	assert_int_equal(json_sink_open(path, &sink), -EISDIR);
+	snprintf(path, sizeof(path), "%s/.", tmpdir);
+	assert_int_equal(json_sink_open(path, &sink), -EISDIR);
+	assert_memory_equal(&sink, &before, sizeof(sink));
+	assert_int_equal(dir_entries(names_found, 4), 0);
+}
+
+static void test_json_sink_commit_after_close_is_refused(void **state)
+{
+	(void)state;
+	struct json_sink sink;
+	char path[256], names_found[4][256];
+
+	snprintf(path, sizeof(path), "%s/late.json", tmpdir);
+	assert_int_equal(json_sink_open(path, &sink), 0);
+	json_sink_close(&sink);
+	json_t *doc = json_object();
+	assert_int_equal(json_sink_commit(&sink, doc), -EBADF);
+	json_decref(doc);
+	assert_int_equal(dir_entries(names_found, 4), 0);
+}
+
+static void test_json_sink_close_on_a_zeroed_sink_closes_no_descriptor(void **state)
+{
+	(void)state;
+	struct json_sink sink;
+	int saved = dup(0);
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	/* Make sure descriptor 0 is open, whatever the test runner gave us. */
+	assert_true(fd >= 0);
+	assert_true(dup2(fd, 0) == 0);
+	close(fd);
+	memset(&sink, 0, sizeof(sink));
+	json_sink_close(&sink);
+	bool still_open = fcntl(0, F_GETFD) != -1;
+	/* Put standard input back before judging. */
+	if (saved >= 0) {
+		dup2(saved, 0);
+		close(saved);
+	}
+	assert_true(still_open);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_result_init_makes_one_row_per_cpu_in_order_and_an_all_row),
+		cmocka_unit_test(test_result_init_rejects_no_metrics_and_too_many),
+		cmocka_unit_test(test_a_result_with_no_cpu_and_no_window_finalizes_to_zeros),
+		cmocka_unit_test(test_cpu_totals_are_the_sum_of_their_windows),
+		cmocka_unit_test(test_window_percentiles_are_those_of_the_window_histogram),
+		cmocka_unit_test(test_finalize_merges_every_cpu_into_the_all_row),
+		cmocka_unit_test(test_finalize_merges_windows_with_the_same_index),
+		cmocka_unit_test(test_finalize_twice_gives_the_same_all_row),
+		cmocka_unit_test(test_summary_percentiles_are_ordered_and_within_min_and_max),
+		cmocka_unit_test(test_summary_of_a_single_value_is_that_value_at_every_percentile),
+		cmocka_unit_test(test_warm_max_skips_windows_before_the_warmup),
+		cmocka_unit_test(test_warm_max_is_absent_when_no_window_follows_the_warmup),
+		cmocka_unit_test(test_above_pct_is_the_share_of_samples_above_the_threshold),
+		cmocka_unit_test(test_result_note_truncates_safely_and_drops_notes_beyond_the_maximum),
+		cmocka_unit_test(test_a_note_cut_inside_a_multibyte_character_still_makes_valid_json),
+		cmocka_unit_test(test_result_to_json_describes_every_cpu_and_the_merged_row),
+		cmocka_unit_test(test_result_to_json_keeps_the_params_object),
+		cmocka_unit_test(test_json_sink_commit_writes_the_file_and_leaves_no_temporary_file),
+		cmocka_unit_test(test_json_sink_close_without_commit_leaves_no_file_at_all),
+		cmocka_unit_test(test_json_sink_open_fails_in_a_missing_directory_and_on_a_directory),
+		cmocka_unit_test(test_json_sink_commit_after_close_is_refused),
+		cmocka_unit_test(test_json_sink_close_on_a_zeroed_sink_closes_no_descriptor),
+	};
+	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
