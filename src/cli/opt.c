@@ -86,7 +86,7 @@ static int set_label(const struct opt *o, const char *as, const char *val, void 
 			    LABEL_KEY_MAX - 1, LABEL_VALUE_MAX - 1);
 	if (r < 0)
 		return fail(err, "option '%s': '%s' is not KEY=VALUE (KEY: a letter, then letters, digits, '_', '-', '.'; "
-			    "VALUE: not empty)", as, val);
+			    "VALUE: non-empty UTF-8 text)", as, val);
 	for (unsigned i = 0; i < ls->n; i++)
 		if (strcmp(ls->items[i].key, l.key) == 0)
 			return fail(err, "option '%s': label '%s' is given twice", as, l.key);

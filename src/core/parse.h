@@ -33,7 +33,7 @@ struct label {
 
 /*
  * KEY=VALUE.  KEY: a letter, then letters, digits, '_', '-' or '.'; VALUE:
- * non-empty, no control characters, may itself contain '='.
+ * non-empty UTF-8, no control characters, may itself contain '='.
  * -E2BIG when either part is too long.
  */
 int parse_label(const char *text, struct label *ret);

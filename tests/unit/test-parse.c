@@ -359,6 +359,18 @@ static void test_parse_label_accepts_key_value_pairs(void **state)
 	expect_label("t=~!@#$%^&*()", "t", "~!@#$%^&*()");
 }
 
+static void test_parse_label_rejects_values_that_are_not_utf8(void **state)
+{
+	(void)state;
+	expect_label("emoji=\xf0\x9f\x98\x80", "emoji", "\xf0\x9f\x98\x80");
+	expect_label_error("a=\xff", -EINVAL);                 /* never valid */
+	expect_label_error("a=h\xc3", -EINVAL);                /* cut short */
+	expect_label_error("a=\xc0\xaf", -EINVAL);            /* overlong '/' */
+	expect_label_error("a=\xed\xa0\x80", -EINVAL);        /* a surrogate */
+	expect_label_error("a=\xf4\x90\x80\x80", -EINVAL);    /* above U+10FFFF */
+	expect_label_error("a=\x80x", -EINVAL);                /* a stray continuation byte */
+}
+
 static void test_parse_label_rejects_missing_or_empty_parts(void **state)
 {
 	(void)state;
@@ -450,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_parse_i64_returns_erange_one_past_either_end),
 		cmocka_unit_test(test_parse_i64_rejects_malformed_input),
 		cmocka_unit_test(test_parse_label_accepts_key_value_pairs),
+		cmocka_unit_test(test_parse_label_rejects_values_that_are_not_utf8),
 		cmocka_unit_test(test_parse_label_rejects_missing_or_empty_parts),
 		cmocka_unit_test(test_parse_label_rejects_bad_keys),
 		cmocka_unit_test(test_parse_label_rejects_control_characters_in_value),
