@@ -9,7 +9,7 @@ static void window_reset(struct rec_window *w, struct hist *h, unsigned nmetrics
 	memset(w, 0, sizeof(*w));
 	stats_reset(&w->overhead);
 	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
-		stats_reset(&w->st[m]);
+		stats_reset(&w->m[m].st);
 	for (unsigned m = 0; m < nmetrics; m++)
 		hist_reset(&h[m]);     /* also pre-faults the pages before measuring */
 }

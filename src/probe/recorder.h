@@ -21,35 +21,45 @@
 #define REC_SLOTS 4
 #define REC_NO_THRESHOLD UINT64_MAX
 
-/* What one window holds; the main thread keeps these as the run's windows. */
+/* One metric's share of a window. */
+struct rec_metric {
+	struct stats st;
+	uint64_t above;                 /* values above the metric's threshold */
+};
+
+/*
+ * What one window holds; the main thread keeps these as the run's windows.
+ * What every sample writes comes first, so that after a long sleep the hot
+ * loop touches two cache lines of it rather than four.
+ */
 struct rec_window {
+	uint64_t missed;                /* periods that passed without a wakeup */
+	struct stats overhead;          /* wakeup to sample recorded */
+	struct rec_metric m[REC_MAX_METRICS];
 	uint64_t index;                 /* window number since the run's origin */
 	uint64_t start_ns;              /* relative to the run's origin */
 	uint64_t end_ns;
-	uint64_t missed;                /* periods that passed without a wakeup */
-	struct stats overhead;          /* wakeup to sample recorded */
-	struct stats st[REC_MAX_METRICS];
-	uint64_t above[REC_MAX_METRICS];
 };
 
 enum { SLOT_WRITER, SLOT_READER };
 
 struct rec_slot {
-	_Atomic unsigned owner;
-	struct rec_window w;
+	_Alignas(64) struct rec_window w;
 	struct hist *hist;              /* nmetrics histograms */
+	_Atomic unsigned owner;
 };
 
 struct recorder {
-	unsigned nmetrics;
+	/* the writer's per-sample state, in one cache line */
+	_Alignas(64) struct rec_window *cur;    /* writer's window and histograms */
+	struct hist *cur_hist;
+	uint64_t next_boundary;         /* absolute: when the current window ends */
 	uint64_t threshold[REC_MAX_METRICS];
+	unsigned nmetrics;
+	unsigned wi;                    /* writer's slot */
 	uint64_t origin_ns;             /* absolute CLOCK_MONOTONIC (or the probe's clock in ns) */
 	uint64_t window_ns;
-	uint64_t next_boundary;         /* absolute: when the current window ends */
-	struct rec_window *cur;         /* writer's window and histograms */
-	struct hist *cur_hist;
-	unsigned wi;                    /* writer's slot */
-	unsigned ri;                    /* reader's next slot */
+	_Alignas(64) unsigned ri;       /* reader's next slot: apart from the writer's line */
 	struct rec_slot slots[REC_SLOTS];
 };
 
@@ -71,9 +81,9 @@ static inline void rec_tick(struct recorder *r, uint64_t now_ns)
 
 static inline void rec_value(struct recorder *r, unsigned metric, uint64_t v)
 {
-	stats_add(&r->cur->st[metric], v);
+	stats_add(&r->cur->m[metric].st, v);
 	hist_record(&r->cur_hist[metric], v);
-	r->cur->above[metric] += v > r->threshold[metric];
+	r->cur->m[metric].above += v > r->threshold[metric];
 }
 
 static inline void rec_missed(struct recorder *r, uint64_t n)

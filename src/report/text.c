@@ -45,10 +45,10 @@ void text_window(FILE *out, const struct result *res, const struct cpu_result *c
 		 const struct result_window *rw)
 {
 	const struct rec_window *w = &rw->w;
-	const struct stats *st = &w->st[0];
+	const struct stats *st = &w->m[0].st;
 	const struct stats *g = &cr->gwin[0];
 	char a[32], b[32], c[32], d[32], e[32], f[32], t[32];
-	double pct = st->n ? 100.0 * (double)w->above[0] / (double)st->n : 0.0;
+	double pct = st->n ? 100.0 * (double)w->m[0].above / (double)st->n : 0.0;
 
 	fmt_duration(res->threshold_ns, t, sizeof(t));
 	fprintf(out, "%8.2fs cpu%-3d n %-7llu mean %sus sd %sus above %s %.2f%% [%s - %s]us global [%s - %s]us missed %llu\n",

@@ -100,11 +100,11 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 	put(b, o, "end_ns", u64(w->end_ns));
 	put(b, o, "missed", u64(w->missed));
 	for (unsigned m = 0; m < res->nmetrics; m++) {
-		json_t *mo = stats_json(b, &w->st[m]);
+		json_t *mo = stats_json(b, &w->m[m].st);
 		put(b, o, res->metric_names[m], mo);
 		if (!mo)
 			break;
-		put(b, mo, "above", u64(w->above[m]));
+		put(b, mo, "above", u64(w->m[m].above));
 		if (percentiles) {
 			put(b, mo, "p50_ns", u64(rw->p50[m]));
 			put(b, mo, "p99_ns", u64(rw->p99[m]));

@@ -147,9 +147,9 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 		rw.p50[m] = hist_percentile(&hist[m], 50.0);
 		rw.p99[m] = hist_percentile(&hist[m], 99.0);
 		hist_add(&cr->hist[m], &hist[m]);
-		stats_merge(&cr->st[m], &w->st[m]);
-		stats_merge(&cr->gwin[m], &w->st[m]);
-		cr->above[m] += w->above[m];
+		stats_merge(&cr->st[m], &w->m[m].st);
+		stats_merge(&cr->gwin[m], &w->m[m].st);
+		cr->above[m] += w->m[m].above;
 	}
 	cr->missed += w->missed;
 	stats_merge(&cr->overhead, &w->overhead);
@@ -185,10 +185,10 @@ static void summarize(const struct result *res, struct cpu_result *cr)
 		s->above_pct = st->n ? 100.0 * (double)cr->above[m] / (double)st->n : 0.0;
 		for (size_t i = 0; i < cr->nwin; i++) {
 			const struct result_window *rw = &cr->win[i];
-			if (rw->w.index < res->warmup || rw->w.st[m].n == 0)
+			if (rw->w.index < res->warmup || rw->w.m[m].st.n == 0)
 				continue;
-			if (!s->has_warm_max || rw->w.st[m].max > s->warm_max)
-				s->warm_max = rw->w.st[m].max;
+			if (!s->has_warm_max || rw->w.m[m].st.max > s->warm_max)
+				s->warm_max = rw->w.m[m].st.max;
 			s->has_warm_max = true;
 		}
 	}
@@ -213,8 +213,8 @@ static int merge_window(struct result *res, struct cpu_result *all, const struct
 		d->missed += src->w.missed;
 		stats_merge(&d->overhead, &src->w.overhead);
 		for (unsigned m = 0; m < res->nmetrics; m++) {
-			stats_merge(&d->st[m], &src->w.st[m]);
-			d->above[m] += src->w.above[m];
+			stats_merge(&d->m[m].st, &src->w.m[m].st);
+			d->m[m].above += src->w.m[m].above;
 		}
 		return 0;
 	}

@@ -63,10 +63,10 @@ static const struct rec_window *must_peek(struct recorder *r, const struct hist 
 
 static void assert_window(const struct rec_window *w, uint64_t index, uint64_t start, uint64_t end, uint64_t n)
 {
-	if (w->index != index || w->start_ns != start || w->end_ns != end || w->st[0].n != n) {
+	if (w->index != index || w->start_ns != start || w->end_ns != end || w->m[0].st.n != n) {
 		print_error("window: index %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") n %" PRIu64
 			    "; want index %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") n %" PRIu64 "\n",
-			    w->index, w->start_ns, w->end_ns, w->st[0].n, index, start, end, n);
+			    w->index, w->start_ns, w->end_ns, w->m[0].st.n, index, start, end, n);
 		fail();
 	}
 }
@@ -104,9 +104,9 @@ static void test_a_fresh_recorder_hands_over_nothing_and_its_current_window_is_e
 	assert_int_equal(w->missed, 0);
 	assert_int_equal(w->overhead.n, 0);
 	for (unsigned m = 0; m < REC_MAX_METRICS; m++) {
-		assert_int_equal(w->st[m].n, 0);
-		assert_int_equal(w->st[m].min, UINT64_MAX);
-		assert_int_equal(w->above[m], 0);
+		assert_int_equal(w->m[m].st.n, 0);
+		assert_int_equal(w->m[m].st.min, UINT64_MAX);
+		assert_int_equal(w->m[m].above, 0);
 	}
 	assert_int_equal(h[0].total, 0);
 	assert_int_equal(h[1].total, 0);
@@ -154,7 +154,7 @@ static void test_windows_are_cut_at_origin_plus_multiples_of_the_window(void **s
 		sample(&r, k * WIN, 10u * k);
 		const struct rec_window *w = must_peek(&r, &h);
 		assert_window(w, k - 1u, (k - 1u) * WIN, k * WIN, k == 1 ? 3u : 2u);
-		assert_int_equal(h[0].total, w->st[0].n);
+		assert_int_equal(h[0].total, w->m[0].st.n);
 		rec_release(&r);
 		assert_null(rec_peek(&r, &h));
 		sample(&r, (k + 1u) * WIN - 1u, 10u * k + 1u);
@@ -162,8 +162,8 @@ static void test_windows_are_cut_at_origin_plus_multiples_of_the_window(void **s
 	}
 	const struct rec_window *last = rec_last(&r, &h);
 	assert_window(last, 12, 12u * WIN, 0, 2);
-	assert_int_equal(last->st[0].min, 120);
-	assert_int_equal(last->st[0].max, 121);
+	assert_int_equal(last->m[0].st.min, 120);
+	assert_int_equal(last->m[0].st.max, 121);
 	rec_free(&r);
 }
 
@@ -179,14 +179,14 @@ static void test_a_sample_at_exactly_the_boundary_lands_in_the_next_window(void 
 
 	const struct rec_window *w = must_peek(&r, &h);
 	assert_window(w, 0, 0, WIN, 1);
-	assert_int_equal(w->st[0].max, 111);
+	assert_int_equal(w->m[0].st.max, 111);
 	assert_int_equal(h[0].counts[hist_index(111)], 1);
 	assert_int_equal(h[0].counts[hist_index(222)], 0);
 	rec_release(&r);
 
 	w = rec_last(&r, &h);
 	assert_window(w, 1, WIN, 0, 1);
-	assert_int_equal(w->st[0].min, 222);
+	assert_int_equal(w->m[0].st.min, 222);
 	assert_int_equal(h[0].counts[hist_index(222)], 1);
 	assert_int_equal(h[0].total, 1);
 	rec_free(&r);
@@ -231,33 +231,33 @@ static void test_rec_value_updates_stats_histogram_and_counts_above_strictly_gre
 	rec_value(&r, 1, 0);
 
 	const struct rec_window *w = rec_last(&r, &h);
-	assert_int_equal(w->st[0].n, 5);
-	assert_int_equal(w->st[0].min, 49);
-	assert_int_equal(w->st[0].max, 1000);
-	assert_true(w->st[0].mean == 1200.0 / 5.0);
-	assert_int_equal(w->above[0], 2);          /* 51 and 1000; 50 is not above 50 */
+	assert_int_equal(w->m[0].st.n, 5);
+	assert_int_equal(w->m[0].st.min, 49);
+	assert_int_equal(w->m[0].st.max, 1000);
+	assert_true(w->m[0].st.mean == 1200.0 / 5.0);
+	assert_int_equal(w->m[0].above, 2);          /* 51 and 1000; 50 is not above 50 */
 	assert_int_equal(h[0].total, 5);
 	assert_int_equal(hist_count_buckets(&h[0]), 5);
 	assert_int_equal(h[0].counts[hist_index(50)], 2);
 	assert_int_equal(h[0].counts[hist_index(1000)], 1);
 
-	assert_int_equal(w->st[1].n, 3);
-	assert_int_equal(w->st[1].min, 0);
-	assert_int_equal(w->st[1].max, 8);
-	assert_int_equal(w->above[1], 1);          /* 8 only */
+	assert_int_equal(w->m[1].st.n, 3);
+	assert_int_equal(w->m[1].st.min, 0);
+	assert_int_equal(w->m[1].st.max, 8);
+	assert_int_equal(w->m[1].above, 1);          /* 8 only */
 	assert_int_equal(h[1].total, 3);
 	assert_int_equal(h[1].counts[0], 1);
 
 	/* Metrics beyond nmetrics are untouched. */
-	assert_int_equal(w->st[2].n, 0);
-	assert_int_equal(w->above[2], 0);
+	assert_int_equal(w->m[2].st.n, 0);
+	assert_int_equal(w->m[2].above, 0);
 
 	/* The values are in the window as handed over, too. */
 	rec_tick(&r, at(WIN));
 	w = must_peek(&r, &h);
-	assert_int_equal(w->st[0].n, 5);
-	assert_int_equal(w->above[0], 2);
-	assert_int_equal(w->above[1], 1);
+	assert_int_equal(w->m[0].st.n, 5);
+	assert_int_equal(w->m[0].above, 2);
+	assert_int_equal(w->m[1].above, 1);
 	assert_int_equal(h[0].counts[hist_index(49)], 1);
 	assert_int_equal(h[1].counts[hist_index(8)], 1);
 	rec_release(&r);
@@ -275,8 +275,8 @@ static void test_without_a_threshold_nothing_is_above_even_the_largest_value(voi
 	rec_value(&r, 0, UINT64_MAX);
 	rec_value(&r, 0, UINT64_MAX - 1u);
 	const struct rec_window *w = rec_last(&r, &h);
-	assert_int_equal(w->above[0], 0);
-	assert_int_equal(w->st[0].max, UINT64_MAX);
+	assert_int_equal(w->m[0].above, 0);
+	assert_int_equal(w->m[0].st.max, UINT64_MAX);
 	assert_int_equal(h[0].counts[HIST_BUCKETS - 1u], 2);
 	rec_free(&r);
 
@@ -285,7 +285,7 @@ static void test_without_a_threshold_nothing_is_above_even_the_largest_value(voi
 	rec_value(&r, 0, 0);
 	rec_value(&r, 0, 1);
 	rec_value(&r, 0, UINT64_MAX);
-	assert_int_equal(rec_last(&r, &h)->above[0], 2);
+	assert_int_equal(rec_last(&r, &h)->m[0].above, 2);
 	rec_free(&r);
 }
 
@@ -308,7 +308,7 @@ static void test_missed_periods_and_overhead_go_to_the_current_window_only(void 
 	assert_int_equal(w->overhead.max, 30);
 	assert_true(w->overhead.mean == 20.0);
 	/* Neither is a sample. */
-	assert_int_equal(w->st[0].n, 0);
+	assert_int_equal(w->m[0].st.n, 0);
 	assert_int_equal(h[0].total, 0);
 
 	rec_tick(&r, at(WIN));
@@ -349,8 +349,8 @@ static void test_a_stalled_reader_makes_the_writer_extend_its_window_without_los
 	w = rec_last(&r, &h);
 	assert_window(w, cur, cur * WIN, 0, 10);
 	assert_int_equal(h[0].total, 10);
-	assert_int_equal(w->st[0].min, 10);
-	assert_int_equal(w->st[0].max, 31);
+	assert_int_equal(w->m[0].st.min, 10);
+	assert_int_equal(w->m[0].st.max, 31);
 
 	/* Peeking is not taking: the same oldest window until it is released. */
 	w = must_peek(&r, &h);
@@ -409,9 +409,9 @@ static void test_a_reader_releasing_one_slot_at_a_time_sees_every_sample_once(vo
 				assert_true(w->start_ns >= prev_end);
 				assert_true(w->end_ns > w->start_ns);
 				assert_int_equal(w->end_ns % WIN, 0);
-				assert_int_equal(h[0].total, w->st[0].n);
-				assert_true(w->st[0].n > 0);       /* no window is emitted empty here */
-				seen += w->st[0].n;
+				assert_int_equal(h[0].total, w->m[0].st.n);
+				assert_true(w->m[0].st.n > 0);       /* no window is emitted empty here */
+				seen += w->m[0].st.n;
 				next_index = w->index + 1u;
 				prev_end = w->end_ns;
 				rec_release(&r);
@@ -420,10 +420,10 @@ static void test_a_reader_releasing_one_slot_at_a_time_sees_every_sample_once(vo
 	}
 	const struct rec_window *w;
 	while ((w = rec_peek(&r, &h))) {
-		seen += w->st[0].n;
+		seen += w->m[0].st.n;
 		rec_release(&r);
 	}
-	seen += rec_last(&r, &h)->st[0].n;
+	seen += rec_last(&r, &h)->m[0].st.n;
 	assert_int_equal(seen, recorded);
 	rec_free(&r);
 }
@@ -503,11 +503,11 @@ static void test_released_slots_come_back_empty(void **state)
 		rec_tick(&r, at((k + 1u) * WIN));
 		const struct rec_window *w = must_peek(&r, &h);
 		assert_window(w, k, k * WIN, (k + 1u) * WIN, k + 1u);
-		assert_int_equal(w->st[0].min, k);
-		assert_int_equal(w->st[0].max, k);
+		assert_int_equal(w->m[0].st.min, k);
+		assert_int_equal(w->m[0].st.max, k);
 		assert_int_equal(w->missed, k);
 		assert_int_equal(w->overhead.n, 1);
-		assert_int_equal(w->above[0], k > 4 ? k + 1u : 0u);
+		assert_int_equal(w->m[0].above, k > 4 ? k + 1u : 0u);
 		assert_int_equal(h[0].total, k + 1u);
 		assert_int_equal(h[0].counts[hist_index(k)], k + 1u);
 		rec_release(&r);
@@ -571,7 +571,7 @@ static void test_rec_last_returns_the_writers_current_window_and_its_histograms(
 		rec_value(&r, 1, k);
 		const struct rec_window *last = rec_last(&r, &hl);
 		assert_int_equal(last->index, k);
-		assert_int_equal(last->st[0].n, 1);
+		assert_int_equal(last->m[0].st.n, 1);
 		assert_int_equal(hl[0].counts[hist_index(k + 1000u)], 1);
 		assert_int_equal(hl[1].counts[hist_index(k)], 1);
 		const struct rec_window *w = rec_peek(&r, &h);
@@ -638,16 +638,16 @@ static void tally_window(struct tally *t, const struct rec_window *w, const stru
 	}
 	/* Contiguous, in order, and holding exactly one sample per nanosecond of its span. */
 	if (w->index < t->next_index || w->start_ns != w->index * CONC_WIN || w->start_ns != t->prev_end ||
-	    w->end_ns <= w->start_ns || w->st[0].n != w->end_ns - w->start_ns || h[0].total != w->st[0].n ||
+	    w->end_ns <= w->start_ns || w->m[0].st.n != w->end_ns - w->start_ns || h[0].total != w->m[0].st.n ||
 	    n != h[0].total) {
 		if (!t->bad)
 			print_error("window %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") n %" PRIu64 " hist %" PRIu64
 				    " (linear %" PRIu64 "), after index %" PRIu64 " ending %" PRIu64 "\n",
-				    w->index, w->start_ns, w->end_ns, w->st[0].n, h[0].total, n,
+				    w->index, w->start_ns, w->end_ns, w->m[0].st.n, h[0].total, n,
 				    t->next_index, t->prev_end);
 		t->bad++;
 	}
-	t->count += w->st[0].n;
+	t->count += w->m[0].st.n;
 	t->sum += sum;
 	t->missed += w->missed;
 	t->windows++;

@@ -57,7 +57,7 @@ static struct synth *synth_new(uint64_t index)
 	s->w.end_ns = (index + 1u) * WIN;
 	stats_reset(&s->w.overhead);
 	for (unsigned m = 0; m < REC_MAX_METRICS; m++) {
-		stats_reset(&s->w.st[m]);
+		stats_reset(&s->w.m[m].st);
 		hist_reset(&s->h[m]);
 	}
 	return s;
@@ -65,10 +65,10 @@ static struct synth *synth_new(uint64_t index)
 
 static void synth_add(struct synth *s, unsigned m, uint64_t v)
 {
-	stats_add(&s->w.st[m], v);
+	stats_add(&s->w.m[m].st, v);
 	hist_record(&s->h[m], v);
 	if (m == 0 && v > THRESHOLD)
-		s->w.above[0]++;
+		s->w.m[0].above++;
 }
 
 /* What a CPU's totals must be: every value added directly. */
@@ -286,7 +286,7 @@ static void test_cpu_totals_are_the_sum_of_their_windows(void **state)
 		for (size_t k = 0; k < cr->nwin; k++) {
 			assert_int_equal(cr->win[k].w.index, k);
 			assert_true(cr->win[k].p50[0] <= cr->win[k].p99[0]);
-			n += cr->win[k].w.st[0].n;
+			n += cr->win[k].w.m[0].st.n;
 		}
 		assert_int_equal(n, ref[c].st[0].n);
 	}
@@ -396,33 +396,33 @@ static void test_finalize_merges_windows_with_the_same_index(void **state)
 	}
 	/* Window 2 is on every CPU: 1 + 2 + 3 samples, 10 + 20 + 30 missed. */
 	const struct rec_window *w2 = &a->win[2].w;
-	assert_int_equal(w2->st[0].n, 6);
-	assert_int_equal(w2->st[0].min, 1002);
-	assert_int_equal(w2->st[0].max, 3002);
-	assert_close(w2->st[0].mean, (1002.0 + 2.0 * 2002.0 + 3.0 * 3002.0) / 6.0);
-	assert_int_equal(w2->st[1].n, 3);
+	assert_int_equal(w2->m[0].st.n, 6);
+	assert_int_equal(w2->m[0].st.min, 1002);
+	assert_int_equal(w2->m[0].st.max, 3002);
+	assert_close(w2->m[0].st.mean, (1002.0 + 2.0 * 2002.0 + 3.0 * 3002.0) / 6.0);
+	assert_int_equal(w2->m[1].st.n, 3);
 	assert_int_equal(w2->missed, 60);
-	assert_int_equal(w2->above[0], 6);
+	assert_int_equal(w2->m[0].above, 6);
 	assert_int_equal(w2->start_ns, 2u * WIN);
 	assert_int_equal(w2->end_ns, 3u * WIN);         /* the latest end */
 	/* Window 0 is CPU 0's alone, window 3 CPU 1's, window 7 CPU 2's. */
-	assert_int_equal(a->win[0].w.st[0].n, 1);
+	assert_int_equal(a->win[0].w.m[0].st.n, 1);
 	assert_int_equal(a->win[0].w.missed, 10);
-	assert_int_equal(a->win[3].w.st[0].n, 2);
+	assert_int_equal(a->win[3].w.m[0].st.n, 2);
 	assert_int_equal(a->win[3].w.missed, 20);
-	assert_int_equal(a->win[5].w.st[0].n, 3);
+	assert_int_equal(a->win[5].w.m[0].st.n, 3);
 	assert_int_equal(a->win[5].w.end_ns, 8u * WIN - 2u);
 
 	/* Merging left the CPUs' own windows alone, percentiles included. */
 	assert_int_equal(res.cpus[1].nwin, 3);
-	assert_int_equal(res.cpus[1].win[1].w.st[0].n, 2);
+	assert_int_equal(res.cpus[1].win[1].w.m[0].st.n, 2);
 	assert_int_equal(res.cpus[1].win[1].w.missed, 20);
 	assert_true(res.cpus[1].win[1].p50[0] > 0);
 
 	/* Counts add up across the merged windows too. */
 	uint64_t n = 0, missed = 0;
 	for (size_t k = 0; k < a->nwin; k++) {
-		n += a->win[k].w.st[0].n;
+		n += a->win[k].w.m[0].st.n;
 		missed += a->win[k].w.missed;
 	}
 	assert_int_equal(n, a->sum[0].count);
@@ -447,14 +447,14 @@ static void test_finalize_twice_gives_the_same_all_row(void **state)
 		}
 	assert_int_equal(result_finalize(&res), 0);
 	struct summary first = res.all.sum[0];
-	uint64_t missed = res.all.missed, nwin = res.all.nwin, n2 = res.all.win[2].w.st[0].n;
+	uint64_t missed = res.all.missed, nwin = res.all.nwin, n2 = res.all.win[2].w.m[0].st.n;
 	assert_int_equal(result_finalize(&res), 0);
 	assert_int_equal(res.all.sum[0].count, first.count);
 	assert_int_equal(res.all.sum[0].p99, first.p99);
 	assert_int_equal(res.all.hist[0].total, first.count);
 	assert_int_equal(res.all.missed, missed);
 	assert_int_equal(res.all.nwin, nwin);
-	assert_int_equal(res.all.win[2].w.st[0].n, n2);
+	assert_int_equal(res.all.win[2].w.m[0].st.n, n2);
 	assert_int_equal(n2, 100);
 	result_free(&res);
 }
@@ -819,7 +819,7 @@ static void check_cpu_json(const struct result *res, json_t *cj, const struct cp
 		assert_int_equal(jint(w, "start_ns"), cr->win[i].w.start_ns);
 		assert_int_equal(jint(w, "end_ns"), cr->win[i].w.end_ns);
 		assert_int_equal(jint(w, "missed"), cr->win[i].w.missed);
-		assert_int_equal(jint(mj, "count"), cr->win[i].w.st[0].n);
+		assert_int_equal(jint(mj, "count"), cr->win[i].w.m[0].st.n);
 		n += jint(mj, "count");
 		if (merged) {
 			assert_null(json_object_get(mj, "p50_ns"));
