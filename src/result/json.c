@@ -43,6 +43,18 @@ static json_t *stats_json(struct builder *b, const struct stats *st)
 	return o;
 }
 
+/* [low_ns, high_ns, count]: the bounds make the file readable without our layout. */
+static json_t *bucket_json(struct builder *b, unsigned index, uint64_t count)
+{
+	json_t *row = json_array();
+	if (!row)
+		return NULL;
+	push(b, row, u64(hist_bucket_low(index)));
+	push(b, row, u64(hist_bucket_high(index)));
+	push(b, row, u64(count));
+	return row;
+}
+
 static json_t *hist_json(struct builder *b, const struct hist *h)
 {
 	json_t *o = json_object(), *buckets = json_array();
@@ -53,15 +65,23 @@ static json_t *hist_json(struct builder *b, const struct hist *h)
 	}
 	put(b, o, "relative_error", json_real(HIST_REL_ERROR));
 	put(b, o, "count", u64(h->total));
-	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1u)) {
-		json_t *row = json_array();
-		push(b, buckets, row);
-		if (!row)
-			break;
-		push(b, row, u64(hist_bucket_low(i)));
-		push(b, row, u64(hist_bucket_high(i)));
-		push(b, row, u64(h->counts[i]));
+	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1u))
+		push(b, buckets, bucket_json(b, i, h->counts[i]));
+	put(b, o, "buckets", buckets);
+	return o;
+}
+
+static json_t *sparse_json(struct builder *b, const struct sparse_hist *h)
+{
+	json_t *o = json_object(), *buckets = json_array();
+	if (!o || !buckets) {
+		json_decref(o);
+		json_decref(buckets);
+		return NULL;
 	}
+	put(b, o, "count", u64(sparse_total(h)));
+	for (uint32_t i = 0; i < h->n; i++)
+		push(b, buckets, bucket_json(b, h->b[i].index, h->b[i].count));
 	put(b, o, "buckets", buckets);
 	return o;
 }
@@ -109,6 +129,7 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 			put(b, mo, "p50_ns", u64(rw->p50[m]));
 			put(b, mo, "p99_ns", u64(rw->p99[m]));
 		}
+		put(b, mo, "histogram", sparse_json(b, &rw->hist[m]));
 	}
 	put(b, o, "overhead_ns", stats_json(b, &w->overhead));
 	return o;

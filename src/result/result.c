@@ -22,8 +22,17 @@ static int cpu_result_init(struct cpu_result *cr, int cpu, unsigned nmetrics)
 	return 0;
 }
 
+static void free_windows(struct cpu_result *cr)
+{
+	for (size_t i = 0; i < cr->nwin; i++)
+		for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+			sparse_free(&cr->win[i].hist[m]);
+	cr->nwin = 0;
+}
+
 static void cpu_result_free(struct cpu_result *cr)
 {
+	free_windows(cr);
 	free(cr->hist);
 	free(cr->win);
 	cr->hist = NULL;
@@ -142,7 +151,15 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 		      const struct rec_window *w, const struct hist *hist)
 {
 	struct result_window rw = { .w = *w };
+	int r;
 
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		if ((r = sparse_from_hist(&hist[m], &rw.hist[m])) < 0) {
+			while (m--)
+				sparse_free(&rw.hist[m]);
+			return r;
+		}
+	}
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		rw.p50[m] = hist_percentile(&hist[m], 50.0);
 		rw.p99[m] = hist_percentile(&hist[m], 99.0);
@@ -153,7 +170,10 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 	}
 	cr->missed += w->missed;
 	stats_merge(&cr->overhead, &w->overhead);
-	return append_window(cr, &rw);
+	if ((r = append_window(cr, &rw)) < 0)
+		for (unsigned m = 0; m < res->nmetrics; m++)
+			sparse_free(&rw.hist[m]);
+	return r;
 }
 
 static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
@@ -215,17 +235,31 @@ static int merge_window(struct result *res, struct cpu_result *all, const struct
 		for (unsigned m = 0; m < res->nmetrics; m++) {
 			stats_merge(&d->m[m].st, &src->w.m[m].st);
 			d->m[m].above += src->w.m[m].above;
+			int r = sparse_merge(&all->win[lo].hist[m], &src->hist[m]);
+			if (r < 0)
+				return r;
 		}
 		return 0;
 	}
-	int r = append_window(all, src);
-	if (r < 0)
+	/* A new merged window: its own copy of the histograms, and no percentiles
+	 * (those of a merged window are not derivable from the parts'). */
+	struct result_window copy = { .w = src->w };
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		int r = sparse_merge(&copy.hist[m], &src->hist[m]);
+		if (r < 0) {
+			for (unsigned k = 0; k <= m; k++)
+				sparse_free(&copy.hist[k]);
+			return r;
+		}
+	}
+	int r = append_window(all, &copy);
+	if (r < 0) {
+		for (unsigned m = 0; m < res->nmetrics; m++)
+			sparse_free(&copy.hist[m]);
 		return r;
+	}
 	memmove(&all->win[lo + 1u], &all->win[lo], (all->nwin - 1u - lo) * sizeof(*all->win));
-	all->win[lo] = *src;
-	/* Window percentiles do not merge: the merged windows have none. */
-	memset(all->win[lo].p50, 0, sizeof(all->win[lo].p50));
-	memset(all->win[lo].p99, 0, sizeof(all->win[lo].p99));
+	all->win[lo] = copy;
 	return 0;
 }
 
@@ -234,7 +268,7 @@ int result_finalize(struct result *res)
 	struct cpu_result *all = &res->all;
 	int r;
 
-	all->nwin = 0;
+	free_windows(all);
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		stats_reset(&all->st[m]);
 		hist_reset(&all->hist[m]);

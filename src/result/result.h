@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/hist.h"
+#include "core/sparse.h"
 #include "core/stats.h"
 #include "probe/params.h"
 #include "probe/recorder.h"
@@ -37,6 +38,7 @@ struct result_window {
 	struct rec_window w;
 	uint64_t p50[REC_MAX_METRICS];
 	uint64_t p99[REC_MAX_METRICS];
+	struct sparse_hist hist[REC_MAX_METRICS];   /* owned; what resampling by window needs */
 };
 
 struct cpu_result {

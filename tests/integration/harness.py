@@ -83,6 +83,10 @@ def check_consistent(tc, doc):
                 if m["warm_max_ns"] is not None:
                     tc.assertLessEqual(m["warm_max_ns"], m["max_ns"])
             wins = block["windows"]
+            for w in wins:
+                wh = w[name]["histogram"]
+                tc.assertEqual(sum(c for _, _, c in wh["buckets"]), w[name]["count"], "window histogram adds up")
+                tc.assertEqual(wh["count"], w[name]["count"])
             tc.assertEqual(sum(w[name]["count"] for w in wins), m["count"], "windows add up to count")
             tc.assertEqual(sum(w[name]["above"] for w in wins), m["above"], "windows add up to above")
             if wins:

@@ -1,0 +1,67 @@
+#include "core/sparse.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int sparse_from_hist(const struct hist *h, struct sparse_hist *ret)
+{
+	uint32_t n = 0;
+	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1u))
+		n++;
+	struct hist_bucket *b = n ? malloc(n * sizeof(*b)) : NULL;
+	if (n && !b)
+		return -ENOMEM;
+	uint32_t k = 0;
+	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1u))
+		b[k++] = (struct hist_bucket){ .index = i, .count = h->counts[i] };
+	ret->n = n;
+	ret->b = b;
+	return 0;
+}
+
+int sparse_merge(struct sparse_hist *dst, const struct sparse_hist *src)
+{
+	if (src->n == 0)
+		return 0;
+	struct hist_bucket *out = malloc(((size_t)dst->n + src->n) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	uint32_t i = 0, j = 0, k = 0;
+	while (i < dst->n || j < src->n) {
+		if (j >= src->n || (i < dst->n && dst->b[i].index < src->b[j].index))
+			out[k++] = dst->b[i++];
+		else if (i >= dst->n || src->b[j].index < dst->b[i].index)
+			out[k++] = src->b[j++];
+		else {
+			out[k] = dst->b[i++];
+			out[k++].count += src->b[j++].count;
+		}
+	}
+	free(dst->b);
+	dst->b = out;
+	dst->n = k;
+	return 0;
+}
+
+void sparse_add_to(const struct sparse_hist *src, struct hist *dst)
+{
+	for (uint32_t i = 0; i < src->n; i++) {
+		dst->counts[src->b[i].index] += src->b[i].count;
+		dst->total += src->b[i].count;
+	}
+}
+
+uint64_t sparse_total(const struct sparse_hist *s)
+{
+	uint64_t t = 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		t += s->b[i].count;
+	return t;
+}
+
+void sparse_free(struct sparse_hist *s)
+{
+	free(s->b);
+	s->b = NULL;
+	s->n = 0;
+}
