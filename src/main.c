@@ -17,6 +17,13 @@ struct command {
 
 static const struct command commands[] = {
 	{ "timer", cmd_timer, "timer wakeup latency per CPU (cyclictest class)" },
+	{ "runs", cmd_runs, "list the stored runs" },
+	{ "show", cmd_show, "print a stored run (--json: its JSON result)" },
+	{ "compare", cmd_compare, "stored runs side by side, with a verdict on each difference and CI gates" },
+	{ "export", cmd_export, "stored runs as OpenMetrics (Prometheus) or JSON" },
+	{ "import", cmd_import, "store results written with --json, here or elsewhere" },
+	{ "merge", cmd_merge, "merge runs of one probe into one exact result" },
+	{ "rm", cmd_rm, "remove stored runs" },
 };
 
 static void usage(FILE *out)

@@ -4,5 +4,12 @@
 
 /* argv[0] is the subcommand's name; the return value is the exit status. */
 int cmd_timer(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

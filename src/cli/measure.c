@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include "cli/exitcode.h"
+#include "cli/storepath.h"
 #include "core/units.h"
 #include "probe/runner.h"
 #include "report/text.h"
 #include "result/json.h"
+#include "store/store.h"
 #include "sys/cpus.h"
 
 const char *const policy_choices[] = { "fifo", "rr", "other", NULL };
@@ -130,13 +132,14 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 
 struct live {
 	bool windows;
+	bool verbose;
 	unsigned notes_shown;
 };
 
 static void on_prepared(void *ctx, const struct result *res)
 {
 	struct live *lv = ctx;
-	text_notes(stderr, res);
+	text_notes(stderr, res, 0, lv->verbose);
 	lv->notes_shown = res->nnotes;
 }
 
@@ -213,16 +216,78 @@ static int check_fail_above(const struct measure_cmd *mc, const struct run_param
 	return code;
 }
 
-static int write_json(const struct measure_cmd *mc, struct json_sink *sink, const struct result *res)
+/* The result's text, once: the file and the store get the same bytes. */
+static char *dump_result(const struct measure_cmd *mc, const struct result *res)
 {
 	json_t *doc = result_to_json(res);
-	int r = doc ? json_sink_commit(sink, doc) : -ENOMEM;
+	char *text = doc ? result_json_dump(doc) : NULL;
 
 	json_decref(doc);
+	if (!text)
+		fprintf(stderr, "latscope %s: cannot format the result: out of memory\n", mc->name);
+	return text;
+}
+
+static int write_json(const struct measure_cmd *mc, struct atomic_file *sink, const char *text)
+{
+	int r = json_file_commit(sink, text);
+
 	if (r < 0) {
 		fprintf(stderr, "latscope %s: cannot write '%s': %s\n", mc->name, sink->path, strerror(-r));
 		return EXIT_ERROR;
 	}
+	return EXIT_OK;
+}
+
+/*
+ * Open the store before measuring: a store the user named must work (usage
+ * error otherwise); the default one only earns a warning, so a user without a
+ * home directory can still measure.
+ */
+static int open_store(const struct measure_cmd *mc, const struct run_params *rp, struct store **ret,
+		      struct opt_error *err)
+{
+	char path[4096];
+	bool chosen;
+	struct store_error serr;
+	int r;
+
+	*ret = NULL;
+	if (rp->no_store)
+		return 0;
+	r = store_path_resolve(rp->db_path, path, sizeof(path), &chosen);
+	if (r < 0 && !chosen) {
+		fprintf(stderr, "latscope %s: not storing this run: no home directory to keep the store in "
+			"(use --db PATH or --no-store)\n", mc->name);
+		return 0;
+	}
+	if (r < 0) {
+		snprintf(err->msg, sizeof(err->msg), "%s: path too long", rp->db_path ? "option '--db'" : "LATSCOPE_DB");
+		return r;
+	}
+	r = store_open(path, STORE_CREATE | STORE_MKDIR, ret, &serr);
+	if (r == 0)
+		return 0;
+	if (chosen) {
+		snprintf(err->msg, sizeof(err->msg), "%s: %s", rp->db_path ? "option '--db'" : "LATSCOPE_DB", serr.msg);
+		return r;
+	}
+	fprintf(stderr, "latscope %s: not storing this run: %s (use --db PATH or --no-store)\n", mc->name, serr.msg);
+	return 0;
+}
+
+static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, bool quiet)
+{
+	struct store_error serr;
+	int64_t id;
+	int r = store_put(st, text, &id, &serr);
+
+	if (r < 0) {
+		fprintf(stderr, "latscope %s: cannot store the run: %s\n", mc->name, serr.msg);
+		return EXIT_ERROR;
+	}
+	if (!quiet)
+		printf("stored as run %lld in %s\n", (long long)id, store_path(st));
 	return EXIT_OK;
 }
 
@@ -252,7 +317,8 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 	void *params = calloc(1, mc->params_size);
 	struct run_params *rp;
 	struct opt_error err = { { 0 } };
-	struct json_sink sink = { .fd = -1 };
+	struct atomic_file sink = { .fd = -1 };
+	struct store *st = NULL;
 	struct result res = { 0 };
 	struct runner_error rerr;
 	char what[256];
@@ -273,8 +339,12 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 		code = EXIT_OK;
 		goto out;
 	}
-	if (rp->json_path && (r = json_sink_open(rp->json_path, &sink)) < 0) {
+	if (rp->json_path && (r = atomic_file_open(rp->json_path, &sink)) < 0) {
 		snprintf(err.msg, sizeof(err.msg), "option '--json': cannot write '%s': %s", rp->json_path, strerror(-r));
+		code = usage_error(mc, err.msg);
+		goto out;
+	}
+	if (open_store(mc, rp, &st, &err) < 0) {
 		code = usage_error(mc, err.msg);
 		goto out;
 	}
@@ -295,7 +365,7 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 	if (!rp->quiet)
 		text_header(stdout, &res, what);
 	fflush(stdout);
-	struct live lv = { .windows = !rp->quiet && (rp->live || isatty(STDOUT_FILENO)) };
+	struct live lv = { .windows = !rp->quiet && (rp->live || isatty(STDOUT_FILENO)), .verbose = !rp->quiet };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .ctx = &lv };
 	if ((r = runner_run(mc->ops, rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr)) < 0) {
 		fprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
@@ -308,17 +378,25 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 	text_summary(stdout, &res);
 	fflush(stdout);
 	code = EXIT_OK;
-	if (rp->json_path)
-		code = write_json(mc, &sink, &res);
+	if (rp->json_path || st) {
+		char *text = dump_result(mc, &res);
+		if (!text)
+			code = EXIT_ERROR;
+		if (text && rp->json_path)
+			code = write_json(mc, &sink, text);
+		if (text && st && store_result(mc, st, text, rp->quiet) != EXIT_OK)
+			code = EXIT_ERROR;
+		free(text);
+	}
 	/* Notes made during the run (a thread that stopped on an error) come last. */
-	for (unsigned i = lv.notes_shown; i < res.nnotes; i++)
-		fprintf(stderr, "latscope %s: %s\n", mc->name, res.notes[i]);
+	text_notes(stderr, &res, lv.notes_shown, lv.verbose);
 	if (res.failed)
 		code = EXIT_ERROR;      /* what was measured is kept; the run did not complete */
 	if (code == EXIT_OK)
 		code = check_fail_above(mc, rp, &res);
 out:
-	json_sink_close(&sink);
+	atomic_file_close(&sink);
+	store_close(st);
 	result_free(&res);
 	free(params);
 	return code;

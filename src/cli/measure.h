@@ -67,6 +67,10 @@ extern const char *const fail_stat_choices[];
 	  .help = "the statistic --fail-above judges" }, \
 	{ "json", 0, OPT_STRING, offsetof(T, run.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
 	  .help = "write the whole result as JSON to FILE (replaced atomically)" }, \
+	{ "db", 0, OPT_STRING, offsetof(T, run.db_path), .metavar = "PATH", .flags = OPT_NOT_PARAM, \
+	  .help = "keep the run in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }, \
+	{ "no-store", 0, OPT_FLAG, offsetof(T, run.no_store), .flags = OPT_NOT_PARAM, \
+	  .help = "do not keep the run in the store" }, \
 	{ "label", 0, OPT_LABEL, offsetof(T, run.labels), .flags = OPT_NOT_PARAM, \
 	  .help = "tag the run, such as config=guest; repeatable" }, \
 	{ "quiet", 'q', OPT_FLAG, offsetof(T, run.quiet), .flags = OPT_NOT_PARAM, \

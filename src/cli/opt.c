@@ -47,7 +47,7 @@ static int set_duration(const struct opt *o, const char *as, const char *val, vo
 	if (r == -EINVAL && val[0] == '-' && val[1] >= '0' && val[1] <= '9')
 		return fail(err, "option '%s': '%s': a duration cannot be negative", as, val);
 	if (r == -EINVAL)
-		return fail(err, "option '%s': '%s' is not a duration (a number with an optional unit: ns, us, ms, s, m, h)",
+		return fail(err, "option '%s': '%s' is not a duration (a number with an optional unit: ns, us, ms, s, m, h, d)",
 			    as, val);
 	if (r == -ERANGE || ns > o->max) {
 		fmt_duration(o->max, lim, sizeof(lim));
@@ -129,6 +129,15 @@ static int set_value(const struct opt *o, const char *as, const char *val, void 
 			return fail(err, "option '%s': the value is empty", as);
 		*(const char **)field(params, o) = val;
 		return 0;
+	case OPT_STRLIST: {
+		struct strlist *l = field(params, o);
+		if (!*val)
+			return fail(err, "option '%s': the value is empty", as);
+		if (l->n >= STRLIST_MAX)
+			return fail(err, "option '%s': given more than %d times", as, STRLIST_MAX);
+		l->items[l->n++] = val;
+		return 0;
+	}
 	case OPT_FLAG:
 	case OPT_HELP:
 		break;
@@ -280,6 +289,7 @@ static void metavar(const struct opt *o, char *buf, size_t size)
 	case OPT_CPUS: snprintf(buf, size, "CPUS"); return;
 	case OPT_LABEL: snprintf(buf, size, "KEY=VALUE"); return;
 	case OPT_STRING: snprintf(buf, size, "FILE"); return;
+	case OPT_STRLIST: snprintf(buf, size, "TEXT"); return;
 	case OPT_ENUM: {
 		size_t len = 0;
 		buf[0] = '\0';
@@ -326,6 +336,7 @@ static void default_text(const struct opt *o, const void *defaults, char *buf, s
 	case OPT_HELP:
 	case OPT_LABEL:
 	case OPT_STRING:
+	case OPT_STRLIST:
 		return;
 	}
 }
@@ -386,6 +397,16 @@ json_t *opt_params_json(const struct opt *opts, size_t nopts, const void *params
 		case OPT_STRING: {
 			const char *s = *(const char *const *)cfield(params, o);
 			v = s ? json_string(s) : json_null();
+			break;
+		}
+		case OPT_STRLIST: {
+			const struct strlist *l = cfield(params, o);
+			v = json_array();
+			for (unsigned k = 0; v && k < l->n; k++)
+				if (json_array_append_new(v, json_string(l->items[k])) < 0) {
+					json_decref(v);
+					v = NULL;
+				}
 			break;
 		}
 		case OPT_LABEL:

@@ -20,6 +20,7 @@ enum opt_kind {
 	OPT_ENUM,               /* int: index into .choices */
 	OPT_LABEL,              /* struct labels, repeatable */
 	OPT_STRING,             /* const char * into argv */
+	OPT_STRLIST,            /* struct strlist, repeatable */
 	OPT_HELP,               /* sets the bool at .offset and stops parsing */
 };
 
@@ -41,14 +42,21 @@ struct opt {
 
 #define OPT_MAX 64                  /* options per table: the "seen" bitmap is 64 bits */
 
+#define STRLIST_MAX 32
+
+struct strlist {
+	unsigned n;
+	const char *items[STRLIST_MAX];
+};
+
 struct opt_error {
-	char msg[256];
+	char msg[512];
 };
 
 struct opt_result {
 	uint64_t seen;                  /* bit i: table row i was given */
 	size_t npos;                    /* positional arguments, in order */
-	const char *pos[8];
+	const char *pos[1024];
 };
 
 /*

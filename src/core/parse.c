@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/nstime.h"
+#include "core/utf8.h"
 
 static bool is_digit(char c)
 {
@@ -60,6 +61,7 @@ static const struct {
 	{ "s", NS_PER_SEC },
 	{ "m", 60u * NS_PER_SEC },
 	{ "h", 3600u * NS_PER_SEC },
+	{ "d", 86400u * NS_PER_SEC },
 };
 
 static int mul_add(uint64_t a, uint64_t b, uint64_t c, uint64_t *ret)
@@ -127,38 +129,6 @@ int parse_duration(const char *text, uint64_t default_unit, uint64_t *ret_ns)
 	}
 	*ret_ns = ns;
 	return 0;
-}
-
-/* Well-formed UTF-8 (no overlongs, no surrogates, at most U+10FFFF): labels end up in JSON. */
-static bool utf8_valid(const char *text)
-{
-	const unsigned char *s = (const unsigned char *)text;
-
-	while (*s) {
-		unsigned c = *s, len, min;
-		uint32_t cp;
-		if (c < 0x80) {
-			s++;
-			continue;
-		}
-		if ((c & 0xe0u) == 0xc0u)
-			len = 2, min = 0x80, cp = c & 0x1fu;
-		else if ((c & 0xf0u) == 0xe0u)
-			len = 3, min = 0x800, cp = c & 0x0fu;
-		else if ((c & 0xf8u) == 0xf0u)
-			len = 4, min = 0x10000, cp = c & 0x07u;
-		else
-			return false;
-		for (unsigned i = 1; i < len; i++) {
-			if ((s[i] & 0xc0u) != 0x80u)
-				return false;
-			cp = cp << 6 | (s[i] & 0x3fu);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		s += len;
-	}
-	return true;
 }
 
 static bool key_char(char c, bool first)

@@ -11,7 +11,7 @@
 
 /*
  * A duration: digits with an optional fraction and an optional unit among
- * ns us ms s m h ("250us", "1.5ms", "10").  A bare number is in default_unit ns.
+ * ns us ms s m h d ("250us", "1.5ms", "10").  A bare number is in default_unit ns.
  * The result must be a whole number of nanoseconds ("0.5ns" is -EINVAL).
  */
 int parse_duration(const char *text, uint64_t default_unit, uint64_t *ret_ns);

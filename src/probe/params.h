@@ -30,6 +30,8 @@ struct run_params {
 	uint64_t fail_above_ns;         /* 0: off */
 	int fail_stat;                  /* enum fail_stat */
 	const char *json_path;          /* NULL: none */
+	const char *db_path;            /* --db; NULL: $LATSCOPE_DB or the default store */
+	bool no_store;
 	struct labels labels;
 	bool quiet;
 	bool live;                      /* window lines even when stdout is not a terminal */

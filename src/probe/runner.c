@@ -35,6 +35,7 @@ struct worker {
 	int slack_rc;
 	int setup_rc;
 	struct stats clock_cost;
+	uint64_t stopped_ns;            /* when run returned */
 };
 
 struct runner {
@@ -52,6 +53,8 @@ struct runner {
 
 	atomic_bool stop;
 	atomic_uint finished;
+	unsigned started;               /* threads past the gate; set before it opens */
+	pthread_t main_thread;
 };
 
 static void on_wakeup_signal(int sig)
@@ -113,12 +116,15 @@ static void *measure_thread(void *arg)
 	if (gate == GATE_GO && w->setup_rc == 0) {
 		rec_start(&w->t.rec, w->t.origin_ns);
 		rn->ops->run(&w->t);
-		rec_finish(&w->t.rec, mono_ns());
+		w->stopped_ns = mono_ns();
+		rec_finish(&w->t.rec, w->stopped_ns);
 		measure_clock(&w->clock_cost);
 	}
 	if (w->setup_rc == 0 && rn->ops->teardown)
 		rn->ops->teardown(&w->t);
-	atomic_fetch_add(&rn->finished, 1u);
+	/* The last one out wakes the main thread rather than leaving it to its tick. */
+	if (atomic_fetch_add(&rn->finished, 1u) + 1u == rn->started && gate == GATE_GO)
+		pthread_kill(rn->main_thread, SIGUSR2);
 	return NULL;
 }
 
@@ -288,7 +294,7 @@ static int move_main(struct runner *rn, struct cpuset *saved, bool *moved)
 	allowed = *saved;
 	cpuset_diff(&rest, &allowed, &rn->rp->cpus);
 	if (cpuset_count(&rest) == 0) {
-		result_note(rn->res, "the main thread shares the measured CPUs: no other CPU is available to it");
+		result_info(rn->res, "the main thread shares the measured CPUs: no other CPU is available to it");
 		return 0;
 	}
 	r = cpus_pin(&rest);
@@ -333,13 +339,14 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 	sigemptyset(&stopsigs);
 	sigaddset(&stopsigs, SIGINT);
 	sigaddset(&stopsigs, SIGTERM);
+	sigaddset(&stopsigs, SIGUSR2);          /* the measuring threads are done */
 	uint64_t tick_ns = rn->rp->window_ns / 4u;
 	tick_ns = tick_ns < TICK_MIN_NS ? TICK_MIN_NS : tick_ns > TICK_MAX_NS ? TICK_MAX_NS : tick_ns;
 	while (atomic_load(&rn->finished) < started) {
 		struct timespec tick = ns_to_ts(tick_ns);
 		siginfo_t si;
 		int sig = sigtimedwait(&stopsigs, &si, &tick);
-		if (sig > 0 && !stopping) {
+		if ((sig == SIGINT || sig == SIGTERM) && !stopping) {
 			rn->res->interrupted = true;
 			snprintf(rn->res->stop_reason, sizeof(rn->res->stop_reason), "signal %s",
 				 sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -479,6 +486,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 		rn.w[i].t.origin_ns = res->origin_ns;
 		rn.w[i].t.end_ns = end_ns;
 	}
+	rn.started = (unsigned)started;
+	rn.main_thread = pthread_self();
 	gate_open(&rn, GATE_GO);
 	r = supervise(&rn, started, end_ns);
 	if (r < 0) {
@@ -494,8 +503,11 @@ join:
 		if (rn.w[i].created)
 			pthread_join(rn.w[i].tid, NULL);
 	if (r == 0 && rn.gate == GATE_GO) {
-		uint64_t now = mono_ns();
-		res->elapsed_ns = now > res->origin_ns ? now - res->origin_ns : 0;
+		uint64_t last = res->origin_ns;
+		for (size_t i = 0; i < rn.n; i++)
+			if (rn.w[i].stopped_ns > last)
+				last = rn.w[i].stopped_ns;
+		res->elapsed_ns = last - res->origin_ns;
 		if (!res->interrupted)
 			snprintf(res->stop_reason, sizeof(res->stop_reason), "%s",
 				 rp->duration_ns ? "duration" : "loops");
@@ -518,6 +530,14 @@ restore:
 		memlock_release();
 	pmqos_release(&pmqos_fd);
 	free_workers(&rn);
+	/* A wakeup sent to this thread may still be pending: take it before the
+	 * old disposition (by default, terminate) comes back. */
+	sigset_t usr2;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	struct timespec zero = { 0, 0 };
+	while (sigtimedwait(&usr2, NULL, &zero) == SIGUSR2)
+		;
 	sigaction(SIGUSR2, &old_sa, NULL);
 	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	return r;

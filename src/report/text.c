@@ -1,6 +1,7 @@
 #include "report/text.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "core/nstime.h"
 #include "core/units.h"
@@ -18,16 +19,9 @@ static const char *usd(double ns, char *buf, size_t size)
 	return buf;
 }
 
-void text_header(FILE *out, const struct result *res, const char *what)
+static void text_header_system(FILE *out, const struct result *res)
 {
 	const struct sysdesc *s = &res->sys;
-	char cpus[256];
-	size_t n = 0;
-
-	cpus[0] = '\0';
-	for (size_t i = 0; i < res->ncpus && n < sizeof(cpus); i++)
-		n += (size_t)snprintf(cpus + n, sizeof(cpus) - n, "%s%d", i ? "," : "", res->cpus[i].cpu);
-	fprintf(out, "latscope %s: %s on cpu %s\n", res->probe, what, cpus);
 	fprintf(out, "system: %s, kernel %s %s%s%s, clocksource %s%s%s\n",
 		s->cpu_model[0] ? s->cpu_model : "unknown CPU", s->kernel_release, s->preempt,
 		s->preempt_mode[0] ? " " : "", s->preempt_mode,
@@ -35,10 +29,23 @@ void text_header(FILE *out, const struct result *res, const char *what)
 		s->hypervisor[0] ? ", hypervisor " : ", no hypervisor seen", s->hypervisor);
 }
 
-void text_notes(FILE *out, const struct result *res)
+void text_header(FILE *out, const struct result *res, const char *what)
 {
-	for (unsigned i = 0; i < res->nnotes; i++)
-		fprintf(out, "latscope %s: %s\n", res->probe, res->notes[i]);
+	char cpus[256];
+	size_t n = 0;
+
+	cpus[0] = '\0';
+	for (size_t i = 0; i < res->ncpus && n < sizeof(cpus); i++)
+		n += (size_t)snprintf(cpus + n, sizeof(cpus) - n, "%s%d", i ? "," : "", res->cpus[i].cpu);
+	fprintf(out, "latscope %s: %s on cpu %s\n", res->probe, what, cpus);
+	text_header_system(out, res);
+}
+
+void text_notes(FILE *out, const struct result *res, unsigned first, bool verbose)
+{
+	for (unsigned i = first; i < res->nnotes; i++)
+		if (verbose || !res->note_is_info[i])
+			fprintf(out, "latscope %s: %s\n", res->probe, res->notes[i]);
 }
 
 void text_window(FILE *out, const struct result *res, const struct cpu_result *cr,
@@ -106,4 +113,60 @@ void text_summary(FILE *out, const struct result *res)
 		snprintf(name, sizeof(name), "cpu%d", res->cpus[i].cpu);
 		overhead_line(out, &res->cpus[i], name);
 	}
+}
+
+static void labels_text(const struct labels *ls, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < ls->n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", i ? " " : "", ls->items[i].key,
+					ls->items[i].value);
+}
+
+void text_runs(FILE *out, const struct run_info *runs, size_t n)
+{
+	char v[5][24], when[24], labels[512];
+
+	if (n == 0) {
+		fprintf(out, "no runs\n");
+		return;
+	}
+	fprintf(out, "%6s  %-19s  %-6s  %-12s %10s %9s %9s %9s %9s %7s  %s\n", "id", "start (UTC)", "probe", "host",
+		"count", "p50", "p99", "max", "warm-max", "missed", "labels");
+	for (size_t i = 0; i < n; i++) {
+		const struct run_info *r = &runs[i];
+		snprintf(when, sizeof(when), "%.19s", r->start_time);
+		if (strlen(when) > 10)
+			when[10] = ' ';
+		labels_text(&r->labels, labels, sizeof(labels));
+		fprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %9s %9s %9s %9s %7llu  %s%s\n", (long long)r->id, when,
+			r->probe, r->host, (unsigned long long)r->count, us(r->p50_ns, v[0], 24), us(r->p99_ns, v[1], 24),
+			us(r->max_ns, v[2], 24), r->has_warm_max ? us(r->warm_max_ns, v[3], 24) : "-",
+			(unsigned long long)r->missed, labels, r->interrupted ? " (stopped early)" : "");
+	}
+}
+
+void text_result(FILE *out, const struct result *res, int64_t id)
+{
+	char when[64], labels[512];
+	time_t secs = (time_t)(res->start_realtime_ns / NS_PER_SEC);
+	struct tm tm;
+
+	if (gmtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	else
+		snprintf(when, sizeof(when), "?");
+	fprintf(out, "run %lld: %s, started %s on %s\n", (long long)id, res->probe, when, res->sys.hostname);
+	fprintf(out, "command:");
+	for (int i = 0; i < res->argc; i++)
+		fprintf(out, " %s", res->argv[i]);
+	fprintf(out, "\n");
+	labels_text(&res->labels, labels, sizeof(labels));
+	if (labels[0])
+		fprintf(out, "labels: %s\n", labels);
+	text_header_system(out, res);
+	for (unsigned i = 0; i < res->nnotes; i++)
+		fprintf(out, "note: %s\n", res->notes[i]);
+	text_summary(out, res);
 }

@@ -2,14 +2,21 @@
 #ifndef LATSCOPE_REPORT_TEXT_H
 #define LATSCOPE_REPORT_TEXT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "result/result.h"
+#include "store/store.h"
 
 void text_header(FILE *out, const struct result *res, const char *what);
-void text_notes(FILE *out, const struct result *res);
+/* Notes from index first on; information only when verbose, warnings always. */
+void text_notes(FILE *out, const struct result *res, unsigned first, bool verbose);
 void text_window(FILE *out, const struct result *res, const struct cpu_result *cr,
 		 const struct result_window *w);
 void text_summary(FILE *out, const struct result *res);
+/* The whole of a stored result for people: where and how it ran, then the summary. */
+void text_result(FILE *out, const struct result *res, int64_t id);
+/* One line per stored run. */
+void text_runs(FILE *out, const struct run_info *runs, size_t n);
 
 #endif

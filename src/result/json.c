@@ -243,3 +243,16 @@ fail:
 	json_decref(doc);
 	return NULL;
 }
+
+char *result_json_dump(const json_t *doc)
+{
+	return json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(12));
+}
+
+int json_file_commit(struct atomic_file *f, const char *text)
+{
+	int r = atomic_file_write(f, text, strlen(text));
+	if (r == 0)
+		r = atomic_file_write(f, "\n", 1);
+	return r < 0 ? r : atomic_file_commit(f);
+}

@@ -5,24 +5,23 @@
 #include <jansson.h>
 
 #include "result/result.h"
+#include "sys/atomicfile.h"
 
 /* A new JSON object for the finalized result, or NULL when out of memory. */
 json_t *result_to_json(const struct result *res);
 
 /*
- * A JSON file written whole or not at all: the data goes to a temporary file
- * beside the target, which replaces the target only once it is complete and
- * on disk.  Opening early proves the path writable before any measuring.
+ * Rebuild a result from its JSON.  Everything is checked; the "all" block is
+ * derived again from the CPUs.  -EINVAL with err naming the first problem by
+ * its path, -EPROTO for a newer schema version, -ENOMEM.  ret is empty on failure.
  */
-struct json_sink {
-	char *path;
-	char *tmp;
-	int fd;
-};
+int result_from_json(const json_t *doc, struct result *ret, char *err, size_t errlen);
+int result_from_text(const char *text, size_t len, struct result *ret, char *err, size_t errlen);
 
-int json_sink_open(const char *path, struct json_sink *ret);
-int json_sink_commit(struct json_sink *sink, const json_t *doc);
-/* Remove the temporary file; safe after commit and on a zeroed sink. */
-void json_sink_close(struct json_sink *sink);
+/* The one way a result is written as text (file, store, show --json): malloc'ed. */
+char *result_json_dump(const json_t *doc);
+
+/* Write text and a newline to f and put it in place. */
+int json_file_commit(struct atomic_file *f, const char *text);
 
 #endif

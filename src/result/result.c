@@ -48,10 +48,15 @@ int result_init(struct result *res, const char *probe, unsigned nmetrics,
 	if (nmetrics == 0 || nmetrics > REC_MAX_METRICS)
 		return -EINVAL;
 	memset(res, 0, sizeof(*res));
-	res->probe = probe;
+	if (strlen(probe) >= RESULT_NAME_LEN)
+		return -EINVAL;
+	snprintf(res->probe, sizeof(res->probe), "%s", probe);
 	res->nmetrics = nmetrics;
-	for (unsigned m = 0; m < nmetrics; m++)
-		res->metric_names[m] = metric_names[m];
+	for (unsigned m = 0; m < nmetrics; m++) {
+		if (strlen(metric_names[m]) >= RESULT_NAME_LEN)
+			return -EINVAL;
+		snprintf(res->metric_names[m], sizeof(res->metric_names[m]), "%s", metric_names[m]);
+	}
 	res->ncpus = ncpus;
 	res->cpus = calloc(ncpus ? ncpus : 1, sizeof(*res->cpus));
 	if (!res->cpus)
@@ -120,20 +125,34 @@ static void trim_partial_utf8(char *s)
 		s[i - 1u] = '\0';
 }
 
-void result_note(struct result *res, const char *fmt, ...)
+static void add_note(struct result *res, bool info, const char *fmt, va_list ap)
 {
 	if (res->nnotes >= RESULT_NOTES_MAX)
 		return;
+	res->note_is_info[res->nnotes] = info;
 	char *note = res->notes[res->nnotes++];
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vsnprintf(note, RESULT_NOTE_LEN, fmt, ap);
-	va_end(ap);
 	if (n >= RESULT_NOTE_LEN)
 		trim_partial_utf8(note);
 }
 
-static int append_window(struct cpu_result *cr, const struct result_window *rw)
+void result_note(struct result *res, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_note(res, false, fmt, ap);
+	va_end(ap);
+}
+
+void result_info(struct result *res, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_note(res, true, fmt, ap);
+	va_end(ap);
+}
+
+int result_append_window(struct cpu_result *cr, const struct result_window *rw)
 {
 	if (cr->nwin == cr->capwin) {
 		size_t cap = cr->capwin ? cr->capwin * 2u : 64u;
@@ -170,7 +189,7 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 	}
 	cr->missed += w->missed;
 	stats_merge(&cr->overhead, &w->overhead);
-	if ((r = append_window(cr, &rw)) < 0)
+	if ((r = result_append_window(cr, &rw)) < 0)
 		for (unsigned m = 0; m < res->nmetrics; m++)
 			sparse_free(&rw.hist[m]);
 	return r;
@@ -252,7 +271,7 @@ static int merge_window(struct result *res, struct cpu_result *all, const struct
 			return r;
 		}
 	}
-	int r = append_window(all, &copy);
+	int r = result_append_window(all, &copy);
 	if (r < 0) {
 		for (unsigned m = 0; m < res->nmetrics; m++)
 			sparse_free(&copy.hist[m]);

@@ -64,10 +64,12 @@ struct applied {
 	bool main_moved;                /* main thread kept off measured CPUs */
 };
 
+#define RESULT_NAME_LEN 32
+
 struct result {
-	const char *probe;
+	char probe[RESULT_NAME_LEN];
 	unsigned nmetrics;
-	const char *metric_names[REC_MAX_METRICS];
+	char metric_names[REC_MAX_METRICS][RESULT_NAME_LEN];
 	uint64_t threshold_ns;          /* applies to metric 0 */
 	uint64_t warmup;
 
@@ -86,6 +88,7 @@ struct result {
 	struct applied applied;
 	unsigned nnotes;
 	char notes[RESULT_NOTES_MAX][RESULT_NOTE_LEN];
+	bool note_is_info[RESULT_NOTES_MAX];    /* worth knowing, not a warning */
 
 	size_t ncpus;
 	struct cpu_result *cpus;
@@ -104,8 +107,13 @@ int result_set_argv(struct result *res, int argc, char *const *argv);
 int result_add_window(struct result *res, struct cpu_result *cr,
 		      const struct rec_window *w, const struct hist *hist);
 
-/* Note something worth telling (a setting not applied...).  Extra notes are dropped. */
+/* Append a window to cr, taking over its histograms.  -ENOMEM (rw still owned by the caller). */
+int result_append_window(struct cpu_result *cr, const struct result_window *rw);
+
+/* Note something worth a warning (a setting not applied...).  Extra notes are dropped. */
 void result_note(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Note something merely worth knowing. */
+void result_info(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Compute summaries and the merged "all" row.  -ENOMEM. */
 int result_finalize(struct result *res);

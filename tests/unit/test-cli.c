@@ -74,7 +74,7 @@ static int read_machine(void **state)
 
 /* ---- building argv and running the parser ---- */
 
-#define MAX_ARGS 96
+#define MAX_ARGS 1100
 
 static char arg_store[MAX_ARGS][512];
 static char *arg_v[MAX_ARGS + 1];
@@ -311,6 +311,8 @@ static void expect_label(struct timer_cmd *c)
 }
 static void expect_quiet(struct timer_cmd *c) { c->run.quiet = true; }
 static void expect_live(struct timer_cmd *c) { c->run.live = true; }
+static void expect_db(struct timer_cmd *c) { c->run.db_path = "runs.db"; }
+static void expect_no_store(struct timer_cmd *c) { c->run.no_store = true; }
 static void expect_no_pm_qos(struct timer_cmd *c) { c->run.no_pm_qos = true; }
 static void expect_strict(struct timer_cmd *c) { c->run.strict = true; }
 static void expect_help(struct timer_cmd *c)
@@ -346,6 +348,8 @@ static const struct opt_case cases[] = {
 	{ "label", "config=guest=kvm", expect_label, "1x=2", "is not KEY=VALUE", { NULL } },
 	{ "quiet", NULL, expect_quiet, NULL, NULL, { NULL } },
 	{ "live", NULL, expect_live, NULL, NULL, { NULL } },
+	{ "db", "runs.db", expect_db, "", "the value is empty", { NULL } },
+	{ "no-store", NULL, expect_no_store, NULL, NULL, { NULL } },
 	{ "no-pm-qos", NULL, expect_no_pm_qos, NULL, NULL, { NULL } },
 	{ "strict", NULL, expect_strict, NULL, NULL, { NULL } },
 	{ "help", NULL, expect_help, NULL, NULL, { NULL } },
@@ -938,10 +942,22 @@ static void test_option_engine_collects_positionals_in_order_and_limits_them(voi
 	assert_true(c.run.quiet);
 	assert_int_equal(c.p.interval_ns, NS_PER_MS);
 
-	assert_parse_ok(OPT_ONLY(&c, &res, "1", "2", "3", "4", "5", "6", "7", "8"));
-	assert_int_equal(res.npos, 8);
-	expect_opt_error((const char *const[]){ "1", "2", "3", "4", "5", "6", "7", "8", "9", NULL },
-			 "too many arguments at '9'", NULL, NULL);
+	/* As many as the result holds, and one more. */
+	enum { MAXPOS = sizeof(res.pos) / sizeof(res.pos[0]) };
+	static char names[MAXPOS + 1][8];
+	static const char *many[MAXPOS + 2];
+	for (size_t i = 0; i <= MAXPOS; i++) {
+		snprintf(names[i], sizeof(names[i]), "%zu", i + 1u);
+		many[i] = names[i];
+	}
+	many[MAXPOS] = NULL;
+	assert_parse_ok(opt_only(&c, &res, many));
+	assert_int_equal(res.npos, MAXPOS);
+	many[MAXPOS] = names[MAXPOS];
+	many[MAXPOS + 1] = NULL;
+	char want[64];
+	snprintf(want, sizeof(want), "too many arguments at '%zu'", (size_t)MAXPOS + 1u);
+	expect_opt_error(many, want, NULL, NULL);
 }
 
 static void test_option_engine_marks_exactly_the_rows_given(void **state)
@@ -1250,6 +1266,7 @@ static void test_params_json_has_every_parameter_row_and_no_other(void **state)
 			break;
 		}
 		case OPT_STRING:
+		case OPT_STRLIST:
 		case OPT_LABEL:
 		case OPT_HELP:
 			print_error("'%s' is a parameter of a kind the test does not expect\n", o->name);
@@ -1273,7 +1290,8 @@ static void test_params_json_has_every_parameter_row_and_no_other(void **state)
 	assert_true(json_is_true(json_object_get(j, "co_correct")));
 	assert_true(json_is_false(json_object_get(j, "strict")));
 	assert_true(json_is_false(json_object_get(j, "no_pm_qos")));
-	static const char *const absent[] = { "json", "label", "labels", "quiet", "live", "help", "interval",
+	static const char *const absent[] = { "json", "label", "labels", "quiet", "live", "help", "interval", "db",
+					      "no_store",
 					      "co-correct", "fail-above" };
 	for (size_t i = 0; i < ARRAY_SIZE(absent); i++)
 		assert_null(json_object_get(j, absent[i]));

@@ -943,15 +943,25 @@ static size_t dir_entries(char names_out[][256], size_t max)
 	return n;
 }
 
-static void test_json_sink_commit_writes_the_file_and_leaves_no_temporary_file(void **state)
+/* The sink takes text: dump as the result writer does. */
+static int commit_doc(struct atomic_file *sink, const json_t *doc)
+{
+	char *text = result_json_dump(doc);
+	assert_non_null(text);
+	int r = json_file_commit(sink, text);
+	free(text);
+	return r;
+}
+
+static void test_json_file_commit_writes_the_file_and_leaves_no_temporary_file(void **state)
 {
 	(void)state;
-	struct json_sink sink;
+	struct atomic_file sink;
 	char path[256], names_found[4][256];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/out.json", tmpdir);
-	assert_int_equal(json_sink_open(path, &sink), 0);
+	assert_int_equal(atomic_file_open(path, &sink), 0);
 	assert_true(sink.fd >= 0);
 	assert_non_null(sink.tmp);
 	/* Opening proves the directory writable but does not create the target yet. */
@@ -961,8 +971,8 @@ static void test_json_sink_commit_writes_the_file_and_leaves_no_temporary_file(v
 
 	json_t *doc = json_pack("{s:s, s:i, s:[i,i]}", "schema", "x", "n", 3, "a", 1, 2);
 	assert_non_null(doc);
-	assert_int_equal(json_sink_commit(&sink, doc), 0);
-	json_sink_close(&sink);
+	assert_int_equal(commit_doc(&sink, doc), 0);
+	atomic_file_close(&sink);
 
 	assert_int_equal(dir_entries(names_found, 4), 1);
 	assert_string_equal(names_found[0], "out.json");
@@ -974,9 +984,9 @@ static void test_json_sink_commit_writes_the_file_and_leaves_no_temporary_file(v
 
 	/* Committing again replaces the file whole. */
 	json_t *doc2 = json_pack("{s:s}", "schema", "y");
-	assert_int_equal(json_sink_open(path, &sink), 0);
-	assert_int_equal(json_sink_commit(&sink, doc2), 0);
-	json_sink_close(&sink);
+	assert_int_equal(atomic_file_open(path, &sink), 0);
+	assert_int_equal(commit_doc(&sink, doc2), 0);
+	atomic_file_close(&sink);
 	back = json_load_file(path, 0, &jerr);
 	assert_non_null(back);
 	assert_true(json_equal(back, doc2));
@@ -988,29 +998,29 @@ static void test_json_sink_commit_writes_the_file_and_leaves_no_temporary_file(v
 	unlink(path);
 }
 
-static void test_json_sink_close_without_commit_leaves_no_file_at_all(void **state)
+static void test_atomic_file_close_without_commit_leaves_no_file_at_all(void **state)
 {
 	(void)state;
-	struct json_sink sink;
+	struct atomic_file sink;
 	char path[256], names_found[4][256];
 
 	snprintf(path, sizeof(path), "%s/never.json", tmpdir);
-	assert_int_equal(json_sink_open(path, &sink), 0);
+	assert_int_equal(atomic_file_open(path, &sink), 0);
 	assert_int_equal(dir_entries(names_found, 4), 1);       /* only the temporary file */
-	json_sink_close(&sink);
+	atomic_file_close(&sink);
 	assert_int_equal(dir_entries(names_found, 4), 0);
 	assert_int_equal(sink.fd, -1);
 	assert_null(sink.tmp);
 	assert_null(sink.path);
-	json_sink_close(&sink);         /* again: harmless */
+	atomic_file_close(&sink);         /* again: harmless */
 
 	/* An existing file is left as it was. */
 	FILE *f = fopen(path, "we");
 	assert_non_null(f);
 	fputs("old\n", f);
 	fclose(f);
-	assert_int_equal(json_sink_open(path, &sink), 0);
-	json_sink_close(&sink);
+	assert_int_equal(atomic_file_open(path, &sink), 0);
+	atomic_file_close(&sink);
 	assert_int_equal(dir_entries(names_found, 4), 1);
 	char buf[16] = { 0 };
 	f = fopen(path, "re");
@@ -1021,46 +1031,46 @@ static void test_json_sink_close_without_commit_leaves_no_file_at_all(void **sta
 	unlink(path);
 }
 
-static void test_json_sink_open_fails_in_a_missing_directory_and_on_a_directory(void **state)
+static void test_atomic_file_open_fails_in_a_missing_directory_and_on_a_directory(void **state)
 {
 	(void)state;
-	struct json_sink sink, before;
+	struct atomic_file sink, before;
 	char path[256], names_found[4][256];
 
 	memset(&sink, 0x5a, sizeof(sink));
 	before = sink;
 	snprintf(path, sizeof(path), "%s/no-such-dir/out.json", tmpdir);
-	assert_int_equal(json_sink_open(path, &sink), -ENOENT);
+	assert_int_equal(atomic_file_open(path, &sink), -ENOENT);
 	assert_memory_equal(&sink, &before, sizeof(sink));      /* untouched on failure */
 
-	assert_int_equal(json_sink_open(tmpdir, &sink), -EISDIR);
+	assert_int_equal(atomic_file_open(tmpdir, &sink), -EISDIR);
 	snprintf(path, sizeof(path), "%s/", tmpdir);
-	assert_int_equal(json_sink_open(path, &sink), -EISDIR);
+	assert_int_equal(atomic_file_open(path, &sink), -EISDIR);
 	snprintf(path, sizeof(path), "%s/.", tmpdir);
-	assert_int_equal(json_sink_open(path, &sink), -EISDIR);
+	assert_int_equal(atomic_file_open(path, &sink), -EISDIR);
 	assert_memory_equal(&sink, &before, sizeof(sink));
 	assert_int_equal(dir_entries(names_found, 4), 0);
 }
 
-static void test_json_sink_commit_after_close_is_refused(void **state)
+static void test_json_file_commit_after_close_is_refused(void **state)
 {
 	(void)state;
-	struct json_sink sink;
+	struct atomic_file sink;
 	char path[256], names_found[4][256];
 
 	snprintf(path, sizeof(path), "%s/late.json", tmpdir);
-	assert_int_equal(json_sink_open(path, &sink), 0);
-	json_sink_close(&sink);
+	assert_int_equal(atomic_file_open(path, &sink), 0);
+	atomic_file_close(&sink);
 	json_t *doc = json_object();
-	assert_int_equal(json_sink_commit(&sink, doc), -EBADF);
+	assert_int_equal(commit_doc(&sink, doc), -EBADF);
 	json_decref(doc);
 	assert_int_equal(dir_entries(names_found, 4), 0);
 }
 
-static void test_json_sink_close_on_a_zeroed_sink_closes_no_descriptor(void **state)
+static void test_atomic_file_close_on_a_zeroed_sink_closes_no_descriptor(void **state)
 {
 	(void)state;
-	struct json_sink sink;
+	struct atomic_file sink;
 	int saved = dup(0);
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
@@ -1069,7 +1079,7 @@ static void test_json_sink_close_on_a_zeroed_sink_closes_no_descriptor(void **st
 	assert_true(dup2(fd, 0) == 0);
 	close(fd);
 	memset(&sink, 0, sizeof(sink));
-	json_sink_close(&sink);
+	atomic_file_close(&sink);
 	bool still_open = fcntl(0, F_GETFD) != -1;
 	/* Put standard input back before judging. */
 	if (saved >= 0) {
@@ -1099,11 +1109,11 @@ int main(void)
 		cmocka_unit_test(test_a_note_cut_inside_a_multibyte_character_still_makes_valid_json),
 		cmocka_unit_test(test_result_to_json_describes_every_cpu_and_the_merged_row),
 		cmocka_unit_test(test_result_to_json_keeps_the_params_object),
-		cmocka_unit_test(test_json_sink_commit_writes_the_file_and_leaves_no_temporary_file),
-		cmocka_unit_test(test_json_sink_close_without_commit_leaves_no_file_at_all),
-		cmocka_unit_test(test_json_sink_open_fails_in_a_missing_directory_and_on_a_directory),
-		cmocka_unit_test(test_json_sink_commit_after_close_is_refused),
-		cmocka_unit_test(test_json_sink_close_on_a_zeroed_sink_closes_no_descriptor),
+		cmocka_unit_test(test_json_file_commit_writes_the_file_and_leaves_no_temporary_file),
+		cmocka_unit_test(test_atomic_file_close_without_commit_leaves_no_file_at_all),
+		cmocka_unit_test(test_atomic_file_open_fails_in_a_missing_directory_and_on_a_directory),
+		cmocka_unit_test(test_json_file_commit_after_close_is_refused),
+		cmocka_unit_test(test_atomic_file_close_on_a_zeroed_sink_closes_no_descriptor),
 	};
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

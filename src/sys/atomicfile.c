@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "result/json.h"
+#include "sys/atomicfile.h"
 
 static int fsync_dir_of(const char *path)
 {
@@ -23,10 +23,10 @@ static int fsync_dir_of(const char *path)
 	return r;
 }
 
-int json_sink_open(const char *path, struct json_sink *ret)
+int atomic_file_open(const char *path, struct atomic_file *ret)
 {
 	struct stat st;
-	struct json_sink s = { .fd = -1 };
+	struct atomic_file s = { .fd = -1 };
 	char *dcopy = NULL, *bcopy = NULL;
 	int r;
 
@@ -61,30 +61,46 @@ fail:
 	return r;
 }
 
-int json_sink_commit(struct json_sink *sink, const json_t *doc)
+static int write_all(int fd, const char *buf, size_t len)
 {
-	if (sink->fd < 0)
-		return -EBADF;
-	if (json_dumpfd(doc, sink->fd, JSON_INDENT(1) | JSON_REAL_PRECISION(12)) < 0)
-		return -EIO;
-	ssize_t n = write(sink->fd, "\n", 1);
-	if (n < 0 || fsync(sink->fd) < 0)
-		return -errno;
-	if (n != 1)
-		return -EIO;
-	if (close(sink->fd) < 0) {
-		sink->fd = -1;
-		return -errno;
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		len -= (size_t)n;
 	}
-	sink->fd = -1;
-	if (rename(sink->tmp, sink->path) < 0)
-		return -errno;
-	free(sink->tmp);
-	sink->tmp = NULL;
-	return fsync_dir_of(sink->path);
+	return 0;
 }
 
-void json_sink_close(struct json_sink *sink)
+int atomic_file_write(struct atomic_file *f, const void *data, size_t len)
+{
+	return f->fd < 0 ? -EBADF : write_all(f->fd, data, len);
+}
+
+int atomic_file_commit(struct atomic_file *f)
+{
+	if (f->fd < 0)
+		return -EBADF;
+	if (fsync(f->fd) < 0)
+		return -errno;
+	if (close(f->fd) < 0) {
+		f->fd = -1;
+		return -errno;
+	}
+	f->fd = -1;
+	if (rename(f->tmp, f->path) < 0)
+		return -errno;
+	free(f->tmp);
+	f->tmp = NULL;
+	return fsync_dir_of(f->path);
+}
+
+void atomic_file_close(struct atomic_file *sink)
 {
 	/* An open sink always has its temporary file; a zeroed one has fd 0, which is not ours. */
 	if (sink->tmp && sink->fd >= 0)

@@ -1,0 +1,142 @@
+/* latscope export: stored runs for other tools (Prometheus, scripts). */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "cli/storecmd.h"
+#include "report/openmetrics.h"
+#include "result/json.h"
+
+enum { EXPORT_OPENMETRICS, EXPORT_JSON };
+static const char *const export_formats[] = { "openmetrics", "json", NULL };
+
+struct export_cmd {
+	int format;
+	const char *output;
+	const char *db;
+	bool help;
+};
+
+static const struct opt export_opts[] = {
+	{ "format", 0, OPT_ENUM, offsetof(struct export_cmd, format), .choices = export_formats,
+	  .help = "openmetrics: Prometheus/OpenMetrics text for node_exporter's textfile collector; "
+		  "json: an array of the stored results" },
+	{ "output", 'o', OPT_STRING, offsetof(struct export_cmd, output), .metavar = "FILE",
+	  .help = "write to FILE (replaced whole) instead of standard output" },
+	DB_OPT(struct export_cmd),
+	{ "help", 'h', OPT_HELP, offsetof(struct export_cmd, help), .help = "show this help" },
+};
+
+static const struct cmd_spec export_spec = {
+	.name = "export",
+	.synopsis = "ID... [--format openmetrics|json] [-o FILE] [--db PATH]",
+	.about = "Write stored runs for other tools.  For a fleet, write OpenMetrics into node_exporter's\n"
+		 "textfile directory (-o /var/lib/node_exporter/textfile/latscope.prom) and let Prometheus collect it.",
+	.opts = export_opts,
+	.nopts = sizeof(export_opts) / sizeof(export_opts[0]),
+	.help_offset = offsetof(struct export_cmd, help),
+	.min_pos = 1,
+	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
+	.pos_name = "run id",
+};
+
+static int write_json(FILE *out, struct store *st, const int64_t *ids, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < n; i++) {
+		struct store_error serr;
+		json_error_t jerr;
+		char *text;
+		if (store_get(st, ids[i], &text, &serr) < 0) {
+			fprintf(stderr, "latscope export: %s\n", serr.msg);
+			json_decref(arr);
+			return EXIT_ERROR;
+		}
+		json_t *doc = json_loads(text, 0, &jerr);
+		free(text);
+		if (!doc || json_object_set_new(doc, "id", json_integer(ids[i])) < 0 || json_array_append_new(arr, doc) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	char *text = arr ? result_json_dump(arr) : NULL;
+	json_decref(arr);
+	if (!text) {
+		fprintf(stderr, "latscope export: out of memory\n");
+		return EXIT_ERROR;
+	}
+	fprintf(out, "%s\n", text);
+	free(text);
+	return EXIT_OK;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_cmd c = { 0 };
+	struct opt_result given;
+	struct opt_error err;
+	struct store *st = NULL;
+	struct result *res = NULL;
+	struct atomic_file sink = { .fd = -1 };
+	int64_t *ids = NULL;
+	size_t n = 0;
+	FILE *out = stdout;
+	char *buf = NULL;
+	size_t buflen = 0;
+	int code = storecmd_parse(&export_spec, argc, argv, &c, &given), r;
+
+	if (code >= 0)
+		return code;
+	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
+		return storecmd_usage("export", err.msg);
+	if (c.output) {
+		/* Collected in memory, then written whole: a scraper never reads half a file. */
+		if ((r = atomic_file_open(c.output, &sink)) < 0) {
+			char msg[320];
+			snprintf(msg, sizeof(msg), "option '--output': cannot write '%s': %s", c.output, strerror(-r));
+			free(ids);
+			return storecmd_usage("export", msg);
+		}
+		out = open_memstream(&buf, &buflen);
+		if (!out) {
+			code = EXIT_ERROR;
+			goto done;
+		}
+	}
+	if ((code = storecmd_open("export", c.db, STORE_READONLY, &st)) != EXIT_OK)
+		goto done;
+	if (c.format == EXPORT_JSON) {
+		code = write_json(out, st, ids, n);
+	} else if ((code = storecmd_load("export", st, ids, n, &res)) == EXIT_OK) {
+		const struct result **list = calloc(n, sizeof(*list));
+		if (!list)
+			code = EXIT_ERROR;
+		for (size_t i = 0; list && i < n; i++)
+			list[i] = &res[i];
+		if (list && openmetrics_write(out, list, ids, n) < 0) {
+			fprintf(stderr, "latscope export: cannot write the metrics\n");
+			code = EXIT_ERROR;
+		}
+		free(list);
+		storecmd_free_results(res, n);
+	}
+done:
+	if (c.output && out) {
+		fclose(out);
+		out = NULL;
+		if (code == EXIT_OK && ((r = atomic_file_write(&sink, buf ? buf : "", buflen)) < 0 ||
+					(r = atomic_file_commit(&sink)) < 0)) {
+			fprintf(stderr, "latscope export: cannot write '%s': %s\n", c.output, strerror(-r));
+			code = EXIT_ERROR;
+		}
+	}
+	free(buf);
+	atomic_file_close(&sink);
+	store_close(st);
+	free(ids);
+	return code;
+}

@@ -1,0 +1,115 @@
+/* latscope merge: several runs of one probe as one exact result. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "cli/storecmd.h"
+#include "report/text.h"
+#include "result/json.h"
+#include "result/merge.h"
+
+struct merge_cmd {
+	const char *json_path;
+	bool no_store;
+	bool quiet;
+	const char *db;
+	bool help;
+};
+
+static const struct opt merge_opts[] = {
+	{ "json", 0, OPT_STRING, offsetof(struct merge_cmd, json_path), .metavar = "FILE",
+	  .help = "write the merged result as JSON to FILE" },
+	{ "no-store", 0, OPT_FLAG, offsetof(struct merge_cmd, no_store), .help = "do not keep the merged result in the store" },
+	{ "quiet", 'q', OPT_FLAG, offsetof(struct merge_cmd, quiet), .help = "print nothing but errors" },
+	DB_OPT(struct merge_cmd),
+	{ "help", 'h', OPT_HELP, offsetof(struct merge_cmd, help), .help = "show this help" },
+};
+
+static const struct cmd_spec merge_spec = {
+	.name = "merge",
+	.synopsis = "ID... [--json FILE] [--no-store] [-q] [--db PATH]",
+	.about = "Merge runs of one probe, for example the same probe on many hosts, into one result: histograms\n"
+		 "and statistics add up exactly.  CPUs are merged by number, windows by their index in each run.\n"
+		 "The merged result is stored as a new run (its host reads \"merged: ...\").",
+	.opts = merge_opts,
+	.nopts = sizeof(merge_opts) / sizeof(merge_opts[0]),
+	.help_offset = offsetof(struct merge_cmd, help),
+	.min_pos = 1,
+	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
+	.pos_name = "run id",
+};
+
+int cmd_merge(int argc, char **argv)
+{
+	struct merge_cmd c = { 0 };
+	struct opt_result given;
+	struct opt_error err;
+	struct store *st = NULL;
+	struct result *in = NULL, out;
+	struct atomic_file sink = { .fd = -1 };
+	int64_t *ids = NULL;
+	size_t n = 0;
+	bool merged = false;
+	char msg[320];
+	int code = storecmd_parse(&merge_spec, argc, argv, &c, &given), r;
+
+	if (code >= 0)
+		return code;
+	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
+		return storecmd_usage("merge", err.msg);
+	if (c.json_path && (r = atomic_file_open(c.json_path, &sink)) < 0) {
+		snprintf(msg, sizeof(msg), "option '--json': cannot write '%s': %s", c.json_path, strerror(-r));
+		free(ids);
+		return storecmd_usage("merge", msg);
+	}
+	if ((code = storecmd_open("merge", c.db, c.no_store ? STORE_READONLY : 0, &st)) != EXIT_OK)
+		goto out;
+	if ((code = storecmd_load("merge", st, ids, n, &in)) != EXIT_OK) {
+		in = NULL;
+		goto out;
+	}
+	if ((r = result_merge(in, ids, n, &out, msg, sizeof(msg))) < 0) {
+		fprintf(stderr, "latscope merge: %s\n", msg);
+		code = r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
+		goto out;
+	}
+	merged = true;
+	json_t *doc = result_to_json(&out);
+	char *text = doc ? result_json_dump(doc) : NULL;
+	json_decref(doc);
+	if (!text) {
+		fprintf(stderr, "latscope merge: out of memory\n");
+		code = EXIT_ERROR;
+		goto out;
+	}
+	if (!c.quiet)
+		text_result(stdout, &out, 0);
+	if (c.json_path && (r = json_file_commit(&sink, text)) < 0) {
+		fprintf(stderr, "latscope merge: cannot write '%s': %s\n", c.json_path, strerror(-r));
+		code = EXIT_ERROR;
+	}
+	if (!c.no_store) {
+		struct store_error serr;
+		int64_t id;
+		r = store_put(st, text, &id, &serr);
+		if (r == -EEXIST && !c.quiet)
+			printf("this merge is already stored as run %lld\n", (long long)id);
+		else if (r < 0) {
+			fprintf(stderr, "latscope merge: cannot store the merged result: %s\n", serr.msg);
+			code = EXIT_ERROR;
+		} else if (!c.quiet)
+			printf("stored as run %lld in %s\n", (long long)id, store_path(st));
+	}
+	free(text);
+out:
+	if (merged)
+		result_free(&out);
+	atomic_file_close(&sink);
+	storecmd_free_results(in, in ? n : 0);
+	store_close(st);
+	free(ids);
+	return code;
+}

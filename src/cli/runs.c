@@ -1,0 +1,106 @@
+/* latscope runs: one line per stored run. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "cli/storecmd.h"
+#include "core/nstime.h"
+#include "report/text.h"
+
+struct runs_cmd {
+	const char *probe;
+	struct labels labels;
+	const char *since;
+	uint64_t limit;
+	const char *db;
+	bool help;
+};
+
+static const struct opt runs_opts[] = {
+	{ "probe", 0, OPT_STRING, offsetof(struct runs_cmd, probe), .metavar = "PROBE",
+	  .help = "only runs of this probe (timer, ...)" },
+	{ "label", 0, OPT_LABEL, offsetof(struct runs_cmd, labels), .help = "only runs with this label; repeatable" },
+	{ "since", 0, OPT_STRING, offsetof(struct runs_cmd, since), .metavar = "WHEN",
+	  .help = "only runs started since WHEN: a UTC date (2026-11-30), date and time (2026-11-30T08:00:00), "
+		  "or a duration ago (2h, 7d)" },
+	{ "limit", 'n', OPT_UINT, offsetof(struct runs_cmd, limit), .min = 1, .max = 1000000,
+	  .help = "only the newest N runs" },
+	DB_OPT(struct runs_cmd),
+	{ "help", 'h', OPT_HELP, offsetof(struct runs_cmd, help), .help = "show this help" },
+};
+
+static const struct cmd_spec runs_spec = {
+	.name = "runs",
+	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--db PATH]",
+	.about = "List the stored runs, oldest first: id, start time (UTC), probe, host, headline figures of the\n"
+		 "leading metric in microseconds, and labels.",
+	.opts = runs_opts,
+	.nopts = sizeof(runs_opts) / sizeof(runs_opts[0]),
+	.help_offset = offsetof(struct runs_cmd, help),
+	.pos_name = "argument",
+};
+
+/* WHEN as CLOCK_REALTIME ns: a UTC date or date-time, or a duration before now. */
+static int parse_since(const char *text, uint64_t now_ns, uint64_t *ret)
+{
+	static const char *const formats[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M",
+					       "%Y-%m-%d %H:%M", "%Y-%m-%d" };
+	uint64_t ago;
+
+	if (parse_duration(text, 0, &ago) == 0) {
+		*ret = ago < now_ns ? now_ns - ago : 0;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		struct tm tm;
+		memset(&tm, 0, sizeof(tm));
+		const char *end = strptime(text, formats[i], &tm);
+		if (!end || *end)
+			continue;
+		time_t t = timegm(&tm);
+		if (t < 0)
+			return -ERANGE;
+		*ret = (uint64_t)t * NS_PER_SEC;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int cmd_runs(int argc, char **argv)
+{
+	struct runs_cmd c = { 0 };
+	struct opt_result given;
+	struct run_filter f = { 0 };
+	struct store *st = NULL;
+	struct store_error serr;
+	struct run_info *runs = NULL;
+	size_t n = 0;
+	int code = storecmd_parse(&runs_spec, argc, argv, &c, &given);
+
+	if (code >= 0)
+		return code;
+	if (c.since && parse_since(c.since, realtime_ns(), &f.since_ns) < 0) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "option '--since': '%s' is not a date (2026-11-30), a date and time "
+			 "(2026-11-30T08:00:00) or a duration (2h)", c.since);
+		return storecmd_usage("runs", msg);
+	}
+	f.probe = c.probe;
+	f.labels = c.labels;
+	f.limit = c.limit;
+	if ((code = storecmd_open("runs", c.db, STORE_READONLY, &st)) != EXIT_OK)
+		return code;
+	if (store_list(st, &f, &runs, &n, &serr) < 0) {
+		fprintf(stderr, "latscope runs: %s\n", serr.msg);
+		store_close(st);
+		return EXIT_ERROR;
+	}
+	text_runs(stdout, runs, n);
+	free(runs);
+	store_close(st);
+	return EXIT_OK;
+}

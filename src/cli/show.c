@@ -1,0 +1,98 @@
+/* latscope show: one stored run, whole. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "cli/storecmd.h"
+#include "report/text.h"
+#include "result/json.h"
+
+struct show_cmd {
+	bool json;
+	const char *db;
+	bool help;
+};
+
+static const struct opt show_opts[] = {
+	{ "json", 0, OPT_FLAG, offsetof(struct show_cmd, json),
+	  .help = "print the result as JSON, as --json wrote it at run time, with the run's \"id\" added" },
+	DB_OPT(struct show_cmd),
+	{ "help", 'h', OPT_HELP, offsetof(struct show_cmd, help), .help = "show this help" },
+};
+
+static const struct cmd_spec show_spec = {
+	.name = "show",
+	.synopsis = "ID [--json] [--db PATH]",
+	.about = "Print a stored run: where and how it ran, its notes, and its summary table.",
+	.opts = show_opts,
+	.nopts = sizeof(show_opts) / sizeof(show_opts[0]),
+	.help_offset = offsetof(struct show_cmd, help),
+	.min_pos = 1,
+	.max_pos = 1,
+	.pos_name = "run id",
+};
+
+static int print_json(const char *text, int64_t id)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(text, 0, &jerr);
+	char *out = NULL;
+
+	if (doc && json_object_set_new(doc, "id", json_integer(id)) == 0)
+		out = result_json_dump(doc);
+	json_decref(doc);
+	if (!out) {
+		fprintf(stderr, "latscope show: run %lld cannot be printed: %s\n", (long long)id,
+			doc ? "out of memory" : jerr.text);
+		return EXIT_ERROR;
+	}
+	puts(out);
+	free(out);
+	return EXIT_OK;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	struct show_cmd c = { 0 };
+	struct opt_result given;
+	struct opt_error err;
+	struct store *st = NULL;
+	struct result *res = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int code = storecmd_parse(&show_spec, argc, argv, &c, &given);
+
+	if (code >= 0)
+		return code;
+	if (storecmd_parse_ids(given.pos, 1, &ids, &n, &err) < 0 || n != 1) {
+		free(ids);
+		return storecmd_usage("show", n > 1 ? "one run id, please" : err.msg);
+	}
+	if ((code = storecmd_open("show", c.db, STORE_READONLY, &st)) != EXIT_OK)
+		goto out;
+	if (c.json) {
+		struct store_error serr;
+		char *text = NULL;
+		int r = store_get(st, ids[0], &text, &serr);
+		if (r < 0) {
+			fprintf(stderr, "latscope show: %s\n", serr.msg);
+			code = r == -ENOENT ? EXIT_USAGE : EXIT_ERROR;
+		} else {
+			code = print_json(text, ids[0]);
+		}
+		free(text);
+		goto out;
+	}
+	if ((code = storecmd_load("show", st, ids, 1, &res)) != EXIT_OK)
+		goto out;
+	text_result(stdout, res, ids[0]);
+	storecmd_free_results(res, 1);
+out:
+	store_close(st);
+	free(ids);
+	return code;
+}

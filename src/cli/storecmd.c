@@ -1,0 +1,175 @@
+#include "cli/storecmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/exitcode.h"
+#include "cli/storepath.h"
+#include "core/parse.h"
+#include "result/json.h"
+
+int storecmd_usage(const char *name, const char *msg)
+{
+	fprintf(stderr, "latscope %s: %s\nTry 'latscope %s --help'.\n", name, msg, name);
+	return EXIT_USAGE;
+}
+
+int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *params, struct opt_result *ret)
+{
+	struct opt_error err;
+
+	if (opt_parse(spec->opts, spec->nopts, argc, argv, params, ret, &err) < 0)
+		return storecmd_usage(spec->name, err.msg);
+	if (*(bool *)(void *)((char *)params + spec->help_offset)) {
+		printf("Usage: latscope %s %s\n\n%s\n\nOptions:\n", spec->name, spec->synopsis, spec->about);
+		opt_print_help(stdout, spec->opts, spec->nopts, params);
+		printf("\nExit status: 0 done, 1 error, 2 bad usage%s.\n",
+		       strcmp(spec->name, "compare") == 0 ? ", 3 a --fail-if gate failed" : "");
+		return EXIT_OK;
+	}
+	if (ret->npos < spec->min_pos) {
+		snprintf(err.msg, sizeof(err.msg), "missing %s", spec->pos_name);
+		return storecmd_usage(spec->name, err.msg);
+	}
+	if (ret->npos > spec->max_pos) {
+		snprintf(err.msg, sizeof(err.msg), "unexpected argument '%s'", ret->pos[spec->max_pos]);
+		return storecmd_usage(spec->name, err.msg);
+	}
+	return -1;
+}
+
+int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct store **ret)
+{
+	char path[4096];
+	bool chosen;
+	struct store_error err;
+	int r = store_path_resolve(db_opt, path, sizeof(path), &chosen);
+
+	if (r == -ENOENT) {
+		fprintf(stderr, "latscope %s: no store: HOME is not set; use --db PATH or LATSCOPE_DB\n", name);
+		return EXIT_USAGE;
+	}
+	if (r < 0) {
+		fprintf(stderr, "latscope %s: the store's path is too long\n", name);
+		return EXIT_USAGE;
+	}
+	r = store_open(path, flags, ret, &err);
+	if (r == 0)
+		return EXIT_OK;
+	fprintf(stderr, "latscope %s: %s\n", name, err.msg);
+	/* A path the user named that cannot serve is their input; the rest is ours. */
+	return r == -ENOENT || (chosen && (r == -EINVAL || r == -EACCES)) ? EXIT_USAGE : EXIT_ERROR;
+}
+
+static int parse_id(const char *s, size_t len, int64_t *ret)
+{
+	char buf[32];
+	uint64_t v;
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (parse_u64(buf, &v) < 0 || v == 0 || v > INT64_MAX)
+		return -EINVAL;
+	*ret = (int64_t)v;
+	return 0;
+}
+
+static int push_id(int64_t **ids, size_t *n, size_t *cap, int64_t id)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*ids)[i] == id)
+			return 0;       /* named twice: once is enough */
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2u : 16u;
+		int64_t *grown = realloc(*ids, c * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		*ids = grown;
+		*cap = c;
+	}
+	(*ids)[(*n)++] = id;
+	return 0;
+}
+
+#define MAX_RANGE 100000
+
+int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, size_t *ret_n, struct opt_error *err)
+{
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t a = 0; a < nargs; a++) {
+		const char *p = args[a];
+		for (;;) {
+			size_t len = strcspn(p, ",");
+			const char *dash = memchr(p, '-', len);
+			int64_t lo, hi;
+			if (dash ? parse_id(p, (size_t)(dash - p), &lo) < 0 || parse_id(dash + 1, len - (size_t)(dash - p) - 1u, &hi) < 0
+				 : parse_id(p, len, &lo) < 0) {
+				snprintf(err->msg, sizeof(err->msg), "'%s' is not a run id or a range of them (such as 12, 3-7, 3,5)", args[a]);
+				goto fail;
+			}
+			if (!dash)
+				hi = lo;
+			if (hi < lo || hi - lo >= MAX_RANGE) {
+				snprintf(err->msg, sizeof(err->msg), "'%s': the range is reversed or longer than %d runs", args[a], MAX_RANGE);
+				goto fail;
+			}
+			for (int64_t id = lo; id <= hi; id++)
+				if (push_id(&ids, &n, &cap, id) < 0) {
+					snprintf(err->msg, sizeof(err->msg), "out of memory");
+					goto fail;
+				}
+			if (p[len] == '\0')
+				break;
+			p += len + 1u;
+		}
+	}
+	*ret = ids;
+	*ret_n = n;
+	return 0;
+fail:
+	free(ids);
+	return -EINVAL;
+}
+
+int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t n, struct result **ret)
+{
+	struct result *res = calloc(n ? n : 1, sizeof(*res));
+	struct store_error serr;
+	char err[256];
+
+	if (!res) {
+		fprintf(stderr, "latscope %s: out of memory\n", name);
+		return EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *text = NULL;
+		int r = store_get(st, ids[i], &text, &serr);
+		if (r == 0) {
+			r = result_from_text(text, strlen(text), &res[i], err, sizeof(err));
+			free(text);
+			if (r < 0)
+				snprintf(serr.msg, sizeof(serr.msg), "run %lld cannot be read back: %s", (long long)ids[i], err);
+		}
+		if (r < 0) {
+			fprintf(stderr, "latscope %s: %s\n", name, serr.msg);
+			storecmd_free_results(res, i);
+			return r == -ENOENT ? EXIT_USAGE : EXIT_ERROR;
+		}
+	}
+	*ret = res;
+	return EXIT_OK;
+}
+
+void storecmd_free_results(struct result *res, size_t n)
+{
+	if (!res)
+		return;
+	for (size_t i = 0; i < n; i++)
+		result_free(&res[i]);
+	free(res);
+}

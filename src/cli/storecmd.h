@@ -1,0 +1,54 @@
+/* What the commands that work with stored runs share. */
+#ifndef LATSCOPE_CLI_STORECMD_H
+#define LATSCOPE_CLI_STORECMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli/opt.h"
+#include "result/result.h"
+#include "store/store.h"
+
+/* The --db option of a command whose params struct T has a member db. */
+#define DB_OPT(T) \
+	{ "db", 0, OPT_STRING, offsetof(T, db), .metavar = "PATH", \
+	  .help = "the store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }
+
+/*
+ * Open the store for command name, saying why not on stderr.  Returns an exit
+ * status: EXIT_OK with *ret set, or EXIT_USAGE / EXIT_ERROR.
+ */
+int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct store **ret);
+
+/*
+ * Run ids as given on the command line: "12", "3-7", "3,5,9" and any mix of
+ * arguments.  -EINVAL with err filled; *ret is malloc'ed.
+ */
+int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, size_t *ret_n, struct opt_error *err);
+
+/* Load and check the stored results of ids (an array of n results, malloc'ed).
+ * Prints what is wrong; returns an exit status. */
+int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t n, struct result **ret);
+void storecmd_free_results(struct result *res, size_t n);
+
+/* Usage error: the message, then the hint to --help. */
+int storecmd_usage(const char *name, const char *msg);
+
+struct cmd_spec {
+	const char *name;
+	const char *synopsis;
+	const char *about;              /* printed under the synopsis by --help */
+	const struct opt *opts;
+	size_t nopts;
+	size_t help_offset;             /* the bool --help sets */
+	size_t min_pos, max_pos;        /* positional arguments allowed */
+	const char *pos_name;           /* what they are, for messages ("run id") */
+};
+
+/*
+ * Parse argv for a command without measurements.  Returns -1 to go on, or
+ * an exit status to return at once (after --help, or a usage error).
+ */
+int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *params, struct opt_result *ret);
+
+#endif

@@ -1,0 +1,578 @@
+/*
+ * Reading a result back from its JSON: what import, compare, merge and export
+ * build on.  Input may come from anywhere, so every value is checked and the
+ * first problem is named by its path in the document.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "result/json.h"
+
+struct reader {
+	char *err;
+	size_t errlen;
+	char path[160];
+};
+
+static int bad(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(struct reader *rd, const char *fmt, ...)
+{
+	char what[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(rd->err, rd->errlen, "%s%s%s", rd->path, rd->path[0] ? ": " : "", what);
+	return -EINVAL;
+}
+
+/* Descend into key (or [index] when key is NULL) for messages. */
+static size_t enter(struct reader *rd, const char *key, size_t index)
+{
+	size_t len = strlen(rd->path);
+	if (key)
+		snprintf(rd->path + len, sizeof(rd->path) - len, "%s%s", len ? "." : "", key);
+	else
+		snprintf(rd->path + len, sizeof(rd->path) - len, "[%zu]", index);
+	return len;
+}
+
+static void leave(struct reader *rd, size_t len)
+{
+	rd->path[len] = '\0';
+}
+
+static const json_t *need(struct reader *rd, const json_t *o, const char *key, json_type type)
+{
+	static const char *const names[] = { "an object", "an array", "a string", "an integer", "a number",
+					     "a boolean", "a boolean", "null" };
+	const json_t *v = json_object_get(o, key);
+	if (!v || json_typeof(v) != type) {
+		if (!(type == JSON_TRUE && v && json_is_boolean(v))) {
+			size_t at = enter(rd, key, 0);
+			bad(rd, v ? "is not %s" : "is missing (%s expected)", names[type]);
+			leave(rd, at);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+static int get_u64(struct reader *rd, const json_t *o, const char *key, uint64_t *ret)
+{
+	const json_t *v = need(rd, o, key, JSON_INTEGER);
+	if (!v)
+		return -EINVAL;
+	if (json_integer_value(v) < 0) {
+		size_t at = enter(rd, key, 0);
+		int r = bad(rd, "is negative");
+		leave(rd, at);
+		return r;
+	}
+	*ret = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int get_real(struct reader *rd, const json_t *o, const char *key, double *ret)
+{
+	const json_t *v = json_object_get(o, key);
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0) {
+		size_t at = enter(rd, key, 0);
+		int r = bad(rd, v ? "is not a non-negative number" : "is missing");
+		leave(rd, at);
+		return r;
+	}
+	*ret = json_number_value(v);
+	return 0;
+}
+
+static int get_bool(struct reader *rd, const json_t *o, const char *key, bool *ret)
+{
+	const json_t *v = need(rd, o, key, JSON_TRUE);
+	if (!v)
+		return -EINVAL;
+	*ret = json_is_true(v);
+	return 0;
+}
+
+static int get_str(struct reader *rd, const json_t *o, const char *key, char *buf, size_t size)
+{
+	const json_t *v = need(rd, o, key, JSON_STRING);
+	if (!v)
+		return -EINVAL;
+	/* Cut at a character boundary: the text may go back into JSON. */
+	size_t len = strlen(json_string_value(v));
+	if (len >= size) {
+		len = size - 1u;
+		while (len > 0 && ((unsigned char)json_string_value(v)[len] & 0xc0u) == 0x80u)
+			len--;
+	}
+	memcpy(buf, json_string_value(v), len);
+	buf[len] = '\0';
+	return 0;
+}
+
+static int read_stats(struct reader *rd, const json_t *o, struct stats *st)
+{
+	uint64_t n, mn, mx;
+	double mean, sd;
+	int r;
+	if ((r = get_u64(rd, o, "count", &n)) < 0 || (r = get_u64(rd, o, "min_ns", &mn)) < 0 ||
+	    (r = get_u64(rd, o, "max_ns", &mx)) < 0 || (r = get_real(rd, o, "mean_ns", &mean)) < 0 ||
+	    (r = get_real(rd, o, "stddev_ns", &sd)) < 0)
+		return r;
+	if (n && (mn > mx || mean < (double)mn * (1 - 1e-9) || mean > (double)mx * (1 + 1e-9) + 1e-9))
+		return bad(rd, "min, mean and max are not in order");
+	/* Values in [min, max] spread (max - min) / 2 at most; past it, sd * sd * n could
+	 * be infinite and the result could not be written back. */
+	double sd_max = ((double)mx - (double)mn) / 2.0;
+	if (n && sd > sd_max * 1.001 + 1.0)
+		return bad(rd, "stddev_ns is larger than min and max allow");
+	if (sd > sd_max)
+		sd = sd_max;            /* the writer's rounding: keep it from growing on each round trip */
+	stats_reset(st);
+	if (n == 0)
+		return 0;
+	st->n = n;
+	st->min = mn;
+	st->max = mx;
+	st->mean = mean;
+	st->m2 = sd * sd * (double)n;   /* stored as the population deviation */
+	return 0;
+}
+
+/* One [low, high, count] triple of our layout. */
+static int read_bucket(struct reader *rd, const json_t *row, unsigned *ret_index, uint64_t *ret_count)
+{
+	json_int_t v[3];
+	if (!json_is_array(row) || json_array_size(row) != 3)
+		return bad(rd, "is not [low_ns, high_ns, count]");
+	for (size_t i = 0; i < 3; i++) {
+		const json_t *x = json_array_get(row, i);
+		if (!json_is_integer(x) || json_integer_value(x) < 0)
+			return bad(rd, "is not [low_ns, high_ns, count] of non-negative integers");
+		v[i] = json_integer_value(x);
+	}
+	unsigned idx = hist_index((uint64_t)v[0]);
+	if (hist_bucket_low(idx) != (uint64_t)v[0] || hist_bucket_high(idx) != (uint64_t)v[1])
+		return bad(rd, "[%lld, %lld] is not a bucket of latscope's histogram layout", (long long)v[0],
+			   (long long)v[1]);
+	if (v[2] == 0)
+		return bad(rd, "has a zero count");
+	*ret_index = idx;
+	*ret_count = (uint64_t)v[2];
+	return 0;
+}
+
+/* Buckets of a histogram object, strictly increasing, adding up to want. */
+static int read_buckets(struct reader *rd, const json_t *h, uint64_t want, struct hist *dense, struct sparse_hist *sparse)
+{
+	const json_t *buckets = need(rd, h, "buckets", JSON_ARRAY);
+	uint64_t total = 0;
+	int last = -1, r = 0;
+	size_t i, at0;
+	const json_t *row;
+
+	if (!buckets)
+		return -EINVAL;
+	at0 = enter(rd, "buckets", 0);
+	if (sparse) {
+		sparse->n = 0;
+		sparse->b = json_array_size(buckets) ? malloc(json_array_size(buckets) * sizeof(*sparse->b)) : NULL;
+		if (json_array_size(buckets) && !sparse->b) {
+			leave(rd, at0);
+			return -ENOMEM;
+		}
+	}
+	json_array_foreach(buckets, i, row) {
+		unsigned idx = 0;
+		uint64_t count = 0;
+		size_t at = enter(rd, NULL, i);
+		r = read_bucket(rd, row, &idx, &count);
+		if (r == 0 && (int)idx <= last)
+			r = bad(rd, "buckets are not in increasing order");
+		if (r == 0 && __builtin_add_overflow(total, count, &total))
+			r = bad(rd, "counts overflow");
+		leave(rd, at);
+		if (r < 0)
+			break;
+		last = (int)idx;
+		if (dense) {
+			dense->counts[idx] += count;
+			dense->total += count;
+		}
+		if (sparse)
+			sparse->b[sparse->n++] = (struct hist_bucket){ .index = idx, .count = count };
+	}
+	leave(rd, at0);
+	if (r == 0 && total != want)
+		r = bad(rd, "histogram counts add up to %llu, not the count %llu", (unsigned long long)total,
+			(unsigned long long)want);
+	return r;
+}
+
+static int read_window(struct reader *rd, const struct result *res, const json_t *o, struct result_window *rw)
+{
+	int r;
+	memset(rw, 0, sizeof(*rw));
+	if ((r = get_u64(rd, o, "index", &rw->w.index)) < 0 || (r = get_u64(rd, o, "start_ns", &rw->w.start_ns)) < 0 ||
+	    (r = get_u64(rd, o, "end_ns", &rw->w.end_ns)) < 0 || (r = get_u64(rd, o, "missed", &rw->w.missed)) < 0)
+		return r;
+	const json_t *ov = json_object_get(o, "overhead_ns");
+	stats_reset(&rw->w.overhead);
+	if (ov && (r = read_stats(rd, ov, &rw->w.overhead)) < 0)
+		return r;
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+		stats_reset(&rw->w.m[m].st);
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		const json_t *mo = need(rd, o, res->metric_names[m], JSON_OBJECT);
+		if (!mo)
+			return -EINVAL;
+		size_t at = enter(rd, res->metric_names[m], 0);
+		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_u64(rd, mo, "above", &rw->w.m[m].above)) < 0) {
+			leave(rd, at);
+			return r;
+		}
+		if (rw->w.m[m].above > rw->w.m[m].st.n) {
+			r = bad(rd, "above is more than count");
+			leave(rd, at);
+			return r;
+		}
+		if (json_object_get(mo, "p50_ns"))
+			r = get_u64(rd, mo, "p50_ns", &rw->p50[m]);
+		if (r == 0 && json_object_get(mo, "p99_ns"))
+			r = get_u64(rd, mo, "p99_ns", &rw->p99[m]);
+		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
+		if (r == 0 && !h)
+			r = -EINVAL;
+		if (r == 0) {
+			size_t at2 = enter(rd, "histogram", 0);
+			r = read_buckets(rd, h, rw->w.m[m].st.n, NULL, &rw->hist[m]);
+			leave(rd, at2);
+		}
+		leave(rd, at);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int read_cpu(struct reader *rd, struct result *res, const json_t *o, struct cpu_result *cr)
+{
+	const json_t *metrics = need(rd, o, "metrics", JSON_OBJECT), *wins = need(rd, o, "windows", JSON_ARRAY);
+	const json_t *ov = need(rd, o, "overhead", JSON_OBJECT);
+	int r;
+
+	if (!metrics || !wins || !ov)
+		return -EINVAL;
+	if ((r = get_u64(rd, o, "missed", &cr->missed)) < 0)
+		return r;
+	size_t at = enter(rd, "overhead", 0);
+	const json_t *cc = need(rd, ov, "clock_read_ns", JSON_OBJECT), *wr = need(rd, ov, "wakeup_to_recorded_ns", JSON_OBJECT);
+	r = cc && wr ? 0 : -EINVAL;
+	if (r == 0)
+		r = read_stats(rd, cc, &cr->clock_cost);
+	if (r == 0)
+		r = read_stats(rd, wr, &cr->overhead);
+	leave(rd, at);
+	if (r < 0)
+		return r;
+	at = enter(rd, "metrics", 0);
+	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
+		const json_t *mo = need(rd, metrics, res->metric_names[m], JSON_OBJECT);
+		if (!mo) {
+			r = -EINVAL;
+			break;
+		}
+		size_t at2 = enter(rd, res->metric_names[m], 0);
+		r = read_stats(rd, mo, &cr->st[m]);
+		if (r == 0)
+			r = get_u64(rd, mo, "above", &cr->above[m]);
+		if (r == 0 && cr->above[m] > cr->st[m].n)
+			r = bad(rd, "above is more than count");
+		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
+		if (r == 0 && !h)
+			r = -EINVAL;
+		if (r == 0) {
+			size_t at3 = enter(rd, "histogram", 0);
+			r = read_buckets(rd, h, cr->st[m].n, &cr->hist[m], NULL);
+			leave(rd, at3);
+		}
+		leave(rd, at2);
+	}
+	leave(rd, at);
+	if (r < 0)
+		return r;
+
+	size_t i;
+	const json_t *wo;
+	uint64_t windows_missed = 0;
+	at = enter(rd, "windows", 0);
+	json_array_foreach(wins, i, wo) {
+		struct result_window rw;
+		memset(&rw, 0, sizeof(rw));     /* freed below on any failure, also before read_window */
+		size_t at2 = enter(rd, NULL, i);
+		if (!json_is_object(wo))
+			r = bad(rd, "is not an object");
+		else
+			r = read_window(rd, res, wo, &rw);
+		if (r == 0 && cr->nwin && rw.w.index <= cr->win[cr->nwin - 1u].w.index)
+			r = bad(rd, "windows are not in increasing order");
+		if (r == 0 && (r = result_append_window(cr, &rw)) < 0)
+			bad(rd, "out of memory");
+		if (r < 0)
+			for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+				sparse_free(&rw.hist[m]);
+		leave(rd, at2);
+		if (r < 0)
+			break;
+		if (__builtin_add_overflow(windows_missed, rw.w.missed, &windows_missed))
+			windows_missed = UINT64_MAX;    /* above any total: reported below */
+	}
+	/* Sums that wrapped around could otherwise match the totals. */
+	if (r == 0)
+		for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
+			uint64_t n = 0, above = 0;
+			bool wrapped = false;
+			for (size_t k = 0; k < cr->nwin; k++)
+				wrapped |= __builtin_add_overflow(n, cr->win[k].w.m[m].st.n, &n) ||
+					   __builtin_add_overflow(above, cr->win[k].w.m[m].above, &above);
+			if (wrapped || n != cr->st[m].n || above != cr->above[m])
+				r = bad(rd, "the windows' counts do not add up to the totals");
+		}
+	if (r == 0 && windows_missed != cr->missed)
+		r = bad(rd, "the windows' missed periods do not add up to the total");
+	leave(rd, at);
+	return r;
+}
+
+/* a += v, false when the sum is past what a JSON integer holds */
+static bool add_fits(uint64_t *a, uint64_t v)
+{
+	return !__builtin_add_overflow(*a, v, a) && *a <= (uint64_t)INT64_MAX;
+}
+
+/*
+ * The merged row and its windows add the CPUs up and are written back as JSON
+ * integers: every such sum must fit one, or the result could not be exported
+ * and read again.  (above is at most count, bucket counts add up to count.)
+ */
+static int check_sums(struct reader *rd, const struct result *res)
+{
+	uint64_t missed = 0, overhead = 0, win_overhead = 0, clock = 0;
+	bool fits = true;
+
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		uint64_t n = 0;
+		for (size_t i = 0; i < res->ncpus; i++)
+			fits &= add_fits(&n, res->cpus[i].st[m].n);
+	}
+	for (size_t i = 0; i < res->ncpus; i++) {
+		const struct cpu_result *cr = &res->cpus[i];
+		fits &= add_fits(&missed, cr->missed) && add_fits(&overhead, cr->overhead.n) &&
+			add_fits(&clock, cr->clock_cost.n);
+		for (size_t k = 0; k < cr->nwin; k++)
+			fits &= add_fits(&win_overhead, cr->win[k].w.overhead.n);
+	}
+	return fits ? 0 : bad(rd, "cpus: the CPUs' counts together are too large");
+}
+
+static int read_system(struct reader *rd, const json_t *o, struct sysdesc *s)
+{
+	size_t at = enter(rd, "system", 0);
+	int r;
+	memset(s, 0, sizeof(*s));
+	if ((r = get_str(rd, o, "hostname", s->hostname, sizeof(s->hostname))) < 0 ||
+	    (r = get_str(rd, o, "kernel_release", s->kernel_release, sizeof(s->kernel_release))) < 0 ||
+	    (r = get_str(rd, o, "kernel_version", s->kernel_version, sizeof(s->kernel_version))) < 0 ||
+	    (r = get_str(rd, o, "machine", s->machine, sizeof(s->machine))) < 0 ||
+	    (r = get_str(rd, o, "preempt", s->preempt, sizeof(s->preempt))) < 0 ||
+	    (r = get_str(rd, o, "preempt_mode", s->preempt_mode, sizeof(s->preempt_mode))) < 0 ||
+	    (r = get_str(rd, o, "clocksource", s->clocksource, sizeof(s->clocksource))) < 0 ||
+	    (r = get_str(rd, o, "clocksources_available", s->clocksources, sizeof(s->clocksources))) < 0 ||
+	    (r = get_str(rd, o, "cpu_model", s->cpu_model, sizeof(s->cpu_model))) < 0 ||
+	    (r = get_str(rd, o, "hypervisor", s->hypervisor, sizeof(s->hypervisor))) < 0 ||
+	    (r = get_str(rd, o, "online_cpus", s->online_cpus, sizeof(s->online_cpus))) < 0)
+		goto out;
+	uint64_t n;
+	if ((r = get_u64(rd, o, "ncpus_online", &n)) == 0)
+		s->ncpus_online = n > UINT32_MAX ? UINT32_MAX : (unsigned)n;
+out:
+	leave(rd, at);
+	return r;
+}
+
+static int read_labels(struct reader *rd, const json_t *o, struct labels *ls)
+{
+	const char *key;
+	const json_t *v;
+	ls->n = 0;
+	json_object_foreach((json_t *)o, key, v) {
+		char text[LABEL_KEY_MAX + LABEL_VALUE_MAX + 2];
+		struct label l;
+		if (!json_is_string(v) || ls->n >= LABELS_MAX)
+			return bad(rd, "labels: '%.60s' is not a string or there are too many", key);
+		snprintf(text, sizeof(text), "%s=%s", key, json_string_value(v));
+		if (strlen(key) >= LABEL_KEY_MAX || strchr(key, '=') || parse_label(text, &l) < 0)
+			return bad(rd, "labels: '%.60s' is not a valid label", key);
+		ls->items[ls->n++] = l;
+	}
+	return 0;
+}
+
+static int read_head(struct reader *rd, const json_t *doc, struct result *res, const json_t **ret_cpus)
+{
+	const json_t *metrics = need(rd, doc, "metrics", JSON_ARRAY), *cpus = need(rd, doc, "cpus", JSON_ARRAY);
+	const json_t *tool = need(rd, doc, "tool", JSON_OBJECT);
+	char probe[RESULT_NAME_LEN];
+	const char *names[REC_MAX_METRICS];
+	struct cpuset set;
+	size_t i;
+	const json_t *v;
+	int r;
+
+	if (!metrics || !cpus || !tool || (r = get_str(rd, doc, "probe", probe, sizeof(probe))) < 0)
+		return -EINVAL;
+	if (json_array_size(metrics) == 0 || json_array_size(metrics) > REC_MAX_METRICS)
+		return bad(rd, "metrics: between 1 and %d names expected", REC_MAX_METRICS);
+	json_array_foreach(metrics, i, v) {
+		if (!json_is_string(v) || !*json_string_value(v) || strlen(json_string_value(v)) >= RESULT_NAME_LEN)
+			return bad(rd, "metrics[%zu] is not a metric name", i);
+		names[i] = json_string_value(v);
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(names[k], names[i]) == 0)
+				return bad(rd, "metrics: '%s' is named twice", names[i]);
+	}
+	cpuset_clear(&set);
+	json_array_foreach(cpus, i, v) {
+		const json_t *c = json_object_get(v, "cpu");
+		if (!json_is_integer(c) || json_integer_value(c) < 0 || json_integer_value(c) >= (json_int_t)CPUSET_MAX)
+			return bad(rd, "cpus[%zu].cpu is not a CPU number", i);
+		if (cpuset_has(&set, (unsigned)json_integer_value(c)))
+			return bad(rd, "cpus[%zu]: cpu %lld is listed twice", i, (long long)json_integer_value(c));
+		cpuset_add(&set, (unsigned)json_integer_value(c));
+	}
+	if (cpuset_count(&set) == 0)
+		return bad(rd, "cpus is empty");
+	if ((r = result_init(res, probe, (unsigned)json_array_size(metrics), names, &set)) < 0)
+		return r == -EINVAL ? bad(rd, "probe or metric names are too long") : r;
+	*ret_cpus = cpus;
+	return 0;
+}
+
+static int read_rest(struct reader *rd, const json_t *doc, struct result *res, const json_t *cpus)
+{
+	const json_t *argv = need(rd, doc, "command_line", JSON_ARRAY), *params = need(rd, doc, "params", JSON_OBJECT);
+	const json_t *labels = need(rd, doc, "labels", JSON_OBJECT), *sys = need(rd, doc, "system", JSON_OBJECT);
+	const json_t *applied = need(rd, doc, "applied", JSON_OBJECT), *notes = need(rd, doc, "notes", JSON_ARRAY);
+	const json_t *all = need(rd, doc, "all", JSON_OBJECT), *v;
+	size_t i;
+	int r;
+
+	if (!argv || !params || !labels || !sys || !applied || !notes || !all)
+		return -EINVAL;
+	if ((r = get_u64(rd, doc, "start_realtime_ns", &res->start_realtime_ns)) < 0 ||
+	    (r = get_u64(rd, doc, "elapsed_ns", &res->elapsed_ns)) < 0 ||
+	    (r = get_bool(rd, doc, "interrupted", &res->interrupted)) < 0 ||
+	    (r = get_str(rd, doc, "stop_reason", res->stop_reason, sizeof(res->stop_reason))) < 0 ||
+	    (r = get_u64(rd, doc, "threshold_ns", &res->threshold_ns)) < 0 ||
+	    (r = get_u64(rd, doc, "warmup_windows", &res->warmup)) < 0 ||
+	    (r = read_labels(rd, labels, &res->labels)) < 0 || (r = read_system(rd, sys, &res->sys)) < 0)
+		return r;
+	size_t at = enter(rd, "applied", 0);
+	if ((r = get_bool(rd, applied, "rt_policy", &res->applied.rt_policy)) < 0 ||
+	    (r = get_bool(rd, applied, "memlock", &res->applied.memlock)) < 0 ||
+	    (r = get_bool(rd, applied, "pm_qos", &res->applied.pm_qos)) < 0 ||
+	    (r = get_bool(rd, applied, "timer_slack", &res->applied.timer_slack)) < 0 ||
+	    (r = get_bool(rd, applied, "main_thread_off_measured_cpus", &res->applied.main_moved)) < 0) {
+		leave(rd, at);
+		return r;
+	}
+	leave(rd, at);
+	json_array_foreach(notes, i, v) {
+		if (!json_is_string(v))
+			return bad(rd, "notes[%zu] is not a string", i);
+		result_note(res, "%s", json_string_value(v));
+	}
+	char **args = calloc(json_array_size(argv) + 1u, sizeof(*args));
+	if (!args)
+		return -ENOMEM;
+	json_array_foreach(argv, i, v) {
+		if (!json_is_string(v)) {
+			free(args);
+			return bad(rd, "command_line[%zu] is not a string", i);
+		}
+		args[i] = (char *)json_string_value(v);
+	}
+	r = result_set_argv(res, (int)json_array_size(argv), args);
+	free(args);
+	if (r < 0)
+		return r;
+	res->params = json_deep_copy(params);
+	if (!res->params)
+		return -ENOMEM;
+
+	json_array_foreach(cpus, i, v) {
+		int cpu = (int)json_integer_value(json_object_get(v, "cpu"));
+		struct cpu_result *cr = NULL;
+		for (size_t k = 0; k < res->ncpus; k++)
+			if (res->cpus[k].cpu == cpu)
+				cr = &res->cpus[k];
+		at = enter(rd, "cpus", 0);
+		enter(rd, NULL, i);
+		r = cr ? read_cpu(rd, res, v, cr) : -EINVAL;
+		leave(rd, at);
+		if (r < 0)
+			return r;
+	}
+	return check_sums(rd, res);
+}
+
+int result_from_json(const json_t *doc, struct result *ret, char *err, size_t errlen)
+{
+	struct reader rd = { .err = err, .errlen = errlen };
+	const json_t *schema, *version, *cpus;
+	int r;
+
+	err[0] = '\0';
+	memset(ret, 0, sizeof(*ret));
+	if (!json_is_object(doc))
+		return bad(&rd, "not a JSON object");
+	schema = json_object_get(doc, "schema");
+	if (!json_is_string(schema) || strcmp(json_string_value(schema), RESULT_SCHEMA) != 0)
+		return bad(&rd, "not a latscope result (no \"schema\": \"%s\")", RESULT_SCHEMA);
+	version = json_object_get(doc, "schema_version");
+	if (!json_is_integer(version) || json_integer_value(version) < 1)
+		return bad(&rd, "schema_version is missing or not a positive integer");
+	if (json_integer_value(version) > RESULT_SCHEMA_VERSION) {
+		snprintf(err, errlen, "schema version %lld is newer than this latscope reads (%d)",
+			 (long long)json_integer_value(version), RESULT_SCHEMA_VERSION);
+		return -EPROTO;
+	}
+	if ((r = read_head(&rd, doc, ret, &cpus)) < 0)
+		return r;
+	r = read_rest(&rd, doc, ret, cpus);
+	if (r == 0)
+		r = result_finalize(ret);
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (r < 0)
+		result_free(ret);
+	return r;
+}
+
+int result_from_text(const char *text, size_t len, struct result *ret, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	int r = result_from_json(doc, ret, err, errlen);
+	json_decref(doc);
+	return r;
+}

@@ -1,0 +1,201 @@
+#include "result/merge.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static void agree(char *dst, size_t size, const char *other)
+{
+	if (strcmp(dst, other) != 0)
+		snprintf(dst, size, "(mixed)");
+}
+
+static void merge_system(struct sysdesc *s, const struct result *in, size_t n)
+{
+	*s = in[0].sys;
+	for (size_t i = 1; i < n; i++) {
+		const struct sysdesc *o = &in[i].sys;
+		agree(s->hostname, sizeof(s->hostname), o->hostname);
+		agree(s->kernel_release, sizeof(s->kernel_release), o->kernel_release);
+		agree(s->kernel_version, sizeof(s->kernel_version), o->kernel_version);
+		agree(s->machine, sizeof(s->machine), o->machine);
+		agree(s->preempt, sizeof(s->preempt), o->preempt);
+		agree(s->preempt_mode, sizeof(s->preempt_mode), o->preempt_mode);
+		agree(s->clocksource, sizeof(s->clocksource), o->clocksource);
+		agree(s->clocksources, sizeof(s->clocksources), o->clocksources);
+		agree(s->cpu_model, sizeof(s->cpu_model), o->cpu_model);
+		agree(s->hypervisor, sizeof(s->hypervisor), o->hypervisor);
+		agree(s->online_cpus, sizeof(s->online_cpus), o->online_cpus);
+		if (o->ncpus_online != s->ncpus_online)
+			s->ncpus_online = 0;
+	}
+	char host[sizeof(s->hostname)];
+	snprintf(host, sizeof(host), "%s", s->hostname);
+	if (strcmp(host, "(mixed)") == 0)
+		snprintf(s->hostname, sizeof(s->hostname), "merged: %zu runs of several hosts", n);
+	else
+		snprintf(s->hostname, sizeof(s->hostname), "merged: %zu runs of %.200s", n, host);
+}
+
+static void merge_labels(struct labels *dst, const struct result *in, size_t n)
+{
+	dst->n = 0;
+	for (unsigned k = 0; k < in[0].labels.n; k++) {
+		const struct label *l = &in[0].labels.items[k];
+		bool everywhere = true;
+		for (size_t i = 1; i < n && everywhere; i++) {
+			bool found = false;
+			for (unsigned j = 0; j < in[i].labels.n; j++)
+				found |= strcmp(in[i].labels.items[j].key, l->key) == 0 &&
+					 strcmp(in[i].labels.items[j].value, l->value) == 0;
+			everywhere = found;
+		}
+		if (everywhere)
+			dst->items[dst->n++] = *l;
+	}
+}
+
+static int merge_cpu(const struct result *res, struct cpu_result *dst, const struct cpu_result *src)
+{
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		stats_merge(&dst->st[m], &src->st[m]);
+		hist_add(&dst->hist[m], &src->hist[m]);
+		dst->above[m] += src->above[m];
+	}
+	dst->missed += src->missed;
+	stats_merge(&dst->overhead, &src->overhead);
+	stats_merge(&dst->clock_cost, &src->clock_cost);
+	/* Windows by index: the k-th window of every run covers the same span of its run. */
+	for (size_t k = 0; k < src->nwin; k++) {
+		const struct result_window *sw = &src->win[k];
+		size_t at = 0;
+		while (at < dst->nwin && dst->win[at].w.index < sw->w.index)
+			at++;
+		if (at < dst->nwin && dst->win[at].w.index == sw->w.index) {
+			struct result_window *dw = &dst->win[at];
+			dw->w.missed += sw->w.missed;
+			if (sw->w.end_ns > dw->w.end_ns)
+				dw->w.end_ns = sw->w.end_ns;
+			stats_merge(&dw->w.overhead, &sw->w.overhead);
+			for (unsigned m = 0; m < res->nmetrics; m++) {
+				stats_merge(&dw->w.m[m].st, &sw->w.m[m].st);
+				dw->w.m[m].above += sw->w.m[m].above;
+				int r = sparse_merge(&dw->hist[m], &sw->hist[m]);
+				if (r < 0)
+					return r;
+				/* Merged windows have no exact percentiles: recompute from the merged histogram. */
+				struct hist h;
+				hist_reset(&h);
+				sparse_add_to(&dw->hist[m], &h);
+				dw->p50[m] = hist_percentile(&h, 50.0);
+				dw->p99[m] = hist_percentile(&h, 99.0);
+			}
+			continue;
+		}
+		struct result_window copy = { .w = sw->w };
+		memcpy(copy.p50, sw->p50, sizeof(copy.p50));
+		memcpy(copy.p99, sw->p99, sizeof(copy.p99));
+		for (unsigned m = 0; m < res->nmetrics; m++) {
+			int r = sparse_merge(&copy.hist[m], &sw->hist[m]);
+			if (r < 0) {
+				for (unsigned j = 0; j <= m; j++)
+					sparse_free(&copy.hist[j]);
+				return r;
+			}
+		}
+		int r = result_append_window(dst, &copy);
+		if (r < 0) {
+			for (unsigned m = 0; m < res->nmetrics; m++)
+				sparse_free(&copy.hist[m]);
+			return r;
+		}
+		memmove(&dst->win[at + 1u], &dst->win[at], (dst->nwin - 1u - at) * sizeof(*dst->win));
+		dst->win[at] = copy;
+	}
+	return 0;
+}
+
+int result_merge(const struct result *in, const int64_t *ids, size_t n, struct result *ret, char *err, size_t errlen)
+{
+	struct cpuset cpus;
+	const char *names[REC_MAX_METRICS];
+	int r;
+
+	err[0] = '\0';
+	if (n == 0) {
+		snprintf(err, errlen, "nothing to merge");
+		return -EINVAL;
+	}
+	cpuset_clear(&cpus);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(in[i].probe, in[0].probe) != 0 || in[i].nmetrics != in[0].nmetrics) {
+			snprintf(err, errlen, "runs %lld and %lld are of different probes (%s, %s)", (long long)ids[0],
+				 (long long)ids[i], in[0].probe, in[i].probe);
+			return -EINVAL;
+		}
+		for (unsigned m = 0; m < in[0].nmetrics; m++)
+			if (strcmp(in[i].metric_names[m], in[0].metric_names[m]) != 0) {
+				snprintf(err, errlen, "runs %lld and %lld measure different metrics", (long long)ids[0],
+					 (long long)ids[i]);
+				return -EINVAL;
+			}
+		for (size_t c = 0; c < in[i].ncpus; c++)
+			cpuset_add(&cpus, (unsigned)in[i].cpus[c].cpu);
+	}
+	for (unsigned m = 0; m < in[0].nmetrics; m++)
+		names[m] = in[0].metric_names[m];
+	if ((r = result_init(ret, in[0].probe, in[0].nmetrics, names, &cpus)) < 0)
+		return r;
+	ret->threshold_ns = in[0].threshold_ns;
+	ret->warmup = in[0].warmup;
+	ret->start_realtime_ns = in[0].start_realtime_ns;
+	ret->applied = in[0].applied;
+	for (size_t i = 0; i < n; i++) {
+		if (in[i].start_realtime_ns < ret->start_realtime_ns)
+			ret->start_realtime_ns = in[i].start_realtime_ns;
+		if (in[i].elapsed_ns > ret->elapsed_ns)
+			ret->elapsed_ns = in[i].elapsed_ns;
+		ret->interrupted |= in[i].interrupted;
+		ret->applied.rt_policy &= in[i].applied.rt_policy;
+		ret->applied.memlock &= in[i].applied.memlock;
+		ret->applied.pm_qos &= in[i].applied.pm_qos;
+		ret->applied.timer_slack &= in[i].applied.timer_slack;
+		ret->applied.main_moved &= in[i].applied.main_moved;
+		if (in[i].threshold_ns != ret->threshold_ns)
+			result_note(ret, "run %lld used another threshold (%llu ns): 'above' mixes thresholds",
+				    (long long)ids[i], (unsigned long long)in[i].threshold_ns);
+		for (size_t c = 0; c < in[i].ncpus; c++) {
+			struct cpu_result *dst = NULL;
+			for (size_t k = 0; k < ret->ncpus; k++)
+				if (ret->cpus[k].cpu == in[i].cpus[c].cpu)
+					dst = &ret->cpus[k];
+			if ((r = merge_cpu(ret, dst, &in[i].cpus[c])) < 0)
+				goto fail;
+		}
+	}
+	snprintf(ret->stop_reason, sizeof(ret->stop_reason), "merged");
+	merge_system(&ret->sys, in, n);
+	merge_labels(&ret->labels, in, n);
+	char list[200];
+	size_t len = 0;
+	list[0] = '\0';
+	for (size_t i = 0; i < n && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld", i ? "," : "", (long long)ids[i]);
+	result_info(ret, "merged from runs %s", list);
+	ret->params = json_deep_copy(in[0].params);
+	json_t *from = json_array();
+	for (size_t i = 0; from && i < n; i++)
+		json_array_append_new(from, json_integer(ids[i]));
+	if (!ret->params || !from || json_object_set_new(ret->params, "merged_from", from) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	char *argv[] = { (char *)"latscope", (char *)"merge", list };
+	if ((r = result_set_argv(ret, 3, argv)) < 0 || (r = result_finalize(ret)) < 0)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "out of memory");
+	result_free(ret);
+	return r;
+}

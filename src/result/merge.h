@@ -1,0 +1,23 @@
+/*
+ * Merging results: histograms and statistics add without loss, so runs of one
+ * probe (on many hosts, or one after another) become one exact result.
+ */
+#ifndef LATSCOPE_RESULT_MERGE_H
+#define LATSCOPE_RESULT_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "result/result.h"
+
+/*
+ * ret = the merge of in[0..n-1] (all of one probe with the same metrics):
+ * CPUs are merged by number and windows by index, labels kept where every
+ * run agrees, the system described where every run agrees ("(mixed)" where
+ * not), and the host called "merged: ..." so the store tells it apart from
+ * its sources.  ids name the runs in the merged result's notes and params.
+ * -EINVAL with err filled, -ENOMEM.
+ */
+int result_merge(const struct result *in, const int64_t *ids, size_t n, struct result *ret, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * The store's schema, one migration per version.  A new store runs them all;
+ * an older one runs those it lacks, in one transaction.  Never edit a released
+ * migration: add the next one.
+ */
+#include "store/schema.h"
+
+#include <stddef.h>
+
+static const char *const migrations[] = {
+	/* 1: runs, kept whole as their JSON, with what lists and filters need */
+	"CREATE TABLE runs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  stored_ns INTEGER NOT NULL,"
+	"  start_time TEXT NOT NULL,"
+	"  start_ns INTEGER NOT NULL,"
+	"  host TEXT NOT NULL,"
+	"  probe TEXT NOT NULL,"
+	"  interrupted INTEGER NOT NULL,"
+	"  count INTEGER NOT NULL,"
+	"  min_ns INTEGER NOT NULL,"
+	"  mean_ns REAL NOT NULL,"
+	"  p50_ns INTEGER NOT NULL,"
+	"  p99_ns INTEGER NOT NULL,"
+	"  max_ns INTEGER NOT NULL,"
+	"  warm_max_ns INTEGER,"
+	"  missed INTEGER NOT NULL,"
+	"  result TEXT NOT NULL);"
+	"CREATE UNIQUE INDEX runs_identity ON runs(host, probe, start_ns);"
+	"CREATE TABLE labels ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  key TEXT NOT NULL,"
+	"  value TEXT NOT NULL,"
+	"  PRIMARY KEY (run_id, key));",
+
+	/* 2: per-CPU figures as a table of their own, for SQL users; filled in for
+	 * runs stored before from their JSON */
+	"CREATE TABLE cpu_stats ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  cpu TEXT NOT NULL,"
+	"  metric TEXT NOT NULL,"
+	"  count INTEGER NOT NULL,"
+	"  min_ns INTEGER NOT NULL,"
+	"  mean_ns REAL NOT NULL,"
+	"  stddev_ns REAL NOT NULL,"
+	"  p50_ns INTEGER NOT NULL,"
+	"  p90_ns INTEGER NOT NULL,"
+	"  p99_ns INTEGER NOT NULL,"
+	"  p99_9_ns INTEGER NOT NULL,"
+	"  p99_99_ns INTEGER NOT NULL,"
+	"  max_ns INTEGER NOT NULL,"
+	"  warm_max_ns INTEGER,"
+	"  above INTEGER NOT NULL,"
+	"  missed INTEGER NOT NULL,"
+	"  PRIMARY KEY (run_id, cpu, metric));"
+	"INSERT INTO cpu_stats"
+	"  SELECT runs.id, CAST(json_extract(c.value, '$.cpu') AS TEXT), m.key,"
+	"    json_extract(m.value, '$.count'), json_extract(m.value, '$.min_ns'),"
+	"    json_extract(m.value, '$.mean_ns'), json_extract(m.value, '$.stddev_ns'),"
+	"    json_extract(m.value, '$.p50_ns'), json_extract(m.value, '$.p90_ns'),"
+	"    json_extract(m.value, '$.p99_ns'), json_extract(m.value, '$.p99_9_ns'),"
+	"    json_extract(m.value, '$.p99_99_ns'), json_extract(m.value, '$.max_ns'),"
+	"    json_extract(m.value, '$.warm_max_ns'), json_extract(m.value, '$.above'),"
+	"    json_extract(c.value, '$.missed')"
+	"  FROM runs,"
+	"    json_each(json_insert(json_extract(runs.result, '$.cpus'), '$[#]', json(json_extract(runs.result, '$.all')))) AS c,"
+	"    json_each(c.value, '$.metrics') AS m;"
+	"CREATE INDEX labels_by_key ON labels(key, value);",
+};
+
+unsigned schema_versions(void)
+{
+	return (unsigned)(sizeof(migrations) / sizeof(migrations[0]));
+}
+
+const char *schema_migration(unsigned version)
+{
+	if (version == 0 || version > schema_versions())
+		return NULL;
+	return migrations[version - 1u];
+}

@@ -1,0 +1,12 @@
+/* The store's schema as a list of migrations: version N is migrations 1..N. */
+#ifndef LATSCOPE_STORE_SCHEMA_H
+#define LATSCOPE_STORE_SCHEMA_H
+
+/* 'LatS': marks a SQLite file as a latscope store. */
+#define STORE_APPLICATION_ID 0x4c617453
+
+unsigned schema_versions(void);
+/* The SQL that takes the schema from version - 1 to version. */
+const char *schema_migration(unsigned version);
+
+#endif

@@ -1,0 +1,669 @@
+#include "store/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/nstime.h"
+#include "store/schema.h"
+
+#define BUSY_TIMEOUT_MS 10000
+
+struct store {
+	sqlite3 *db;
+	char *path;
+};
+
+static int fail(struct store_error *err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct store_error *err, int r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* An SQLite failure as an errno and a sentence that names the file. */
+static int db_fail(struct store_error *err, const char *path, sqlite3 *db, int rc, const char *doing)
+{
+	const char *why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+	switch (rc & 0xff) {
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return fail(err, -EINVAL, "'%s' is damaged or not a latscope store (%s); it was left as it is", path, why);
+	case SQLITE_READONLY:
+		return fail(err, -EROFS, "cannot write '%s': it is read-only (%s)", path, why);
+	case SQLITE_FULL:
+		return fail(err, -ENOSPC, "cannot write '%s': the disk is full", path);
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return fail(err, -EBUSY, "'%s' stayed locked by another writer for %d s", path, BUSY_TIMEOUT_MS / 1000);
+	case SQLITE_CANTOPEN:
+		return fail(err, -EACCES, "cannot open '%s': %s", path, why);
+	case SQLITE_NOMEM:
+		return fail(err, -ENOMEM, "out of memory %s '%s'", doing, path);
+	default:
+		return fail(err, -EIO, "%s '%s': %s", doing, path, why);
+	}
+}
+
+static int exec(struct store *s, const char *sql, struct store_error *err, const char *doing)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : db_fail(err, s->path, s->db, rc, doing);
+}
+
+static int pragma_int(sqlite3 *db, const char *sql, int64_t *ret)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ret = sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Create the directories above path, like mkdir -p on its dirname. */
+static int mkdir_parents(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	int r = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir) {
+		free(dir);              /* in the current or the root directory: nothing to create */
+		return 0;
+	}
+	*slash = '\0';
+	for (char *p = dir + 1; r == 0; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			r = -errno;
+		*p = c;
+		if (!c)
+			break;
+	}
+	free(dir);
+	return r;
+}
+
+/* A non-empty file must start with SQLite's header before SQLite may touch it. */
+static int check_header(const char *path, struct store_error *err)
+{
+	static const char magic[16] = "SQLite format 3";
+	char head[16];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : fail(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+	ssize_t n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, sizeof(magic)) != 0)
+		return fail(err, -EINVAL, "'%s' is not a latscope store (not an SQLite database); it was left as it is", path);
+	return 0;
+}
+
+static int migrate(struct store *s, struct store_error *err)
+{
+	char sql[64];
+	int64_t from = 0;
+	int r, rc;
+
+	if ((r = exec(s, "BEGIN IMMEDIATE", err, "cannot lock")) < 0)
+		return r;
+	/* Read again under the lock: another latscope may have just done it. */
+	if ((rc = pragma_int(s->db, "PRAGMA user_version", &from)) != SQLITE_OK) {
+		r = db_fail(err, s->path, s->db, rc, "cannot read");
+		goto rollback;
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", STORE_APPLICATION_ID);
+	if ((r = exec(s, sql, err, "cannot mark")) < 0)
+		goto rollback;
+	for (unsigned v = (unsigned)from + 1u; v <= schema_versions(); v++)
+		if ((r = exec(s, schema_migration(v), err, "cannot upgrade")) < 0)
+			goto rollback;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %u", schema_versions());
+	if ((r = exec(s, sql, err, "cannot upgrade")) < 0 || (r = exec(s, "COMMIT", err, "cannot upgrade")) < 0)
+		goto rollback;
+	return 0;
+rollback:
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+/*
+ * WAL: readers never block the writer, and a killed writer leaves the last
+ * committed state.  Switching needs the file to itself, and SQLite's busy
+ * handler does not wait for that, so two latscopes creating the store at once
+ * retry here.
+ */
+static int set_wal(struct store *s, struct store_error *err)
+{
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	int rc;
+
+	for (int waited = 0;; waited += 20) {
+		rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+		if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited >= BUSY_TIMEOUT_MS)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	return rc == SQLITE_OK ? 0 : db_fail(err, s->path, s->db, rc, "cannot open");
+}
+
+/* Refuse what is not ours before changing anything in the file. */
+static int check_identity(struct store *s, bool readonly, int64_t *ret_version, struct store_error *err)
+{
+	int64_t app = 0, version = 0, tables = 0;
+	int rc;
+
+	if ((rc = pragma_int(s->db, "PRAGMA application_id", &app)) != SQLITE_OK ||
+	    (rc = pragma_int(s->db, "PRAGMA user_version", &version)) != SQLITE_OK ||
+	    (rc = pragma_int(s->db, "SELECT count(*) FROM sqlite_master", &tables)) != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot read");
+	if (app != STORE_APPLICATION_ID && (app != 0 || tables != 0))
+		return fail(err, -EINVAL, "'%s' is an SQLite database of another program, not a latscope store; "
+			    "it was left as it is", s->path);
+	if (version > (int64_t)schema_versions())
+		return fail(err, -EPROTO, "'%s' was written by a newer latscope (store schema %lld; this one knows up to %u)",
+			    s->path, (long long)version, schema_versions());
+	if (readonly && version == 0)
+		return fail(err, -ENOENT, "'%s' holds no runs yet", s->path);
+	*ret_version = version;
+	return 0;
+}
+
+int store_open(const char *path, unsigned flags, struct store **ret, struct store_error *err)
+{
+	bool readonly = flags & STORE_READONLY;
+	struct store *s;
+	int64_t version = 0;
+	int r, rc;
+
+	err->msg[0] = '\0';
+	r = check_header(path, err);
+	if (r == -ENOENT) {
+		if (!(flags & STORE_CREATE) || readonly)
+			return fail(err, -ENOENT, "no store at '%s' yet: nothing has been stored there", path);
+		if ((flags & STORE_MKDIR) && (r = mkdir_parents(path)) < 0)
+			return fail(err, r, "cannot create the directory of '%s': %s", path, strerror(-r));
+	} else if (r < 0) {
+		return r;
+	}
+
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return fail(err, -ENOMEM, "out of memory");
+	}
+	rc = sqlite3_open_v2(path, &s->db,
+			     readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc != SQLITE_OK) {
+		r = db_fail(err, path, s->db, rc, "cannot open");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+	if ((r = check_identity(s, readonly, &version, err)) < 0)
+		goto fail;
+	if (!readonly) {
+		/* FULL: a committed run survives power loss too. */
+		if ((r = set_wal(s, err)) < 0 || (r = exec(s, "PRAGMA synchronous = FULL", err, "cannot open")) < 0)
+			goto fail;
+		if (version < (int64_t)schema_versions() && (r = migrate(s, err)) < 0)
+			goto fail;
+	}
+	if ((r = exec(s, "PRAGMA foreign_keys = ON", err, "cannot open")) < 0)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	store_close(s);
+	return r;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close(s->db);
+	free(s->path);
+	free(s);
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
+}
+
+/* ---- writing a run ---- */
+
+static uint64_t ju64(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static double jreal(const json_t *o, const char *key)
+{
+	return json_number_value(json_object_get(o, key));
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "";
+}
+
+static void bind_opt_u64(sqlite3_stmt *st, int i, const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	if (json_is_integer(v))
+		sqlite3_bind_int64(st, i, json_integer_value(v));
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* The leading metric's summary in a CPU block. */
+static const json_t *lead_metric(const json_t *doc, const json_t *block)
+{
+	const char *name = json_string_value(json_array_get(json_object_get(doc, "metrics"), 0));
+	return name ? json_object_get(json_object_get(block, "metrics"), name) : NULL;
+}
+
+static int step_done(struct store *s, sqlite3_stmt *st, struct store_error *err)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(err, s->path, s->db, rc, "cannot store in");
+}
+
+static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, const char *cpu, struct store_error *err)
+{
+	static const char sql[] =
+		"INSERT INTO cpu_stats (run_id, cpu, metric, count, min_ns, mean_ns, stddev_ns, p50_ns, p90_ns, p99_ns,"
+		" p99_9_ns, p99_99_ns, max_ns, warm_max_ns, above, missed)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	sqlite3_stmt *st;
+	const char *name;
+	json_t *m;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r = 0;
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot store in");
+	json_object_foreach(json_object_get(block, "metrics"), name, m) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, cpu, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 4, (int64_t)ju64(m, "count"));
+		sqlite3_bind_int64(st, 5, (int64_t)ju64(m, "min_ns"));
+		sqlite3_bind_double(st, 6, jreal(m, "mean_ns"));
+		sqlite3_bind_double(st, 7, jreal(m, "stddev_ns"));
+		sqlite3_bind_int64(st, 8, (int64_t)ju64(m, "p50_ns"));
+		sqlite3_bind_int64(st, 9, (int64_t)ju64(m, "p90_ns"));
+		sqlite3_bind_int64(st, 10, (int64_t)ju64(m, "p99_ns"));
+		sqlite3_bind_int64(st, 11, (int64_t)ju64(m, "p99_9_ns"));
+		sqlite3_bind_int64(st, 12, (int64_t)ju64(m, "p99_99_ns"));
+		sqlite3_bind_int64(st, 13, (int64_t)ju64(m, "max_ns"));
+		bind_opt_u64(st, 14, m, "warm_max_ns");
+		sqlite3_bind_int64(st, 15, (int64_t)ju64(m, "above"));
+		sqlite3_bind_int64(st, 16, (int64_t)ju64(block, "missed"));
+		if ((r = step_done(s, st, err)) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int insert_run(struct store *s, const json_t *doc, const char *json_text, int64_t *ret_id,
+		      struct store_error *err)
+{
+	static const char sql[] =
+		"INSERT INTO runs (stored_ns, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns,"
+		" p50_ns, p99_ns, max_ns, warm_max_ns, missed, result)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	const json_t *all = json_object_get(doc, "all"), *lead = lead_metric(doc, all);
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r;
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot store in");
+	sqlite3_bind_int64(st, 1, (int64_t)realtime_ns());
+	sqlite3_bind_text(st, 2, jstr(doc, "start_time"), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, (int64_t)ju64(doc, "start_realtime_ns"));
+	sqlite3_bind_text(st, 4, jstr(json_object_get(doc, "system"), "hostname"), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, jstr(doc, "probe"), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 6, json_is_true(json_object_get(doc, "interrupted")));
+	sqlite3_bind_int64(st, 7, (int64_t)ju64(lead, "count"));
+	sqlite3_bind_int64(st, 8, (int64_t)ju64(lead, "min_ns"));
+	sqlite3_bind_double(st, 9, jreal(lead, "mean_ns"));
+	sqlite3_bind_int64(st, 10, (int64_t)ju64(lead, "p50_ns"));
+	sqlite3_bind_int64(st, 11, (int64_t)ju64(lead, "p99_ns"));
+	sqlite3_bind_int64(st, 12, (int64_t)ju64(lead, "max_ns"));
+	bind_opt_u64(st, 13, lead, "warm_max_ns");
+	sqlite3_bind_int64(st, 14, (int64_t)ju64(all, "missed"));
+	sqlite3_bind_text(st, 15, json_text, -1, SQLITE_STATIC);
+	r = step_done(s, st, err);
+	sqlite3_finalize(st);
+	if (r == 0)
+		*ret_id = sqlite3_last_insert_rowid(s->db);
+	return r;
+}
+
+static int insert_labels(struct store *s, int64_t id, const json_t *labels, struct store_error *err)
+{
+	sqlite3_stmt *st;
+	const char *key;
+	json_t *v;
+	int rc = sqlite3_prepare_v2(s->db, "INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)", -1, &st, NULL);
+	int r = 0;
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot store in");
+	json_object_foreach((json_t *)labels, key, v) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, json_string_value(v) ? json_string_value(v) : "", -1, SQLITE_TRANSIENT);
+		if ((r = step_done(s, st, err)) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int find_same(struct store *s, const json_t *doc, int64_t *ret_id)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE host = ? AND probe = ? AND start_ns = ?", -1, &st,
+				    NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, jstr(json_object_get(doc, "system"), "hostname"), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, jstr(doc, "probe"), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, (int64_t)ju64(doc, "start_realtime_ns"));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Inside a transaction: one run, or -EEXIST with the stored copy's id. */
+static int put_locked(struct store *s, const char *json_text, int64_t *ret_id, struct store_error *err)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(json_text, 0, &jerr);
+	int64_t id = 0;
+	int r, rc;
+
+	if (!doc)
+		return fail(err, -EINVAL, "the result to store is not JSON: %s", jerr.text);
+	rc = find_same(s, doc, &id);
+	if (rc == SQLITE_ROW) {
+		*ret_id = id;
+		r = fail(err, -EEXIST, "this run is already stored as run %lld", (long long)id);
+		goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		r = db_fail(err, s->path, s->db, rc, "cannot read");
+		goto out;
+	}
+	if ((r = insert_run(s, doc, json_text, &id, err)) < 0 ||
+	    (r = insert_labels(s, id, json_object_get(doc, "labels"), err)) < 0)
+		goto out;
+	json_t *cpus = json_object_get(doc, "cpus"), *block;
+	size_t i;
+	json_array_foreach(cpus, i, block) {
+		char cpu[24];
+		snprintf(cpu, sizeof(cpu), "%lld", (long long)json_integer_value(json_object_get(block, "cpu")));
+		if ((r = insert_cpu_stats(s, id, block, cpu, err)) < 0)
+			goto out;
+	}
+	if ((r = insert_cpu_stats(s, id, json_object_get(doc, "all"), "all", err)) < 0)
+		goto out;
+	*ret_id = id;
+out:
+	json_decref(doc);
+	return r;
+}
+
+int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct store_error *err)
+{
+	bool dup = false;
+	int r = store_put_all(s, &json_text, 1, ret_id, &dup, err);
+	if (r == 0 && dup)
+		return fail(err, -EEXIST, "this run is already stored as run %lld", (long long)*ret_id);
+	return r;
+}
+
+int store_put_all(struct store *s, const char *const *texts, size_t n, int64_t *ret_ids, bool *ret_dup,
+		  struct store_error *err)
+{
+	int r;
+
+	err->msg[0] = '\0';
+	if ((r = exec(s, "BEGIN IMMEDIATE", err, "cannot lock")) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		ret_dup[i] = false;
+		r = put_locked(s, texts[i], &ret_ids[i], err);
+		if (r == -EEXIST) {
+			ret_dup[i] = true;
+			continue;
+		}
+		if (r < 0)
+			goto rollback;
+	}
+	if ((r = exec(s, "COMMIT", err, "cannot store in")) < 0)
+		goto rollback;
+	return 0;
+rollback:
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+/* ---- reading ---- */
+
+int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT result FROM runs WHERE id = ?", -1, &st, NULL), r;
+
+	err->msg[0] = '\0';
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot read");
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(st, 0);
+		*ret_json = text ? strdup(text) : NULL;
+		r = *ret_json ? 0 : fail(err, -ENOMEM, "out of memory");
+	} else if (rc == SQLITE_DONE) {
+		r = fail(err, -ENOENT, "no run %lld in '%s'", (long long)id, s->path);
+	} else {
+		r = db_fail(err, s->path, s->db, rc, "cannot read");
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+#define INFO_COLUMNS "id, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns, p50_ns, p99_ns," \
+		     " max_ns, warm_max_ns, missed"
+
+static int load_labels(struct store *s, struct run_info *ri, struct store_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT key, value FROM labels WHERE run_id = ? ORDER BY rowid", -1, &st,
+				    NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot read");
+	sqlite3_bind_int64(st, 1, ri->id);
+	ri->labels.n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && ri->labels.n < LABELS_MAX) {
+		struct label *l = &ri->labels.items[ri->labels.n++];
+		snprintf(l->key, sizeof(l->key), "%s", (const char *)sqlite3_column_text(st, 0));
+		snprintf(l->value, sizeof(l->value), "%s", (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(err, s->path, s->db, rc, "cannot read");
+}
+
+static void read_info(sqlite3_stmt *st, struct run_info *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	ri->id = sqlite3_column_int64(st, 0);
+	snprintf(ri->start_time, sizeof(ri->start_time), "%s", (const char *)sqlite3_column_text(st, 1));
+	ri->start_realtime_ns = (uint64_t)sqlite3_column_int64(st, 2);
+	snprintf(ri->host, sizeof(ri->host), "%s", (const char *)sqlite3_column_text(st, 3));
+	snprintf(ri->probe, sizeof(ri->probe), "%s", (const char *)sqlite3_column_text(st, 4));
+	ri->interrupted = sqlite3_column_int(st, 5);
+	ri->count = (uint64_t)sqlite3_column_int64(st, 6);
+	ri->min_ns = (uint64_t)sqlite3_column_int64(st, 7);
+	ri->mean_ns = sqlite3_column_double(st, 8);
+	ri->p50_ns = (uint64_t)sqlite3_column_int64(st, 9);
+	ri->p99_ns = (uint64_t)sqlite3_column_int64(st, 10);
+	ri->max_ns = (uint64_t)sqlite3_column_int64(st, 11);
+	ri->has_warm_max = sqlite3_column_type(st, 12) != SQLITE_NULL;
+	ri->warm_max_ns = (uint64_t)sqlite3_column_int64(st, 12);
+	ri->missed = (uint64_t)sqlite3_column_int64(st, 13);
+}
+
+int store_info(struct store *s, int64_t id, struct run_info *ret, struct store_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT " INFO_COLUMNS " FROM runs WHERE id = ?", -1, &st, NULL), r;
+
+	err->msg[0] = '\0';
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot read");
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		read_info(st, ret);
+		r = 0;
+	} else if (rc == SQLITE_DONE) {
+		r = fail(err, -ENOENT, "no run %lld in '%s'", (long long)id, s->path);
+	} else {
+		r = db_fail(err, s->path, s->db, rc, "cannot read");
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : load_labels(s, ret, err);
+}
+
+int store_list(struct store *s, const struct run_filter *f, struct run_info **ret, size_t *ret_n,
+	       struct store_error *err)
+{
+	char sql[2048];
+	size_t len, n = 0, cap = 0;
+	struct run_info *out = NULL;
+	sqlite3_stmt *st;
+	int rc, r = 0, k = 1;
+
+	err->msg[0] = '\0';
+	/* Newest first so LIMIT keeps the newest; handed back oldest first. */
+	len = (size_t)snprintf(sql, sizeof(sql), "SELECT " INFO_COLUMNS " FROM runs WHERE start_ns >= ?%s",
+			       f->probe ? " AND probe = ?" : "");
+	for (unsigned i = 0; i < f->labels.n && len < sizeof(sql); i++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+					" AND EXISTS (SELECT 1 FROM labels WHERE run_id = runs.id AND key = ? AND value = ?)");
+	if (len < sizeof(sql))
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " ORDER BY start_ns DESC, id DESC%s",
+					f->limit ? " LIMIT ?" : "");
+	if (len >= sizeof(sql))
+		return fail(err, -E2BIG, "too many filters");
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot read");
+	sqlite3_bind_int64(st, k++, (int64_t)f->since_ns);
+	if (f->probe)
+		sqlite3_bind_text(st, k++, f->probe, -1, SQLITE_TRANSIENT);
+	for (unsigned i = 0; i < f->labels.n; i++) {
+		sqlite3_bind_text(st, k++, f->labels.items[i].key, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, k++, f->labels.items[i].value, -1, SQLITE_TRANSIENT);
+	}
+	if (f->limit)
+		sqlite3_bind_int64(st, k++, (int64_t)(f->limit > INT64_MAX ? INT64_MAX : f->limit));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2u : 16u;
+			struct run_info *grown = realloc(out, cap * sizeof(*out));
+			if (!grown) {
+				r = fail(err, -ENOMEM, "out of memory");
+				break;
+			}
+			out = grown;
+		}
+		read_info(st, &out[n++]);
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = db_fail(err, s->path, s->db, rc, "cannot read");
+	sqlite3_finalize(st);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = load_labels(s, &out[i], err);
+	if (r < 0) {
+		free(out);
+		return r;
+	}
+	for (size_t i = 0; i < n / 2u; i++) {
+		struct run_info t = out[i];
+		out[i] = out[n - 1u - i];
+		out[n - 1u - i] = t;
+	}
+	*ret = out;
+	*ret_n = n;
+	return 0;
+}
+
+int store_rm(struct store *s, const int64_t *ids, size_t n, struct store_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	err->msg[0] = '\0';
+	if ((r = exec(s, "BEGIN IMMEDIATE", err, "cannot lock")) < 0)
+		return r;
+	rc = sqlite3_prepare_v2(s->db, "DELETE FROM runs WHERE id = ?", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		r = db_fail(err, s->path, s->db, rc, "cannot remove from");
+		goto rollback;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_bind_int64(st, 1, ids[i]);
+		if ((r = step_done(s, st, err)) < 0)
+			goto rollback;
+		if (sqlite3_changes(s->db) == 0) {
+			r = fail(err, -ENOENT, "no run %lld in '%s'; nothing was removed", (long long)ids[i], s->path);
+			goto rollback;
+		}
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if ((r = exec(s, "COMMIT", err, "cannot remove from")) < 0)
+		goto rollback;
+	return 0;
+rollback:
+	sqlite3_finalize(st);
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}

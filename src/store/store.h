@@ -1,0 +1,81 @@
+/*
+ * The run store: every result kept in one SQLite file.  A run is the result's
+ * JSON text, stored whole so it can be given back exactly, plus the columns it
+ * is listed and filtered by.  Every write is one transaction.
+ */
+#ifndef LATSCOPE_STORE_STORE_H
+#define LATSCOPE_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/parse.h"
+#include "probe/params.h"
+
+struct store;
+
+struct store_error {
+	char msg[320];
+};
+
+/* Create the file (and, with STORE_MKDIR, its directory) when it does not exist. */
+#define STORE_CREATE 0x1u
+#define STORE_MKDIR  0x2u
+#define STORE_READONLY 0x4u
+
+/*
+ * Open the store at path, migrating an older schema.  A file that is not a
+ * latscope store (another SQLite database, or not SQLite at all) is refused
+ * and left untouched: -EINVAL.  -ENOENT when missing and not STORE_CREATE.
+ */
+int store_open(const char *path, unsigned flags, struct store **ret, struct store_error *err);
+void store_close(struct store *s);
+const char *store_path(const struct store *s);
+
+/* What a run is listed by. */
+struct run_info {
+	int64_t id;
+	char start_time[40];
+	uint64_t start_realtime_ns;
+	char host[256];
+	char probe[32];
+	struct labels labels;
+	bool interrupted;
+	uint64_t count, min_ns, p50_ns, p99_ns, max_ns, missed;
+	double mean_ns;
+	bool has_warm_max;
+	uint64_t warm_max_ns;
+};
+
+/*
+ * Store a result given as its JSON text (already checked by result_from_json).
+ * *ret_id is the new run's id; -EEXIST with *ret_id the stored copy when the
+ * same run (host, probe, start time) is already there.
+ */
+int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct store_error *err);
+/* Several results in one transaction: all are stored or none.  A run already
+ * there is not an error: ret_dup[i] says so and ret_ids[i] is its id. */
+int store_put_all(struct store *s, const char *const *texts, size_t n, int64_t *ret_ids, bool *ret_dup,
+		  struct store_error *err);
+
+/* The stored JSON text of run id (malloc'ed).  -ENOENT for an unknown id. */
+int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err);
+
+struct run_filter {
+	const char *probe;              /* NULL: any */
+	struct labels labels;           /* every one must match */
+	uint64_t since_ns;              /* 0: any; else start time at or after (CLOCK_REALTIME ns) */
+	uint64_t limit;                 /* 0: all; else the newest N */
+};
+
+/* Runs matching f, oldest first (malloc'ed array).  */
+int store_list(struct store *s, const struct run_filter *f, struct run_info **ret, size_t *ret_n,
+	       struct store_error *err);
+/* One run's info.  -ENOENT for an unknown id. */
+int store_info(struct store *s, int64_t id, struct run_info *ret, struct store_error *err);
+
+/* Remove runs, all or none: -ENOENT (nothing removed) when an id is unknown. */
+int store_rm(struct store *s, const int64_t *ids, size_t n, struct store_error *err);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * Fuzz target for the result importer (result_from_text in
+ * src/result/json_read.c): no input may crash it, hang it, leak or read out
+ * of bounds, and every refusal must say why.  What it accepts must go all the
+ * way back out (result_to_json, result_json_dump) and be accepted again:
+ * an imported result that cannot be exported or re-imported is a bug too.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result/json.h"
+#include "result/result.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void expect_message(const char *err, size_t size)
+{
+	if (err[0] == '\0' || !memchr(err, '\0', size))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct result res, again;
+	char err[256];
+
+	memset(err, 0, sizeof(err));
+	if (result_from_text((const char *)data, size, &res, err, sizeof(err)) < 0) {
+		expect_message(err, sizeof(err));
+		return 0;
+	}
+
+	json_t *doc = result_to_json(&res);
+	if (!doc)
+		abort();                        /* imported, yet cannot be exported */
+	char *text = result_json_dump(doc);
+	if (!text)
+		abort();
+	json_decref(doc);
+	result_free(&res);
+
+	if (result_from_text(text, strlen(text), &again, err, sizeof(err)) < 0)
+		abort();                        /* our own output refused: err says why */
+	result_free(&again);
+	free(text);
+	return 0;
+}

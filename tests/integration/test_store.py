@@ -1,0 +1,408 @@
+"""The run store: every run kept, listed, shown, compared, exported, merged, and never damaged."""
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+import unittest
+
+from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+CPU = online_cpus()[-1]
+
+
+class StoreCase(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.db = self.path("runs.db")
+
+    def lat(self, *args, timeout=120, env=None):
+        return run(*args, "--db", self.db, timeout=timeout, env=env)
+
+    def measure(self, *labels, seconds=2, extra=()):
+        args = ["timer", "-a", str(CPU), "-D", str(seconds), "-q", "--window", "200ms"]
+        for l in labels:
+            args += ["--label", l]
+        p = self.lat(*args, *extra)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ids = [int(r["id"]) for r in self.runs_json()]
+        return max(ids)
+
+    def runs_json(self):
+        con = sqlite3.connect(self.db)
+        try:
+            return [{"id": r[0]} for r in con.execute("SELECT id FROM runs ORDER BY id")]
+        finally:
+            con.close()
+
+
+class Keeping(StoreCase):
+    def test_runs_are_stored_by_default_in_the_xdg_data_directory(self):
+        env = dict(os.environ, XDG_DATA_HOME=self.path("xdg"))
+        env.pop("LATSCOPE_DB", None)
+        p = run("timer", "-a", str(CPU), "-D", "1", "--window", "200ms", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("stored as run 1 in " + self.path("xdg/latscope/runs.db"), p.stdout)
+        p = run("runs", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"\n\s+1\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+timer\s")
+
+    def test_latscope_db_chooses_the_store_and_no_store_skips_it(self):
+        env = dict(os.environ, LATSCOPE_DB=self.db)
+        p = run("timer", "-a", str(CPU), "-D", "1", "-q", "--no-store", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(self.db))
+        p = run("timer", "-a", str(CPU), "-D", "1", "-q", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(self.db))
+
+    def test_show_json_of_a_stored_run_equals_the_runs_own_json(self):
+        out = self.path("r.json")
+        p = self.lat("timer", "-a", str(CPU), "-D", "2", "-q", "--window", "500ms", "--label", "config=x",
+                     "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("show", "1", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        shown = json.loads(p.stdout)
+        self.assertEqual(shown.pop("id"), 1)
+        self.assertEqual(shown, load(out))
+
+    def test_show_prints_the_summary_of_a_stored_run(self):
+        self.measure("config=a")
+        p = self.lat("show", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("run 1: timer", p.stdout)
+        self.assertIn("labels: config=a", p.stdout)
+        self.assertIn("p99.99", p.stdout)
+
+    def test_runs_filters_by_probe_label_since_and_limit(self):
+        for cfg in ("a", "b", "a"):
+            self.measure("config=" + cfg, seconds=1)
+        def ids(*args):
+            p = self.lat("runs", *args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return [int(l.split()[0]) for l in p.stdout.splitlines()[1:] if l.strip()[:1].isdigit()]
+        self.assertEqual(ids(), [1, 2, 3])
+        self.assertEqual(ids("--label", "config=a"), [1, 3])
+        self.assertEqual(ids("--limit", "2"), [2, 3])
+        self.assertEqual(ids("--probe", "timer", "--since", "1h"), [1, 2, 3])
+        self.assertEqual(ids("--since", "2100-01-01"), [])
+        p = self.lat("runs", "--since", "yesterday")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'--since'", p.stderr)
+
+    def test_rm_removes_all_or_none(self):
+        self.measure(seconds=1)
+        self.measure(seconds=1)
+        p = self.lat("rm", "1", "7")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no run 7", p.stderr)
+        self.assertEqual(len(self.runs_json()), 2)
+        p = self.lat("rm", "1-2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.runs_json(), [])
+
+    def test_unknown_run_ids_are_clear_errors(self):
+        self.measure(seconds=1)
+        for args in (["show", "9"], ["compare", "1", "9"], ["export", "9"], ["merge", "1", "9"]):
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("no run 9", p.stderr)
+        p = self.lat("show", "abc")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'abc' is not a run id", p.stderr)
+
+
+class Safety(StoreCase):
+    def test_a_foreign_file_is_refused_and_left_untouched(self):
+        with open(self.db, "wb") as f:
+            f.write(b"this is somebody's notes file\n" * 100)
+        before = open(self.db, "rb").read()
+        p = self.lat("timer", "-a", str(CPU), "-D", "1", "-q")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("not a latscope store", p.stderr)
+        self.assertEqual(p.stderr.count("\n"), 2, "one line and the hint")
+        self.assertEqual(open(self.db, "rb").read(), before)
+        self.assertEqual(self.lat("runs").returncode, 2)
+        self.assertEqual(open(self.db, "rb").read(), before)
+
+    def test_another_programs_sqlite_database_is_refused_and_left_untouched(self):
+        con = sqlite3.connect(self.db)
+        con.execute("CREATE TABLE recipes (name TEXT)")
+        con.commit()
+        con.close()
+        before = open(self.db, "rb").read()
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("another program", p.stderr)
+        p = self.lat("timer", "-a", str(CPU), "-D", "1", "-q")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(open(self.db, "rb").read(), before)
+        self.assertFalse(os.path.exists(self.db + "-wal"))
+
+    def test_a_damaged_store_is_reported_and_left_untouched(self):
+        self.measure(seconds=1)
+        self.measure(seconds=1)
+        con = sqlite3.connect(self.db)
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.close()
+        data = bytearray(open(self.db, "rb").read())
+        for i in range(4096, len(data), 7):     # scribble over everything after the first page
+            data[i] = (data[i] * 31 + 7) & 0xFF
+        open(self.db, "wb").write(data)
+        p = self.lat("runs")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("damaged", p.stderr)
+        self.assertEqual(open(self.db, "rb").read(), bytes(data))
+
+    def test_a_store_written_by_a_newer_latscope_is_refused(self):
+        self.measure(seconds=1)
+        con = sqlite3.connect(self.db)
+        con.execute("PRAGMA user_version = 99")
+        con.commit()
+        con.close()
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("newer latscope", p.stderr)
+
+    def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(self):
+        con = sqlite3.connect(self.db)
+        with open(os.path.join(FIXTURES, "store-v1.sql")) as f:
+            con.executescript(f.read())
+        con.close()
+        self.assertEqual(sqlite3.connect(self.db).execute("PRAGMA user_version").fetchone()[0], 1)
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 0, p.stderr)     # read-only: no migration needed to list
+        self.measure(seconds=1)                        # writing migrates
+        con = sqlite3.connect(self.db)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 2)
+        rows = con.execute("SELECT cpu, count FROM cpu_stats WHERE run_id = 1 ORDER BY cpu").fetchall()
+        con.close()
+        self.assertTrue(rows, "the old run's per-CPU figures were filled in from its JSON")
+        p = self.lat("show", "1", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        check_consistent(self, json.loads(p.stdout))
+
+    def test_two_runs_ending_at_once_are_both_stored(self):
+        procs = [subprocess.Popen([LATSCOPE, "timer", "-a", str(c), "-D", "2", "-q", "--db", self.db],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for c in (online_cpus()[0], CPU)]
+        for p in procs:
+            _, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(len(self.runs_json()), 2)
+
+    def test_kill_9_at_any_moment_never_damages_the_store(self):
+        # Runs of 1-300 ms killed at random points, including while the result is written.
+        rnd = random.Random(7)
+        complete = 0
+        for i in range(40):
+            proc = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "%dms" % rnd.randint(1, 300),
+                                     "-q", "--db", self.db], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rnd.uniform(0.0, 0.4))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            complete += proc.returncode == 0
+        con = sqlite3.connect(self.db)
+        self.assertEqual(con.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+        runs = con.execute("SELECT id, result FROM runs").fetchall()
+        for rid, text in runs:
+            doc = json.loads(text)
+            check_consistent(self, doc)
+            cpus = con.execute("SELECT count(*) FROM cpu_stats WHERE run_id = ?", (rid,)).fetchone()[0]
+            self.assertEqual(cpus, 2, "a run is stored whole: its per-CPU rows too")
+        con.close()
+        self.assertGreaterEqual(len(runs), complete, "every run that finished was stored")
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
+    def test_a_store_the_user_cannot_write_can_be_listed_but_not_written(self):
+        self.measure(seconds=1)
+        exe = self.path("latscope")
+        shutil.copy(LATSCOPE, exe)
+        os.chmod(exe, 0o755)
+        os.chmod(self.db, 0o644)         # root's store, in a directory anyone may use
+
+        def as_nobody(*args):
+            return subprocess.run(["runuser", "-u", "nobody", "--", exe, *args, "--db", self.db],
+                                  capture_output=True, text=True, timeout=60)
+        p = as_nobody("runs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"\n\s+1\s")
+        before = open(self.db, "rb").read()
+        p = as_nobody("rm", "1")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("read-only", p.stderr)
+        self.assertEqual(open(self.db, "rb").read(), before)
+
+
+class ImportExportMerge(StoreCase):
+    def test_import_stores_a_result_and_skips_it_the_second_time(self):
+        out = self.path("elsewhere.json")
+        p = run("timer", "-a", str(CPU), "-D", "1", "-q", "--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("import", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("stored as run 1", p.stdout)
+        p = self.lat("import", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("already stored as run 1", p.stdout)
+        shown = json.loads(self.lat("show", "1", "--json").stdout)
+        shown.pop("id")
+        self.assertEqual(shown, load(out))
+
+    def test_import_of_bad_files_stores_nothing(self):
+        good = self.path("good.json")
+        run("timer", "-a", str(CPU), "-D", "1", "-q", "--no-store", "--json", good)
+        bad = self.path("bad.json")
+        with open(bad, "w") as f:
+            json.dump({"schema": "something.else"}, f)
+        newer = self.path("newer.json")
+        doc = load(good)
+        doc["schema_version"] = 99
+        with open(newer, "w") as f:
+            json.dump(doc, f)
+        broken = self.path("broken.json")
+        doc = load(good)
+        doc["cpus"][0]["metrics"]["latency"]["histogram"]["buckets"][0][2] += 1
+        with open(broken, "w") as f:
+            json.dump(doc, f)
+        for path, needle in ((bad, "not a latscope result"), (newer, "newer"), (broken, "add up to 1001"),
+                             (self.path("missing.json"), "No such file")):
+            p = self.lat("import", good, path)
+            self.assertEqual(p.returncode, 2, path)
+            self.assertIn(needle, p.stderr)
+            self.assertFalse(os.path.exists(self.db) and self.runs_json(), "nothing was stored")
+
+    def test_export_openmetrics_is_well_formed_and_counts_add_up(self):
+        rid = self.measure("config=guest", seconds=1)
+        out = self.path("latscope.prom")
+        p = self.lat("export", str(rid), "--format", "openmetrics", "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = open(out).read()
+        self.assertTrue(text.endswith("# EOF\n"))
+        inf = [l for l in text.splitlines() if 'le="+Inf"' in l and 'cpu="all"' in l]
+        count = [l for l in text.splitlines() if l.startswith("latscope_latency_seconds_count") and 'cpu="all"' in l]
+        self.assertEqual(len(inf), 1)
+        self.assertEqual(inf[0].split()[-1], count[0].split()[-1])
+        self.assertIn('label_config="guest"', text)
+
+    def test_merge_adds_runs_up_exactly(self):
+        a = self.measure("config=m", seconds=1)
+        b = self.measure("config=m", seconds=1)
+        out = self.path("merged.json")
+        p = self.lat("merge", str(a), str(b), "--json", out, "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        merged = load(out)
+        check_consistent(self, merged)
+        ra = json.loads(self.lat("show", str(a), "--json").stdout)
+        rb = json.loads(self.lat("show", str(b), "--json").stdout)
+        m, la, lb = (d["all"]["metrics"]["latency"] for d in (merged, ra, rb))
+        self.assertEqual(m["count"], la["count"] + lb["count"])
+        self.assertEqual(m["max_ns"], max(la["max_ns"], lb["max_ns"]))
+        self.assertEqual(m["min_ns"], min(la["min_ns"], lb["min_ns"]))
+        self.assertEqual(merged["labels"], {"config": "m"})
+        self.assertEqual(merged["params"]["merged_from"], [a, b])
+        self.assertEqual(len(self.runs_json()), 3, "the merge is stored as a run of its own")
+
+
+class Compare(StoreCase):
+    def test_compare_by_labels_rebuilds_a_table_like_the_hand_made_ones(self):
+        for cfg, dom, sched in (("0", "NA", "CFS"), ("1", "0", "Arinc653"), ("3", "0", "Credit"), ("3", "1", "Arinc653")):
+            self.measure("config=" + cfg, "domain=" + dom, "sched=" + sched, seconds=1)
+        self.measure("config=0", "domain=NA", "sched=CFS", seconds=1)   # a second run of a configuration
+        p = self.lat("compare", "--label", "config=0", "--probe", "timer")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("compare", "1-5", "--by", "config,domain,sched", "--columns", "min,max,mean,runs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertRegex(lines[0], r"^\+-+\+")
+        self.assertRegex(lines[1], r"^\| config \| domain \| sched +\| min \(us\) \| max \(us\) \| mean \(us\) \| runs +\|$")
+        body = [[c.strip() for c in l.strip("|").split("|")] for l in lines[3:7]]
+        self.assertEqual([r[:3] for r in body], [["0", "NA", "CFS"], ["1", "0", "Arinc653"], ["3", "0", "Credit"],
+                                                 ["3", "1", "Arinc653"]])
+        self.assertEqual(body[0][6], "1,5", "runs of one configuration form one row")
+        for r in body:
+            lo, hi, mean = (float(x) for x in r[3:6])
+            self.assertLessEqual(lo, mean)
+            self.assertLessEqual(mean, hi)
+        p = self.lat("compare", "1-5", "--by", "config", "--format", "markdown")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout.splitlines()[1], r"^\| -+ \| -+: \|")
+        p = self.lat("compare", "1-5", "--by", "config", "--format", "csv")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.splitlines()[0], "config,min (ns),mean (ns),p99 (ns),max (ns),warm_max (ns),missed")
+
+    def test_baseline_shows_each_figures_change(self):
+        a = self.measure("config=a", seconds=1)
+        b = self.measure("config=b", seconds=1)
+        p = self.lat("compare", str(a), str(b), "--baseline", str(a), "--columns", "mean,p99")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        row_b = [l for l in p.stdout.splitlines() if l.startswith("| %d " % b)][0]
+        self.assertRegex(row_b, r"\([+-]\d+%\)")
+
+    def test_bad_compare_input_is_a_usage_error(self):
+        self.measure(seconds=1)
+        for args, needle in ((["compare"], "give run ids"), (["compare", "--label", "nope"], "not KEY=VALUE"),
+                             (["compare", "--label", "config=none"], "no stored run matches"),
+                             (["compare", "1", "--fail-if", "p99>"], "'--fail-if'"),
+                             (["compare", "1", "--fail-if", "p98>5us"], "unknown"),
+                             (["compare", "1", "--columns", "bogus"], "'bogus'"),
+                             (["compare", "1", "--by", ""], "'--by'"),
+                             (["compare", "1", "--baseline", "7"], "not among")):
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertIn(needle, p.stderr, args)
+
+    def test_regression_gate_exits_3_and_writes_junit(self):
+        a = self.measure("config=a", seconds=1)
+        b = self.measure("config=b", seconds=1)
+        junit = self.path("gate.xml")
+        p = self.lat("compare", str(a), str(b), "--fail-if", "max>1ns", "--fail-if", "missed>1000000",
+                     "--junit", junit)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("FAIL", p.stderr)
+        xml = open(junit).read()
+        self.assertIn('failures="2"', xml)
+        self.assertIn('tests="4"', xml)
+        p = self.lat("compare", str(a), str(b), "--fail-if", "max>1h", "--fail-if", "p99>+100000%")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+@unittest.skipUnless(is_root(), "the injected load needs SCHED_FIFO")
+class Verdict(StoreCase):
+    def injected_run(self, label):
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "700us", "3700us", "6s"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        self.assertEqual(inj.stdout.readline().strip(), "ready")
+        try:
+            return self.measure(label, extra=("-p", "80"), seconds=4)
+        finally:
+            inj.kill()
+            inj.wait()
+
+    def verdicts(self, a, b):
+        p = self.lat("compare", str(a), str(b), "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return {v["statistic"]: v for v in json.loads(p.stdout)["verdicts"]}
+
+    def test_a_real_difference_is_told_apart_and_a_repeat_is_not(self):
+        quiet1 = self.measure("load=none", extra=("-p", "80"), seconds=4)
+        quiet2 = self.measure("load=none", extra=("-p", "80"), seconds=4)
+        loaded = self.injected_run("load=inject")
+        v = self.verdicts(quiet1, loaded)
+        self.assertEqual(v["p99"]["verdict"], "slower", v)
+        self.assertEqual(v["mean"]["verdict"], "slower", v)
+        same = self.verdicts(quiet1, quiet2)
+        self.assertEqual(same["p99"]["verdict"], "no significant difference", same)
+        p = self.lat("compare", str(quiet1), str(loaded))
+        self.assertRegex(p.stdout, r"run %d is slower than run %d at p99 by \+\d+\.\d%% \(95%% CI " % (loaded, quiet1))
+
+
+if __name__ == "__main__":
+    main()
