@@ -47,7 +47,7 @@ static const struct opt compare_opts[] = {
 	{ "by", 0, OPT_STRING, offsetof(struct compare_cmd, by), .metavar = "KEYS",
 	  .help = "one row per group of runs with the same values of these labels (config,domain,sched), in that order" },
 	{ "columns", 0, OPT_STRING, offsetof(struct compare_cmd, columns), .metavar = "LIST",
-	  .help = "figures to show: count min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max above above_pct "
+	  .help = "figures to show: count min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct "
 		  "missed runs, or a label (default min,mean,p99,max,warm_max,missed)" },
 	{ "baseline", 0, OPT_STRING, offsetof(struct compare_cmd, baseline), .metavar = "ID",
 	  .help = "the run (or its group) every other row is measured against (default: the first row)" },

@@ -344,8 +344,13 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 		code = usage_error(mc, err.msg);
 		goto out;
 	}
-	if (open_store(mc, rp, &st, &err) < 0) {
-		code = usage_error(mc, err.msg);
+	if ((r = open_store(mc, rp, &st, &err)) < 0) {
+		/* The user's store cannot serve: their input, unless the system failed. */
+		if (r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM)
+			fprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
+		else
+			usage_error(mc, err.msg);
+		code = r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
 		goto out;
 	}
 	if ((r = fill_result(mc, params, rp, argc, argv, &res)) < 0) {

@@ -442,6 +442,11 @@ static int read_head(struct reader *rd, const json_t *doc, struct result *res, c
 		if (!json_is_string(v) || !*json_string_value(v) || strlen(json_string_value(v)) >= RESULT_NAME_LEN)
 			return bad(rd, "metrics[%zu] is not a metric name", i);
 		names[i] = json_string_value(v);
+		/* A window holds its metrics beside these keys: the writer would overwrite one with the other. */
+		static const char *const window_keys[] = { "index", "start_ns", "end_ns", "missed", "overhead_ns" };
+		for (size_t k = 0; k < sizeof(window_keys) / sizeof(window_keys[0]); k++)
+			if (strcmp(names[i], window_keys[k]) == 0)
+				return bad(rd, "metrics: '%s' is not a metric name (a window has a field of that name)", names[i]);
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(names[k], names[i]) == 0)
 				return bad(rd, "metrics: '%s' is named twice", names[i]);

@@ -49,6 +49,13 @@ static int db_fail(struct store_error *err, const char *path, sqlite3 *db, int r
 		return fail(err, -EBUSY, "'%s' stayed locked by another writer for %d s", path, BUSY_TIMEOUT_MS / 1000);
 	case SQLITE_CANTOPEN:
 		return fail(err, -EACCES, "cannot open '%s': %s", path, why);
+	case SQLITE_IOERR:
+		/* SQLite's own text is only "disk I/O error"; the system's says why. */
+		if (db && sqlite3_system_errno(db) == ENOSPC)
+			return fail(err, -ENOSPC, "cannot write '%s' or its journal: the disk is full", path);
+		if (db && sqlite3_system_errno(db))
+			return fail(err, -EIO, "%s '%s': %s", doing, path, strerror(sqlite3_system_errno(db)));
+		return fail(err, -EIO, "%s '%s': %s", doing, path, why);
 	case SQLITE_NOMEM:
 		return fail(err, -ENOMEM, "out of memory %s '%s'", doing, path);
 	default:

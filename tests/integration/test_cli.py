@@ -44,16 +44,23 @@ class CommandLine(TempDirCase):
             self.assertIn(opt, p.stdout)
         self.assertIn("3 --fail-above exceeded", p.stdout)
 
-    def test_help_and_man_page_name_the_same_options(self):
-        man = os.path.join(os.path.dirname(__file__), "..", "..", "doc", "latscope-timer.1")
-        with open(man) as f:
-            text = f.read().replace("\\-", "-")
-        p = run("timer", "--help")
+    def test_help_and_man_pages_name_the_same_options(self):
         import re
-        for opt in set(re.findall(r"--[a-z][a-z-]+", p.stdout)):
-            self.assertIn(opt, text, f"{opt} is in --help but not in the man page")
-        for opt in set(re.findall(r"--[a-z][a-z-]+", text)):
-            self.assertIn(opt, p.stdout, f"{opt} is in the man page but not in --help")
+        doc = os.path.join(os.path.dirname(__file__), "..", "..", "doc")
+        def page(name):
+            with open(os.path.join(doc, name)) as f:
+                return f.read().replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "")
+        general = page("latscope.1")
+        for cmd in ("timer", "runs", "show", "compare", "export", "import", "merge", "rm"):
+            own = os.path.exists(os.path.join(doc, "latscope-%s.1" % cmd))
+            text = page("latscope-%s.1" % cmd) if own else general
+            p = run(cmd, "--help")
+            self.assertEqual(p.returncode, 0, cmd)
+            for opt in set(re.findall(r"--[a-z][a-z-]+", p.stdout)):
+                self.assertIn(opt, text, f"{cmd}: {opt} is in --help but not in its man page")
+            if own:
+                for opt in set(re.findall(r"--[a-z][a-z-]+", text)):
+                    self.assertIn(opt, p.stdout, f"{cmd}: {opt} is in its man page but not in --help")
 
     def test_unknown_options_are_named(self):
         self.assert_usage_error(["timer", "--frobnicate"], "unknown option '--frobnicate'")
