@@ -31,6 +31,11 @@ struct label {
 	char value[LABEL_VALUE_MAX];
 };
 
+struct labels {
+	unsigned n;
+	struct label items[LABELS_MAX];
+};
+
 /*
  * KEY=VALUE.  KEY: a letter, then letters, digits, '_', '-' or '.'; VALUE:
  * non-empty UTF-8, no control characters, may itself contain '='.

@@ -13,11 +13,6 @@ enum sched_policy_kind { POLICY_FIFO, POLICY_RR, POLICY_OTHER };
 /* The statistic --fail-above compares. */
 enum fail_stat { FAIL_MAX, FAIL_WARM_MAX, FAIL_P99, FAIL_P999, FAIL_P9999, FAIL_MEAN };
 
-struct labels {
-	unsigned n;
-	struct label items[LABELS_MAX];
-};
-
 struct run_params {
 	struct cpuset cpus;
 	int policy;                     /* enum sched_policy_kind */

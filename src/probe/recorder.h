@@ -16,30 +16,10 @@
 
 #include "core/hist.h"
 #include "core/stats.h"
+#include "core/window.h"
 
-#define REC_MAX_METRICS 4
 #define REC_SLOTS 4
 #define REC_NO_THRESHOLD UINT64_MAX
-
-/* One metric's share of a window. */
-struct rec_metric {
-	struct stats st;
-	uint64_t above;                 /* values above the metric's threshold */
-};
-
-/*
- * What one window holds; the main thread keeps these as the run's windows.
- * What every sample writes comes first, so that after a long sleep the hot
- * loop touches two cache lines of it rather than four.
- */
-struct rec_window {
-	uint64_t missed;                /* periods that passed without a wakeup */
-	struct stats overhead;          /* wakeup to sample recorded */
-	struct rec_metric m[REC_MAX_METRICS];
-	uint64_t index;                 /* window number since the run's origin */
-	uint64_t start_ns;              /* relative to the run's origin */
-	uint64_t end_ns;
-};
 
 enum { SLOT_WRITER, SLOT_READER };
 

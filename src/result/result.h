@@ -13,8 +13,9 @@
 #include "core/hist.h"
 #include "core/sparse.h"
 #include "core/stats.h"
-#include "probe/params.h"
-#include "probe/recorder.h"
+#include "core/cpuset.h"
+#include "core/parse.h"
+#include "core/window.h"
 #include "sys/sysdesc.h"
 
 #define RESULT_SCHEMA "latscope.result"

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "core/parse.h"
-#include "probe/params.h"
 
 struct store;
 

@@ -1,0 +1,31 @@
+/* What one window of a run holds: written by the recorder, kept by the result. */
+#ifndef LATSCOPE_CORE_WINDOW_H
+#define LATSCOPE_CORE_WINDOW_H
+
+#include <stdint.h>
+
+#include "core/stats.h"
+
+#define REC_MAX_METRICS 4
+
+/* One metric's share of a window. */
+struct rec_metric {
+	struct stats st;
+	uint64_t above;                 /* values above the metric's threshold */
+};
+
+/*
+ * What one window holds; the main thread keeps these as the run's windows.
+ * What every sample writes comes first, so that after a long sleep the hot
+ * loop touches two cache lines of it rather than four.
+ */
+struct rec_window {
+	uint64_t missed;                /* periods that passed without a wakeup */
+	struct stats overhead;          /* wakeup to sample recorded */
+	struct rec_metric m[REC_MAX_METRICS];
+	uint64_t index;                 /* window number since the run's origin */
+	uint64_t start_ns;              /* relative to the run's origin */
+	uint64_t end_ns;
+};
+
+#endif
