@@ -17,6 +17,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "timer", cmd_timer, "timer wakeup latency per CPU (cyclictest class)" },
+	{ "noise", cmd_noise, "OS and hypervisor noise seen by a busy loop (oslat class)" },
 	{ "runs", cmd_runs, "list the stored runs" },
 	{ "show", cmd_show, "print a stored run (--json: its JSON result)" },
 	{ "compare", cmd_compare, "stored runs side by side, with a verdict on each difference and CI gates" },

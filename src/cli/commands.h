@@ -4,6 +4,7 @@
 
 /* argv[0] is the subcommand's name; the return value is the exit status. */
 int cmd_timer(int argc, char **argv);
+int cmd_noise(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

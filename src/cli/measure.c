@@ -102,6 +102,9 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 
 	if ((r = check_cpus(rp, opt_given(mc->opts, mc->nopts, given, "cpus"), err)) < 0)
 		return r;
+	/* A priority alone asks for a real-time one (noise runs under SCHED_OTHER by default). */
+	if (prio_given && rp->priority != 0 && !opt_given(mc->opts, mc->nopts, given, "policy"))
+		rp->policy = POLICY_FIFO;
 	if (rp->policy == POLICY_OTHER) {
 		if (prio_given && rp->priority != 0) {
 			snprintf(err->msg, sizeof(err->msg),
@@ -357,6 +360,8 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 		fprintf(stderr, "latscope %s: cannot prepare the result: %s\n", mc->name, strerror(-r));
 		goto out;
 	}
+	if (mc->notes)
+		mc->notes(params, &res);
 
 	/* From here on a stop signal ends the run, never the process: the summary
 	 * and the JSON are still owed.  The runner waits for these signals. */

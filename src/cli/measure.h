@@ -11,6 +11,7 @@
 #include "cli/opt.h"
 #include "core/nstime.h"
 #include "probe/probe.h"
+#include "result/result.h"
 
 struct measure_cmd {
 	const char *name;
@@ -28,6 +29,8 @@ struct measure_cmd {
 	int (*validate)(void *params, const struct opt_result *given, struct opt_error *err);
 	/* One line of what the probe does with its parameters, for the header. */
 	void (*describe)(const void *params, char *buf, size_t size);
+	/* Optional: what the user should know before the run (res->notes). */
+	void (*notes)(const void *params, struct result *res);
 };
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv);
@@ -79,6 +82,8 @@ extern const char *const fail_stat_choices[];
 	  .help = "print the window lines even when standard output is not a terminal" }, \
 	{ "no-pm-qos", 0, OPT_FLAG, offsetof(T, run.no_pm_qos), \
 	  .help = "do not hold /dev/cpu_dma_latency at 0 while measuring" }, \
+	{ "no-context", 0, OPT_FLAG, offsetof(T, run.no_context), \
+	  .help = "do not count interrupts, softirqs, preemptions and steal time beside every window" }, \
 	{ "strict", 0, OPT_FLAG, offsetof(T, run.strict), \
 	  .help = "refuse to run when the policy, memory lock or PM QoS cannot be applied" }, \
 	{ "help", 'h', OPT_HELP, offsetof(T, help), .flags = OPT_NOT_PARAM, .help = "show this help" }

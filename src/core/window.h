@@ -7,11 +7,20 @@
 #include "core/stats.h"
 
 #define REC_MAX_METRICS 4
+#define REC_TOP 16                  /* largest values kept per CPU, with their time */
+
+/* One of the largest values of a run, and when it happened. */
+struct rec_event {
+	uint64_t at_ns;                 /* relative to the run's origin */
+	uint64_t value;
+};
 
 /* One metric's share of a window. */
 struct rec_metric {
 	struct stats st;
 	uint64_t above;                 /* values above the metric's threshold */
+	uint64_t above_ns;              /* their sum: time lost to noise, or to late wakeups */
+	uint64_t sum;                   /* light metrics only: the sum, until the reader derives mean and m2 */
 };
 
 /*

@@ -31,6 +31,7 @@ struct run_params {
 	bool quiet;
 	bool live;                      /* window lines even when stdout is not a terminal */
 	bool no_pm_qos;
+	bool no_context;                /* do not read /proc beside every window */
 	bool strict;                    /* refuse to run when a setting cannot be applied */
 };
 

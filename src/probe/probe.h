@@ -30,6 +30,8 @@ struct probe_ops {
 	const char *name;
 	unsigned nmetrics;
 	const char *const *metric_names;    /* metric 0 is the one summaries lead with */
+	unsigned unit_ns;               /* how people read its values: 1000 (us) or 1 (ns) */
+	bool values_tile_time;          /* metric 0's values add up to the run's time (gaps) */
 
 	/*
 	 * Before the run, on the measuring thread once it is pinned and has its
@@ -42,5 +44,8 @@ struct probe_ops {
 	/* Undo setup; called on every path after a successful setup. */
 	void (*teardown)(struct probe_thread *t);
 };
+
+/* Every probe, by name (NULL when unknown): what reports need to know of a stored result's probe. */
+const struct probe_ops *probe_find(const char *name);
 
 #endif

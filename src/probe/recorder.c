@@ -78,10 +78,55 @@ void rec_rotate(struct recorder *r, uint64_t now_ns)
 	r->next_boundary = r->origin_ns + (idx + 1u) * r->window_ns;
 }
 
+void rec_top_insert(struct recorder *r, uint64_t v, uint64_t now_ns)
+{
+	struct rec_event e = { .at_ns = now_ns > r->origin_ns ? now_ns - r->origin_ns : 0, .value = v };
+	unsigned at = r->ntop;
+
+	if (r->ntop < REC_TOP) {
+		r->ntop++;
+	} else {
+		at = 0;                 /* replace the smallest */
+		for (unsigned i = 1; i < REC_TOP; i++)
+			if (r->top[i].value < r->top[at].value)
+				at = i;
+	}
+	r->top[at] = e;
+	if (r->ntop < REC_TOP)
+		return;
+	r->top_floor = r->top[0].value;
+	for (unsigned i = 1; i < REC_TOP; i++)
+		if (r->top[i].value < r->top_floor)
+			r->top_floor = r->top[i].value;
+}
+
 void rec_finish(struct recorder *r, uint64_t now_ns)
 {
 	uint64_t end = now_ns > r->origin_ns ? now_ns - r->origin_ns : 0;
 	r->cur->end_ns = end > r->cur->start_ns ? end : r->cur->start_ns;
+}
+
+void rec_set_light(struct recorder *r, unsigned metric)
+{
+	r->light |= 1u << metric;
+}
+
+/* Reader: mean and m2 of light metrics, from their sum and histogram. */
+static void finish_light(const struct recorder *r, struct rec_window *w, const struct hist *h)
+{
+	for (unsigned m = 0; m < r->nmetrics; m++) {
+		struct stats *st = &w->m[m].st;
+		if (!(r->light >> m & 1u) || st->n == 0)
+			continue;
+		st->mean = (double)w->m[m].sum / (double)st->n;
+		double m2 = 0.0;
+		for (unsigned i = hist_next(&h[m], 0); i < HIST_BUCKETS; i = hist_next(&h[m], i + 1u)) {
+			double d = (double)hist_bucket_value(i) - st->mean;
+			m2 += d * d * (double)h[m].counts[i];
+		}
+		st->m2 = m2;
+		w->m[m].sum = 0;
+	}
 }
 
 const struct rec_window *rec_peek(struct recorder *r, const struct hist **ret_hist)
@@ -90,6 +135,7 @@ const struct rec_window *rec_peek(struct recorder *r, const struct hist **ret_hi
 
 	if (atomic_load_explicit(&s->owner, memory_order_acquire) != SLOT_READER)
 		return NULL;
+	finish_light(r, &s->w, s->hist);
 	*ret_hist = s->hist;
 	return &s->w;
 }
@@ -103,8 +149,9 @@ void rec_release(struct recorder *r)
 	r->ri = (r->ri + 1u) % REC_SLOTS;
 }
 
-const struct rec_window *rec_last(const struct recorder *r, const struct hist **ret_hist)
+const struct rec_window *rec_last(struct recorder *r, const struct hist **ret_hist)
 {
+	finish_light(r, r->cur, r->cur_hist);
 	*ret_hist = r->cur_hist;
 	return r->cur;
 }

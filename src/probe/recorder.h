@@ -36,9 +36,14 @@ struct recorder {
 	uint64_t next_boundary;         /* absolute: when the current window ends */
 	uint64_t threshold[REC_MAX_METRICS];
 	unsigned nmetrics;
+	unsigned light;                 /* bit m: metric m is recorded light (see rec_light_add) */
 	unsigned wi;                    /* writer's slot */
 	uint64_t origin_ns;             /* absolute CLOCK_MONOTONIC (or the probe's clock in ns) */
 	uint64_t window_ns;
+	/* the run's largest values of metric 0: writer's, read after join */
+	uint64_t top_floor;             /* a value must beat this to enter */
+	unsigned ntop;
+	struct rec_event top[REC_TOP];
 	_Alignas(64) unsigned ri;       /* reader's next slot: apart from the writer's line */
 	struct rec_slot slots[REC_SLOTS];
 };
@@ -61,9 +66,50 @@ static inline void rec_tick(struct recorder *r, uint64_t now_ns)
 
 static inline void rec_value(struct recorder *r, unsigned metric, uint64_t v)
 {
-	stats_add(&r->cur->m[metric].st, v);
+	struct rec_metric *m = &r->cur->m[metric];
+	stats_add(&m->st, v);
 	hist_record(&r->cur_hist[metric], v);
-	r->cur->m[metric].above += v > r->threshold[metric];
+	if (__builtin_expect(v > r->threshold[metric], 0)) {
+		m->above++;
+		m->above_ns += v;
+	}
+}
+
+/*
+ * Light recording, for metrics recorded tens of millions of times a second
+ * (the noise probe's gaps): the probe counts n, sum, min and max itself and
+ * adds them now and then; the histogram takes every value.  The reader then
+ * derives the mean exactly and the variance from the histogram (within its
+ * error), sparing the writer a division per value.
+ */
+void rec_set_light(struct recorder *r, unsigned metric);
+
+static inline void rec_light_add(struct recorder *r, unsigned metric, uint64_t n, uint64_t sum, uint64_t min,
+				 uint64_t max)
+{
+	struct rec_metric *m = &r->cur->m[metric];
+	m->st.n += n;
+	m->sum += sum;
+	if (min < m->st.min)
+		m->st.min = min;
+	if (max > m->st.max)
+		m->st.max = max;
+}
+
+/* The threshold test of a light value: call for the values above r->threshold only. */
+static inline void rec_light_above(struct recorder *r, unsigned metric, uint64_t v)
+{
+	r->cur->m[metric].above++;
+	r->cur->m[metric].above_ns += v;
+}
+
+void rec_top_insert(struct recorder *r, uint64_t v, uint64_t now_ns);
+
+/* Keep v among the run's largest values of metric 0 when it is one of them. */
+static inline void rec_top(struct recorder *r, uint64_t v, uint64_t now_ns)
+{
+	if (__builtin_expect(v > r->top_floor, 0))
+		rec_top_insert(r, v, now_ns);
 }
 
 static inline void rec_missed(struct recorder *r, uint64_t n)
@@ -84,6 +130,6 @@ const struct rec_window *rec_peek(struct recorder *r, const struct hist **ret_hi
 /* Reader: give the slot returned by rec_peek back to the writer. */
 void rec_release(struct recorder *r);
 /* Reader, after the writer thread has been joined: the writer's last window. */
-const struct rec_window *rec_last(const struct recorder *r, const struct hist **ret_hist);
+const struct rec_window *rec_last(struct recorder *r, const struct hist **ret_hist);
 
 #endif

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "core/nstime.h"
+#include "probe/context.h"
 #include "sys/cpus.h"
 #include "sys/prep.h"
 
@@ -23,6 +24,7 @@
 #define TICK_MIN_NS    (10u * NS_PER_MS)
 #define TICK_MAX_NS    (250u * NS_PER_MS)
 #define STOP_GRACE_NS  (2u * NS_PER_SEC)   /* past the end, stop threads that did not notice */
+#define CONTEXT_DELAY_NS (2u * NS_PER_MS)  /* after a window's end, when its context is read */
 
 enum gate_state { GATE_WAIT, GATE_GO, GATE_ABORT };
 
@@ -36,6 +38,7 @@ struct worker {
 	int setup_rc;
 	struct stats clock_cost;
 	uint64_t stopped_ns;            /* when run returned */
+	pid_t kernel_tid;               /* for its context switch counts */
 };
 
 struct runner {
@@ -55,6 +58,7 @@ struct runner {
 	atomic_uint finished;
 	unsigned started;               /* threads past the gate; set before it opens */
 	pthread_t main_thread;
+	struct run_context *ctx;        /* NULL: no context sampling */
 };
 
 static void on_wakeup_signal(int sig)
@@ -97,6 +101,7 @@ static void *measure_thread(void *arg)
 	sigemptyset(&wake);
 	sigaddset(&wake, SIGUSR2);
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	w->kernel_tid = gettid();
 
 	if (rp->policy != POLICY_OTHER)
 		w->sched_rc = sched_apply(policy_of(rp->policy), (int)rp->priority);
@@ -303,6 +308,22 @@ static int move_main(struct runner *rn, struct cpuset *saved, bool *moved)
 	return r;
 }
 
+static void start_context(struct runner *rn)
+{
+	pid_t *tids = calloc(rn->n, sizeof(*tids));
+	int r = tids ? 0 : -ENOMEM;
+
+	for (size_t i = 0; tids && i < rn->n; i++)
+		tids[i] = rn->w[i].kernel_tid;
+	if (r == 0)
+		r = context_start(&rn->ctx, &rn->rp->cpus, tids);
+	free(tids);
+	if (r < 0) {
+		rn->ctx = NULL;
+		result_note(rn->res, "not counting interrupts, softirqs and steal time: %s", strerror(-r));
+	}
+}
+
 static int drain(struct runner *rn)
 {
 	for (size_t i = 0; i < rn->n; i++) {
@@ -340,10 +361,15 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 	sigaddset(&stopsigs, SIGINT);
 	sigaddset(&stopsigs, SIGTERM);
 	sigaddset(&stopsigs, SIGUSR2);          /* the measuring threads are done */
-	uint64_t tick_ns = rn->rp->window_ns / 4u;
+	uint64_t tick_ns = rn->rp->window_ns / 4u, ctx_index = 0;
+	/* Context is read just after each window's end, so it belongs to that window. */
+	uint64_t next_ctx = rn->res->origin_ns + rn->rp->window_ns + CONTEXT_DELAY_NS;
 	tick_ns = tick_ns < TICK_MIN_NS ? TICK_MIN_NS : tick_ns > TICK_MAX_NS ? TICK_MAX_NS : tick_ns;
 	while (atomic_load(&rn->finished) < started) {
-		struct timespec tick = ns_to_ts(tick_ns);
+		uint64_t now = mono_ns(), wait = tick_ns;
+		if (rn->ctx && next_ctx > now && next_ctx - now < wait)
+			wait = next_ctx - now;
+		struct timespec tick = ns_to_ts(wait);
 		siginfo_t si;
 		int sig = sigtimedwait(&stopsigs, &si, &tick);
 		if ((sig == SIGINT || sig == SIGTERM) && !stopping) {
@@ -356,6 +382,15 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 		if (!stopping && end_ns != UINT64_MAX && mono_ns() > end_ns + STOP_GRACE_NS) {
 			stopping = true;
 			request_stop(rn);
+		}
+		if (rn->ctx && mono_ns() >= next_ctx && !stopping) {
+			if (context_sample(rn->ctx, ctx_index) < 0) {
+				context_free(rn->ctx);      /* better no context than a wrong one */
+				rn->ctx = NULL;
+				result_note(rn->res, "stopped counting interrupts and steal time: /proc could not be read");
+			}
+			ctx_index++;
+			next_ctx += rn->rp->window_ns;
 		}
 		if ((r = drain(rn)) < 0)
 			return r;
@@ -375,6 +410,7 @@ static int collect_last(struct runner *rn)
 		const struct rec_window *win = rec_last(&w->t.rec, &h);
 
 		stats_merge(&cr->clock_cost, &w->clock_cost);
+		result_set_top(cr, w->t.rec.top, w->t.rec.ntop);
 		if (win->m[0].st.n == 0 && win->missed == 0)
 			continue;
 		if ((r = result_add_window(rn->res, cr, win, h)) < 0)
@@ -488,6 +524,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	}
 	rn.started = (unsigned)started;
 	rn.main_thread = pthread_self();
+	if (!rp->no_context)
+		start_context(&rn);
 	gate_open(&rn, GATE_GO);
 	r = supervise(&rn, started, end_ns);
 	if (r < 0) {
@@ -522,7 +560,10 @@ join:
 		}
 		if ((r = collect_last(&rn)) < 0)
 			set_error(err, "cannot keep the results: %s", strerror(-r));
+		if (r == 0 && rn.ctx && context_finish(rn.ctx, res, res->elapsed_ns / rp->window_ns) < 0)
+			result_note(res, "interrupts and steal time of the last window could not be read");
 	}
+	context_free(rn.ctx);
 restore:
 	if (main_moved)
 		cpus_pin(&main_saved);

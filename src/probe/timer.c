@@ -160,6 +160,7 @@ static void timer_run(struct probe_thread *t)
 
 		rec_tick(rec, now);
 		rec_value(rec, 0, lat);
+		rec_top(rec, lat, now);
 		if (missed) {
 			rec_missed(rec, missed);
 			for (uint64_t j = 1; co && j <= missed && lat > j * interval; j++)
@@ -180,6 +181,7 @@ const struct probe_ops timer_probe = {
 	.name = "timer",
 	.nmetrics = 1,
 	.metric_names = timer_metrics,
+	.unit_ns = 1000,
 	.setup = timer_setup,
 	.run = timer_run,
 	.teardown = timer_teardown,

@@ -5,19 +5,10 @@
 
 #include "core/nstime.h"
 #include "core/units.h"
+#include "probe/probe.h"
 
 /* Microseconds with one decimal: the unit latency people read. */
-static const char *us(uint64_t ns, char *buf, size_t size)
-{
-	snprintf(buf, size, "%.1f", (double)ns / 1000.0);
-	return buf;
-}
 
-static const char *usd(double ns, char *buf, size_t size)
-{
-	snprintf(buf, size, "%.1f", ns / 1000.0);
-	return buf;
-}
 
 static void text_header_system(FILE *out, const struct result *res)
 {
@@ -48,51 +39,187 @@ void text_notes(FILE *out, const struct result *res, unsigned first, bool verbos
 			fprintf(out, "latscope %s: %s\n", res->probe, res->notes[i]);
 }
 
+
+/* How a probe's values read best: microseconds with a decimal, or whole nanoseconds. */
+struct unit {
+	uint64_t ns;
+	const char *name;
+};
+
+static struct unit unit_of_probe(const char *probe)
+{
+	const struct probe_ops *ops = probe_find(probe);
+	if (ops && ops->unit_ns == 1)
+		return (struct unit){ 1, "ns" };
+	return (struct unit){ 1000, "us" };
+}
+
+static struct unit unit_of(const struct result *res)
+{
+	return unit_of_probe(res->probe);
+}
+
+static const char *val(struct unit u, double ns, char *buf, size_t size)
+{
+	if (u.ns == 1)
+		snprintf(buf, size, "%.0f", ns);
+	else
+		snprintf(buf, size, "%.1f", ns / (double)u.ns);
+	return buf;
+}
+
 void text_window(FILE *out, const struct result *res, const struct cpu_result *cr,
 		 const struct result_window *rw)
 {
+	const struct probe_ops *ops = probe_find(res->probe);
 	const struct rec_window *w = &rw->w;
-	const struct stats *st = &w->m[0].st;
+	const struct rec_metric *m = &w->m[0];
 	const struct stats *g = &cr->gwin[0];
+	struct unit u = unit_of(res);
 	char a[32], b[32], c[32], d[32], e[32], f[32], t[32];
-	double pct = st->n ? 100.0 * (double)w->m[0].above / (double)st->n : 0.0;
 
 	fmt_duration(res->threshold_ns, t, sizeof(t));
-	fprintf(out, "%8.2fs cpu%-3d n %-7llu mean %sus sd %sus above %s %.2f%% [%s - %s]us global [%s - %s]us missed %llu\n",
-		(double)w->start_ns / 1e9, cr->cpu, (unsigned long long)st->n, usd(st->mean, a, sizeof(a)),
-		usd(stats_stddev(st), b, sizeof(b)), t, pct, us(stats_min(st), c, sizeof(c)),
-		us(st->max, d, sizeof(d)), us(stats_min(g), e, sizeof(e)), us(g->max, f, sizeof(f)),
-		(unsigned long long)w->missed);
+	fprintf(out, "%8.2fs cpu%-3d n %-7llu mean %s sd %s [%s - %s]%s global [%s - %s]%s ", (double)w->start_ns / 1e9,
+		cr->cpu, (unsigned long long)m->st.n, val(u, m->st.mean, a, sizeof(a)), val(u, stats_stddev(&m->st), b, sizeof(b)),
+		val(u, (double)stats_min(&m->st), c, sizeof(c)), val(u, (double)m->st.max, d, sizeof(d)), u.name,
+		val(u, (double)stats_min(g), e, sizeof(e)), val(u, (double)g->max, f, sizeof(f)), u.name);
+	if (ops && ops->values_tile_time) {
+		double time = m->st.mean * (double)m->st.n;
+		fprintf(out, "noise %llu above %s, %.3f%% of the time\n", (unsigned long long)m->above, t,
+			time > 0 ? 100.0 * (double)m->above_ns / time : 0.0);
+	} else {
+		fprintf(out, "above %s %.2f%% missed %llu\n", t, m->st.n ? 100.0 * (double)m->above / (double)m->st.n : 0.0,
+			(unsigned long long)w->missed);
+	}
 	fflush(out);
 }
 
-static void summary_row(FILE *out, const char *name, const struct cpu_result *cr)
+static void summary_row(FILE *out, struct unit u, const char *name, const struct cpu_result *cr)
 {
 	const struct summary *s = &cr->sum[0];
 	char v[12][24];
 
 	fprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9llu %7.3f %8llu\n", name,
-		(unsigned long long)s->count, us(s->min, v[0], 24), usd(s->mean, v[1], 24), usd(s->stddev, v[2], 24),
-		us(s->p50, v[3], 24), us(s->p90, v[4], 24), us(s->p99, v[5], 24), us(s->p999, v[6], 24),
-		us(s->p9999, v[7], 24), us(s->max, v[8], 24),
-		s->has_warm_max ? us(s->warm_max, v[9], 24) : "-", (unsigned long long)s->above, s->above_pct,
-		(unsigned long long)cr->missed);
+		(unsigned long long)s->count, val(u, (double)s->min, v[0], 24), val(u, s->mean, v[1], 24),
+		val(u, s->stddev, v[2], 24), val(u, (double)s->p50, v[3], 24), val(u, (double)s->p90, v[4], 24),
+		val(u, (double)s->p99, v[5], 24), val(u, (double)s->p999, v[6], 24), val(u, (double)s->p9999, v[7], 24),
+		val(u, (double)s->max, v[8], 24), s->has_warm_max ? val(u, (double)s->warm_max, v[9], 24) : "-",
+		(unsigned long long)s->above, s->above_pct, (unsigned long long)cr->missed);
+}
+
+static void largest_line(FILE *out, const struct cpu_result *cr, const char *name)
+{
+	if (cr->ntop == 0)
+		return;
+	fprintf(out, "  %-5s largest:", name);
+	for (unsigned i = 0; i < cr->ntop && i < 3; i++) {
+		char v[32], at[32];
+		fmt_duration(cr->top[i].value, v, sizeof(v));
+		fmt_duration(cr->top[i].at_ns, at, sizeof(at));
+		fprintf(out, "%s %s at %s", i ? "," : "", v, at);
+		if (cr->cpu < 0)
+			fprintf(out, " (cpu %d)", cr->top_cpu[i]);
+	}
+	fputc('\n', out);
+}
+
+/* The sum of the values is the time measured: say how much of it went above the threshold. */
+static void share_line(FILE *out, const struct result *res, const struct cpu_result *cr, const char *name)
+{
+	const struct summary *s = &cr->sum[0];
+	double time = s->mean * (double)s->count;
+	char t[32], tot[32], floor[32];
+
+	fmt_duration(res->threshold_ns, t, sizeof(t));
+	fmt_duration(s->above_ns, tot, sizeof(tot));
+	fmt_duration(s->min, floor, sizeof(floor));
+	fprintf(out, "  %-5s %llu gaps above %s took %s, %.3f%% of the time; the loop's own period (min gap) is %s\n",
+		name, (unsigned long long)s->above, t, tot, time > 0 ? 100.0 * (double)s->above_ns / time : 0.0, floor);
+}
+
+/* The three largest counts of c as "NAME n, NAME n". */
+static void top_counts(const struct named_counts *c, char *buf, size_t size)
+{
+	size_t used[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX }, len = 0;
+	buf[0] = '\0';
+	for (int k = 0; k < 3; k++) {
+		for (size_t i = 0; i < c->n; i++) {
+			if (i == used[0] || i == used[1])
+				continue;
+			if (used[k] == SIZE_MAX || c->items[i].count > c->items[used[k]].count)
+				used[k] = i;
+		}
+		if (used[k] == SIZE_MAX)
+			break;
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s %llu", k ? ", " : "", c->items[used[k]].name,
+						(unsigned long long)c->items[used[k]].count);
+	}
+}
+
+static uint64_t count_total(const struct named_counts *c)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < c->n; i++)
+		t += c->items[i].count;
+	return t;
+}
+
+/* What else the CPU saw, and what the events above the threshold are not explained by. */
+static void context_lines(FILE *out, const struct result *res, const struct cpu_result *cr, const char *name)
+{
+	uint64_t invol = 0, steal = 0, unexplained = 0, above = 0;
+	char irqs[160], softs[160], st[32];
+
+	if (!cr->has_context)
+		return;
+	for (size_t i = 0; i < cr->nwin; i++) {
+		const struct result_window *w = &cr->win[i];
+		uint64_t beside = w->ctx.irqs + w->ctx.softirqs + w->ctx.involuntary;
+		invol += w->ctx.involuntary;
+		steal += w->ctx.steal_ns;
+		above += w->w.m[0].above;
+		if (w->w.m[0].above > beside)
+			unexplained += w->w.m[0].above - beside;
+	}
+	top_counts(&cr->irqs, irqs, sizeof(irqs));
+	top_counts(&cr->softirqs, softs, sizeof(softs));
+	fmt_duration(steal, st, sizeof(st));
+	fprintf(out, "  %-5s beside them: %llu interrupts (%s), %llu softirqs (%s), %llu preemptions, steal %s\n", name,
+		(unsigned long long)count_total(&cr->irqs), irqs[0] ? irqs : "none", (unsigned long long)count_total(&cr->softirqs),
+		softs[0] ? softs : "none", (unsigned long long)invol, st);
+	if (unexplained == 0 || above == 0)
+		return;
+	if (res->sys.hypervisor[0])
+		fprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
+			"in their window to explain them: on this %s guest that points at the hypervisor taking the vCPU%s\n",
+			name, (unsigned long long)unexplained, (unsigned long long)above, res->sys.hypervisor,
+			steal ? " (the kernel saw steal time)" : " (the kernel reports no steal time for them)");
+	else
+		fprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
+			"in their window to explain them: with no hypervisor, that points at firmware (SMIs) or the hardware\n",
+			name, (unsigned long long)unexplained, (unsigned long long)above);
 }
 
 static void overhead_line(FILE *out, const struct cpu_result *cr, const char *name)
 {
-	fprintf(out, "  %-5s clock read %.0f ns (min %llu), wakeup to recorded %.0f ns mean, %llu ns max\n", name,
-		cr->clock_cost.mean, (unsigned long long)stats_min(&cr->clock_cost), cr->overhead.mean,
-		(unsigned long long)cr->overhead.max);
+	fprintf(out, "  %-5s clock read %.0f ns (min %llu)", name, cr->clock_cost.mean,
+		(unsigned long long)stats_min(&cr->clock_cost));
+	if (cr->overhead.n)
+		fprintf(out, ", wakeup to recorded %.0f ns mean, %llu ns max", cr->overhead.mean,
+			(unsigned long long)cr->overhead.max);
+	fputc('\n', out);
 }
 
 void text_summary(FILE *out, const struct result *res)
 {
+	const struct probe_ops *ops = probe_find(res->probe);
+	struct unit u = unit_of(res);
 	char t[32], el[32];
 
 	fmt_duration(res->threshold_ns, t, sizeof(t));
 	fmt_duration(res->elapsed_ns, el, sizeof(el));
-	fprintf(out, "\n%s (us) after %s%s%s%s\n", res->metric_names[0], el,
+	fprintf(out, "\n%s (%s) after %s%s%s%s\n", res->metric_names[0], u.name, el,
 		res->interrupted ? ", stopped early (" : "", res->interrupted ? res->stop_reason : "",
 		res->interrupted ? ")" : "");
 	fprintf(out, "%-6s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %8s\n", "cpu", "count", "min",
@@ -101,12 +228,21 @@ void text_summary(FILE *out, const struct result *res)
 	for (size_t i = 0; i < res->ncpus; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "%d", res->cpus[i].cpu);
-		summary_row(out, name, &res->cpus[i]);
+		summary_row(out, u, name, &res->cpus[i]);
 	}
 	if (res->ncpus > 1)
-		summary_row(out, "all", &res->all);
+		summary_row(out, u, "all", &res->all);
 	fprintf(out, "threshold %s; warm max leaves out the first %llu window(s)\n", t,
 		(unsigned long long)res->warmup);
+	for (size_t i = 0; i < res->ncpus; i++) {
+		const struct cpu_result *cr = &res->cpus[i];
+		char name[16];
+		snprintf(name, sizeof(name), "cpu%d", cr->cpu);
+		largest_line(out, cr, name);
+		if (ops && ops->values_tile_time)
+			share_line(out, res, cr, name);
+		context_lines(out, res, cr, name);
+	}
 	fprintf(out, "latscope's own cost per CPU:\n");
 	for (size_t i = 0; i < res->ncpus; i++) {
 		char name[16];
@@ -136,13 +272,15 @@ void text_runs(FILE *out, const struct run_info *runs, size_t n)
 		"count", "p50", "p99", "max", "warm-max", "missed", "labels");
 	for (size_t i = 0; i < n; i++) {
 		const struct run_info *r = &runs[i];
+		struct unit u = unit_of_probe(r->probe);
 		snprintf(when, sizeof(when), "%.19s", r->start_time);
 		if (strlen(when) > 10)
 			when[10] = ' ';
 		labels_text(&r->labels, labels, sizeof(labels));
-		fprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %9s %9s %9s %9s %7llu  %s%s\n", (long long)r->id, when,
-			r->probe, r->host, (unsigned long long)r->count, us(r->p50_ns, v[0], 24), us(r->p99_ns, v[1], 24),
-			us(r->max_ns, v[2], 24), r->has_warm_max ? us(r->warm_max_ns, v[3], 24) : "-",
+		fprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %7s%2s %7s%2s %7s%2s %7s%2s %7llu  %s%s\n", (long long)r->id,
+			when, r->probe, r->host, (unsigned long long)r->count, val(u, (double)r->p50_ns, v[0], 24), u.name,
+			val(u, (double)r->p99_ns, v[1], 24), u.name, val(u, (double)r->max_ns, v[2], 24), u.name,
+			r->has_warm_max ? val(u, (double)r->warm_max_ns, v[3], 24) : "-", r->has_warm_max ? u.name : "",
 			(unsigned long long)r->missed, labels, r->interrupted ? " (stopped early)" : "");
 	}
 }

@@ -104,6 +104,7 @@ static json_t *summary_json(struct builder *b, const struct summary *s, const st
 	put(b, o, "warm_max_ns", s->has_warm_max ? u64(s->warm_max) : json_null());
 	put(b, o, "above", u64(s->above));
 	put(b, o, "above_pct", json_real(s->above_pct));
+	put(b, o, "above_total_ns", u64(s->above_ns));
 	put(b, o, "histogram", hist_json(b, h));
 	return o;
 }
@@ -125,6 +126,7 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 		if (!mo)
 			break;
 		put(b, mo, "above", u64(w->m[m].above));
+		put(b, mo, "above_total_ns", u64(w->m[m].above_ns));
 		if (percentiles) {
 			put(b, mo, "p50_ns", u64(rw->p50[m]));
 			put(b, mo, "p99_ns", u64(rw->p99[m]));
@@ -132,6 +134,41 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 		put(b, mo, "histogram", sparse_json(b, &rw->hist[m]));
 	}
 	put(b, o, "overhead_ns", stats_json(b, &w->overhead));
+	if (rw->ctx.valid) {
+		json_t *c = json_object();
+		put(b, o, "context", c);
+		if (c) {
+			put(b, c, "irqs", u64(rw->ctx.irqs));
+			put(b, c, "softirqs", u64(rw->ctx.softirqs));
+			put(b, c, "involuntary_switches", u64(rw->ctx.involuntary));
+			put(b, c, "steal_ns", u64(rw->ctx.steal_ns));
+		}
+	}
+	return o;
+}
+
+/* [at_ns, value_ns] largest first; in "all" also the CPU: [at_ns, value_ns, cpu]. */
+static json_t *largest_json(struct builder *b, const struct cpu_result *cr)
+{
+	json_t *arr = json_array();
+	for (unsigned i = 0; arr && i < cr->ntop; i++) {
+		json_t *row = json_array();
+		push(b, arr, row);
+		if (!row)
+			break;
+		push(b, row, u64(cr->top[i].at_ns));
+		push(b, row, u64(cr->top[i].value));
+		if (cr->cpu < 0)
+			push(b, row, json_integer(cr->top_cpu[i]));
+	}
+	return arr;
+}
+
+static json_t *counts_json(struct builder *b, const struct named_counts *c)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < c->n; i++)
+		put(b, o, c->items[i].name, u64(c->items[i].count));
 	return o;
 }
 
@@ -145,6 +182,11 @@ static json_t *cpu_json(struct builder *b, const struct result *res, const struc
 	put(b, o, "missed", u64(cr->missed));
 	put(b, o, "overhead", ov);
 	put(b, o, "windows", wins);
+	put(b, o, "largest", largest_json(b, cr));
+	if (cr->has_context) {
+		put(b, o, "interrupts", counts_json(b, &cr->irqs));
+		put(b, o, "softirqs", counts_json(b, &cr->softirqs));
+	}
 	if (!o || !metrics || !wins || !ov)
 		return o;
 	put(b, ov, "clock_read_ns", stats_json(b, &cr->clock_cost));

@@ -225,6 +225,24 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 	stats_reset(&rw->w.overhead);
 	if (ov && (r = read_stats(rd, ov, &rw->w.overhead)) < 0)
 		return r;
+	const json_t *ctx = json_object_get(o, "context");
+	if (ctx) {
+		size_t at = enter(rd, "context", 0);
+		if (!json_is_object(ctx))
+			r = bad(rd, "is not an object");
+		if (r == 0)
+			r = get_u64(rd, ctx, "irqs", &rw->ctx.irqs);
+		if (r == 0)
+			r = get_u64(rd, ctx, "softirqs", &rw->ctx.softirqs);
+		if (r == 0)
+			r = get_u64(rd, ctx, "involuntary_switches", &rw->ctx.involuntary);
+		if (r == 0)
+			r = get_u64(rd, ctx, "steal_ns", &rw->ctx.steal_ns);
+		leave(rd, at);
+		if (r < 0)
+			return r;
+		rw->ctx.valid = true;
+	}
 	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
 		stats_reset(&rw->w.m[m].st);
 	for (unsigned m = 0; m < res->nmetrics; m++) {
@@ -232,7 +250,8 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		if (!mo)
 			return -EINVAL;
 		size_t at = enter(rd, res->metric_names[m], 0);
-		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_u64(rd, mo, "above", &rw->w.m[m].above)) < 0) {
+		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_u64(rd, mo, "above", &rw->w.m[m].above)) < 0 ||
+		    (json_object_get(mo, "above_total_ns") && (r = get_u64(rd, mo, "above_total_ns", &rw->w.m[m].above_ns)) < 0)) {
 			leave(rd, at);
 			return r;
 		}
@@ -256,6 +275,44 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		leave(rd, at);
 		if (r < 0)
 			return r;
+	}
+	return 0;
+}
+
+/* Optional (results of the first version lack it): [[at_ns, value_ns], ...]. */
+static int read_largest(struct reader *rd, const json_t *o, struct cpu_result *cr)
+{
+	const json_t *arr = json_object_get(o, "largest"), *row;
+	struct rec_event ev[REC_TOP];
+	size_t i;
+
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr) || json_array_size(arr) > REC_TOP)
+		return bad(rd, "largest: not an array of at most %d events", REC_TOP);
+	json_array_foreach(arr, i, row) {
+		const json_t *a = json_array_get(row, 0), *v = json_array_get(row, 1);
+		if (!json_is_array(row) || !json_is_integer(a) || !json_is_integer(v) || json_integer_value(a) < 0 ||
+		    json_integer_value(v) < 0)
+			return bad(rd, "largest[%zu] is not [at_ns, value_ns]", i);
+		ev[i] = (struct rec_event){ .at_ns = (uint64_t)json_integer_value(a), .value = (uint64_t)json_integer_value(v) };
+	}
+	result_set_top(cr, ev, (unsigned)json_array_size(arr));
+	return 0;
+}
+
+static int read_counts(struct reader *rd, const json_t *o, const char *key, struct named_counts *c)
+{
+	const json_t *obj = json_object_get(o, key), *v;
+	const char *name;
+
+	if (!json_is_object(obj))
+		return bad(rd, "%s: not an object of counts", key);
+	json_object_foreach((json_t *)obj, name, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			return bad(rd, "%s.%.40s is not a count", key, name);
+		if (named_counts_add(c, name, (uint64_t)json_integer_value(v)) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -291,6 +348,8 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 		r = read_stats(rd, mo, &cr->st[m]);
 		if (r == 0)
 			r = get_u64(rd, mo, "above", &cr->above[m]);
+		if (r == 0 && json_object_get(mo, "above_total_ns"))
+			r = get_u64(rd, mo, "above_total_ns", &cr->above_ns[m]);
 		if (r == 0 && cr->above[m] > cr->st[m].n)
 			r = bad(rd, "above is more than count");
 		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
@@ -346,6 +405,14 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 	if (r == 0 && windows_missed != cr->missed)
 		r = bad(rd, "the windows' missed periods do not add up to the total");
 	leave(rd, at);
+	if (r == 0)
+		r = read_largest(rd, o, cr);
+	if (r == 0 && json_object_get(o, "interrupts")) {
+		cr->has_context = true;
+		r = read_counts(rd, o, "interrupts", &cr->irqs);
+		if (r == 0)
+			r = read_counts(rd, o, "softirqs", &cr->softirqs);
+	}
 	return r;
 }
 

@@ -61,10 +61,21 @@ static int merge_cpu(const struct result *res, struct cpu_result *dst, const str
 		stats_merge(&dst->st[m], &src->st[m]);
 		hist_add(&dst->hist[m], &src->hist[m]);
 		dst->above[m] += src->above[m];
+		dst->above_ns[m] += src->above_ns[m];
 	}
 	dst->missed += src->missed;
 	stats_merge(&dst->overhead, &src->overhead);
 	stats_merge(&dst->clock_cost, &src->clock_cost);
+	struct rec_event top[2u * REC_TOP];
+	memcpy(top, dst->top, dst->ntop * sizeof(*top));
+	memcpy(top + dst->ntop, src->top, src->ntop * sizeof(*top));
+	result_set_top(dst, top, dst->ntop + src->ntop);
+	dst->has_context |= src->has_context;
+	int rc = named_counts_merge(&dst->irqs, &src->irqs);
+	if (rc == 0)
+		rc = named_counts_merge(&dst->softirqs, &src->softirqs);
+	if (rc < 0)
+		return rc;
 	/* Windows by index: the k-th window of every run covers the same span of its run. */
 	for (size_t k = 0; k < src->nwin; k++) {
 		const struct result_window *sw = &src->win[k];
@@ -76,10 +87,12 @@ static int merge_cpu(const struct result *res, struct cpu_result *dst, const str
 			dw->w.missed += sw->w.missed;
 			if (sw->w.end_ns > dw->w.end_ns)
 				dw->w.end_ns = sw->w.end_ns;
+			win_context_add(&dw->ctx, &sw->ctx);
 			stats_merge(&dw->w.overhead, &sw->w.overhead);
 			for (unsigned m = 0; m < res->nmetrics; m++) {
 				stats_merge(&dw->w.m[m].st, &sw->w.m[m].st);
 				dw->w.m[m].above += sw->w.m[m].above;
+				dw->w.m[m].above_ns += sw->w.m[m].above_ns;
 				int r = sparse_merge(&dw->hist[m], &sw->hist[m]);
 				if (r < 0)
 					return r;
@@ -92,7 +105,7 @@ static int merge_cpu(const struct result *res, struct cpu_result *dst, const str
 			}
 			continue;
 		}
-		struct result_window copy = { .w = sw->w };
+		struct result_window copy = { .w = sw->w, .ctx = sw->ctx };
 		memcpy(copy.p50, sw->p50, sizeof(copy.p50));
 		memcpy(copy.p99, sw->p99, sizeof(copy.p99));
 		for (unsigned m = 0; m < res->nmetrics; m++) {

@@ -33,6 +33,8 @@ static void free_windows(struct cpu_result *cr)
 static void cpu_result_free(struct cpu_result *cr)
 {
 	free_windows(cr);
+	named_counts_free(&cr->irqs);
+	named_counts_free(&cr->softirqs);
 	free(cr->hist);
 	free(cr->win);
 	cr->hist = NULL;
@@ -186,6 +188,7 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 		stats_merge(&cr->st[m], &w->m[m].st);
 		stats_merge(&cr->gwin[m], &w->m[m].st);
 		cr->above[m] += w->m[m].above;
+		cr->above_ns[m] += w->m[m].above_ns;
 	}
 	cr->missed += w->missed;
 	stats_merge(&cr->overhead, &w->overhead);
@@ -221,6 +224,7 @@ static void summarize(const struct result *res, struct cpu_result *cr)
 		s->p999 = clamp_u64(hist_percentile(h, 99.9), lo, hi);
 		s->p9999 = clamp_u64(hist_percentile(h, 99.99), lo, hi);
 		s->above = cr->above[m];
+		s->above_ns = cr->above_ns[m];
 		s->above_pct = st->n ? 100.0 * (double)cr->above[m] / (double)st->n : 0.0;
 		for (size_t i = 0; i < cr->nwin; i++) {
 			const struct result_window *rw = &cr->win[i];
@@ -251,9 +255,11 @@ static int merge_window(struct result *res, struct cpu_result *all, const struct
 			d->end_ns = src->w.end_ns;
 		d->missed += src->w.missed;
 		stats_merge(&d->overhead, &src->w.overhead);
+		win_context_add(&all->win[lo].ctx, &src->ctx);
 		for (unsigned m = 0; m < res->nmetrics; m++) {
 			stats_merge(&d->m[m].st, &src->w.m[m].st);
 			d->m[m].above += src->w.m[m].above;
+			d->m[m].above_ns += src->w.m[m].above_ns;
 			int r = sparse_merge(&all->win[lo].hist[m], &src->hist[m]);
 			if (r < 0)
 				return r;
@@ -262,7 +268,7 @@ static int merge_window(struct result *res, struct cpu_result *all, const struct
 	}
 	/* A new merged window: its own copy of the histograms, and no percentiles
 	 * (those of a merged window are not derivable from the parts'). */
-	struct result_window copy = { .w = src->w };
+	struct result_window copy = { .w = src->w, .ctx = src->ctx };
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		int r = sparse_merge(&copy.hist[m], &src->hist[m]);
 		if (r < 0) {
@@ -282,16 +288,125 @@ static int merge_window(struct result *res, struct cpu_result *all, const struct
 	return 0;
 }
 
+void win_context_add(struct win_context *dst, const struct win_context *src)
+{
+	if (!src->valid)
+		return;
+	dst->valid = true;
+	dst->irqs += src->irqs;
+	dst->softirqs += src->softirqs;
+	dst->involuntary += src->involuntary;
+	dst->steal_ns += src->steal_ns;
+}
+
+void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx)
+{
+	/* Windows are sorted by index; a window covers up to the next one's. */
+	for (size_t i = cr->nwin; i-- > 0;) {
+		if (cr->win[i].w.index > index)
+			continue;
+		win_context_add(&cr->win[i].ctx, ctx);
+		return;
+	}
+}
+
+int named_counts_add(struct named_counts *c, const char *name, uint64_t count)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->items[i].name, name) == 0) {
+			c->items[i].count += count;
+			return 0;
+		}
+	struct named_count *grown = realloc(c->items, (c->n + 1u) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	c->items = grown;
+	snprintf(c->items[c->n].name, sizeof(c->items[c->n].name), "%s", name);
+	c->items[c->n++].count = count;
+	return 0;
+}
+
+void named_counts_free(struct named_counts *c)
+{
+	free(c->items);
+	c->items = NULL;
+	c->n = 0;
+}
+
+/* Largest first; equal values by time. */
+static int cmp_event(const void *a, const void *b)
+{
+	const struct rec_event *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
+	return (x->at_ns > y->at_ns) - (x->at_ns < y->at_ns);
+}
+
+void result_set_top(struct cpu_result *cr, const struct rec_event *ev, unsigned n)
+{
+	struct rec_event all[2u * REC_TOP];
+
+	n = n < 2u * REC_TOP ? n : 2u * REC_TOP;
+	memcpy(all, ev, n * sizeof(*ev));
+	qsort(all, n, sizeof(*all), cmp_event);
+	cr->ntop = n < REC_TOP ? n : REC_TOP;
+	memcpy(cr->top, all, cr->ntop * sizeof(*all));
+	for (unsigned i = 0; i < cr->ntop; i++)
+		cr->top_cpu[i] = cr->cpu;
+}
+
+/* all's largest: the largest of every CPU's, with their CPU. */
+static void merge_top(struct result *res)
+{
+	struct cpu_result *all = &res->all;
+	all->ntop = 0;
+	for (size_t i = 0; i < res->ncpus; i++) {
+		const struct cpu_result *cr = &res->cpus[i];
+		for (unsigned k = 0; k < cr->ntop; k++) {
+			unsigned at = all->ntop;
+			if (all->ntop == REC_TOP) {
+				at = REC_TOP - 1u;      /* kept sorted: the last is the smallest */
+				if (cr->top[k].value <= all->top[at].value)
+					continue;
+			} else {
+				all->ntop++;
+			}
+			/* insertion into the sorted list */
+			while (at > 0 && cmp_event(&cr->top[k], &all->top[at - 1u]) < 0) {
+				all->top[at] = all->top[at - 1u];
+				all->top_cpu[at] = all->top_cpu[at - 1u];
+				at--;
+			}
+			all->top[at] = cr->top[k];
+			all->top_cpu[at] = cr->cpu;
+		}
+	}
+}
+
+int named_counts_merge(struct named_counts *dst, const struct named_counts *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		int r = named_counts_add(dst, src->items[i].name, src->items[i].count);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int result_finalize(struct result *res)
 {
 	struct cpu_result *all = &res->all;
 	int r;
 
 	free_windows(all);
+	named_counts_free(&all->irqs);
+	named_counts_free(&all->softirqs);
+	all->has_context = false;
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		stats_reset(&all->st[m]);
 		hist_reset(&all->hist[m]);
 		all->above[m] = 0;
+		all->above_ns[m] = 0;
 	}
 	all->missed = 0;
 	stats_reset(&all->overhead);
@@ -304,6 +419,7 @@ int result_finalize(struct result *res)
 			stats_merge(&all->st[m], &cr->st[m]);
 			hist_add(&all->hist[m], &cr->hist[m]);
 			all->above[m] += cr->above[m];
+			all->above_ns[m] += cr->above_ns[m];
 		}
 		all->missed += cr->missed;
 		stats_merge(&all->overhead, &cr->overhead);
@@ -311,7 +427,11 @@ int result_finalize(struct result *res)
 		for (size_t k = 0; k < cr->nwin; k++)
 			if ((r = merge_window(res, all, &cr->win[k])) < 0)
 				return r;
+		all->has_context |= cr->has_context;
+		if ((r = named_counts_merge(&all->irqs, &cr->irqs)) < 0 || (r = named_counts_merge(&all->softirqs, &cr->softirqs)) < 0)
+			return r;
 	}
+	merge_top(res);
 	summarize(res, all);
 	return 0;
 }

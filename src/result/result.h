@@ -33,6 +33,29 @@ struct summary {
 	uint64_t warm_max;
 	uint64_t above;
 	double above_pct;
+	uint64_t above_ns;              /* the sum of the values above the threshold */
+};
+
+/* What else happened on a CPU during a window (see sys/procstat.h). */
+struct win_context {
+	bool valid;                     /* sampled: the run had context on */
+	uint64_t irqs;                  /* hard interrupts */
+	uint64_t softirqs;
+	uint64_t involuntary;           /* the measuring thread was preempted */
+	uint64_t steal_ns;              /* the hypervisor ran something else on this vCPU */
+};
+
+#define RESULT_SOURCE_LEN 48
+
+/* Counts by name (interrupt sources, softirq vectors) over the run. */
+struct named_count {
+	char name[RESULT_SOURCE_LEN];
+	uint64_t count;
+};
+
+struct named_counts {
+	size_t n;
+	struct named_count *items;
 };
 
 struct result_window {
@@ -40,6 +63,7 @@ struct result_window {
 	uint64_t p50[REC_MAX_METRICS];
 	uint64_t p99[REC_MAX_METRICS];
 	struct sparse_hist hist[REC_MAX_METRICS];   /* owned; what resampling by window needs */
+	struct win_context ctx;
 };
 
 struct cpu_result {
@@ -47,6 +71,7 @@ struct cpu_result {
 	struct stats st[REC_MAX_METRICS];
 	struct hist *hist;              /* nmetrics histograms */
 	uint64_t above[REC_MAX_METRICS];
+	uint64_t above_ns[REC_MAX_METRICS];
 	uint64_t missed;
 	struct stats overhead;          /* wakeup to sample recorded */
 	struct stats clock_cost;        /* one clock read, measured on this CPU */
@@ -54,6 +79,12 @@ struct cpu_result {
 	struct result_window *win;
 	size_t nwin, capwin;
 	struct stats gwin[REC_MAX_METRICS]; /* global so far, for live lines */
+	/* the largest values of metric 0, largest first, with their CPU (for "all") */
+	unsigned ntop;
+	struct rec_event top[REC_TOP];
+	int top_cpu[REC_TOP];
+	struct named_counts irqs, softirqs;  /* over the run; empty without context */
+	bool has_context;
 };
 
 /* What the runner changed on the system, and what it could not. */
@@ -107,6 +138,18 @@ int result_set_argv(struct result *res, int argc, char *const *argv);
 /* Append a finished window and fold it into the CPU's totals.  -ENOMEM. */
 int result_add_window(struct result *res, struct cpu_result *cr,
 		      const struct rec_window *w, const struct hist *hist);
+
+/* dst += src (nothing when src was not sampled). */
+void win_context_add(struct win_context *dst, const struct win_context *src);
+/* Add what else happened during window index to the window that covers it. */
+void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx);
+/* Add count to name in c (a new name is appended).  -ENOMEM. */
+int named_counts_add(struct named_counts *c, const char *name, uint64_t count);
+void named_counts_free(struct named_counts *c);
+int named_counts_merge(struct named_counts *dst, const struct named_counts *src);
+/* Keep the REC_TOP largest of up to 2 * REC_TOP values (the recorder's, read
+ * back from JSON, or two runs' merged), largest first. */
+void result_set_top(struct cpu_result *cr, const struct rec_event *ev, unsigned n);
 
 /* Append a window to cr, taking over its histograms.  -ENOMEM (rw still owned by the caller). */
 int result_append_window(struct cpu_result *cr, const struct result_window *rw);

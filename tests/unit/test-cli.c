@@ -313,6 +313,7 @@ static void expect_quiet(struct timer_cmd *c) { c->run.quiet = true; }
 static void expect_live(struct timer_cmd *c) { c->run.live = true; }
 static void expect_db(struct timer_cmd *c) { c->run.db_path = "runs.db"; }
 static void expect_no_store(struct timer_cmd *c) { c->run.no_store = true; }
+static void expect_no_context(struct timer_cmd *c) { c->run.no_context = true; }
 static void expect_no_pm_qos(struct timer_cmd *c) { c->run.no_pm_qos = true; }
 static void expect_strict(struct timer_cmd *c) { c->run.strict = true; }
 static void expect_help(struct timer_cmd *c)
@@ -350,6 +351,7 @@ static const struct opt_case cases[] = {
 	{ "live", NULL, expect_live, NULL, NULL, { NULL } },
 	{ "db", "runs.db", expect_db, "", "the value is empty", { NULL } },
 	{ "no-store", NULL, expect_no_store, NULL, NULL, { NULL } },
+	{ "no-context", NULL, expect_no_context, NULL, NULL, { NULL } },
 	{ "no-pm-qos", NULL, expect_no_pm_qos, NULL, NULL, { NULL } },
 	{ "strict", NULL, expect_strict, NULL, NULL, { NULL } },
 	{ "help", NULL, expect_help, NULL, NULL, { NULL } },

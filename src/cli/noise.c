@@ -1,0 +1,166 @@
+/* latscope noise: the gaps a busy loop sees, and what else happened beside them. */
+#include "cli/noise.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/commands.h"
+#include "core/units.h"
+#include "probe/cycles.h"
+#include "sys/cpus.h"
+
+static const char *const clock_choices[] = { "tsc", "monotonic", NULL };
+
+static const struct opt noise_opts[] = {
+	{ "clock", 0, OPT_ENUM, offsetof(struct noise_cmd, p.clock), .choices = clock_choices,
+	  .help = "what the loop reads: the cycle counter (TSC, or arm64's virtual counter) calibrated to ns, "
+		  "or clock_gettime(CLOCK_MONOTONIC)" },
+	{ "burst", 0, OPT_DURATION, offsetof(struct noise_cmd, p.burst_ns), .min = 10u * NS_PER_MS,
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_MS,
+	  .help = "spin in bursts this long, with --rest between them (for real-time priorities under RT "
+		  "throttling); a bare number is milliseconds" },
+	{ "rest", 0, OPT_DURATION, offsetof(struct noise_cmd, p.rest_ns), .min = NS_PER_MS,
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_MS, .help = "the pause between bursts; a bare number is milliseconds" },
+	RUN_OPTS(struct noise_cmd),
+};
+
+#define NOPTS (sizeof(noise_opts) / sizeof(noise_opts[0]))
+
+static void noise_defaults(void *params)
+{
+	struct noise_cmd *c = params;
+	run_params_defaults(&c->run);
+	/* Spinning at a real-time priority would starve the rest of the system. */
+	c->run.policy = POLICY_OTHER;
+	c->run.priority = 0;
+	c->run.threshold_ns = NS_PER_US;
+	c->p.clock = NOISE_TSC;
+	c->p.burst_ns = 0;
+	c->p.rest_ns = 100u * NS_PER_MS;
+	c->help = false;
+}
+
+/* sched_rt_runtime_us, or -1 when throttling is off or unknown. */
+static long rt_runtime_us(long *ret_period_us)
+{
+	long runtime = -1, period = 1000000;
+	FILE *f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &runtime) != 1)
+			runtime = -1;
+		fclose(f);
+	}
+	f = fopen("/proc/sys/kernel/sched_rt_period_us", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &period) != 1)
+			period = 1000000;
+		fclose(f);
+	}
+	*ret_period_us = period;
+	return runtime;
+}
+
+static char tsc_note[200];
+
+static int noise_validate(void *params, const struct opt_result *given, struct opt_error *err)
+{
+	struct noise_cmd *c = params;
+	char why[128];
+
+	if (opt_given(noise_opts, NOPTS, given, "loops")) {
+		snprintf(err->msg, sizeof(err->msg), "option '--loops' is not for noise: a spinning loop is measured "
+			 "for a --duration");
+		return -1;
+	}
+	if (opt_given(noise_opts, NOPTS, given, "rest") && !c->p.burst_ns) {
+		snprintf(err->msg, sizeof(err->msg), "option '--rest' needs '--burst'");
+		return -1;
+	}
+	tsc_note[0] = '\0';
+	if (c->p.clock == NOISE_TSC && (!CYCLES_HAVE_COUNTER || !cycles_reliable(why, sizeof(why)))) {
+		if (opt_given(noise_opts, NOPTS, given, "clock")) {
+			snprintf(err->msg, sizeof(err->msg), "option '--clock': tsc cannot be trusted here: %s", why);
+			return -1;
+		}
+		c->p.clock = NOISE_MONOTONIC;
+		snprintf(tsc_note, sizeof(tsc_note), "reading CLOCK_MONOTONIC instead of the cycle counter: %s", why);
+	}
+	long period, runtime = rt_runtime_us(&period);
+	if (c->run.policy != POLICY_OTHER && runtime < 0 && !c->p.burst_ns) {
+		struct cpuset online, left;
+		if (cpus_online(&online) == 0) {
+			cpuset_diff(&left, &online, &c->run.cpus);
+			if (cpuset_count(&left) == 0) {
+				snprintf(err->msg, sizeof(err->msg),
+					 "refusing to spin at a real-time priority on every CPU with RT throttling off: nothing "
+					 "else could run; leave a CPU out with -a, or use --burst");
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void noise_notes(const void *params, struct result *res)
+{
+	const struct noise_cmd *c = params;
+	long period, runtime = rt_runtime_us(&period);
+
+	if (tsc_note[0])
+		result_note(res, "%s", tsc_note);
+	if (c->run.policy != POLICY_OTHER && runtime >= 0 && runtime < period) {
+		if (!c->p.burst_ns || c->p.burst_ns > (uint64_t)runtime * NS_PER_US)
+			result_note(res, "RT throttling (%ld of every %ld us) will stop the spinning threads for %ld us "
+				    "each period: those gaps are the kernel's own; --burst %ldms --rest %ldms avoids them",
+				    runtime, period, period - runtime, runtime * 9 / 10 / 1000, period / 10 / 1000);
+	}
+}
+
+static void noise_describe(const void *params, char *buf, size_t size)
+{
+	const struct noise_cmd *c = params;
+	char thr[32], dur[32], burst[96] = "";
+	static const char *const policies[] = { "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER" };
+
+	fmt_duration(c->run.threshold_ns, thr, sizeof(thr));
+	if (c->run.duration_ns)
+		fmt_duration(c->run.duration_ns, dur, sizeof(dur));
+	else
+		snprintf(dur, sizeof(dur), "until Ctrl-C");
+	if (c->p.burst_ns) {
+		char b[32], r[32];
+		fmt_duration(c->p.burst_ns, b, sizeof(b));
+		fmt_duration(c->p.rest_ns, r, sizeof(r));
+		snprintf(burst, sizeof(burst), ", bursts of %s every %s", b, r);
+	}
+	snprintf(buf, size, "gaps above %s are noise, clock %s, %s priority %llu, %s%s", thr,
+		 clock_choices[c->p.clock], policies[c->run.policy], (unsigned long long)c->run.priority, dur, burst);
+}
+
+const struct measure_cmd noise_command = {
+	.name = "noise",
+	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-D DURATION] [--threshold DUR]\n"
+		    "                      [--clock tsc|monotonic] [--burst DUR [--rest DUR]] [--window DUR]\n"
+		    "                      [--json FILE] [--label KEY=VALUE]... [-q]",
+	.about = "Measure what the OS and the hypervisor take from a CPU that only wants to run: one thread per\n"
+		 "CPU reads a clock in a tight loop and records every gap between two reads.  Gaps above the\n"
+		 "threshold are noise; interrupts, softirqs, preemptions and steal time are counted beside them.\n"
+		 "SCHED_OTHER by default: a real-time priority (-p) needs care with RT throttling (--burst).",
+	.ops = &noise_probe,
+	.opts = noise_opts,
+	.nopts = NOPTS,
+	.params_size = sizeof(struct noise_cmd),
+	.run_offset = offsetof(struct noise_cmd, run),
+	.probe_offset = offsetof(struct noise_cmd, p),
+	.help_offset = offsetof(struct noise_cmd, help),
+	.defaults = noise_defaults,
+	.validate = noise_validate,
+	.describe = noise_describe,
+	.notes = noise_notes,
+};
+
+int cmd_noise(int argc, char **argv)
+{
+	return measure_main(&noise_command, argc, argv);
+}

@@ -1,0 +1,27 @@
+/*
+ * Beside every window, what else happened on each measured CPU: interrupts,
+ * softirqs, preemptions of the measuring thread and steal time.  Sampled by
+ * the main thread at window boundaries, attached to the windows at the end.
+ */
+#ifndef LATSCOPE_PROBE_CONTEXT_H
+#define LATSCOPE_PROBE_CONTEXT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/cpuset.h"
+#include "result/result.h"
+
+struct run_context;
+
+/* Take the starting counts for cpus, whose measuring threads are tids (in the
+ * order of the set).  -errno when /proc cannot be read. */
+int context_start(struct run_context **ret, const struct cpuset *cpus, const pid_t *tids);
+/* The counts since the last sample belong to window index. */
+int context_sample(struct run_context *c, uint64_t index);
+/* The last window's counts, then everything into res: per-window context and
+ * per-run counts by source. */
+int context_finish(struct run_context *c, struct result *res, uint64_t last_index);
+void context_free(struct run_context *c);
+
+#endif

@@ -1,0 +1,16 @@
+#include <stddef.h>
+#include <string.h>
+
+#include "probe/noise.h"
+#include "probe/probe.h"
+#include "probe/timer.h"
+
+static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe };
+
+const struct probe_ops *probe_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		if (strcmp(probes[i]->name, name) == 0)
+			return probes[i];
+	return NULL;
+}
