@@ -37,6 +37,11 @@ static struct run_params *run_params_of(const struct measure_cmd *mc, void *para
 	return (struct run_params *)(void *)((char *)params + mc->run_offset);
 }
 
+static const struct probe_ops *probe_of(const struct measure_cmd *mc, const void *params)
+{
+	return mc->ops_for ? mc->ops_for(params) : mc->ops;
+}
+
 static int usage_error(const struct measure_cmd *mc, const char *msg)
 {
 	fprintf(stderr, "latscope %s: %s\nTry 'latscope %s --help'.\n", mc->name, msg, mc->name);
@@ -159,7 +164,8 @@ static int fill_result(const struct measure_cmd *mc, const void *params, const s
 {
 	int r;
 
-	if ((r = result_init(res, mc->ops->name, mc->ops->nmetrics, mc->ops->metric_names, &rp->cpus)) < 0)
+	const struct probe_ops *ops = probe_of(mc, params);
+	if ((r = result_init(res, ops->name, ops->nmetrics, ops->metric_names, &rp->cpus)) < 0)
 		return r;
 	/* The command line as typed: the dispatcher removed "latscope" from argv. */
 	char **full = calloc((size_t)argc + 1u, sizeof(*full));
@@ -377,7 +383,7 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 	fflush(stdout);
 	struct live lv = { .windows = !rp->quiet && (rp->live || isatty(STDOUT_FILENO)), .verbose = !rp->quiet };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .ctx = &lv };
-	if ((r = runner_run(mc->ops, rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr)) < 0) {
+	if ((r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr)) < 0) {
 		fprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
 		goto out;
 	}

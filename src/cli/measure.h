@@ -18,6 +18,8 @@ struct measure_cmd {
 	const char *synopsis;           /* after "latscope NAME " */
 	const char *about;              /* one paragraph for --help */
 	const struct probe_ops *ops;
+	/* Optional: the probe for these parameters, when they choose among several (metrics differ). */
+	const struct probe_ops *(*ops_for)(const void *params);
 	const struct opt *opts;
 	size_t nopts;
 	size_t params_size;
@@ -48,6 +50,10 @@ extern const char *const fail_stat_choices[];
 #define RUN_OPTS(T) \
 	{ "cpus", 'a', OPT_CPUS, offsetof(T, run.cpus), .metavar = "CPUS", \
 	  .help = "CPUs to measure on, one thread each, as a list such as 0-3,6 (default: every online CPU)" }, \
+	RUN_OPTS_BUT_CPUS(T)
+
+/* The same, for a command that places its threads itself. */
+#define RUN_OPTS_BUT_CPUS(T) \
 	{ "priority", 'p', OPT_UINT, offsetof(T, run.priority), .min = 0, .max = 99, .metavar = "PRIO", \
 	  .help = "priority of the measuring threads: 1-99 for fifo and rr, 0 for other" }, \
 	{ "policy", 0, OPT_ENUM, offsetof(T, run.policy), .choices = policy_choices, \
