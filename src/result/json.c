@@ -109,8 +109,7 @@ static json_t *summary_json(struct builder *b, const struct summary *s, const st
 	return o;
 }
 
-static json_t *window_json(struct builder *b, const struct result *res, const struct result_window *rw,
-			   bool percentiles)
+static json_t *window_json(struct builder *b, const struct result *res, const struct result_window *rw)
 {
 	const struct rec_window *w = &rw->w;
 	json_t *o = json_object();
@@ -127,10 +126,8 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 			break;
 		put(b, mo, "above", u64(w->m[m].above));
 		put(b, mo, "above_total_ns", u64(w->m[m].above_ns));
-		if (percentiles) {
-			put(b, mo, "p50_ns", u64(rw->p50[m]));
-			put(b, mo, "p99_ns", u64(rw->p99[m]));
-		}
+		put(b, mo, "p50_ns", u64(rw->p50[m]));
+		put(b, mo, "p99_ns", u64(rw->p99[m]));
 		put(b, mo, "histogram", sparse_json(b, &rw->hist[m]));
 	}
 	put(b, o, "overhead_ns", stats_json(b, &w->overhead));
@@ -194,7 +191,7 @@ static json_t *cpu_json(struct builder *b, const struct result *res, const struc
 	for (unsigned m = 0; m < res->nmetrics; m++)
 		put(b, metrics, res->metric_names[m], summary_json(b, &cr->sum[m], &cr->hist[m]));
 	for (size_t i = 0; i < cr->nwin; i++)
-		push(b, wins, window_json(b, res, &cr->win[i], !merged));
+		push(b, wins, window_json(b, res, &cr->win[i]));
 	return o;
 }
 

@@ -78,52 +78,9 @@ static int merge_cpu(const struct result *res, struct cpu_result *dst, const str
 		return rc;
 	/* Windows by index: the k-th window of every run covers the same span of its run. */
 	for (size_t k = 0; k < src->nwin; k++) {
-		const struct result_window *sw = &src->win[k];
-		size_t at = 0;
-		while (at < dst->nwin && dst->win[at].w.index < sw->w.index)
-			at++;
-		if (at < dst->nwin && dst->win[at].w.index == sw->w.index) {
-			struct result_window *dw = &dst->win[at];
-			dw->w.missed += sw->w.missed;
-			if (sw->w.end_ns > dw->w.end_ns)
-				dw->w.end_ns = sw->w.end_ns;
-			win_context_add(&dw->ctx, &sw->ctx);
-			stats_merge(&dw->w.overhead, &sw->w.overhead);
-			for (unsigned m = 0; m < res->nmetrics; m++) {
-				stats_merge(&dw->w.m[m].st, &sw->w.m[m].st);
-				dw->w.m[m].above += sw->w.m[m].above;
-				dw->w.m[m].above_ns += sw->w.m[m].above_ns;
-				int r = sparse_merge(&dw->hist[m], &sw->hist[m]);
-				if (r < 0)
-					return r;
-				/* Merged windows have no exact percentiles: recompute from the merged histogram. */
-				struct hist h;
-				hist_reset(&h);
-				sparse_add_to(&dw->hist[m], &h);
-				dw->p50[m] = hist_percentile(&h, 50.0);
-				dw->p99[m] = hist_percentile(&h, 99.0);
-			}
-			continue;
-		}
-		struct result_window copy = { .w = sw->w, .ctx = sw->ctx };
-		memcpy(copy.p50, sw->p50, sizeof(copy.p50));
-		memcpy(copy.p99, sw->p99, sizeof(copy.p99));
-		for (unsigned m = 0; m < res->nmetrics; m++) {
-			int r = sparse_merge(&copy.hist[m], &sw->hist[m]);
-			if (r < 0) {
-				for (unsigned j = 0; j <= m; j++)
-					sparse_free(&copy.hist[j]);
-				return r;
-			}
-		}
-		int r = result_append_window(dst, &copy);
-		if (r < 0) {
-			for (unsigned m = 0; m < res->nmetrics; m++)
-				sparse_free(&copy.hist[m]);
+		int r = result_merge_window(res, dst, &src->win[k]);
+		if (r < 0)
 			return r;
-		}
-		memmove(&dst->win[at + 1u], &dst->win[at], (dst->nwin - 1u - at) * sizeof(*dst->win));
-		dst->win[at] = copy;
 	}
 	return 0;
 }

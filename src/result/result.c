@@ -237,38 +237,43 @@ static void summarize(const struct result *res, struct cpu_result *cr)
 	}
 }
 
-/* Fold one CPU's window into the merged row's window with the same index. */
-static int merge_window(struct result *res, struct cpu_result *all, const struct result_window *src)
+int result_merge_window(const struct result *res, struct cpu_result *dst, const struct result_window *src)
 {
-	size_t lo = 0, hi = all->nwin;
+	size_t lo = 0, hi = dst->nwin;
 
 	while (lo < hi) {       /* windows are kept sorted by index */
 		size_t mid = (lo + hi) / 2u;
-		if (all->win[mid].w.index < src->w.index)
+		if (dst->win[mid].w.index < src->w.index)
 			lo = mid + 1u;
 		else
 			hi = mid;
 	}
-	if (lo < all->nwin && all->win[lo].w.index == src->w.index) {
-		struct rec_window *d = &all->win[lo].w;
-		if (src->w.end_ns > d->end_ns)
-			d->end_ns = src->w.end_ns;
-		d->missed += src->w.missed;
-		stats_merge(&d->overhead, &src->w.overhead);
-		win_context_add(&all->win[lo].ctx, &src->ctx);
+	if (lo < dst->nwin && dst->win[lo].w.index == src->w.index) {
+		struct result_window *dw = &dst->win[lo];
+		if (src->w.end_ns > dw->w.end_ns)
+			dw->w.end_ns = src->w.end_ns;
+		dw->w.missed += src->w.missed;
+		stats_merge(&dw->w.overhead, &src->w.overhead);
+		win_context_add(&dw->ctx, &src->ctx);
 		for (unsigned m = 0; m < res->nmetrics; m++) {
-			stats_merge(&d->m[m].st, &src->w.m[m].st);
-			d->m[m].above += src->w.m[m].above;
-			d->m[m].above_ns += src->w.m[m].above_ns;
-			int r = sparse_merge(&all->win[lo].hist[m], &src->hist[m]);
+			stats_merge(&dw->w.m[m].st, &src->w.m[m].st);
+			dw->w.m[m].above += src->w.m[m].above;
+			dw->w.m[m].above_ns += src->w.m[m].above_ns;
+			int r = sparse_merge(&dw->hist[m], &src->hist[m]);
 			if (r < 0)
 				return r;
+			/* Percentiles do not add up; the merged histogram has them. */
+			struct hist h;
+			hist_reset(&h);
+			sparse_add_to(&dw->hist[m], &h);
+			dw->p50[m] = hist_percentile(&h, 50.0);
+			dw->p99[m] = hist_percentile(&h, 99.0);
 		}
 		return 0;
 	}
-	/* A new merged window: its own copy of the histograms, and no percentiles
-	 * (those of a merged window are not derivable from the parts'). */
-	struct result_window copy = { .w = src->w, .ctx = src->ctx };
+	struct result_window copy = *src;       /* with its own copy of the histograms */
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+		copy.hist[m] = (struct sparse_hist){ 0 };
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		int r = sparse_merge(&copy.hist[m], &src->hist[m]);
 		if (r < 0) {
@@ -277,14 +282,14 @@ static int merge_window(struct result *res, struct cpu_result *all, const struct
 			return r;
 		}
 	}
-	int r = result_append_window(all, &copy);
+	int r = result_append_window(dst, &copy);
 	if (r < 0) {
 		for (unsigned m = 0; m < res->nmetrics; m++)
 			sparse_free(&copy.hist[m]);
 		return r;
 	}
-	memmove(&all->win[lo + 1u], &all->win[lo], (all->nwin - 1u - lo) * sizeof(*all->win));
-	all->win[lo] = copy;
+	memmove(&dst->win[lo + 1u], &dst->win[lo], (dst->nwin - 1u - lo) * sizeof(*dst->win));
+	dst->win[lo] = copy;
 	return 0;
 }
 
@@ -425,7 +430,7 @@ int result_finalize(struct result *res)
 		stats_merge(&all->overhead, &cr->overhead);
 		stats_merge(&all->clock_cost, &cr->clock_cost);
 		for (size_t k = 0; k < cr->nwin; k++)
-			if ((r = merge_window(res, all, &cr->win[k])) < 0)
+			if ((r = result_merge_window(res, all, &cr->win[k])) < 0)
 				return r;
 		all->has_context |= cr->has_context;
 		if ((r = named_counts_merge(&all->irqs, &cr->irqs)) < 0 || (r = named_counts_merge(&all->softirqs, &cr->softirqs)) < 0)

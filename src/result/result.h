@@ -151,6 +151,10 @@ int named_counts_merge(struct named_counts *dst, const struct named_counts *src)
  * back from JSON, or two runs' merged), largest first. */
 void result_set_top(struct cpu_result *cr, const struct rec_event *ev, unsigned n);
 
+/* Fold src into dst's window of the same index (a copy when dst has none):
+ * counts, stats and histograms add up; percentiles come from the sum. */
+int result_merge_window(const struct result *res, struct cpu_result *dst, const struct result_window *src);
+
 /* Append a window to cr, taking over its histograms.  -ENOMEM (rw still owned by the caller). */
 int result_append_window(struct cpu_result *cr, const struct result_window *rw);
 
