@@ -3,35 +3,81 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "core/nstime.h"
 #include "sys/procstat.h"
+
+/* Everything read at one moment: deltas between two of these are a window's context. */
+struct snapshot {
+	struct proc_table irq, soft;
+	struct cpu_times *cpu;          /* per measured CPU */
+	struct proc_stat machine;
+	uint64_t *invol;                /* per measuring thread */
+	uint64_t self_user_ns, self_system_ns;
+};
 
 struct run_context {
 	size_t ncpus;
 	pid_t *tids;
-	struct proc_table irq_start, irq_prev, irq_now;
-	struct proc_table soft_start, soft_prev, soft_now;
-	uint64_t *steal_prev, *steal_now;
-	uint64_t *invol_prev;
+	struct snapshot start, prev, now;
+	struct proc_table stat;         /* a table only for /proc/stat's buffer and CPU columns */
 	/* samples: nsamples rows of ncpus contexts, with their window index */
 	uint64_t *index;
 	struct win_context *ctx;
+	struct machine_window *machine;
 	size_t nsamples, cap;
 };
 
-static int read_all(struct proc_table *irq, struct proc_table *soft, uint64_t *steal)
+static int snapshot_init(struct snapshot *s, const struct cpuset *cpus, size_t ncpus)
 {
-	int r = proc_read_interrupts(irq, NULL);
+	int r = proc_table_init(&s->irq, cpus);
 	if (r == 0)
-		r = proc_read_softirqs(soft, NULL);
-	if (r == 0)
-		r = proc_read_steal(irq, steal, NULL);
-	return r;
+		r = proc_table_init(&s->soft, cpus);
+	s->cpu = calloc(ncpus ? ncpus : 1u, sizeof(*s->cpu));
+	s->invol = calloc(ncpus ? ncpus : 1u, sizeof(*s->invol));
+	return r < 0 ? r : !s->cpu || !s->invol ? -ENOMEM : 0;
 }
 
-static void swap_tables(struct proc_table *a, struct proc_table *b)
+static void snapshot_free(struct snapshot *s)
 {
-	struct proc_table t = *a;
+	proc_table_free(&s->irq);
+	proc_table_free(&s->soft);
+	free(s->cpu);
+	free(s->invol);
+}
+
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * NS_PER_SEC + (uint64_t)tv.tv_usec * NS_PER_US;
+}
+
+static int take(struct run_context *c, struct snapshot *s)
+{
+	struct rusage ru;
+	int r = proc_read_interrupts(&s->irq, NULL);
+
+	if (r == 0)
+		r = proc_read_softirqs(&s->soft, NULL);
+	if (r == 0)
+		r = proc_read_stat(&c->stat, s->cpu, &s->machine, NULL);
+	if (r < 0)
+		return r;
+	for (size_t k = 0; k < c->ncpus; k++) {
+		uint64_t vol;
+		if (proc_thread_switches(c->tids[k], &vol, &s->invol[k]) < 0)
+			s->invol[k] = 0;
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		s->self_user_ns = tv_ns(ru.ru_utime);
+		s->self_system_ns = tv_ns(ru.ru_stime);
+	}
+	return 0;
+}
+
+static void swap(struct snapshot *a, struct snapshot *b)
+{
+	struct snapshot t = *a;
 	*a = *b;
 	*b = t;
 }
@@ -39,30 +85,22 @@ static void swap_tables(struct proc_table *a, struct proc_table *b)
 int context_start(struct run_context **ret, const struct cpuset *cpus, const pid_t *tids)
 {
 	struct run_context *c = calloc(1, sizeof(*c));
-	int r = -ENOMEM;
+	int r;
 
 	if (!c)
 		return -ENOMEM;
 	c->ncpus = cpuset_count(cpus);
-	c->tids = calloc(c->ncpus, sizeof(*c->tids));
-	c->steal_prev = calloc(c->ncpus, sizeof(uint64_t));
-	c->steal_now = calloc(c->ncpus, sizeof(uint64_t));
-	c->invol_prev = calloc(c->ncpus, sizeof(uint64_t));
-	if (!c->tids || !c->steal_prev || !c->steal_now || !c->invol_prev)
+	c->tids = calloc(c->ncpus ? c->ncpus : 1u, sizeof(*c->tids));
+	if (!c->tids) {
+		r = -ENOMEM;
 		goto fail;
-	memcpy(c->tids, tids, c->ncpus * sizeof(*tids));
-	if ((r = proc_table_init(&c->irq_start, cpus)) < 0 || (r = proc_table_init(&c->irq_prev, cpus)) < 0 ||
-	    (r = proc_table_init(&c->irq_now, cpus)) < 0 || (r = proc_table_init(&c->soft_start, cpus)) < 0 ||
-	    (r = proc_table_init(&c->soft_prev, cpus)) < 0 || (r = proc_table_init(&c->soft_now, cpus)) < 0)
-		goto fail;
-	if ((r = read_all(&c->irq_start, &c->soft_start, c->steal_prev)) < 0 ||
-	    (r = read_all(&c->irq_prev, &c->soft_prev, c->steal_prev)) < 0)
-		goto fail;
-	for (size_t k = 0; k < c->ncpus; k++) {
-		uint64_t vol;
-		if (proc_thread_switches(c->tids[k], &vol, &c->invol_prev[k]) < 0)
-			c->invol_prev[k] = 0;
 	}
+	memcpy(c->tids, tids, c->ncpus * sizeof(*tids));
+	if ((r = proc_table_init(&c->stat, cpus)) < 0 || (r = snapshot_init(&c->start, cpus, c->ncpus)) < 0 ||
+	    (r = snapshot_init(&c->prev, cpus, c->ncpus)) < 0 || (r = snapshot_init(&c->now, cpus, c->ncpus)) < 0)
+		goto fail;
+	if ((r = take(c, &c->start)) < 0 || (r = take(c, &c->prev)) < 0)
+		goto fail;
 	*ret = c;
 	return 0;
 fail:
@@ -70,52 +108,65 @@ fail:
 	return r;
 }
 
+/* b - a, or 0 when a counter went backwards (a source that disappeared). */
+static uint64_t delta(uint64_t a, uint64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
 static int push_sample(struct run_context *c, uint64_t index)
 {
 	if (c->nsamples == c->cap) {
 		size_t cap = c->cap ? c->cap * 2u : 64u;
 		uint64_t *ix = realloc(c->index, cap * sizeof(*ix));
-		if (!ix)
+		if (ix)
+			c->index = ix;
+		struct win_context *cx = realloc(c->ctx, cap * (c->ncpus ? c->ncpus : 1u) * sizeof(*cx));
+		if (cx)
+			c->ctx = cx;
+		struct machine_window *mw = realloc(c->machine, cap * sizeof(*mw));
+		if (mw)
+			c->machine = mw;
+		if (!ix || !cx || !mw)
 			return -ENOMEM;
-		c->index = ix;
-		struct win_context *cx = realloc(c->ctx, cap * c->ncpus * sizeof(*cx));
-		if (!cx)
-			return -ENOMEM;
-		c->ctx = cx;
 		c->cap = cap;
 	}
+	const struct snapshot *a = &c->prev, *b = &c->now;
 	c->index[c->nsamples] = index;
 	for (size_t k = 0; k < c->ncpus; k++) {
 		struct win_context *w = &c->ctx[c->nsamples * c->ncpus + k];
-		uint64_t vol, invol = c->invol_prev[k];
-		if (proc_thread_switches(c->tids[k], &vol, &invol) < 0)
-			invol = c->invol_prev[k];
 		*w = (struct win_context){
 			.valid = true,
-			.irqs = proc_table_total(&c->irq_now, k) - proc_table_total(&c->irq_prev, k),
-			.softirqs = proc_table_total(&c->soft_now, k) - proc_table_total(&c->soft_prev, k),
-			.involuntary = invol - c->invol_prev[k],
-			.steal_ns = c->steal_now[k] - c->steal_prev[k],
+			.irqs = delta(proc_table_total(&a->irq, k), proc_table_total(&b->irq, k)),
+			.softirqs = delta(proc_table_total(&a->soft, k), proc_table_total(&b->soft, k)),
+			.involuntary = delta(a->invol[k], b->invol[k]),
 		};
-		c->invol_prev[k] = invol;
+		for (int t = 0; t < CPU_TIME_KINDS; t++)
+			w->cpu_ns[t] = delta(a->cpu[k].ns[t], b->cpu[k].ns[t]);
 	}
+	struct machine_window *m = &c->machine[c->nsamples];
+	*m = (struct machine_window){
+		.index = index,
+		.irqs = delta(a->machine.intr, b->machine.intr),
+		.softirqs = delta(a->machine.softirq, b->machine.softirq),
+		.switches = delta(a->machine.ctxt, b->machine.ctxt),
+		.self_user_ns = delta(a->self_user_ns, b->self_user_ns),
+		.self_system_ns = delta(a->self_system_ns, b->self_system_ns),
+	};
+	for (int t = 0; t < CPU_TIME_KINDS; t++)
+		m->cpu_ns[t] = delta(a->machine.cpu.ns[t], b->machine.cpu.ns[t]);
 	c->nsamples++;
 	return 0;
 }
 
 int context_sample(struct run_context *c, uint64_t index)
 {
-	int r = read_all(&c->irq_now, &c->soft_now, c->steal_now);
-	if (r < 0)
-		return r;
-	if ((r = push_sample(c, index)) < 0)
-		return r;
-	swap_tables(&c->irq_prev, &c->irq_now);
-	swap_tables(&c->soft_prev, &c->soft_now);
-	uint64_t *t = c->steal_prev;
-	c->steal_prev = c->steal_now;
-	c->steal_now = t;
-	return 0;
+	int r = take(c, &c->now);
+	if (r == 0)
+		r = push_sample(c, index);
+	if (r == 0)
+		swap(&c->prev, &c->now);
+	return r;
 }
 
 /* A name as it may go into JSON: printable ASCII only. */
@@ -147,16 +198,19 @@ int context_finish(struct run_context *c, struct result *res, uint64_t last_inde
 	int r = context_sample(c, last_index);
 	if (r < 0)
 		return r;
-	/* After the swap, the newest counts are in *_prev. */
+	/* After the swap, the newest counts are in prev. */
 	for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++) {
 		struct cpu_result *cr = &res->cpus[k];
 		cr->has_context = true;
 		for (size_t i = 0; i < c->nsamples; i++)
 			result_add_context(cr, c->index[i], &c->ctx[i * c->ncpus + k]);
-		if ((r = by_source(&cr->irqs, &c->irq_start, &c->irq_prev, k)) < 0 ||
-		    (r = by_source(&cr->softirqs, &c->soft_start, &c->soft_prev, k)) < 0)
+		if ((r = by_source(&cr->irqs, &c->start.irq, &c->prev.irq, k)) < 0 ||
+		    (r = by_source(&cr->softirqs, &c->start.soft, &c->prev.soft, k)) < 0)
 			return r;
 	}
+	for (size_t i = 0; i < c->nsamples; i++)
+		if ((r = machine_append(&res->machine, &c->machine[i])) < 0)
+			return r;
 	return 0;
 }
 
@@ -164,17 +218,13 @@ void context_free(struct run_context *c)
 {
 	if (!c)
 		return;
-	proc_table_free(&c->irq_start);
-	proc_table_free(&c->irq_prev);
-	proc_table_free(&c->irq_now);
-	proc_table_free(&c->soft_start);
-	proc_table_free(&c->soft_prev);
-	proc_table_free(&c->soft_now);
+	snapshot_free(&c->start);
+	snapshot_free(&c->prev);
+	snapshot_free(&c->now);
+	proc_table_free(&c->stat);
 	free(c->tids);
-	free(c->steal_prev);
-	free(c->steal_now);
-	free(c->invol_prev);
 	free(c->index);
 	free(c->ctx);
+	free(c->machine);
 	free(c);
 }

@@ -94,17 +94,36 @@ void text_window(FILE *out, const struct result *res, const struct cpu_result *c
 	fflush(out);
 }
 
-static void summary_row(FILE *out, struct unit u, const char *name, const struct cpu_result *cr)
+/* Metrics after the first have no threshold, and missed periods belong to the first. */
+static void summary_row(FILE *out, struct unit u, const char *name, const struct cpu_result *cr, unsigned metric)
 {
-	const struct summary *s = &cr->sum[0];
+	const struct summary *s = &cr->sum[metric];
 	char v[12][24];
 
-	fprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9llu %7.3f %8llu\n", name,
+	fprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s ", name,
 		(unsigned long long)s->count, val(u, (double)s->min, v[0], 24), val(u, s->mean, v[1], 24),
 		val(u, s->stddev, v[2], 24), val(u, (double)s->p50, v[3], 24), val(u, (double)s->p90, v[4], 24),
 		val(u, (double)s->p99, v[5], 24), val(u, (double)s->p999, v[6], 24), val(u, (double)s->p9999, v[7], 24),
-		val(u, (double)s->max, v[8], 24), s->has_warm_max ? val(u, (double)s->warm_max, v[9], 24) : "-",
-		(unsigned long long)s->above, s->above_pct, (unsigned long long)cr->missed);
+		val(u, (double)s->max, v[8], 24), s->has_warm_max ? val(u, (double)s->warm_max, v[9], 24) : "-");
+	if (metric == 0)
+		fprintf(out, "%9llu %7.3f %8llu\n", (unsigned long long)s->above, s->above_pct,
+			(unsigned long long)cr->missed);
+	else
+		fprintf(out, "%9s %7s %8s\n", "-", "-", "-");
+}
+
+static void summary_table(FILE *out, const struct result *res, struct unit u, unsigned metric)
+{
+	fprintf(out, "%-6s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %8s\n", "cpu", "count", "min",
+		"mean", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm-max", "> thr", "% > thr",
+		"missed");
+	for (size_t i = 0; i < res->ncpus; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "%d", res->cpus[i].cpu);
+		summary_row(out, u, name, &res->cpus[i], metric);
+	}
+	if (res->ncpus > 1)
+		summary_row(out, u, "all", &res->all, metric);
 }
 
 static void largest_line(FILE *out, const struct cpu_result *cr, const char *name)
@@ -177,7 +196,7 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 		const struct result_window *w = &cr->win[i];
 		uint64_t beside = w->ctx.irqs + w->ctx.softirqs + w->ctx.involuntary;
 		invol += w->ctx.involuntary;
-		steal += w->ctx.steal_ns;
+		steal += w->ctx.cpu_ns[CPU_STEAL];
 		above += w->w.m[0].above;
 		if (w->w.m[0].above > beside)
 			unexplained += w->w.m[0].above - beside;
@@ -222,18 +241,14 @@ void text_summary(FILE *out, const struct result *res)
 	fprintf(out, "\n%s (%s) after %s%s%s%s\n", res->metric_names[0], u.name, el,
 		res->interrupted ? ", stopped early (" : "", res->interrupted ? res->stop_reason : "",
 		res->interrupted ? ")" : "");
-	fprintf(out, "%-6s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %8s\n", "cpu", "count", "min",
-		"mean", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm-max", "> thr", "% > thr",
-		"missed");
-	for (size_t i = 0; i < res->ncpus; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "%d", res->cpus[i].cpu);
-		summary_row(out, u, name, &res->cpus[i]);
-	}
-	if (res->ncpus > 1)
-		summary_row(out, u, "all", &res->all);
+	summary_table(out, res, u, 0);
 	fprintf(out, "threshold %s; warm max leaves out the first %llu window(s)\n", t,
 		(unsigned long long)res->warmup);
+	/* A probe's other metrics (such as wake's wake_call), each in the same table. */
+	for (unsigned m = 1; m < res->nmetrics; m++) {
+		fprintf(out, "%s (%s)\n", res->metric_names[m], u.name);
+		summary_table(out, res, u, m);
+	}
 	for (size_t i = 0; i < res->ncpus; i++) {
 		const struct cpu_result *cr = &res->cpus[i];
 		char name[16];

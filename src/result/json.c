@@ -109,6 +109,40 @@ static json_t *summary_json(struct builder *b, const struct summary *s, const st
 	return o;
 }
 
+/* Where a CPU's time went, by /proc/stat's categories. */
+static json_t *cpu_ns_json(struct builder *b, const uint64_t *ns)
+{
+	json_t *o = json_object();
+	for (int k = 0; o && k < CPU_TIME_KINDS; k++)
+		put(b, o, cpu_time_names[k], u64(ns[k]));
+	return o;
+}
+
+static json_t *machine_window_json(struct builder *b, const struct machine_window *w, bool with_index)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	if (with_index)
+		put(b, o, "index", u64(w->index));
+	put(b, o, "cpu_ns", cpu_ns_json(b, w->cpu_ns));
+	put(b, o, "irqs", u64(w->irqs));
+	put(b, o, "softirqs", u64(w->softirqs));
+	put(b, o, "context_switches", u64(w->switches));
+	put(b, o, "self_user_ns", u64(w->self_user_ns));
+	put(b, o, "self_system_ns", u64(w->self_system_ns));
+	return o;
+}
+
+static json_t *machine_json(struct builder *b, const struct machine_context *m)
+{
+	json_t *o = machine_window_json(b, &m->total, false), *wins = json_array();
+	put(b, o, "windows", wins);
+	for (size_t i = 0; wins && i < m->nwin; i++)
+		push(b, wins, machine_window_json(b, &m->win[i], true));
+	return o;
+}
+
 static json_t *window_json(struct builder *b, const struct result *res, const struct result_window *rw)
 {
 	const struct rec_window *w = &rw->w;
@@ -138,7 +172,8 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 			put(b, c, "irqs", u64(rw->ctx.irqs));
 			put(b, c, "softirqs", u64(rw->ctx.softirqs));
 			put(b, c, "involuntary_switches", u64(rw->ctx.involuntary));
-			put(b, c, "steal_ns", u64(rw->ctx.steal_ns));
+			put(b, c, "steal_ns", u64(rw->ctx.cpu_ns[CPU_STEAL]));
+			put(b, c, "cpu_ns", cpu_ns_json(b, rw->ctx.cpu_ns));
 		}
 	}
 	return o;
@@ -255,6 +290,8 @@ json_t *result_to_json(const struct result *res)
 	put(&b, doc, "metrics", metrics);
 	put(&b, doc, "cpus", cpus);
 	put(&b, doc, "all", cpu_json(&b, res, &res->all));
+	if (res->machine.valid)
+		put(&b, doc, "machine", machine_json(&b, &res->machine));
 	if (b.failed || !tool || !argv || !labels || !applied || !notes || !metrics || !cpus)
 		goto fail;
 

@@ -214,6 +214,73 @@ static int read_buckets(struct reader *rd, const json_t *h, uint64_t want, struc
 	return r;
 }
 
+static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns)
+{
+	if (!json_is_object(o))
+		return bad(rd, "cpu_ns is not an object");
+	for (int k = 0; k < CPU_TIME_KINDS; k++) {
+		int r = get_u64(rd, o, cpu_time_names[k], &ns[k]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int read_machine_window(struct reader *rd, const json_t *o, struct machine_window *w, bool with_index)
+{
+	int r = 0;
+	memset(w, 0, sizeof(*w));
+	if (!json_is_object(o))
+		return bad(rd, "is not an object");
+	if (with_index)
+		r = get_u64(rd, o, "index", &w->index);
+	if (r == 0)
+		r = read_cpu_ns(rd, json_object_get(o, "cpu_ns"), w->cpu_ns);
+	if (r == 0)
+		r = get_u64(rd, o, "irqs", &w->irqs);
+	if (r == 0)
+		r = get_u64(rd, o, "softirqs", &w->softirqs);
+	if (r == 0)
+		r = get_u64(rd, o, "context_switches", &w->switches);
+	if (r == 0)
+		r = get_u64(rd, o, "self_user_ns", &w->self_user_ns);
+	if (r == 0)
+		r = get_u64(rd, o, "self_system_ns", &w->self_system_ns);
+	return r;
+}
+
+/* Optional: the whole machine beside every window. */
+static int read_machine(struct reader *rd, const json_t *doc, struct result *res)
+{
+	const json_t *m = json_object_get(doc, "machine"), *wins, *w;
+	struct machine_window total;
+	size_t i;
+	int r;
+
+	if (!m)
+		return 0;
+	size_t at = enter(rd, "machine", 0);
+	r = read_machine_window(rd, m, &total, false);
+	wins = json_object_get(m, "windows");
+	if (r == 0 && !json_is_array(wins))
+		r = bad(rd, "windows is not an array");
+	json_array_foreach(wins, i, w) {
+		struct machine_window mw;
+		if (r < 0)
+			break;
+		size_t at2 = enter(rd, "windows", 0);
+		enter(rd, NULL, i);
+		r = read_machine_window(rd, w, &mw, true);
+		leave(rd, at2);
+		if (r == 0 && (r = machine_append(&res->machine, &mw)) < 0)
+			break;
+	}
+	if (r == 0 && memcmp(&total, &res->machine.total, sizeof(total)) != 0)
+		r = bad(rd, "the windows do not add up to the totals");
+	leave(rd, at);
+	return r;
+}
+
 static int read_window(struct reader *rd, const struct result *res, const json_t *o, struct result_window *rw)
 {
 	int r;
@@ -237,7 +304,9 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		if (r == 0)
 			r = get_u64(rd, ctx, "involuntary_switches", &rw->ctx.involuntary);
 		if (r == 0)
-			r = get_u64(rd, ctx, "steal_ns", &rw->ctx.steal_ns);
+			r = get_u64(rd, ctx, "steal_ns", &rw->ctx.cpu_ns[CPU_STEAL]);
+		if (r == 0 && json_object_get(ctx, "cpu_ns"))
+			r = read_cpu_ns(rd, json_object_get(ctx, "cpu_ns"), rw->ctx.cpu_ns);
 		leave(rd, at);
 		if (r < 0)
 			return r;
@@ -587,6 +656,8 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 	if (!res->params)
 		return -ENOMEM;
 
+	if ((r = read_machine(rd, doc, res)) < 0)
+		return r;
 	json_array_foreach(cpus, i, v) {
 		int cpu = (int)json_integer_value(json_object_get(v, "cpu"));
 		struct cpu_result *cr = NULL;

@@ -82,6 +82,8 @@ void result_free(struct result *res)
 	free(res->cpus);
 	res->cpus = NULL;
 	cpu_result_free(&res->all);
+	free(res->machine.win);
+	memset(&res->machine, 0, sizeof(res->machine));
 	if (res->argv)
 		for (int i = 0; i < res->argc; i++)
 			free(res->argv[i]);
@@ -301,7 +303,31 @@ void win_context_add(struct win_context *dst, const struct win_context *src)
 	dst->irqs += src->irqs;
 	dst->softirqs += src->softirqs;
 	dst->involuntary += src->involuntary;
-	dst->steal_ns += src->steal_ns;
+	for (int k = 0; k < CPU_TIME_KINDS; k++)
+		dst->cpu_ns[k] += src->cpu_ns[k];
+}
+
+void machine_window_add(struct machine_window *dst, const struct machine_window *src)
+{
+	for (int k = 0; k < CPU_TIME_KINDS; k++)
+		dst->cpu_ns[k] += src->cpu_ns[k];
+	dst->irqs += src->irqs;
+	dst->softirqs += src->softirqs;
+	dst->switches += src->switches;
+	dst->self_user_ns += src->self_user_ns;
+	dst->self_system_ns += src->self_system_ns;
+}
+
+int machine_append(struct machine_context *m, const struct machine_window *w)
+{
+	struct machine_window *grown = realloc(m->win, (m->nwin + 1u) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	m->win = grown;
+	m->win[m->nwin++] = *w;
+	machine_window_add(&m->total, w);
+	m->valid = true;
+	return 0;
 }
 
 void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx)

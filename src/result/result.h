@@ -16,6 +16,7 @@
 #include "core/cpuset.h"
 #include "core/parse.h"
 #include "core/window.h"
+#include "sys/procstat.h"
 #include "sys/sysdesc.h"
 
 #define RESULT_SCHEMA "latscope.result"
@@ -42,7 +43,22 @@ struct win_context {
 	uint64_t irqs;                  /* hard interrupts */
 	uint64_t softirqs;
 	uint64_t involuntary;           /* the measuring thread was preempted */
-	uint64_t steal_ns;              /* the hypervisor ran something else on this vCPU */
+	uint64_t cpu_ns[CPU_TIME_KINDS];  /* where the CPU's time went; steal: the hypervisor ran something else */
+};
+
+/* The same for the whole machine and for latscope itself, per window and in all. */
+struct machine_window {
+	uint64_t index;
+	uint64_t cpu_ns[CPU_TIME_KINDS];
+	uint64_t irqs, softirqs, switches;
+	uint64_t self_user_ns, self_system_ns;  /* latscope's own CPU time (getrusage) */
+};
+
+struct machine_context {
+	bool valid;
+	struct machine_window total;
+	size_t nwin;
+	struct machine_window *win;
 };
 
 #define RESULT_SOURCE_LEN 48
@@ -125,6 +141,7 @@ struct result {
 	size_t ncpus;
 	struct cpu_result *cpus;
 	struct cpu_result all;
+	struct machine_context machine;
 };
 
 /* One cpu_result per member of cpus, in order.  -ENOMEM; on failure everything
@@ -141,6 +158,9 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 
 /* dst += src (nothing when src was not sampled). */
 void win_context_add(struct win_context *dst, const struct win_context *src);
+void machine_window_add(struct machine_window *dst, const struct machine_window *src);
+/* Append a machine window (copied).  -ENOMEM. */
+int machine_append(struct machine_context *m, const struct machine_window *w);
 /* Add what else happened during window index to the window that covers it. */
 void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx);
 /* Add count to name in c (a new name is appended).  -ENOMEM. */

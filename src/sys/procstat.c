@@ -484,59 +484,122 @@ static size_t cpu_index(const struct proc_table *t, uint64_t cpu)
  * and its steal ticks, 0 for any other line (the "cpu " total included).
  * Steal came in Linux 2.6.11; a line without it is not one we can read.
  */
-static int parse_cpu_line(const char *line, uint64_t *ret_cpu, uint64_t *ret_steal)
-{
-	uint64_t cpu, v = 0;
-	const char *p;
+const char *const cpu_time_names[CPU_TIME_KINDS] = {
+	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
+};
 
-	if (strncmp(line, "cpu", 3) != 0 || !is_digit(line[3]))
+/*
+ * A "cpuN" line (1, *ret_cpu = N) or the machine's "cpu" line (2), with its
+ * first 8 values in USER_HZ ticks; 0 for other lines, -EINVAL for a broken one.
+ */
+static int parse_cpu_line(const char *line, uint64_t *ret_cpu, uint64_t ret_ticks[CPU_TIME_KINDS])
+{
+	uint64_t cpu = 0, v[CPU_TIME_KINDS];
+	const char *p = line + 3;
+	int kind;
+
+	if (strncmp(line, "cpu", 3) != 0)
 		return 0;
-	if (parse_u64(line + 3, &cpu, &p) < 0 || !is_blank(*p))
-		return -EINVAL;
-	for (int i = 0; i < 8; i++) {
+	if (is_blank(line[3])) {
+		kind = 2;
+	} else if (is_digit(line[3])) {
+		if (parse_u64(line + 3, &cpu, &p) < 0 || !is_blank(*p))
+			return -EINVAL;
+		kind = 1;
+	} else {
+		return 0;
+	}
+	for (int i = 0; i < CPU_TIME_KINDS; i++) {
 		p = skip_blanks(p);
-		if (parse_u64(p, &v, &p) < 0 || (*p != '\0' && !is_blank(*p)))
+		if (parse_u64(p, &v[i], &p) < 0 || (*p != '\0' && !is_blank(*p)))
 			return -EINVAL;
 	}
 	*ret_cpu = cpu;
-	*ret_steal = v;
-	return 1;
+	memcpy(ret_ticks, v, sizeof(v));
+	return kind;
 }
 
-int proc_read_steal(struct proc_table *t, uint64_t *ret_ns, const char *path)
+static uint64_t ticks_to_ns(uint64_t ticks, uint64_t hz)
+{
+	/* Split so that ticks * 1e9 cannot overflow for any real uptime. */
+	return ticks / hz * NSEC_PER_SEC + ticks % hz * NSEC_PER_SEC / hz;
+}
+
+/* "key N ...": 1 with N when line is key's, 0 for another line. */
+static int first_number(const char *line, const char *key, uint64_t *ret)
+{
+	size_t n = strlen(key);
+	const char *p;
+
+	if (strncmp(line, key, n) != 0 || !is_blank(line[n]))
+		return 0;
+	return parse_u64(skip_blanks(line + n), ret, &p) < 0 ? -EINVAL : 1;
+}
+
+int proc_read_stat(struct proc_table *t, struct cpu_times *ret, struct proc_stat *ret_machine, const char *path)
 {
 	long clk_tck = sysconf(_SC_CLK_TCK);
 	const char *end;
-	uint64_t cpu, steal;
+	uint64_t cpu, ticks[CPU_TIME_KINDS], v;
+	struct proc_stat m;
 	size_t lines = 0;
+	bool total = false;
 
 	if (clk_tck <= 0)
 		return -EINVAL;
 	int r = load_lines(path ? path : "/proc/stat", &t->buf, &t->buf_size, &end);
 	if (r < 0)
 		return r;
-	/* Checked whole first, so ret_ns is only written when all of it is good. */
+	/* Checked whole first, so nothing is written unless all of it is good. */
+	memset(&m, 0, sizeof(m));
 	for (const char *line = t->buf; line < end; line = next_line(line)) {
-		r = parse_cpu_line(line, &cpu, &steal);
+		r = parse_cpu_line(line, &cpu, ticks);
 		if (r < 0)
 			return r;
-		lines += (size_t)r;
+		lines += r == 1;
+		total |= r == 2;
+		if ((r = first_number(line, "intr", &v)) < 0)
+			return r;
+		m.intr = r ? v : m.intr;
+		if ((r = first_number(line, "softirq", &v)) < 0)
+			return r;
+		m.softirq = r ? v : m.softirq;
+		if ((r = first_number(line, "ctxt", &v)) < 0)
+			return r;
+		m.ctxt = r ? v : m.ctxt;
 	}
-	if (lines == 0)
+	if (lines == 0 || (ret_machine && !total))
 		return -EINVAL;
 
 	uint64_t hz = (uint64_t)clk_tck;
-	for (size_t k = 0; k < t->ncpus; k++)
-		ret_ns[k] = 0;
+	if (ret)
+		memset(ret, 0, t->ncpus * sizeof(*ret));
 	for (const char *line = t->buf; line < end; line = next_line(line)) {
-		if (parse_cpu_line(line, &cpu, &steal) <= 0)
-			continue;
-		size_t k = cpu_index(t, cpu);
-		/* Split so that ticks * 1e9 cannot overflow for any real uptime. */
-		if (k != SIZE_MAX)
-			ret_ns[k] = steal / hz * NSEC_PER_SEC + steal % hz * NSEC_PER_SEC / hz;
+		int kind = parse_cpu_line(line, &cpu, ticks);
+		struct cpu_times *dst = NULL;
+		if (kind == 2)
+			dst = &m.cpu;
+		else if (kind == 1 && ret) {
+			size_t k = cpu_index(t, cpu);
+			dst = k != SIZE_MAX ? &ret[k] : NULL;
+		}
+		for (int i = 0; dst && i < CPU_TIME_KINDS; i++)
+			dst->ns[i] = ticks_to_ns(ticks[i], hz);
 	}
+	if (ret_machine)
+		*ret_machine = m;
 	return 0;
+}
+
+int proc_read_steal(struct proc_table *t, uint64_t *ret_ns, const char *path)
+{
+	struct cpu_times *times = calloc(t->ncpus ? t->ncpus : 1u, sizeof(*times));
+	int r = times ? proc_read_stat(t, times, NULL, path) : -ENOMEM;
+
+	for (size_t k = 0; r == 0 && k < t->ncpus; k++)
+		ret_ns[k] = times[k].ns[CPU_STEAL];
+	free(times);
+	return r;
 }
 
 /* "key:\tvalue": 1 with the value when line holds key, 0 when it holds another. */

@@ -87,4 +87,30 @@ int proc_read_steal(struct proc_table *t, uint64_t *ret_ns, const char *path);
  */
 int proc_thread_switches(pid_t tid, uint64_t *ret_voluntary, uint64_t *ret_involuntary);
 
+/* Where a CPU's time went, from /proc/stat, in ns (USER_HZ ticks converted). */
+enum cpu_time_kind {
+	CPU_USER, CPU_NICE, CPU_SYSTEM, CPU_IDLE, CPU_IOWAIT, CPU_IRQ, CPU_SOFTIRQ, CPU_STEAL, CPU_TIME_KINDS
+};
+
+struct cpu_times {
+	uint64_t ns[CPU_TIME_KINDS];
+};
+
+extern const char *const cpu_time_names[CPU_TIME_KINDS];     /* "user", "nice", ... */
+
+/* The whole machine, from the same file. */
+struct proc_stat {
+	struct cpu_times cpu;           /* the "cpu" line: every CPU added up */
+	uint64_t intr;                  /* interrupts since boot ("intr"'s first number) */
+	uint64_t softirq;               /* softirqs since boot */
+	uint64_t ctxt;                  /* context switches since boot */
+};
+
+/*
+ * Each of t's CPUs' times into ret (t->ncpus entries; NULL to skip) and the
+ * whole machine's into ret_machine (NULL to skip).  Nothing is written unless
+ * the whole file reads well.  path NULL: /proc/stat.
+ */
+int proc_read_stat(struct proc_table *t, struct cpu_times *ret, struct proc_stat *ret_machine, const char *path);
+
 #endif

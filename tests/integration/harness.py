@@ -100,3 +100,9 @@ def check_consistent(tc, doc):
         tc.assertEqual(sum(c["metrics"][name]["count"] for c in doc["cpus"]), doc["all"]["metrics"][name]["count"])
         tc.assertEqual(max(c["metrics"][name]["max_ns"] for c in doc["cpus"]), doc["all"]["metrics"][name]["max_ns"])
     tc.assertEqual(sum(c["missed"] for c in doc["cpus"]), doc["all"]["missed"])
+    if "machine" in doc:
+        m = doc["machine"]
+        for key in ("irqs", "softirqs", "context_switches", "self_user_ns", "self_system_ns"):
+            tc.assertEqual(sum(w[key] for w in m["windows"]), m[key], "machine windows add up: " + key)
+        for kind, total in m["cpu_ns"].items():
+            tc.assertEqual(sum(w["cpu_ns"][kind] for w in m["windows"]), total, "machine cpu_ns adds up: " + kind)
