@@ -16,8 +16,12 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "run", cmd_run, "the suite to start with: timer, noise and wake, stored and summed up" },
 	{ "timer", cmd_timer, "timer wakeup latency per CPU (cyclictest class)" },
 	{ "noise", cmd_noise, "OS and hypervisor noise seen by a busy loop (oslat class)" },
+	{ "wake", cmd_wake, "thread-to-thread wakeup latency, on one CPU and across CPUs" },
+	{ "io", cmd_io, "read throughput, per-read latency and the CPU cost of each read" },
+	{ "sys", cmd_sys, "system fingerprint and latency advice" },
 	{ "runs", cmd_runs, "list the stored runs" },
 	{ "show", cmd_show, "print a stored run (--json: its JSON result)" },
 	{ "compare", cmd_compare, "stored runs side by side, with a verdict on each difference and CI gates" },

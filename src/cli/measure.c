@@ -15,6 +15,8 @@
 #include "report/text.h"
 #include "result/json.h"
 #include "store/store.h"
+#include "sys/findings.h"
+#include "sys/fingerprint.h"
 #include "sys/cpus.h"
 
 const char *const policy_choices[] = { "fifo", "rr", "other", NULL };
@@ -141,13 +143,17 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 struct live {
 	bool windows;
 	bool verbose;
+	bool silent;
+	const struct measure_hooks *mh;
+	uint64_t duration_ns;
 	unsigned notes_shown;
 };
 
 static void on_prepared(void *ctx, const struct result *res)
 {
 	struct live *lv = ctx;
-	text_notes(stderr, res, 0, lv->verbose);
+	if (!lv->silent)
+		text_notes(stderr, res, 0, lv->verbose);
 	lv->notes_shown = res->nnotes;
 }
 
@@ -157,6 +163,8 @@ static void on_window(void *ctx, const struct result *res, const struct cpu_resu
 	const struct live *lv = ctx;
 	if (lv->windows)
 		text_window(stdout, res, cr, w);
+	if (lv->mh && lv->mh->progress)
+		lv->mh->progress(lv->mh->ctx, w->w.end_ns, lv->duration_ns);
 }
 
 static int fill_result(const struct measure_cmd *mc, const void *params, const struct run_params *rp,
@@ -225,6 +233,22 @@ static int check_fail_above(const struct measure_cmd *mc, const struct run_param
 	return code;
 }
 
+/* The machine as `latscope sys` sees it, and its advice for this run.  After
+ * the run: reading /sys and /proc must not disturb what was measured. */
+static void attach_system(struct result *res, const struct run_params *rp)
+{
+	struct fingerprint *fp;
+	struct finding top[RESULT_FINDINGS_MAX];
+	struct findings_context ctx = { .measured = &rp->cpus, .pm_qos_held = res->applied.pm_qos };
+
+	if (fingerprint_collect(NULL, &fp) < 0)
+		return;
+	res->fingerprint = fingerprint_to_json(fp);
+	size_t n = findings_evaluate(fp, &ctx, top, RESULT_FINDINGS_MAX);
+	res->findings = findings_to_json(top, n < RESULT_FINDINGS_MAX ? n : RESULT_FINDINGS_MAX);
+	fingerprint_free(fp);
+}
+
 /* The result's text, once: the file and the store get the same bytes. */
 static char *dump_result(const struct measure_cmd *mc, const struct result *res)
 {
@@ -285,7 +309,8 @@ static int open_store(const struct measure_cmd *mc, const struct run_params *rp,
 	return 0;
 }
 
-static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, bool quiet)
+static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, bool quiet,
+			int64_t *ret_id)
 {
 	struct store_error serr;
 	int64_t id;
@@ -295,6 +320,8 @@ static int store_result(const struct measure_cmd *mc, struct store *st, const ch
 		fprintf(stderr, "latscope %s: cannot store the run: %s\n", mc->name, serr.msg);
 		return EXIT_ERROR;
 	}
+	if (ret_id)
+		*ret_id = id;
 	if (!quiet)
 		printf("stored as run %lld in %s\n", (long long)id, store_path(st));
 	return EXIT_OK;
@@ -310,11 +337,17 @@ int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *par
 		return -EINVAL;
 	if (*(bool *)(void *)((char *)params + mc->help_offset))
 		return 1;
-	if (given.npos) {
-		snprintf(err->msg, sizeof(err->msg), "unexpected argument '%s'", given.pos[0]);
+	if (given.npos > (mc->path ? 1u : 0u)) {
+		snprintf(err->msg, sizeof(err->msg), "unexpected argument '%s'", given.pos[mc->path ? 1 : 0]);
+		return -EINVAL;
+	}
+	if (mc->path && given.npos == 0) {
+		snprintf(err->msg, sizeof(err->msg), "missing %s", mc->path_name);
 		return -EINVAL;
 	}
 	if (check_common(mc, rp, &given, err) < 0)
+		return -EINVAL;
+	if (mc->path && mc->path(params, given.pos[0], err) < 0)
 		return -EINVAL;
 	if (mc->validate && mc->validate(params, &given, err) < 0)
 		return -EINVAL;
@@ -323,6 +356,13 @@ int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *par
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 {
+	return measure_run(mc, argc, argv, NULL, NULL);
+}
+
+int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struct measure_hooks *mh,
+		struct measure_outcome *out)
+{
+	const bool silent = mh && mh->silent;
 	void *params = calloc(1, mc->params_size);
 	struct run_params *rp;
 	struct opt_error err = { { 0 } };
@@ -378,20 +418,23 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &stopsigs, NULL);
 
 	mc->describe(params, what, sizeof(what));
-	if (!rp->quiet)
+	if (!rp->quiet && !silent)
 		text_header(stdout, &res, what);
 	fflush(stdout);
-	struct live lv = { .windows = !rp->quiet && (rp->live || isatty(STDOUT_FILENO)), .verbose = !rp->quiet };
+	struct live lv = { .windows = !rp->quiet && !silent && (rp->live || isatty(STDOUT_FILENO)),
+			   .verbose = !rp->quiet && !silent, .silent = silent, .mh = mh, .duration_ns = rp->duration_ns };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .ctx = &lv };
 	if ((r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr)) < 0) {
 		fprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
 		goto out;
 	}
+	attach_system(&res, rp);
 	if ((r = result_finalize(&res)) < 0) {
 		fprintf(stderr, "latscope %s: cannot summarize: %s\n", mc->name, strerror(-r));
 		goto out;
 	}
-	text_summary(stdout, &res);
+	if (!silent)
+		text_summary(stdout, &res);
 	fflush(stdout);
 	code = EXIT_OK;
 	if (rp->json_path || st) {
@@ -400,16 +443,21 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 			code = EXIT_ERROR;
 		if (text && rp->json_path)
 			code = write_json(mc, &sink, text);
-		if (text && st && store_result(mc, st, text, rp->quiet) != EXIT_OK)
+		if (text && st && store_result(mc, st, text, rp->quiet || silent, out ? &out->stored_id : NULL) != EXIT_OK)
 			code = EXIT_ERROR;
 		free(text);
 	}
 	/* Notes made during the run (a thread that stopped on an error) come last. */
-	text_notes(stderr, &res, lv.notes_shown, lv.verbose);
+	if (!silent)
+		text_notes(stderr, &res, lv.notes_shown, lv.verbose);
 	if (res.failed)
 		code = EXIT_ERROR;      /* what was measured is kept; the run did not complete */
 	if (code == EXIT_OK)
 		code = check_fail_above(mc, rp, &res);
+	if (out && out->res) {
+		*out->res = res;        /* the caller owns it now */
+		memset(&res, 0, sizeof(res));
+	}
 out:
 	atomic_file_close(&sink);
 	store_close(st);

@@ -27,6 +27,9 @@ struct measure_cmd {
 	size_t probe_offset;            /* where the probe's own parameters sit */
 	size_t help_offset;             /* the bool set by --help */
 	void (*defaults)(void *params);
+	/* Optional: the one positional argument (a PATH to measure); -EINVAL with err filled. */
+	int (*path)(void *params, const char *path, struct opt_error *err);
+	const char *path_name;          /* how --help and errors call it */
 	/* Probe-specific checks after the common ones; -EINVAL with err filled. */
 	int (*validate)(void *params, const struct opt_result *given, struct opt_error *err);
 	/* One line of what the probe does with its parameters, for the header. */
@@ -36,6 +39,23 @@ struct measure_cmd {
 };
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv);
+
+/* For commands that run others (latscope run). */
+struct measure_hooks {
+	bool silent;                    /* print nothing but errors */
+	/* Now and then: how far the run is (elapsed of total; total 0 when open-ended). */
+	void (*progress)(void *ctx, uint64_t elapsed_ns, uint64_t total_ns);
+	void *ctx;
+};
+
+struct measure_outcome {
+	int64_t stored_id;              /* 0 when the run was not stored */
+	struct result *res;             /* when set: the finalized result, handed over (result_free it) */
+};
+
+/* measure_main with hooks, and what came of it. */
+int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struct measure_hooks *mh,
+		struct measure_outcome *out);
 
 /*
  * Defaults, options and every check, without running: 0 ready, 1 --help was
@@ -49,7 +69,7 @@ extern const char *const fail_stat_choices[];
 /* The options every measuring command takes, for a params struct T with members run and help. */
 #define RUN_OPTS(T) \
 	{ "cpus", 'a', OPT_CPUS, offsetof(T, run.cpus), .metavar = "CPUS", \
-	  .help = "CPUs to measure on, one thread each, as a list such as 0-3,6 (default: every online CPU)" }, \
+	  .help = "CPUs to measure on, one thread each, as a list such as 0-3,6" }, \
 	RUN_OPTS_BUT_CPUS(T)
 
 /* The same, for a command that places its threads itself. */
@@ -62,7 +82,7 @@ extern const char *const fail_stat_choices[];
 	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, \
 	  .help = "how long to measure; a bare number is seconds (default: until Ctrl-C)" }, \
 	{ "loops", 'l', OPT_UINT, offsetof(T, run.loops), .min = 1, .max = UINT64_C(1) << 48, \
-	  .help = "stop after N wakeups per CPU instead of after a duration" }, \
+	  .help = "stop after N samples per CPU instead of after a duration" }, \
 	{ "threshold", 0, OPT_DURATION, offsetof(T, run.threshold_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_US, .help = "count and report samples above this; a bare number is microseconds" }, \
 	{ "window", 0, OPT_DURATION, offsetof(T, run.window_ns), .min = 10u * NS_PER_MS, \

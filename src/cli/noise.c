@@ -144,7 +144,7 @@ const struct measure_cmd noise_command = {
 		    "                      [--clock tsc|monotonic] [--burst DUR [--rest DUR]] [--window DUR]\n"
 		    "                      [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure what the OS and the hypervisor take from a CPU that only wants to run: one thread per\n"
-		 "CPU reads a clock in a tight loop and records every gap between two reads.  Gaps above the\n"
+		 "CPU (by default every online CPU) reads a clock in a tight loop and records every gap between two reads.  Gaps above the\n"
 		 "threshold are noise; interrupts, softirqs, preemptions and steal time are counted beside them.\n"
 		 "SCHED_OTHER by default: a real-time priority (-p) needs care with RT throttling (--burst).",
 	.ops = &noise_probe,

@@ -61,6 +61,26 @@ static int set_duration(const struct opt *o, const char *as, const char *val, vo
 	return 0;
 }
 
+static int set_size(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+{
+	uint64_t v;
+	char lim[32];
+	int r = parse_size(val, &v);
+
+	if (r == -EINVAL)
+		return fail(err, "option '%s': '%s' is not a size (a number with an optional unit: k, M, G, T)", as, val);
+	if (r == -ERANGE || v > o->max) {
+		fmt_size(o->max, lim, sizeof(lim));
+		return fail(err, "option '%s': '%s' is above the maximum of %s", as, val, lim);
+	}
+	if (v < o->min) {
+		fmt_size(o->min, lim, sizeof(lim));
+		return fail(err, "option '%s': '%s' is below the minimum of %s", as, val, lim);
+	}
+	*(uint64_t *)field(params, o) = v;
+	return 0;
+}
+
 static int set_uint(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
 {
 	uint64_t v;
@@ -101,6 +121,8 @@ static int set_value(const struct opt *o, const char *as, const char *val, void 
 	switch (o->kind) {
 	case OPT_DURATION:
 		return set_duration(o, as, val, params, err);
+	case OPT_SIZE:
+		return set_size(o, as, val, params, err);
 	case OPT_UINT:
 		return set_uint(o, as, val, params, err);
 	case OPT_CPUS: {
@@ -285,6 +307,7 @@ static void metavar(const struct opt *o, char *buf, size_t size)
 	}
 	switch (o->kind) {
 	case OPT_DURATION: snprintf(buf, size, "DUR"); return;
+	case OPT_SIZE: snprintf(buf, size, "SIZE"); return;
 	case OPT_UINT: snprintf(buf, size, "N"); return;
 	case OPT_CPUS: snprintf(buf, size, "CPUS"); return;
 	case OPT_LABEL: snprintf(buf, size, "KEY=VALUE"); return;
@@ -314,6 +337,15 @@ static void default_text(const struct opt *o, const void *defaults, char *buf, s
 		if (!v)
 			return;
 		fmt_duration(v, d, sizeof(d));
+		snprintf(buf, size, "default %s", d);
+		return;
+	}
+	case OPT_SIZE: {
+		uint64_t v = *(const uint64_t *)cfield(defaults, o);
+		char d[32];
+		if (!v)
+			return;
+		fmt_size(v, d, sizeof(d));
 		snprintf(buf, size, "default %s", d);
 		return;
 	}
@@ -373,13 +405,14 @@ json_t *opt_params_json(const struct opt *opts, size_t nopts, const void *params
 
 		if (o->flags & OPT_NOT_PARAM || o->kind == OPT_HELP)
 			continue;
-		snprintf(key, sizeof(key), "%s%s", o->name, o->kind == OPT_DURATION ? "_ns" : "");
+		snprintf(key, sizeof(key), "%s%s", o->name, o->kind == OPT_DURATION ? "_ns" : o->kind == OPT_SIZE ? "_bytes" : "");
 		for (char *p = key; *p; p++)
 			if (*p == '-')
 				*p = '_';
 		switch (o->kind) {
 		case OPT_FLAG: v = json_boolean(*(const bool *)cfield(params, o)); break;
 		case OPT_UINT:
+		case OPT_SIZE:
 		case OPT_DURATION: v = json_integer((json_int_t) * (const uint64_t *)cfield(params, o)); break;
 		case OPT_ENUM: v = json_string(o->choices[*(const int *)cfield(params, o)]); break;
 		case OPT_CPUS: {

@@ -16,6 +16,7 @@ enum opt_kind {
 	OPT_FLAG,               /* bool */
 	OPT_UINT,               /* uint64_t in [min, max] */
 	OPT_DURATION,           /* uint64_t ns in [min, max]; bare numbers in .unit */
+	OPT_SIZE,               /* uint64_t bytes in [min, max], with k M G T (1024s) */
 	OPT_CPUS,               /* struct cpuset */
 	OPT_ENUM,               /* int: index into .choices */
 	OPT_LABEL,              /* struct labels, repeatable */

@@ -84,8 +84,9 @@ const struct measure_cmd timer_command = {
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-D DURATION | -l LOOPS]\n"
 		    "                      [--mode nanosleep|timerfd|posix] [--threshold DUR] [--window DUR] [--warmup N]\n"
 		    "                      [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
-	.about = "Measure how late a periodic timer wakes a real-time thread on each chosen CPU: the time read\n"
-		 "on wakeup minus the deadline.  Deadlines passed while late are counted as missed.",
+	.about = "Measure how late a periodic timer wakes a real-time thread on each chosen CPU (by default every\n"
+		 "online CPU): the time read on wakeup minus the deadline.  Deadlines passed while late are counted\n"
+		 "as missed.",
 	.ops = &timer_probe,
 	.opts = timer_opts,
 	.nopts = sizeof(timer_opts) / sizeof(timer_opts[0]),

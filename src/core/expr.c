@@ -181,7 +181,8 @@ static int parse_value(struct expr *e, const char *v, size_t len, char *err, siz
 			return fail(err, errlen, "'%.*s' needs a '%%' (a relative change is +N%% or -N%%)", qlen(len), v);
 		r = parse_number(v + 1, len - 2u, &x);
 		if (r == -ERANGE)
-			return fail(err, errlen, "'%.*s' has too many digits (%d at most)", qlen(len), v, NUMBER_DIGITS);
+			return fail(err, errlen, "'%.*s' has too many digits (%d significant, %d decimals at most)", qlen(len), v,
+				    NUMBER_DIGITS, NUMBER_DECIMALS);
 		if (r < 0)
 			return fail(err, errlen, "'%.*s' is not a relative change (+N%% or -N%%)", qlen(len), v);
 		if (v[0] == '-' && x > 100.0)
@@ -201,7 +202,8 @@ static int parse_value(struct expr *e, const char *v, size_t len, char *err, siz
 	case TYPE_PERCENT:
 		r = parse_number(v, pct ? len - 1u : len, &x);
 		if (r == -ERANGE)
-			return fail(err, errlen, "'%.*s' has too many digits (%d at most)", qlen(len), v, NUMBER_DIGITS);
+			return fail(err, errlen, "'%.*s' has too many digits (%d significant, %d decimals at most)", qlen(len), v,
+				    NUMBER_DIGITS, NUMBER_DECIMALS);
 		if (r < 0 || x > 100.0)
 			return fail(err, errlen, "'%.*s' is not a percentage from 0 to 100 for %s", qlen(len), v,
 				    expr_stat_name(e->stat));

@@ -35,6 +35,38 @@ int parse_u64(const char *text, uint64_t *ret)
 	return 0;
 }
 
+int parse_size(const char *text, uint64_t *ret_bytes)
+{
+	static const char units[] = "kmgt";
+	const char *p = text;
+	uint64_t v = 0, mult = 1;
+	bool overflow = false;
+
+	if (!text || !is_digit(*p))
+		return -EINVAL;
+	for (; is_digit(*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+		overflow |= v > (UINT64_MAX - d) / 10u;
+		v = v * 10u + d;
+	}
+	if (*p) {
+		char c = (char)(*p | 0x20);
+		const char *u = c ? strchr(units, c) : NULL;
+		if (!u)
+			return -EINVAL;
+		for (const char *k = units; k <= u; k++)
+			mult *= 1024u;
+		p++;
+		if (strcmp(p, "iB") != 0 && strcmp(p, "B") != 0 && *p != '\0')
+			return -EINVAL;
+	}
+	uint64_t bytes;
+	if (overflow || __builtin_mul_overflow(v, mult, &bytes))
+		return -ERANGE;
+	*ret_bytes = bytes;
+	return 0;
+}
+
 int parse_i64(const char *text, int64_t *ret)
 {
 	bool neg = text && *text == '-';

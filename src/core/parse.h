@@ -16,6 +16,13 @@
  */
 int parse_duration(const char *text, uint64_t default_unit, uint64_t *ret_ns);
 
+/*
+ * A size in bytes: digits with an optional unit among k K m M g G t T (powers
+ * of 1024, as fio and dd read them), optionally followed by "iB" or "B"
+ * ("4k", "64KiB", "1G", "512").  A bare number is bytes.
+ */
+int parse_size(const char *text, uint64_t *ret_bytes);
+
 /* A non-negative decimal integer, digits only. */
 int parse_u64(const char *text, uint64_t *ret);
 

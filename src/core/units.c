@@ -34,3 +34,14 @@ void fmt_duration(uint64_t ns, char *buf, size_t size)
 		return;
 	}
 }
+
+void fmt_size(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned k = 0;
+	while (k + 1u < sizeof(names) / sizeof(names[0]) && bytes && bytes % 1024u == 0) {
+		bytes /= 1024u;
+		k++;
+	}
+	snprintf(buf, size, "%llu%s", (unsigned long long)bytes, names[k]);
+}

@@ -9,4 +9,7 @@
  * three decimals, trailing zeros dropped. */
 void fmt_duration(uint64_t ns, char *buf, size_t size);
 
+/* Bytes in the largest binary unit that divides them: "4KiB", "1GiB", "1000B". */
+void fmt_size(uint64_t bytes, char *buf, size_t size);
+
 #endif

@@ -20,6 +20,7 @@ struct snapshot {
 struct run_context {
 	size_t ncpus;
 	pid_t *tids;
+	uint64_t *ended_invol;          /* per thread, once it has ended; UINT64_MAX before */
 	struct snapshot start, prev, now;
 	struct proc_table stat;         /* a table only for /proc/stat's buffer and CPU columns */
 	/* samples: nsamples rows of ncpus contexts, with their window index */
@@ -65,8 +66,10 @@ static int take(struct run_context *c, struct snapshot *s)
 		return r;
 	for (size_t k = 0; k < c->ncpus; k++) {
 		uint64_t vol;
-		if (proc_thread_switches(c->tids[k], &vol, &s->invol[k]) < 0)
-			s->invol[k] = 0;
+		if (c->ended_invol[k] != UINT64_MAX)
+			s->invol[k] = c->ended_invol[k];
+		else if (proc_thread_switches(c->tids[k], &vol, &s->invol[k]) < 0)
+			s->invol[k] = c->prev.invol[k];     /* gone: nothing new since */
 	}
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		s->self_user_ns = tv_ns(ru.ru_utime);
@@ -91,11 +94,14 @@ int context_start(struct run_context **ret, const struct cpuset *cpus, const pid
 		return -ENOMEM;
 	c->ncpus = cpuset_count(cpus);
 	c->tids = calloc(c->ncpus ? c->ncpus : 1u, sizeof(*c->tids));
-	if (!c->tids) {
+	c->ended_invol = calloc(c->ncpus ? c->ncpus : 1u, sizeof(*c->ended_invol));
+	if (!c->tids || !c->ended_invol) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	memcpy(c->tids, tids, c->ncpus * sizeof(*tids));
+	for (size_t k = 0; k < c->ncpus; k++)
+		c->ended_invol[k] = UINT64_MAX;
 	if ((r = proc_table_init(&c->stat, cpus)) < 0 || (r = snapshot_init(&c->start, cpus, c->ncpus)) < 0 ||
 	    (r = snapshot_init(&c->prev, cpus, c->ncpus)) < 0 || (r = snapshot_init(&c->now, cpus, c->ncpus)) < 0)
 		goto fail;
@@ -193,6 +199,12 @@ static int by_source(struct named_counts *out, const struct proc_table *start, c
 	return 0;
 }
 
+void context_thread_ended(struct run_context *c, size_t k, uint64_t involuntary)
+{
+	if (k < c->ncpus)
+		c->ended_invol[k] = involuntary;
+}
+
 int context_finish(struct run_context *c, struct result *res, uint64_t last_index)
 {
 	int r = context_sample(c, last_index);
@@ -223,6 +235,7 @@ void context_free(struct run_context *c)
 	snapshot_free(&c->now);
 	proc_table_free(&c->stat);
 	free(c->tids);
+	free(c->ended_invol);
 	free(c->index);
 	free(c->ctx);
 	free(c->machine);

@@ -19,6 +19,8 @@ struct run_context;
 int context_start(struct run_context **ret, const struct cpuset *cpus, const pid_t *tids);
 /* The counts since the last sample belong to window index. */
 int context_sample(struct run_context *c, uint64_t index);
+/* The k-th thread has ended with this many preemptions: /proc no longer has them. */
+void context_thread_ended(struct run_context *c, size_t k, uint64_t involuntary);
 /* The last window's counts, then everything into res: per-window context and
  * per-run counts by source. */
 int context_finish(struct run_context *c, struct result *res, uint64_t last_index);

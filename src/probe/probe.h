@@ -32,6 +32,7 @@ struct probe_ops {
 	const char *const *metric_names;    /* metric 0 is the one summaries lead with */
 	unsigned unit_ns;               /* how people read its values: 1000 (us) or 1 (ns) */
 	bool values_tile_time;          /* metric 0's values add up to the run's time (gaps) */
+	bool per_op_costs;              /* each value is an operation whose CPU cost is reported (reads) */
 
 	/*
 	 * Before the run, on the measuring thread once it is pinned and has its

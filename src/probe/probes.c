@@ -1,11 +1,13 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "probe/io.h"
 #include "probe/noise.h"
 #include "probe/probe.h"
 #include "probe/timer.h"
+#include "probe/wake.h"
 
-static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe };
+static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe, &wake_probe, &wake_pingpong_probe, &io_probe };
 
 const struct probe_ops *probe_find(const char *name)
 {

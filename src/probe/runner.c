@@ -39,6 +39,7 @@ struct worker {
 	struct stats clock_cost;
 	uint64_t stopped_ns;            /* when run returned */
 	pid_t kernel_tid;               /* for its context switch counts */
+	long final_invol;               /* its preemptions, read as it ends; -1: unknown */
 };
 
 struct runner {
@@ -59,6 +60,7 @@ struct runner {
 	unsigned started;               /* threads past the gate; set before it opens */
 	pthread_t main_thread;
 	struct run_context *ctx;        /* NULL: no context sampling */
+	uint64_t ctx_index;             /* the next window whose context is due */
 };
 
 static void on_wakeup_signal(int sig)
@@ -125,6 +127,9 @@ static void *measure_thread(void *arg)
 		rec_finish(&w->t.rec, w->stopped_ns);
 		measure_clock(&w->clock_cost);
 	}
+	/* The last window's context is read after the thread is gone from /proc. */
+	struct rusage ru;
+	w->final_invol = getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : -1;
 	if (w->setup_rc == 0 && rn->ops->teardown)
 		rn->ops->teardown(&w->t);
 	/* The last one out wakes the main thread rather than leaving it to its tick. */
@@ -361,7 +366,7 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 	sigaddset(&stopsigs, SIGINT);
 	sigaddset(&stopsigs, SIGTERM);
 	sigaddset(&stopsigs, SIGUSR2);          /* the measuring threads are done */
-	uint64_t tick_ns = rn->rp->window_ns / 4u, ctx_index = 0;
+	uint64_t tick_ns = rn->rp->window_ns / 4u;
 	/* Context is read just after each window's end, so it belongs to that window. */
 	uint64_t next_ctx = rn->res->origin_ns + rn->rp->window_ns + CONTEXT_DELAY_NS;
 	tick_ns = tick_ns < TICK_MIN_NS ? TICK_MIN_NS : tick_ns > TICK_MAX_NS ? TICK_MAX_NS : tick_ns;
@@ -384,17 +389,20 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 			request_stop(rn);
 		}
 		if (rn->ctx && mono_ns() >= next_ctx && !stopping) {
-			if (context_sample(rn->ctx, ctx_index) < 0) {
+			if (context_sample(rn->ctx, rn->ctx_index) < 0) {
 				context_free(rn->ctx);      /* better no context than a wrong one */
 				rn->ctx = NULL;
 				result_note(rn->res, "stopped counting interrupts and steal time: /proc could not be read");
 			}
-			ctx_index++;
+			rn->ctx_index++;
 			next_ctx += rn->rp->window_ns;
 		}
 		if ((r = drain(rn)) < 0)
 			return r;
 	}
+	/* Threads that stop on a window's end do so just before its context is due. */
+	if (rn->ctx && !stopping && mono_ns() + CONTEXT_DELAY_NS >= next_ctx && context_sample(rn->ctx, rn->ctx_index) == 0)
+		rn->ctx_index++;
 	return 0;
 }
 
@@ -560,7 +568,12 @@ join:
 		}
 		if ((r = collect_last(&rn)) < 0)
 			set_error(err, "cannot keep the results: %s", strerror(-r));
-		if (r == 0 && rn.ctx && context_finish(rn.ctx, res, res->elapsed_ns / rp->window_ns) < 0)
+		uint64_t last_window = res->elapsed_ns / rp->window_ns;
+		for (size_t i = 0; rn.ctx && i < rn.n; i++)
+			if (rn.w[i].final_invol >= 0)
+				context_thread_ended(rn.ctx, i, (uint64_t)rn.w[i].final_invol);
+		if (r == 0 && rn.ctx &&
+		    context_finish(rn.ctx, res, last_window > rn.ctx_index ? last_window : rn.ctx_index) < 0)
 			result_note(res, "interrupts and steal time of the last window could not be read");
 	}
 	context_free(rn.ctx);

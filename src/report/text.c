@@ -5,6 +5,7 @@
 
 #include "core/nstime.h"
 #include "core/units.h"
+#include <jansson.h>
 #include "probe/probe.h"
 
 /* Microseconds with one decimal: the unit latency people read. */
@@ -68,6 +69,13 @@ static const char *val(struct unit u, double ns, char *buf, size_t size)
 	return buf;
 }
 
+/* bytes per operation from the run's parameters ("bs_bytes"), 0 when it has none. */
+static uint64_t op_bytes(const struct result *res)
+{
+	json_t *v = res->params ? json_object_get(res->params, "bs_bytes") : NULL;
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
 void text_window(FILE *out, const struct result *res, const struct cpu_result *cr,
 		 const struct result_window *rw)
 {
@@ -83,7 +91,19 @@ void text_window(FILE *out, const struct result *res, const struct cpu_result *c
 		cr->cpu, (unsigned long long)m->st.n, val(u, m->st.mean, a, sizeof(a)), val(u, stats_stddev(&m->st), b, sizeof(b)),
 		val(u, (double)stats_min(&m->st), c, sizeof(c)), val(u, (double)m->st.max, d, sizeof(d)), u.name,
 		val(u, (double)stats_min(g), e, sizeof(e)), val(u, (double)g->max, f, sizeof(f)), u.name);
-	if (ops && ops->values_tile_time) {
+	if (ops && ops->per_op_costs) {
+		double secs = (double)(w->end_ns - w->start_ns) / 1e9;
+		uint64_t bytes = op_bytes(res);
+		fprintf(out, "%.0f ops/s", secs > 0 ? (double)m->st.n / secs : 0.0);
+		if (bytes)
+			fprintf(out, " %.1f MB/s", secs > 0 ? (double)m->st.n * (double)bytes / secs / 1e6 : 0.0);
+		if (rw->ctx.valid)
+			fprintf(out, " system %.1fus softirq %.1fus iowait %.1fus per op on cpu%d",
+				m->st.n ? (double)rw->ctx.cpu_ns[CPU_SYSTEM] / 1000.0 / (double)m->st.n : 0.0,
+				m->st.n ? (double)rw->ctx.cpu_ns[CPU_SOFTIRQ] / 1000.0 / (double)m->st.n : 0.0,
+				m->st.n ? (double)rw->ctx.cpu_ns[CPU_IOWAIT] / 1000.0 / (double)m->st.n : 0.0, cr->cpu);
+		fputc('\n', out);
+	} else if (ops && ops->values_tile_time) {
 		double time = m->st.mean * (double)m->st.n;
 		fprintf(out, "noise %llu above %s, %.3f%% of the time\n", (unsigned long long)m->above, t,
 			time > 0 ? 100.0 * (double)m->above_ns / time : 0.0);
@@ -207,7 +227,9 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 	fprintf(out, "  %-5s beside them: %llu interrupts (%s), %llu softirqs (%s), %llu preemptions, steal %s\n", name,
 		(unsigned long long)count_total(&cr->irqs), irqs[0] ? irqs : "none", (unsigned long long)count_total(&cr->softirqs),
 		softs[0] ? softs : "none", (unsigned long long)invol, st);
-	if (unexplained == 0 || above == 0)
+	/* A slow read is not explained by the interrupts that complete it. */
+	const struct probe_ops *ops = probe_find(res->probe);
+	if (unexplained == 0 || above == 0 || (ops && ops->per_op_costs))
 		return;
 	if (res->sys.hypervisor[0])
 		fprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
@@ -228,6 +250,48 @@ static void overhead_line(FILE *out, const struct cpu_result *cr, const char *na
 		fprintf(out, ", wakeup to recorded %.0f ns mean, %llu ns max", cr->overhead.mean,
 			(unsigned long long)cr->overhead.max);
 	fputc('\n', out);
+}
+
+static void cost_line(FILE *out, const char *who, const uint64_t *cpu_ns, double ops)
+{
+	fprintf(out, "  %-22s", who);
+	for (int k = 0; k < CPU_TIME_KINDS; k++)
+		if (k != CPU_IDLE)
+			fprintf(out, " %s %.2f", cpu_time_names[k], (double)cpu_ns[k] / 1000.0 / ops);
+	fprintf(out, "  (idle %.2f)\n", (double)cpu_ns[CPU_IDLE] / 1000.0 / ops);
+}
+
+/* Throughput, and what each operation cost the CPU, by category. */
+static void op_costs(FILE *out, const struct result *res)
+{
+	const struct summary *s = &res->all.sum[0];
+	double ops = (double)s->count, secs = (double)res->elapsed_ns / 1e9;
+	uint64_t bytes = op_bytes(res);
+	char rate[64] = "";
+
+	if (s->count == 0 || secs <= 0)
+		return;
+	if (bytes)
+		snprintf(rate, sizeof(rate), ", %.1f MB/s", ops * (double)bytes / secs / 1e6);
+	fprintf(out, "throughput: %.0f ops/s%s\n", ops / secs, rate);
+	if (!res->machine.valid)
+		return;
+	const struct machine_window *m = &res->machine.total;
+	fprintf(out, "CPU time per operation (us), from /proc/stat (10 ms resolution per CPU):\n");
+	cost_line(out, "whole machine", m->cpu_ns, ops);
+	for (size_t i = 0; i < res->ncpus; i++) {
+		uint64_t ns[CPU_TIME_KINDS] = { 0 };
+		char who[32];
+		for (size_t k = 0; k < res->cpus[i].nwin; k++)
+			for (int c = 0; c < CPU_TIME_KINDS; c++)
+				ns[c] += res->cpus[i].win[k].ctx.cpu_ns[c];
+		snprintf(who, sizeof(who), "cpu%d (reading)", res->cpus[i].cpu);
+		cost_line(out, who, ns, ops);
+	}
+	fprintf(out, "  %-22s user %.2f system %.2f (getrusage)\n", "latscope itself", (double)m->self_user_ns / 1000.0 / ops,
+		(double)m->self_system_ns / 1000.0 / ops);
+	fprintf(out, "interrupts per operation %.3f, softirqs %.3f, context switches %.3f (whole machine)\n",
+		(double)m->irqs / ops, (double)m->softirqs / ops, (double)m->switches / ops);
 }
 
 void text_summary(FILE *out, const struct result *res)
@@ -258,6 +322,8 @@ void text_summary(FILE *out, const struct result *res)
 			share_line(out, res, cr, name);
 		context_lines(out, res, cr, name);
 	}
+	if (ops && ops->per_op_costs)
+		op_costs(out, res);
 	fprintf(out, "latscope's own cost per CPU:\n");
 	for (size_t i = 0; i < res->ncpus; i++) {
 		char name[16];

@@ -292,6 +292,10 @@ json_t *result_to_json(const struct result *res)
 	put(&b, doc, "all", cpu_json(&b, res, &res->all));
 	if (res->machine.valid)
 		put(&b, doc, "machine", machine_json(&b, &res->machine));
+	if (res->fingerprint)
+		put(&b, doc, "fingerprint", json_incref(res->fingerprint));
+	if (res->findings)
+		put(&b, doc, "findings", json_incref(res->findings));
 	if (b.failed || !tool || !argv || !labels || !applied || !notes || !metrics || !cpus)
 		goto fail;
 

@@ -15,6 +15,13 @@ struct reader {
 	char *err;
 	size_t errlen;
 	char path[160];
+	/*
+	 * The largest count (or sum of ns) a CPU may hold: INT64_MAX / ncpus.  The
+	 * merged row and its windows add the CPUs up and are written back as JSON
+	 * integers, so no sum may pass INT64_MAX (or wrap around).
+	 */
+	uint64_t count_max;
+	size_t ncpus;
 };
 
 static int bad(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -76,6 +83,23 @@ static int get_u64(struct reader *rd, const json_t *o, const char *key, uint64_t
 	return 0;
 }
 
+/* A value the merged row adds up over the CPUs. */
+static int get_count(struct reader *rd, const json_t *o, const char *key, uint64_t *ret)
+{
+	uint64_t v;
+	int r = get_u64(rd, o, key, &v);
+	if (r < 0)
+		return r;
+	if (v > rd->count_max) {
+		size_t at = enter(rd, key, 0);
+		r = bad(rd, "is too large to add up over %zu CPUs", rd->ncpus);
+		leave(rd, at);
+		return r;
+	}
+	*ret = v;
+	return 0;
+}
+
 static int get_real(struct reader *rd, const json_t *o, const char *key, double *ret)
 {
 	const json_t *v = json_object_get(o, key);
@@ -120,7 +144,7 @@ static int read_stats(struct reader *rd, const json_t *o, struct stats *st)
 	uint64_t n, mn, mx;
 	double mean, sd;
 	int r;
-	if ((r = get_u64(rd, o, "count", &n)) < 0 || (r = get_u64(rd, o, "min_ns", &mn)) < 0 ||
+	if ((r = get_count(rd, o, "count", &n)) < 0 || (r = get_u64(rd, o, "min_ns", &mn)) < 0 ||
 	    (r = get_u64(rd, o, "max_ns", &mx)) < 0 || (r = get_real(rd, o, "mean_ns", &mean)) < 0 ||
 	    (r = get_real(rd, o, "stddev_ns", &sd)) < 0)
 		return r;
@@ -214,16 +238,16 @@ static int read_buckets(struct reader *rd, const json_t *h, uint64_t want, struc
 	return r;
 }
 
-static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns)
+static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns, bool per_cpu)
 {
 	if (!json_is_object(o))
 		return bad(rd, "cpu_ns is not an object");
-	for (int k = 0; k < CPU_TIME_KINDS; k++) {
-		int r = get_u64(rd, o, cpu_time_names[k], &ns[k]);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	size_t at = enter(rd, "cpu_ns", 0);
+	int r = 0;
+	for (int k = 0; k < CPU_TIME_KINDS && r == 0; k++)
+		r = per_cpu ? get_count(rd, o, cpu_time_names[k], &ns[k]) : get_u64(rd, o, cpu_time_names[k], &ns[k]);
+	leave(rd, at);
+	return r;
 }
 
 static int read_machine_window(struct reader *rd, const json_t *o, struct machine_window *w, bool with_index)
@@ -235,7 +259,7 @@ static int read_machine_window(struct reader *rd, const json_t *o, struct machin
 	if (with_index)
 		r = get_u64(rd, o, "index", &w->index);
 	if (r == 0)
-		r = read_cpu_ns(rd, json_object_get(o, "cpu_ns"), w->cpu_ns);
+		r = read_cpu_ns(rd, json_object_get(o, "cpu_ns"), w->cpu_ns, false);
 	if (r == 0)
 		r = get_u64(rd, o, "irqs", &w->irqs);
 	if (r == 0)
@@ -247,6 +271,25 @@ static int read_machine_window(struct reader *rd, const json_t *o, struct machin
 	if (r == 0)
 		r = get_u64(rd, o, "self_system_ns", &w->self_system_ns);
 	return r;
+}
+
+/* Sums that wrapped around could otherwise match the totals. */
+static bool machine_sums_wrap(const struct machine_context *m)
+{
+	struct machine_window sum = { 0 };
+	bool wrapped = false;
+
+	for (size_t i = 0; i < m->nwin; i++) {
+		const struct machine_window *w = &m->win[i];
+		for (int k = 0; k < CPU_TIME_KINDS; k++)
+			wrapped |= __builtin_add_overflow(sum.cpu_ns[k], w->cpu_ns[k], &sum.cpu_ns[k]);
+		wrapped |= __builtin_add_overflow(sum.irqs, w->irqs, &sum.irqs) ||
+			   __builtin_add_overflow(sum.softirqs, w->softirqs, &sum.softirqs) ||
+			   __builtin_add_overflow(sum.switches, w->switches, &sum.switches) ||
+			   __builtin_add_overflow(sum.self_user_ns, w->self_user_ns, &sum.self_user_ns) ||
+			   __builtin_add_overflow(sum.self_system_ns, w->self_system_ns, &sum.self_system_ns);
+	}
+	return wrapped;
 }
 
 /* Optional: the whole machine beside every window. */
@@ -275,7 +318,7 @@ static int read_machine(struct reader *rd, const json_t *doc, struct result *res
 		if (r == 0 && (r = machine_append(&res->machine, &mw)) < 0)
 			break;
 	}
-	if (r == 0 && memcmp(&total, &res->machine.total, sizeof(total)) != 0)
+	if (r == 0 && (machine_sums_wrap(&res->machine) || memcmp(&total, &res->machine.total, sizeof(total)) != 0))
 		r = bad(rd, "the windows do not add up to the totals");
 	leave(rd, at);
 	return r;
@@ -286,27 +329,32 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 	int r;
 	memset(rw, 0, sizeof(*rw));
 	if ((r = get_u64(rd, o, "index", &rw->w.index)) < 0 || (r = get_u64(rd, o, "start_ns", &rw->w.start_ns)) < 0 ||
-	    (r = get_u64(rd, o, "end_ns", &rw->w.end_ns)) < 0 || (r = get_u64(rd, o, "missed", &rw->w.missed)) < 0)
+	    (r = get_u64(rd, o, "end_ns", &rw->w.end_ns)) < 0 || (r = get_count(rd, o, "missed", &rw->w.missed)) < 0)
 		return r;
 	const json_t *ov = json_object_get(o, "overhead_ns");
 	stats_reset(&rw->w.overhead);
-	if (ov && (r = read_stats(rd, ov, &rw->w.overhead)) < 0)
-		return r;
+	if (ov) {
+		size_t at = enter(rd, "overhead_ns", 0);
+		r = read_stats(rd, ov, &rw->w.overhead);
+		leave(rd, at);
+		if (r < 0)
+			return r;
+	}
 	const json_t *ctx = json_object_get(o, "context");
 	if (ctx) {
 		size_t at = enter(rd, "context", 0);
 		if (!json_is_object(ctx))
 			r = bad(rd, "is not an object");
 		if (r == 0)
-			r = get_u64(rd, ctx, "irqs", &rw->ctx.irqs);
+			r = get_count(rd, ctx, "irqs", &rw->ctx.irqs);
 		if (r == 0)
-			r = get_u64(rd, ctx, "softirqs", &rw->ctx.softirqs);
+			r = get_count(rd, ctx, "softirqs", &rw->ctx.softirqs);
 		if (r == 0)
-			r = get_u64(rd, ctx, "involuntary_switches", &rw->ctx.involuntary);
+			r = get_count(rd, ctx, "involuntary_switches", &rw->ctx.involuntary);
 		if (r == 0)
-			r = get_u64(rd, ctx, "steal_ns", &rw->ctx.cpu_ns[CPU_STEAL]);
+			r = get_count(rd, ctx, "steal_ns", &rw->ctx.cpu_ns[CPU_STEAL]);
 		if (r == 0 && json_object_get(ctx, "cpu_ns"))
-			r = read_cpu_ns(rd, json_object_get(ctx, "cpu_ns"), rw->ctx.cpu_ns);
+			r = read_cpu_ns(rd, json_object_get(ctx, "cpu_ns"), rw->ctx.cpu_ns, true);
 		leave(rd, at);
 		if (r < 0)
 			return r;
@@ -319,8 +367,8 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		if (!mo)
 			return -EINVAL;
 		size_t at = enter(rd, res->metric_names[m], 0);
-		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_u64(rd, mo, "above", &rw->w.m[m].above)) < 0 ||
-		    (json_object_get(mo, "above_total_ns") && (r = get_u64(rd, mo, "above_total_ns", &rw->w.m[m].above_ns)) < 0)) {
+		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_count(rd, mo, "above", &rw->w.m[m].above)) < 0 ||
+		    (json_object_get(mo, "above_total_ns") && (r = get_count(rd, mo, "above_total_ns", &rw->w.m[m].above_ns)) < 0)) {
 			leave(rd, at);
 			return r;
 		}
@@ -370,6 +418,10 @@ static int read_largest(struct reader *rd, const json_t *o, struct cpu_result *c
 	return 0;
 }
 
+/* Far more interrupt sources than a machine has; named_counts_add is linear, so
+ * an unbounded object would cost quadratic time. */
+#define NAMED_COUNTS_MAX 4096
+
 static int read_counts(struct reader *rd, const json_t *o, const char *key, struct named_counts *c)
 {
 	const json_t *obj = json_object_get(o, key), *v;
@@ -377,9 +429,16 @@ static int read_counts(struct reader *rd, const json_t *o, const char *key, stru
 
 	if (!json_is_object(obj))
 		return bad(rd, "%s: not an object of counts", key);
+	if (json_object_size(obj) > NAMED_COUNTS_MAX)
+		return bad(rd, "%s: more than %d sources", key, NAMED_COUNTS_MAX);
 	json_object_foreach((json_t *)obj, name, v) {
+		/* A longer name would be cut: two could become one, or a character be cut in half. */
+		if (strlen(name) >= RESULT_SOURCE_LEN)
+			return bad(rd, "%s.%.40s...: the name is longer than %d bytes", key, name, RESULT_SOURCE_LEN - 1);
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return bad(rd, "%s.%.40s is not a count", key, name);
+		if ((uint64_t)json_integer_value(v) > rd->count_max)
+			return bad(rd, "%s.%.40s is too large to add up over %zu CPUs", key, name, rd->ncpus);
 		if (named_counts_add(c, name, (uint64_t)json_integer_value(v)) < 0)
 			return -ENOMEM;
 	}
@@ -394,7 +453,7 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 
 	if (!metrics || !wins || !ov)
 		return -EINVAL;
-	if ((r = get_u64(rd, o, "missed", &cr->missed)) < 0)
+	if ((r = get_count(rd, o, "missed", &cr->missed)) < 0)
 		return r;
 	size_t at = enter(rd, "overhead", 0);
 	const json_t *cc = need(rd, ov, "clock_read_ns", JSON_OBJECT), *wr = need(rd, ov, "wakeup_to_recorded_ns", JSON_OBJECT);
@@ -416,9 +475,9 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 		size_t at2 = enter(rd, res->metric_names[m], 0);
 		r = read_stats(rd, mo, &cr->st[m]);
 		if (r == 0)
-			r = get_u64(rd, mo, "above", &cr->above[m]);
+			r = get_count(rd, mo, "above", &cr->above[m]);
 		if (r == 0 && json_object_get(mo, "above_total_ns"))
-			r = get_u64(rd, mo, "above_total_ns", &cr->above_ns[m]);
+			r = get_count(rd, mo, "above_total_ns", &cr->above_ns[m]);
 		if (r == 0 && cr->above[m] > cr->st[m].n)
 			r = bad(rd, "above is more than count");
 		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
@@ -485,37 +544,6 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 	return r;
 }
 
-/* a += v, false when the sum is past what a JSON integer holds */
-static bool add_fits(uint64_t *a, uint64_t v)
-{
-	return !__builtin_add_overflow(*a, v, a) && *a <= (uint64_t)INT64_MAX;
-}
-
-/*
- * The merged row and its windows add the CPUs up and are written back as JSON
- * integers: every such sum must fit one, or the result could not be exported
- * and read again.  (above is at most count, bucket counts add up to count.)
- */
-static int check_sums(struct reader *rd, const struct result *res)
-{
-	uint64_t missed = 0, overhead = 0, win_overhead = 0, clock = 0;
-	bool fits = true;
-
-	for (unsigned m = 0; m < res->nmetrics; m++) {
-		uint64_t n = 0;
-		for (size_t i = 0; i < res->ncpus; i++)
-			fits &= add_fits(&n, res->cpus[i].st[m].n);
-	}
-	for (size_t i = 0; i < res->ncpus; i++) {
-		const struct cpu_result *cr = &res->cpus[i];
-		fits &= add_fits(&missed, cr->missed) && add_fits(&overhead, cr->overhead.n) &&
-			add_fits(&clock, cr->clock_cost.n);
-		for (size_t k = 0; k < cr->nwin; k++)
-			fits &= add_fits(&win_overhead, cr->win[k].w.overhead.n);
-	}
-	return fits ? 0 : bad(rd, "cpus: the CPUs' counts together are too large");
-}
-
 static int read_system(struct reader *rd, const json_t *o, struct sysdesc *s)
 {
 	size_t at = enter(rd, "system", 0);
@@ -579,7 +607,7 @@ static int read_head(struct reader *rd, const json_t *doc, struct result *res, c
 			return bad(rd, "metrics[%zu] is not a metric name", i);
 		names[i] = json_string_value(v);
 		/* A window holds its metrics beside these keys: the writer would overwrite one with the other. */
-		static const char *const window_keys[] = { "index", "start_ns", "end_ns", "missed", "overhead_ns" };
+		static const char *const window_keys[] = { "index", "start_ns", "end_ns", "missed", "overhead_ns", "context" };
 		for (size_t k = 0; k < sizeof(window_keys) / sizeof(window_keys[0]); k++)
 			if (strcmp(names[i], window_keys[k]) == 0)
 				return bad(rd, "metrics: '%s' is not a metric name (a window has a field of that name)", names[i]);
@@ -600,6 +628,8 @@ static int read_head(struct reader *rd, const json_t *doc, struct result *res, c
 		return bad(rd, "cpus is empty");
 	if ((r = result_init(res, probe, (unsigned)json_array_size(metrics), names, &set)) < 0)
 		return r == -EINVAL ? bad(rd, "probe or metric names are too long") : r;
+	rd->ncpus = cpuset_count(&set);
+	rd->count_max = (uint64_t)INT64_MAX / rd->ncpus;
 	*ret_cpus = cpus;
 	return 0;
 }
@@ -655,6 +685,14 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 	res->params = json_deep_copy(params);
 	if (!res->params)
 		return -ENOMEM;
+	/* Optional, and read as they are: shown and exported, never computed on. */
+	const json_t *fp = json_object_get(doc, "fingerprint"), *fi = json_object_get(doc, "findings");
+	if (fp && !json_is_object(fp))
+		return bad(rd, "fingerprint is not an object");
+	if (fi && !json_is_array(fi))
+		return bad(rd, "findings is not an array");
+	if ((fp && !(res->fingerprint = json_deep_copy(fp))) || (fi && !(res->findings = json_deep_copy(fi))))
+		return -ENOMEM;
 
 	if ((r = read_machine(rd, doc, res)) < 0)
 		return r;
@@ -671,12 +709,12 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 		if (r < 0)
 			return r;
 	}
-	return check_sums(rd, res);
+	return 0;
 }
 
 int result_from_json(const json_t *doc, struct result *ret, char *err, size_t errlen)
 {
-	struct reader rd = { .err = err, .errlen = errlen };
+	struct reader rd = { .err = err, .errlen = errlen, .count_max = INT64_MAX, .ncpus = 1 };
 	const json_t *schema, *version, *cpus;
 	int r;
 

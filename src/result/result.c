@@ -91,6 +91,9 @@ void result_free(struct result *res)
 	res->argv = NULL;
 	json_decref(res->params);
 	res->params = NULL;
+	json_decref(res->fingerprint);
+	json_decref(res->findings);
+	res->fingerprint = res->findings = NULL;
 }
 
 int result_set_argv(struct result *res, int argc, char *const *argv)

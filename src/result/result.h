@@ -22,6 +22,7 @@
 #define RESULT_SCHEMA "latscope.result"
 #define RESULT_SCHEMA_VERSION 1
 #define RESULT_NOTES_MAX 16
+#define RESULT_FINDINGS_MAX 32
 #define RESULT_NOTE_LEN 256
 
 /* Derived figures of one metric, filled by result_finalize. */
@@ -132,6 +133,8 @@ struct result {
 
 	struct sysdesc sys;
 	json_t *params;                 /* owned; the command's parameters */
+	json_t *fingerprint;            /* owned, or NULL: the machine as `latscope sys` sees it */
+	json_t *findings;               /* owned, or NULL: what sys advises, for this run */
 	struct labels labels;
 	struct applied applied;
 	unsigned nnotes;

@@ -2,6 +2,7 @@
 
 #include "core/cpuset.h"
 #include "sys/cpus.h"
+#include "sys/textfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,56 +22,12 @@
 
 #define CLOCKSOURCE_DIR "/sys/devices/system/clocksource/clocksource0/"
 
-static void trim_end(char *s)
-{
-	size_t len = strlen(s);
-	while (len > 0 && isspace((unsigned char)s[len - 1]))
-		s[--len] = '\0';
-}
-
 /* Copy src into dst[size], cutting it short rather than overflowing. */
 static void copy_str(char *dst, size_t size, const char *src)
 {
 	size_t len = strnlen(src, size - 1);
 	memcpy(dst, src, len);
 	dst[len] = '\0';
-}
-
-/*
- * Read a small sysfs/procfs file into buf, truncated to fit, with trailing
- * whitespace trimmed (available_clocksource ends in " \n").  Device-tree
- * properties hold NUL-separated strings: the first one is kept.  On failure buf
- * is "" so callers can ignore missing sources.
- */
-static int read_text(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	int r = 0;
-
-	buf[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (r < 0) {
-		buf[0] = '\0';
-		return r;
-	}
-	buf[len] = '\0';
-	trim_end(buf);
-	return 0;
 }
 
 /*
@@ -98,7 +55,7 @@ static int cpuinfo_field(const char *key, char *buf, size_t size)
 		p++;
 		p += strspn(p, " \t");
 		copy_str(buf, size, p);
-		trim_end(buf);
+		textfile_trim_end(buf);
 		r = 0;
 		break;
 	}
@@ -146,7 +103,7 @@ static void collect_preempt(struct sysdesc *d)
 	 * kernel has both, so the debugfs file below is read whatever the flag says.
 	 * "PREEMPT RT" is how out-of-tree RT patches before 5.3 spelled it.
 	 */
-	if ((read_text("/sys/kernel/realtime", rt, sizeof(rt)) == 0 && strcmp(rt, "1") == 0) ||
+	if ((textfile_read("/sys/kernel/realtime", rt, sizeof(rt)) == 0 && strcmp(rt, "1") == 0) ||
 	    has_word(v, "PREEMPT_RT") || has_word(v, "PREEMPT RT"))
 		model = "PREEMPT_RT";
 	else if (has_word(v, "PREEMPT_DYNAMIC"))
@@ -161,7 +118,7 @@ static void collect_preempt(struct sysdesc *d)
 
 	/* Needs debugfs mounted and usually root; otherwise the mode stays "". */
 	char modes[128];
-	if (read_text("/sys/kernel/debug/sched/preempt", modes, sizeof(modes)) == 0)
+	if (textfile_read("/sys/kernel/debug/sched/preempt", modes, sizeof(modes)) == 0)
 		active_mode(modes, d->preempt_mode, sizeof(d->preempt_mode));
 }
 
@@ -181,7 +138,7 @@ static void collect_cpu_model(struct sysdesc *d)
 			return;
 	}
 	/* The board, not the core, but better than nothing; "" when absent too. */
-	read_text("/proc/device-tree/model", d->cpu_model, sizeof(d->cpu_model));
+	textfile_read("/proc/device-tree/model", d->cpu_model, sizeof(d->cpu_model));
 }
 
 #if SYSDESC_X86
@@ -224,15 +181,15 @@ static void hypervisor_cpuid(char *buf, size_t size)
 		if (isprint((unsigned char)sig[i]) && !(len == 0 && sig[i] == ' '))
 			buf[len++] = sig[i];
 	buf[len] = '\0';
-	trim_end(buf);
+	textfile_trim_end(buf);
 }
 #endif
 
 /* Xen PV guests and non-x86 guests announce themselves through firmware and sysfs. */
 static void hypervisor_firmware(char *buf, size_t size)
 {
-	if (read_text("/sys/hypervisor/type", buf, size) < 0 || buf[0] == '\0')
-		read_text("/proc/device-tree/hypervisor/compatible", buf, size);
+	if (textfile_read("/sys/hypervisor/type", buf, size) < 0 || buf[0] == '\0')
+		textfile_read("/proc/device-tree/hypervisor/compatible", buf, size);
 	/* Same name as the CPUID path, so runs from both compare equal. */
 	if (strcmp(buf, "xen") == 0 || strncmp(buf, "xen,", 4) == 0)
 		copy_str(buf, size, "Xen");
@@ -263,14 +220,14 @@ int sysdesc_collect(struct sysdesc *ret)
 	copy_str(d.machine, sizeof(d.machine), u.machine);
 
 	collect_preempt(&d);
-	read_text(CLOCKSOURCE_DIR "current_clocksource", d.clocksource, sizeof(d.clocksource));
-	read_text(CLOCKSOURCE_DIR "available_clocksource", d.clocksources, sizeof(d.clocksources));
+	textfile_read(CLOCKSOURCE_DIR "current_clocksource", d.clocksource, sizeof(d.clocksource));
+	textfile_read(CLOCKSOURCE_DIR "available_clocksource", d.clocksources, sizeof(d.clocksources));
 	collect_cpu_model(&d);
 	collect_hypervisor(&d);
 
 	/* The text is for people and may be cut short; the count comes from the
 	 * whole list, which cpus_online reads without a length limit. */
-	read_text("/sys/devices/system/cpu/online", d.online_cpus, sizeof(d.online_cpus));
+	textfile_read("/sys/devices/system/cpu/online", d.online_cpus, sizeof(d.online_cpus));
 	if (cpus_online(&online) == 0)
 		d.ncpus_online = cpuset_count(&online);
 

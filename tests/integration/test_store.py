@@ -303,10 +303,12 @@ class ImportExportMerge(StoreCase):
             json.dump(doc, f)
         broken = self.path("broken.json")
         doc = load(good)
-        doc["cpus"][0]["metrics"]["latency"]["histogram"]["buckets"][0][2] += 1
+        lat = doc["cpus"][0]["metrics"]["latency"]
+        lat["histogram"]["buckets"][0][2] += 1
+        broken_msg = "add up to %d, not the count %d" % (lat["count"] + 1, lat["count"])
         with open(broken, "w") as f:
             json.dump(doc, f)
-        for path, needle in ((bad, "not a latscope result"), (newer, "newer"), (broken, "add up to 1001"),
+        for path, needle in ((bad, "not a latscope result"), (newer, "newer"), (broken, broken_msg),
                              (self.path("missing.json"), "No such file")):
             p = self.lat("import", good, path)
             self.assertEqual(p.returncode, 2, path)

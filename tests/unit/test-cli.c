@@ -1269,6 +1269,7 @@ static void test_params_json_has_every_parameter_row_and_no_other(void **state)
 		}
 		case OPT_STRING:
 		case OPT_STRLIST:
+		case OPT_SIZE:
 		case OPT_LABEL:
 		case OPT_HELP:
 			print_error("'%s' is a parameter of a kind the test does not expect\n", o->name);

@@ -295,7 +295,8 @@ static void test_expr_parse_names_what_is_wrong(void **state)
 		{ "above_pct>1.5us", "'1.5us' is not a percentage" },
 		{ "above_pct>nan", "'nan' is not a percentage" },
 		{ "above_pct>1.5%%", "'1.5%%' is not a percentage" },
-		{ "above_pct>0.1234567890123456", "has too many digits" },
+		{ "above_pct>0.1234567890123456", "has too many digits (15 significant, 22 decimals at most)" },
+		{ "above_pct>0.00000000000000000000001", "has too many digits" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		expect_error(cases[i].text, cases[i].msg);

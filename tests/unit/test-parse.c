@@ -359,6 +359,31 @@ static void test_parse_label_accepts_key_value_pairs(void **state)
 	expect_label("t=~!@#$%^&*()", "t", "~!@#$%^&*()");
 }
 
+static void test_parse_size_reads_binary_units_with_or_without_ib(void **state)
+{
+	uint64_t v = 0;
+	(void)state;
+	static const struct {
+		const char *text;
+		uint64_t want;
+	} good[] = {
+		{ "512", 512 }, { "4k", 4096 }, { "4K", 4096 }, { "64KiB", 65536 }, { "64kB", 65536 },
+		{ "1m", 1u << 20 }, { "1G", UINT64_C(1) << 30 }, { "2T", UINT64_C(2) << 40 }, { "0", 0 },
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(parse_size(good[i].text, &v), 0);
+		assert_int_equal(v, good[i].want);
+	}
+	static const char *const bad[] = { "", "k", "4x", "4kx", "4 k", "-4k", "4.5k", "4KB5", "1e3" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 77;
+		assert_int_equal(parse_size(bad[i], &v), -EINVAL);
+		assert_int_equal(v, 77);
+	}
+	assert_int_equal(parse_size("16777216T", &v), -ERANGE);
+	assert_int_equal(parse_size("99999999999999999999", &v), -ERANGE);
+}
+
 static void test_parse_label_rejects_values_that_are_not_utf8(void **state)
 {
 	(void)state;
@@ -462,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_parse_i64_returns_erange_one_past_either_end),
 		cmocka_unit_test(test_parse_i64_rejects_malformed_input),
 		cmocka_unit_test(test_parse_label_accepts_key_value_pairs),
+		cmocka_unit_test(test_parse_size_reads_binary_units_with_or_without_ib),
 		cmocka_unit_test(test_parse_label_rejects_values_that_are_not_utf8),
 		cmocka_unit_test(test_parse_label_rejects_missing_or_empty_parts),
 		cmocka_unit_test(test_parse_label_rejects_bad_keys),

@@ -1,0 +1,319 @@
+/*
+ * latscope io: read throughput, per-read latency and what each read costs the
+ * CPU.  It opens what it measures read-only; the one file it ever writes is a
+ * new one it creates for the user with --make, never over an existing one.
+ */
+#include "cli/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <liburing.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "core/units.h"
+#include "sys/cpus.h"
+
+static const char *const pattern_choices[] = { "same", "seq", "random", NULL };
+static const char *const engine_choices[] = { "psync", "io_uring", NULL };
+
+static const struct opt io_opts[] = {
+	{ "bs", 0, OPT_SIZE, offsetof(struct io_cmd, p.bs), .min = 512, .max = UINT64_C(64) << 20,
+	  .help = "bytes per read (k, M: powers of 1024)" },
+	{ "pattern", 0, OPT_ENUM, offsetof(struct io_cmd, p.pattern), .choices = pattern_choices,
+	  .help = "same: re-read one block (the device's cache and the link); seq: walk the file; random: aligned "
+		  "offsets anywhere" },
+	{ "direct", 0, OPT_FLAG, offsetof(struct io_cmd, direct), .flags = OPT_NOT_PARAM,
+	  .help = "O_DIRECT, around the page cache (the default)" },
+	{ "buffered", 0, OPT_FLAG, offsetof(struct io_cmd, p.buffered), .help = "through the page cache" },
+	{ "engine", 0, OPT_ENUM, offsetof(struct io_cmd, p.engine), .choices = engine_choices,
+	  .help = "psync: one pread at a time; io_uring: --depth reads in flight" },
+	{ "depth", 0, OPT_UINT, offsetof(struct io_cmd, p.depth), .min = 1, .max = 4096,
+	  .help = "io_uring: reads in flight" },
+	{ "count", 'n', OPT_UINT, offsetof(struct io_cmd, count), .min = 1, .max = UINT64_C(1) << 48,
+	  .help = "stop after N reads per thread" },
+	{ "make", 0, OPT_STRING, offsetof(struct io_cmd, make), .metavar = "FILE", .flags = OPT_NOT_PARAM,
+	  .help = "instead of measuring, create FILE (which must not exist) filled with --size of random data" },
+	{ "size", 0, OPT_SIZE, offsetof(struct io_cmd, make_size), .min = 4096, .max = UINT64_C(1) << 42,
+	  .flags = OPT_NOT_PARAM, .help = "with --make: how much" },
+	RUN_OPTS(struct io_cmd),
+};
+
+#define NOPTS (sizeof(io_opts) / sizeof(io_opts[0]))
+
+static void io_defaults(void *params)
+{
+	struct io_cmd *c = params;
+	run_params_defaults(&c->run);
+	/* As fio does: an ordinary thread, so that the figures compare. */
+	c->run.policy = POLICY_OTHER;
+	c->run.priority = 0;
+	c->run.threshold_ns = NS_PER_MS;
+	c->p.bs = 4096;
+	c->p.pattern = IO_RANDOM;
+	c->p.engine = IO_PSYNC;
+	c->p.depth = 1;
+}
+
+static char io_note[256];
+
+/* The alignment O_DIRECT needs on path: statx's answer where the kernel has it, else the block size. */
+static uint64_t direct_alignment(const char *path, const struct stat *st, int fd)
+{
+#ifdef STATX_DIOALIGN
+	struct statx sx;
+	if (statx(AT_FDCWD, path, 0, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&
+	    sx.stx_dio_offset_align)
+		return sx.stx_dio_offset_align;
+#endif
+	int lbs;
+	if (S_ISBLK(st->st_mode) && fd >= 0 && ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
+		return (uint64_t)lbs;
+	(void)path;
+	return (uint64_t)st->st_blksize;
+}
+
+static int check_path(void *params, const char *path, struct opt_error *err)
+{
+	struct io_cmd *c = params;
+	struct stat st;
+	uint64_t size;
+	char a[32], b[32];
+
+	if (stat(path, &st) < 0) {
+		snprintf(err->msg, sizeof(err->msg), "'%s': %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err->msg, sizeof(err->msg), "'%s' is a directory: give a file or a block device", path);
+		return -EINVAL;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		snprintf(err->msg, sizeof(err->msg), "'%s' is neither a regular file nor a block device", path);
+		return -EINVAL;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (c->p.buffered ? 0 : O_DIRECT));
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err->msg, sizeof(err->msg), "cannot open '%s' for reading%s: %s%s", path,
+			 c->p.buffered ? "" : " with O_DIRECT", strerror(e),
+			 (e == EPERM || e == EACCES) && S_ISBLK(st.st_mode)
+				 ? " (this system refuses raw access to the device; measure a file on it instead)"
+				 : e == EINVAL ? " (the file system does not support O_DIRECT; try --buffered)" : "");
+		return -EINVAL;
+	}
+	size = (uint64_t)st.st_size;
+	if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &size) < 0)
+		size = 0;
+	uint64_t align = c->p.buffered ? 1u : direct_alignment(path, &st, fd);
+	close(fd);
+	if (align > 1 && c->p.bs % align) {
+		fmt_size(c->p.bs, a, sizeof(a));
+		snprintf(err->msg, sizeof(err->msg),
+			 "option '--bs': %s is not a multiple of %llu bytes, the alignment O_DIRECT needs on '%s' "
+			 "(or use --buffered)", a, (unsigned long long)align, path);
+		return -EINVAL;
+	}
+	if (size < c->p.bs) {
+		fmt_size(c->p.bs, a, sizeof(a));
+		fmt_size(size, b, sizeof(b));
+		snprintf(err->msg, sizeof(err->msg), "'%s' holds %s, less than one read of %s", path, b, a);
+		return -EINVAL;
+	}
+	c->p.path = path;
+	c->p.span = size / c->p.bs * c->p.bs;
+	return 0;
+}
+
+/* io_uring can be refused (kernel.io_uring_disabled, seccomp): say so and use pread. */
+static void check_uring(struct io_cmd *c)
+{
+	struct io_uring ring;
+	if (c->p.engine != IO_URING)
+		return;
+	int r = io_uring_queue_init(1, &ring, 0);
+	if (r == 0) {
+		io_uring_queue_exit(&ring);
+		return;
+	}
+	snprintf(io_note, sizeof(io_note), "io_uring is not available here (%s): reading with pread, one at a time",
+		 strerror(-r));
+	c->p.engine = IO_PSYNC;
+	c->p.depth = 1;
+}
+
+static int io_validate(void *params, const struct opt_result *given, struct opt_error *err)
+{
+	struct io_cmd *c = params;
+	(void)given;
+
+	io_note[0] = '\0';
+	if (c->direct && c->p.buffered) {
+		snprintf(err->msg, sizeof(err->msg), "options '--direct' and '--buffered' exclude each other");
+		return -EINVAL;
+	}
+	if (c->make_size && !c->make) {
+		snprintf(err->msg, sizeof(err->msg), "option '--size' needs '--make'");
+		return -EINVAL;
+	}
+	if (c->count) {
+		if (opt_given(io_opts, NOPTS, given, "duration") || opt_given(io_opts, NOPTS, given, "loops")) {
+			snprintf(err->msg, sizeof(err->msg), "option '--count' excludes '--duration' and '--loops'");
+			return -EINVAL;
+		}
+		c->run.loops = c->count;
+	}
+	if (c->p.depth > 1 && c->p.engine != IO_URING) {
+		snprintf(err->msg, sizeof(err->msg), "option '--depth': psync has one read in flight; use --engine io_uring");
+		return -EINVAL;
+	}
+	/* One reading thread unless asked: the last CPU, leaving the first to the rest. */
+	if (!opt_given(io_opts, NOPTS, given, "cpus")) {
+		int last = -1;
+		cpuset_foreach(cpu, &c->run.cpus)
+			last = cpu;
+		cpuset_clear(&c->run.cpus);
+		if (last >= 0)
+			cpuset_add(&c->run.cpus, (unsigned)last);
+	}
+	check_uring(c);
+	return 0;
+}
+
+static void io_notes(const void *params, struct result *res)
+{
+	(void)params;
+	if (io_note[0])
+		result_note(res, "%s", io_note);
+}
+
+static void io_describe(const void *params, char *buf, size_t size)
+{
+	const struct io_cmd *c = params;
+	char bs[32], span[32], dur[32];
+
+	fmt_size(c->p.bs, bs, sizeof(bs));
+	fmt_size(c->p.span, span, sizeof(span));
+	if (c->run.duration_ns)
+		fmt_duration(c->run.duration_ns, dur, sizeof(dur));
+	else if (c->run.loops)
+		snprintf(dur, sizeof(dur), "%llu reads", (unsigned long long)c->run.loops);
+	else
+		snprintf(dur, sizeof(dur), "until Ctrl-C");
+	char depth[32] = "";
+	if (c->p.engine == IO_URING)
+		snprintf(depth, sizeof(depth), " depth %llu", (unsigned long long)c->p.depth);
+	snprintf(buf, size, "%s %s reads of '%s' (%s), %s, %s%s, %s", bs, pattern_choices[c->p.pattern], c->p.path, span,
+		 c->p.buffered ? "buffered" : "O_DIRECT", engine_choices[c->p.engine], depth, dur);
+}
+
+/* --make: the one write latscope ever does, to a new file of its own. */
+static int make_file(const char *path, uint64_t size)
+{
+	enum { CHUNK = 1 << 20 };
+	unsigned char *buf = malloc(CHUNK);
+	uint64_t rng = UINT64_C(0x2545f4914f6cdd1d), left = size;
+	int fd = -1, r = 0;
+
+	if (!buf) {
+		fprintf(stderr, "latscope io: out of memory\n");
+		return EXIT_ERROR;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		free(buf);
+		fprintf(stderr, "latscope io: option '--make': cannot create '%s': %s%s\n", path, strerror(e),
+			e == EEXIST ? " (latscope never writes over an existing file)" : "");
+		return EXIT_USAGE;
+	}
+	while (left && r == 0) {
+		size_t n = left < CHUNK ? (size_t)left : CHUNK;
+		for (size_t i = 0; i + 8u <= n; i += 8u) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			memcpy(buf + i, &rng, 8);
+		}
+		for (size_t done = 0; done < n && r == 0;) {
+			ssize_t w = write(fd, buf + done, n - done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				r = w < 0 ? -errno : -EIO;
+			else
+				done += (size_t)w;
+		}
+		left -= n;
+	}
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	free(buf);
+	if (r < 0) {
+		unlink(path);           /* ours, and incomplete */
+		fprintf(stderr, "latscope io: cannot write '%s': %s\n", path, strerror(-r));
+		return EXIT_ERROR;
+	}
+	char sz[32];
+	fmt_size(size, sz, sizeof(sz));
+	printf("wrote %s of random data to %s\n", sz, path);
+	return EXIT_OK;
+}
+
+const struct measure_cmd io_command = {
+	.name = "io",
+	.synopsis = "PATH [--bs SIZE] [--pattern same|seq|random] [--direct|--buffered] [--engine psync|io_uring]\n"
+		    "                   [--depth N] [-D DURATION | -n COUNT] [-a CPUS] [--json FILE] [--label KEY=VALUE]...\n"
+		    "       latscope io --make FILE --size SIZE",
+	.about = "Read PATH (a regular file or a block device) and measure throughput, the latency of every read\n"
+		 "and what the reads cost the CPU: the time by category (user, system, irq, softirq, iowait,\n"
+		 "steal, idle) of the whole machine and of the reading CPUs, latscope's own time, interrupts and\n"
+		 "context switches, per read.  One reading thread, on the last CPU unless -a says otherwise.\n"
+		 "latscope only ever reads PATH: it opens it read-only.",
+	.ops = &io_probe,
+	.opts = io_opts,
+	.nopts = NOPTS,
+	.params_size = sizeof(struct io_cmd),
+	.run_offset = offsetof(struct io_cmd, run),
+	.probe_offset = offsetof(struct io_cmd, p),
+	.help_offset = offsetof(struct io_cmd, help),
+	.path = check_path,
+	.path_name = "PATH, the file or block device to read",
+	.defaults = io_defaults,
+	.validate = io_validate,
+	.describe = io_describe,
+	.notes = io_notes,
+};
+
+int cmd_io(int argc, char **argv)
+{
+	/* --make is a command of its own: nothing is measured. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--make") == 0 || strncmp(argv[i], "--make=", 7) == 0) {
+			struct io_cmd c;
+			struct opt_result given;
+			struct opt_error err;
+			memset(&c, 0, sizeof(c));
+			io_defaults(&c);
+			if (opt_parse(io_opts, NOPTS, argc, argv, &c, &given, &err) < 0) {
+				fprintf(stderr, "latscope io: %s\nTry 'latscope io --help'.\n", err.msg);
+				return EXIT_USAGE;
+			}
+			if (!c.make_size || given.npos) {
+				fprintf(stderr, "latscope io: %s\nTry 'latscope io --help'.\n",
+					given.npos ? "option '--make' takes no PATH to measure" : "option '--make' needs '--size'");
+				return EXIT_USAGE;
+			}
+			return make_file(c.make, c.make_size);
+		}
+	return measure_main(&io_command, argc, argv);
+}

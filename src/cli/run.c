@@ -1,0 +1,288 @@
+/*
+ * latscope run: the suite to start with.  The timer, noise and wake probes in
+ * turn, each stored as a run of its own with a shared suite label, then one
+ * table of all three and the top findings of `latscope sys`.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "cli/noise.h"
+#include "cli/storecmd.h"
+#include "cli/timer.h"
+#include "cli/wake.h"
+#include "core/nstime.h"
+#include "core/units.h"
+#include "probe/probe.h"
+
+#define DEFAULT_TOTAL_NS (60u * NS_PER_SEC)
+#define QUICK_TOTAL_NS   (10u * NS_PER_SEC)
+#define FINDINGS_SHOWN   5
+
+struct run_cmd {
+	bool quick;
+	uint64_t duration_ns;
+	const char *cpus;
+	struct labels labels;
+	const char *db;
+	bool no_store;
+	bool quiet;
+	bool help;
+};
+
+static const struct opt run_opts[] = {
+	{ "quick", 0, OPT_FLAG, offsetof(struct run_cmd, quick), .help = "about 10 s in all instead of a minute" },
+	{ "duration", 'D', OPT_DURATION, offsetof(struct run_cmd, duration_ns), .min = 5u * NS_PER_SEC,
+	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC,
+	  .help = "the whole suite's length, shared 5:5:2 by timer, noise and wake; a bare number is seconds" },
+	{ "cpus", 'a', OPT_STRING, offsetof(struct run_cmd, cpus), .metavar = "CPUS",
+	  .help = "CPUs for the timer and noise probes (default: every online CPU)" },
+	{ "label", 0, OPT_LABEL, offsetof(struct run_cmd, labels), .help = "tag every run of the suite; repeatable" },
+	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH",
+	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
+	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
+	{ "quiet", 'q', OPT_FLAG, offsetof(struct run_cmd, quiet), .help = "no progress line" },
+	{ "help", 'h', OPT_HELP, offsetof(struct run_cmd, help), .help = "show this help" },
+};
+
+static const struct cmd_spec run_spec = {
+	.name = "run",
+	.synopsis = "[--quick | -D DURATION] [-a CPUS] [--label KEY=VALUE]... [--db PATH | --no-store] [-q]",
+	.about = "The suite to start with: timer wakeup latency, OS and hypervisor noise, and thread wakeup cost,\n"
+		 "in turn (about a minute; --quick for 10 s), each stored as a run with a shared label suite=...,\n"
+		 "then one table of all three and what `latscope sys` advises.  Works without root, saying what\n"
+		 "root would have added.",
+	.opts = run_opts,
+	.nopts = sizeof(run_opts) / sizeof(run_opts[0]),
+	.help_offset = offsetof(struct run_cmd, help),
+	.pos_name = "argument",
+};
+
+struct phase {
+	const struct measure_cmd *mc;
+	unsigned share;                 /* of 12 */
+	const char *what;
+};
+
+static const struct phase phases[] = {
+	{ &timer_command, 5, "timer wakeup latency" },
+	{ &noise_command, 5, "OS and hypervisor noise" },
+	{ &wake_command, 2, "thread wakeup latency" },
+};
+#define NPHASES (sizeof(phases) / sizeof(phases[0]))
+
+struct progress {
+	bool tty;
+	size_t phase;
+	uint64_t phase_ns;
+};
+
+static void show_progress(void *ctx, uint64_t elapsed_ns, uint64_t total_ns)
+{
+	const struct progress *p = ctx;
+	(void)total_ns;
+	if (!p->tty)
+		return;
+	uint64_t left = elapsed_ns < p->phase_ns ? (p->phase_ns - elapsed_ns) / NS_PER_SEC : 0;
+	fprintf(stderr, "\r\033[Klatscope run: %zu/%zu %s, %llu s left", p->phase + 1u, NPHASES, phases[p->phase].what,
+		(unsigned long long)left);
+	fflush(stderr);
+}
+
+/* argv for one phase: the probe's command with the suite's options. */
+static int build_argv(const struct run_cmd *c, const struct phase *ph, uint64_t ns, const char *suite, char ***ret,
+		      int *ret_argc)
+{
+	char **argv = calloc(16u + 2u * c->labels.n, sizeof(*argv));
+	int n = 0;
+	if (!argv)
+		return -ENOMEM;
+	argv[n++] = strdup(ph->mc->name);
+	argv[n++] = strdup("-D");
+	if (asprintf(&argv[n++], "%lluns", (unsigned long long)ns) < 0)
+		argv[n - 1] = NULL;
+	argv[n++] = strdup("-q");
+	argv[n++] = strdup("--label");
+	if (asprintf(&argv[n++], "suite=%s", suite) < 0)
+		argv[n - 1] = NULL;
+	for (unsigned i = 0; i < c->labels.n; i++) {
+		argv[n++] = strdup("--label");
+		if (asprintf(&argv[n++], "%s=%s", c->labels.items[i].key, c->labels.items[i].value) < 0)
+			argv[n - 1] = NULL;
+	}
+	if (c->no_store) {
+		argv[n++] = strdup("--no-store");
+	} else if (c->db) {
+		argv[n++] = strdup("--db");
+		argv[n++] = strdup(c->db);
+	}
+	if (c->cpus && ph->mc != &wake_command) {
+		argv[n++] = strdup("-a");
+		argv[n++] = strdup(c->cpus);
+	}
+	for (int i = 0; i < n; i++)
+		if (!argv[i]) {
+			for (int k = 0; k < n; k++)
+				free(argv[k]);
+			free(argv);
+			return -ENOMEM;
+		}
+	*ret = argv;
+	*ret_argc = n;
+	return 0;
+}
+
+/* A value in the probe's unit, with the unit: "31.2us", "29ns". */
+static void fmt_val(const struct result *res, double ns, char *buf, size_t size)
+{
+	const struct probe_ops *ops = probe_find(res->probe);
+	if (ops && ops->unit_ns == 1)
+		snprintf(buf, size, "%.0fns", ns);
+	else
+		snprintf(buf, size, "%.1fus", ns / 1000.0);
+}
+
+static void table_row(const struct result *res, int64_t id, const char *what)
+{
+	const struct summary *s = &res->all.sum[0];
+	char v[7][32], thr[32];
+
+	fmt_val(res, (double)s->min, v[0], sizeof(v[0]));
+	fmt_val(res, (double)s->p50, v[1], sizeof(v[1]));
+	fmt_val(res, (double)s->p99, v[2], sizeof(v[2]));
+	fmt_val(res, (double)s->p999, v[3], sizeof(v[3]));
+	fmt_val(res, (double)s->max, v[4], sizeof(v[4]));
+	if (s->has_warm_max)
+		fmt_val(res, (double)s->warm_max, v[5], sizeof(v[5]));
+	else
+		snprintf(v[5], sizeof(v[5]), "-");
+	fmt_duration(res->threshold_ns, thr, sizeof(thr));
+	printf("%-6s %-24s %11llu %9s %9s %9s %9s %11s %11s %8.3f%% > %-6s %6llu  %s\n", res->probe, what,
+	       (unsigned long long)s->count, v[0], v[1], v[2], v[3], v[4], v[5], s->above_pct, thr,
+	       (unsigned long long)res->all.missed, id ? "" : "(not stored)");
+}
+
+/* What root would have added: said once for the whole suite. */
+static void root_notes(const struct result *res, size_t n)
+{
+	bool rt = false, lock = false, qos = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct result *r = &res[i];
+		json_t *policy = r->params ? json_object_get(r->params, "policy") : NULL;
+		bool asked_rt = policy && json_is_string(policy) && strcmp(json_string_value(policy), "other") != 0;
+		rt |= asked_rt && !r->applied.rt_policy;
+		lock |= !r->applied.memlock;
+		json_t *nq = r->params ? json_object_get(r->params, "no_pm_qos") : NULL;
+		qos |= !r->applied.pm_qos && !json_is_true(nq);
+	}
+	if (!rt && !lock && !qos)
+		return;
+	printf("\nnot applied (as root, or with CAP_SYS_NICE and CAP_IPC_LOCK, latscope would also have):\n");
+	if (rt)
+		printf("  - run the measuring threads at SCHED_FIFO priority 95, so other tasks cannot delay them\n");
+	if (lock)
+		printf("  - locked its memory, so no page fault lands in a measurement\n");
+	if (qos)
+		printf("  - held /dev/cpu_dma_latency at 0, keeping the CPUs out of deep idle states\n");
+}
+
+static void show_findings(const struct result *res)
+{
+	size_t shown = 0;
+	size_t i;
+	json_t *f;
+
+	if (!res->findings)
+		return;
+	json_array_foreach(res->findings, i, f) {
+		const char *sev = json_string_value(json_object_get(f, "severity"));
+		if (!sev || strcmp(sev, "info") == 0 || shown == FINDINGS_SHOWN)
+			continue;
+		if (shown++ == 0)
+			printf("\nwhat latscope sys found (all of it: latscope sys):\n");
+		printf("  [%s] %s\n    why: %s\n    fix: %s\n", sev, json_string_value(json_object_get(f, "saw")),
+		       json_string_value(json_object_get(f, "why")), json_string_value(json_object_get(f, "fix")));
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_cmd c;
+	struct opt_result given;
+	struct result res[NPHASES];
+	int64_t ids[NPHASES] = { 0 };
+	size_t done = 0;
+	char suite[32];
+	int code, worst = EXIT_OK;
+
+	memset(&c, 0, sizeof(c));
+	memset(res, 0, sizeof(res));
+	if ((code = storecmd_parse(&run_spec, argc, argv, &c, &given)) >= 0)
+		return code;
+	if (c.quick && c.duration_ns)
+		return storecmd_usage("run", "options '--quick' and '--duration' exclude each other");
+	uint64_t total = c.duration_ns ? c.duration_ns : c.quick ? QUICK_TOTAL_NS : DEFAULT_TOTAL_NS;
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(suite, sizeof(suite), "%Y%m%dT%H%M%SZ", &tm);
+
+	struct progress prog = { .tty = !c.quiet && isatty(STDERR_FILENO) };
+	for (size_t i = 0; i < NPHASES; i++) {
+		char **pargv;
+		int pargc;
+		uint64_t ns = total / 12u * phases[i].share;
+		if (build_argv(&c, &phases[i], ns, suite, &pargv, &pargc) < 0) {
+			fprintf(stderr, "latscope run: out of memory\n");
+			worst = EXIT_ERROR;
+			break;
+		}
+		prog.phase = i;
+		prog.phase_ns = ns;
+		show_progress(&prog, 0, ns);
+		struct measure_hooks mh = { .silent = true, .progress = show_progress, .ctx = &prog };
+		struct measure_outcome out = { .res = &res[i] };
+		code = measure_run(phases[i].mc, pargc, pargv, &mh, &out);
+		for (int k = 0; k < pargc; k++)
+			free(pargv[k]);
+		free(pargv);
+		if (code == EXIT_USAGE) {       /* an option the user gave does not fit this probe */
+			worst = code;
+			break;
+		}
+		if (code != EXIT_OK && code != EXIT_THRESHOLD)
+			worst = EXIT_ERROR;
+		if (res[i].nmetrics == 0)       /* nothing came of it: the error is said */
+			continue;
+		ids[i] = out.stored_id;
+		done = i + 1u;
+		if (res[i].interrupted && strncmp(res[i].stop_reason, "signal", 6) == 0)
+			break;                  /* Ctrl-C ends the suite, not only this probe */
+	}
+	if (prog.tty)
+		fprintf(stderr, "\r\033[K");
+	if (done) {
+		printf("%-6s %-24s %11s %9s %9s %9s %9s %11s %11s %20s %6s\n", "probe", "", "count", "min", "p50", "p99",
+		       "p99.9", "max", "warm max", "above threshold", "missed");
+		for (size_t i = 0; i < done; i++)
+			if (res[i].nmetrics)
+				table_row(&res[i], ids[i], phases[i].what);
+		root_notes(res, done);
+		show_findings(res[0].nmetrics ? &res[0] : &res[done - 1u]);   /* the timer saw every CPU */
+		if (ids[0] && ids[done - 1u] && ids[0] != ids[done - 1u])
+			printf("\nstored as runs %lld-%lld", (long long)ids[0], (long long)ids[done - 1u]);
+		else if (ids[0])
+			printf("\nstored as run %lld", (long long)ids[0]);
+		if (ids[0])
+			printf(" with the label suite=%s (latscope runs --label suite=%s; latscope show ID)\n", suite,
+			       suite);
+	}
+	for (size_t i = 0; i < NPHASES; i++)
+		result_free(&res[i]);
+	return worst;
+}

@@ -1,0 +1,161 @@
+"""latscope io: reads only, figures that add up, and the CPU they cost."""
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+
+CPU = online_cpus()[-1]
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class IoCase(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.data = self.path("data")
+        p = run("io", "--make", self.data, "--size", "16M")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.path.getsize(self.data), 16 << 20)
+
+    def io(self, *args, json_name="r.json"):
+        out = self.path(json_name)
+        p = run("io", self.data, "-a", str(CPU), "-q", "--no-store", "--json", out, *args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        return p, doc
+
+
+class Reading(IoCase):
+    def test_every_engine_and_pattern_reads_and_writes_a_consistent_result(self):
+        for engine, depth in (("psync", "1"), ("io_uring", "8")):
+            for pattern in ("same", "seq", "random"):
+                with self.subTest(engine=engine, pattern=pattern):
+                    p, doc = self.io("-D", "1", "--engine", engine, "--depth", depth, "--pattern", pattern)
+                    lat = doc["cpus"][0]["metrics"]["latency"]
+                    self.assertGreater(lat["count"], 100)
+                    self.assertEqual(doc["params"]["engine"], engine)
+                    self.assertEqual(doc["params"]["bs_bytes"], 4096)
+                    self.assertIn("throughput:", p.stdout)
+
+    def test_count_stops_after_that_many_reads(self):
+        _, doc = self.io("-n", "500", "--bs", "64k", "--pattern", "seq")
+        self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 500)
+        self.assertEqual(doc["params"]["bs_bytes"], 65536)
+
+    def test_the_cpu_breakdown_adds_up_to_the_elapsed_time(self):
+        _, doc = self.io("-D", "3", "--pattern", "random")
+        m = doc["machine"]
+        ncpus = len(online_cpus())
+        # Every CPU's time is somewhere: the categories add up to the windows'
+        # span on every CPU, within /proc/stat's 10 ms ticks per CPU and category.
+        span = sum(w["end_ns"] - w["start_ns"] for w in doc["all"]["windows"])
+        total = sum(m["cpu_ns"].values())
+        self.assertAlmostEqual(total / ncpus / 1e9, span / 1e9, delta=0.03 * span / 1e9 + 0.02 * 8)
+        cpu = doc["cpus"][0]
+        mine = sum(sum(w["context"]["cpu_ns"].values()) for w in cpu["windows"])
+        self.assertAlmostEqual(mine / 1e9, span / 1e9, delta=0.03 * span / 1e9 + 0.02 * 8)
+        # A read from the device interrupts its CPU: at least one interrupt per read somewhere.
+        reads = doc["all"]["metrics"]["latency"]["count"]
+        self.assertGreater(m["irqs"], 0.8 * reads)
+
+    def test_results_are_stored_and_compare_like_any_other(self):
+        db = self.path("runs.db")
+        for engine in ("psync", "io_uring"):
+            p = run("io", self.data, "-a", str(CPU), "-D", "1", "-q", "--engine", engine, "--db", db,
+                    "--label", "engine=" + engine)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("compare", "1", "2", "--by", "engine", "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("| engine", p.stdout)
+        p = run("runs", "--db", db, "--probe", "io")
+        self.assertEqual(len([l for l in p.stdout.splitlines() if " io " in l]), 2)
+
+
+class Safety(IoCase):
+    @unittest.skipUnless(shutil.which("strace"), "needs strace")
+    @unittest.skipIf(SANITIZED, "the sanitizer runtime's own system calls confuse the trace")
+    def test_no_write_reaches_the_file_it_measures(self):
+        before = digest(self.data)
+        trace = self.path("trace")
+        p = subprocess.run(["strace", "-f", "-qq", "-o", trace, "-e", "trace=openat,open,creat,write,pwrite64,"
+                            "writev,pwritev,pwritev2,ftruncate,truncate,fallocate,rename,renameat,renameat2,"
+                            "unlink,unlinkat,close,io_uring_setup", LATSCOPE, "io", self.data, "-a", str(CPU), "-D", "1",
+                            "-q", "--no-store", "--engine", "io_uring", "--depth", "4"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # Follow each descriptor of the file from its open to its close: none is ever written.
+        open_fds, opened = set(), 0
+        for line in open(trace):
+            m = re.search(r'open(?:at)?\(.*"%s", ([A-Z_|]+).*\) = (\d+)' % re.escape(self.data), line)
+            if m:
+                opened += 1
+                flags = m.group(1).split("|")
+                self.assertIn("O_RDONLY", flags, line)
+                for bad in ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"):
+                    self.assertNotIn(bad, flags, line)
+                open_fds.add(m.group(2))
+                continue
+            self.assertNotRegex(line, r"(truncate|fallocate|unlink|rename).*%s" % re.escape(self.data), line)
+            m = re.search(r"\bclose\((\d+)\)", line)
+            if m:
+                open_fds.discard(m.group(1))
+            m = re.search(r"\b(write|pwrite64|writev|pwritev2?|ftruncate|fallocate)\((\d+),", line)
+            if m:
+                self.assertNotIn(m.group(2), open_fds, "a write to the measured file's descriptor: " + line)
+        self.assertGreater(opened, 0, "the trace saw the file opened")
+        self.assertEqual(digest(self.data), before)
+
+    def test_make_refuses_to_overwrite_anything(self):
+        before = digest(self.data)
+        p = run("io", "--make", self.data, "--size", "1M")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("never writes over an existing file", p.stderr)
+        self.assertEqual(digest(self.data), before)
+
+    def test_bad_input_is_named(self):
+        small = self.path("small")
+        with open(small, "wb") as f:
+            f.write(b"x" * 100)
+        for args, needle in ((["io", self.path("missing")], "No such file"),
+                             (["io", self.tmp], "is a directory"),
+                             (["io", small, "--buffered"], "less than one read"),
+                             (["io", self.data, "--bs", "1000"], "not a multiple"),
+                             (["io", self.data, "--bs", "4x"], "not a size"),
+                             (["io", self.data, "--depth", "4"], "use --engine io_uring"),
+                             (["io", self.data, "--direct", "--buffered"], "exclude each other"),
+                             (["io"], "missing PATH"),
+                             (["io", self.data, "--pattern", "zigzag"], "not one of same, seq, random"),
+                             (["io", "--make", self.path("x")], "needs '--size'"),
+                             (["io", "/dev/null"], "neither a regular file nor a block device")):
+            p = run(*args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertIn(needle, p.stderr, args)
+
+    @unittest.skipUnless(is_root() and os.path.exists("/proc/sys/kernel/io_uring_disabled"),
+                         "needs root and the io_uring_disabled sysctl")
+    def test_io_uring_refused_by_the_system_falls_back_to_psync_with_a_note(self):
+        path = "/proc/sys/kernel/io_uring_disabled"
+        old = open(path).read().strip()
+        try:
+            with open(path, "w") as f:
+                f.write("2")
+            p, doc = self.io("-n", "200", "--engine", "io_uring", "--depth", "8")
+        finally:
+            with open(path, "w") as f:
+                f.write(old)
+        self.assertIn("io_uring is not available here", p.stderr)
+        self.assertEqual(doc["params"]["engine"], "psync")
+        self.assertTrue(any("io_uring" in n for n in doc["notes"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""latscope sys: the fingerprint and findings of this machine, of a fake tree, and as nobody.
+
+What this machine must show is read from its own files here, so the test holds on
+any machine: on the project's Firecracker guest it asks for KVM, the guest finding,
+steal time, RT throttling and the serial console."""
+import json
+import os
+import shutil
+import subprocess
+import unittest
+
+from harness import LATSCOPE, TempDirCase, is_root, main, run
+
+SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def cpu_flags():
+    for line in (read("/proc/cpuinfo") or "").splitlines():
+        if line.startswith("flags"):
+            return line.split(":", 1)[1].split()
+    return []
+
+
+def expected_findings():
+    """The rules this machine's own files say must fire."""
+    ids = set()
+    if "hypervisor" in cpu_flags():
+        ids.add("guest")
+    stat = (read("/proc/stat") or "").splitlines()
+    if stat and stat[0].startswith("cpu ") and int(stat[0].split()[8]) > 0:
+        ids.add("steal-time")
+    runtime = read("/proc/sys/kernel/sched_rt_runtime_us")
+    if runtime is not None and int(runtime) != -1:
+        ids.add("rt-throttling")
+    for line in (read("/proc/consoles") or "").splitlines():
+        name, flags = line.split()[0], line[line.find("(") + 1:line.find(")")]
+        if name.startswith(("ttyS", "ttyAMA", "hvc")) and "E" in flags:
+            ids.add("serial-console")
+    cmdline = read("/proc/cmdline") or ""
+    isolated = (read("/sys/devices/system/cpu/isolated") or "").strip()
+    if "isolcpus=" not in cmdline and "nohz_full=" not in cmdline.split(" -- ")[0] and not isolated:
+        ids.add("no-isolation")
+    return ids
+
+
+class SysOnThisMachine(TempDirCase):
+    def test_the_fingerprint_and_the_findings_this_machine_must_show(self):
+        p = run("sys")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        for group in ("Virtualization", "Kernel", "Timekeeping", "CPUs", "Idle and frequency", "Isolation",
+                      "Interrupts", "Memory", "Console", "Scheduling", "Findings:"):
+            self.assertIn("\n" + group if group != "Virtualization" else group, p.stdout)
+        for rule in expected_findings():
+            self.assertRegex(p.stdout, r"\n  (problem|warning|info) +%s\n" % rule)
+        if "kvm-clock" in (read("/sys/devices/system/clocksource/clocksource0/available_clocksource") or ""):
+            self.assertRegex(p.stdout, r"hypervisor +KVM \(a guest")
+
+    def test_json_parses_and_has_the_groups_and_sorted_findings(self):
+        p = run("sys", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(set(doc), {"fingerprint", "findings"})
+        fp = doc["fingerprint"]
+        self.assertEqual(list(fp), ["virtualization", "kernel", "timekeeping", "cpus", "idle_frequency", "isolation",
+                                    "interrupts", "memory", "console", "scheduling"])
+        self.assertEqual(fp["kernel"]["release"], os.uname().release)
+        self.assertEqual(fp["cpus"]["count"], os.cpu_count())
+        ids = [f["id"] for f in doc["findings"]]
+        self.assertTrue(expected_findings() <= set(ids), f"{expected_findings()} not all in {ids}")
+        for f in doc["findings"]:
+            self.assertEqual(set(f), {"id", "severity", "saw", "why", "fix"})
+            self.assertTrue(f["saw"] and f["why"] and f["fix"])
+        order = [SEVERITY_ORDER[f["severity"]] for f in doc["findings"]]
+        self.assertEqual(order, sorted(order), "most severe first")
+        if "kvm-clock" in (fp["timekeeping"]["available"] or ""):
+            self.assertEqual(fp["virtualization"]["hypervisor"], "KVM")
+        if "rt-throttling" in ids:
+            self.assertIsInstance(fp["scheduling"]["sysctl"]["kernel.sched_rt_runtime_us"], int)
+
+    def test_findings_only_leaves_out_the_fingerprint(self):
+        p = run("sys", "--findings-only")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("Findings:"), p.stdout[:80])
+        self.assertNotIn("Virtualization", p.stdout)
+        p = run("sys", "--findings-only", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(list(json.loads(p.stdout)), ["findings"])
+
+    @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
+    def test_nobody_gets_the_fingerprint_without_an_error(self):
+        exe = self.path("latscope")
+        shutil.copy(LATSCOPE, exe)
+        os.chmod(exe, 0o755)
+        for args in (["sys"], ["sys", "--json"]):
+            p = subprocess.run(["runuser", "-u", "nobody", "--", exe, *args], capture_output=True, text=True,
+                               timeout=60, cwd=self.tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stderr, "")
+        doc = json.loads(p.stdout)
+        ids = {f["id"] for f in doc["findings"]}
+        self.assertTrue(expected_findings() <= ids, f"{expected_findings()} not all in {ids}")
+
+
+class SysOnAFakeTree(TempDirCase):
+    def make_tree(self, files):
+        root = self.path("root")
+        for rel, text in files.items():
+            path = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+        return root
+
+    def test_a_copied_tree_is_read_under_sysroot(self):
+        root = self.make_tree({
+            "proc/sys/kernel/arch": "x86_64\n",
+            "proc/sys/kernel/osrelease": "6.1.0-copied\n",
+            "sys/devices/system/clocksource/clocksource0/current_clocksource": "hpet\n",
+            "sys/devices/system/clocksource/clocksource0/available_clocksource": "tsc hpet \n",
+            "sys/hypervisor/type": "xen\n",
+        })
+        p = run("sys", "--json", "--sysroot", root)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["fingerprint"]["kernel"]["release"], "6.1.0-copied")
+        self.assertEqual(doc["fingerprint"]["virtualization"]["hypervisor"], "Xen")
+        self.assertIsNone(doc["fingerprint"]["kernel"]["hz"])
+        first = doc["findings"][0]
+        self.assertEqual((first["id"], first["severity"]), ("clocksource-not-tsc", "problem"))
+        self.assertIn("hpet", first["saw"])
+        p = run("sys", "--sysroot", root)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("timer frequency      unknown", p.stdout)
+
+    def test_a_sysroot_that_is_not_a_directory_is_a_usage_error(self):
+        p = run("sys", "--sysroot", self.path("missing"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'--sysroot'", p.stderr)
+        self.assertIn("No such file or directory", p.stderr)
+        self.assertEqual(p.stdout, "")
+        p = run("sys", "stray")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unexpected argument 'stray'", p.stderr)
+
+
+if __name__ == "__main__":
+    main()
