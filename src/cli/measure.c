@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/exitcode.h"
+#include "cli/loadrun.h"
 #include "cli/storepath.h"
 #include "core/units.h"
 #include "probe/runner.h"
@@ -347,6 +348,15 @@ int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *par
 	}
 	if (check_common(mc, rp, &given, err) < 0)
 		return -EINVAL;
+	struct loadrun *lr = malloc(sizeof(*lr));
+	if (!lr) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	int r = loadrun_parse(rp, lr, err);
+	free(lr);
+	if (r < 0)
+		return r;
 	if (mc->path && mc->path(params, given.pos[0], err) < 0)
 		return -EINVAL;
 	if (mc->validate && mc->validate(params, &given, err) < 0)
@@ -370,10 +380,11 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	struct store *st = NULL;
 	struct result res = { 0 };
 	struct runner_error rerr;
+	struct loadrun *lr = calloc(1, sizeof(*lr));
 	char what[256];
 	int code = EXIT_ERROR, r;
 
-	if (!params) {
+	if (!params || !lr) {
 		fprintf(stderr, "latscope %s: out of memory\n", mc->name);
 		return EXIT_ERROR;
 	}
@@ -408,6 +419,11 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	}
 	if (mc->notes)
 		mc->notes(params, &res);
+	if ((r = loadrun_parse(rp, lr, &err)) < 0) {
+		code = usage_error(mc, err.msg);
+		goto out;
+	}
+	loadrun_label(lr, &res.labels);
 
 	/* From here on a stop signal ends the run, never the process: the summary
 	 * and the JSON are still owed.  The runner waits for these signals. */
@@ -418,13 +434,23 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	sigprocmask(SIG_BLOCK, &stopsigs, NULL);
 
 	mc->describe(params, what, sizeof(what));
-	if (!rp->quiet && !silent)
+	if (!rp->quiet && !silent) {
 		text_header(stdout, &res, what);
+		if (lr->n || lr->cmd)
+			printf("under load: %s\n", lr->text[0] ? lr->text : "(too long for a label; see params)");
+	}
 	fflush(stdout);
 	struct live lv = { .windows = !rp->quiet && !silent && (rp->live || isatty(STDOUT_FILENO)),
 			   .verbose = !rp->quiet && !silent, .silent = silent, .mh = mh, .duration_ns = rp->duration_ns };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .ctx = &lv };
-	if ((r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr)) < 0) {
+	/* The load runs before the probe starts, so the whole measurement sees it. */
+	if (loadrun_start(lr, &err) < 0) {
+		fprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
+		goto out;
+	}
+	r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
+	loadrun_stop(lr, &res);
+	if (r < 0) {
 		fprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
 		goto out;
 	}
@@ -459,6 +485,8 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		memset(&res, 0, sizeof(res));
 	}
 out:
+	loadrun_stop(lr, &res);
+	free(lr);
 	atomic_file_close(&sink);
 	store_close(st);
 	result_free(&res);

@@ -112,6 +112,10 @@ extern const char *const fail_stat_choices[];
 	  .help = "do not count interrupts, softirqs, preemptions and steal time beside every window" }, \
 	{ "strict", 0, OPT_FLAG, offsetof(T, run.strict), \
 	  .help = "refuse to run when the policy, memory lock or PM QoS cannot be applied" }, \
+	{ "load", 0, OPT_STRLIST, offsetof(T, run.load), .metavar = "SPEC", \
+	  .help = "run a load while measuring: cpu, mem, syscall, sched, io or console, with :cpus=LIST,intensity=N%; repeatable" }, \
+	{ "load-cmd", 0, OPT_STRING, offsetof(T, run.load_cmd), .metavar = "CMD", \
+	  .help = "run CMD (with /bin/sh) as the load while measuring; it and its children are stopped at the end" }, \
 	{ "help", 'h', OPT_HELP, offsetof(T, help), .flags = OPT_NOT_PARAM, .help = "show this help" }
 
 /* Defaults of the common options. */

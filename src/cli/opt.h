@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/parse.h"
+
 enum opt_kind {
 	OPT_FLAG,               /* bool */
 	OPT_UINT,               /* uint64_t in [min, max] */
@@ -42,13 +44,6 @@ struct opt {
 };
 
 #define OPT_MAX 64                  /* options per table: the "seen" bitmap is 64 bits */
-
-#define STRLIST_MAX 32
-
-struct strlist {
-	unsigned n;
-	const char *items[STRLIST_MAX];
-};
 
 struct opt_error {
 	char msg[512];

@@ -29,6 +29,8 @@ struct run_cmd {
 	uint64_t duration_ns;
 	const char *cpus;
 	struct labels labels;
+	struct strlist load;
+	const char *load_cmd;
 	const char *db;
 	bool no_store;
 	bool quiet;
@@ -43,6 +45,10 @@ static const struct opt run_opts[] = {
 	{ "cpus", 'a', OPT_STRING, offsetof(struct run_cmd, cpus), .metavar = "CPUS",
 	  .help = "CPUs for the timer and noise probes (default: every online CPU)" },
 	{ "label", 0, OPT_LABEL, offsetof(struct run_cmd, labels), .help = "tag every run of the suite; repeatable" },
+	{ "load", 0, OPT_STRLIST, offsetof(struct run_cmd, load), .metavar = "SPEC",
+	  .help = "measure every probe under this load (see latscope timer --help); repeatable" },
+	{ "load-cmd", 0, OPT_STRING, offsetof(struct run_cmd, load_cmd), .metavar = "CMD",
+	  .help = "measure every probe while CMD runs (started anew for each probe)" },
 	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH",
 	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
 	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
@@ -52,7 +58,8 @@ static const struct opt run_opts[] = {
 
 static const struct cmd_spec run_spec = {
 	.name = "run",
-	.synopsis = "[--quick | -D DURATION] [-a CPUS] [--label KEY=VALUE]... [--db PATH | --no-store] [-q]",
+	.synopsis = "[--quick | -D DURATION] [-a CPUS] [--label KEY=VALUE]... [--load SPEC]... [--load-cmd CMD]\n"
+		    "                    [--db PATH | --no-store] [-q]",
 	.about = "The suite to start with: timer wakeup latency, OS and hypervisor noise, and thread wakeup cost,\n"
 		 "in turn (about a minute; --quick for 10 s), each stored as a run with a shared label suite=...,\n"
 		 "then one table of all three and what `latscope sys` advises.  Works without root, saying what\n"
@@ -98,7 +105,7 @@ static void show_progress(void *ctx, uint64_t elapsed_ns, uint64_t total_ns)
 static int build_argv(const struct run_cmd *c, const struct phase *ph, uint64_t ns, const char *suite, char ***ret,
 		      int *ret_argc)
 {
-	char **argv = calloc(16u + 2u * c->labels.n, sizeof(*argv));
+	char **argv = calloc(18u + 2u * (c->labels.n + c->load.n), sizeof(*argv));
 	int n = 0;
 	if (!argv)
 		return -ENOMEM;
@@ -114,6 +121,14 @@ static int build_argv(const struct run_cmd *c, const struct phase *ph, uint64_t 
 		argv[n++] = strdup("--label");
 		if (asprintf(&argv[n++], "%s=%s", c->labels.items[i].key, c->labels.items[i].value) < 0)
 			argv[n - 1] = NULL;
+	}
+	for (unsigned i = 0; i < c->load.n; i++) {
+		argv[n++] = strdup("--load");
+		argv[n++] = strdup(c->load.items[i]);
+	}
+	if (c->load_cmd) {
+		argv[n++] = strdup("--load-cmd");
+		argv[n++] = strdup(c->load_cmd);
 	}
 	if (c->no_store) {
 		argv[n++] = strdup("--no-store");

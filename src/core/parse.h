@@ -29,6 +29,14 @@ int parse_u64(const char *text, uint64_t *ret);
 /* A decimal integer with an optional leading '-'. */
 int parse_i64(const char *text, int64_t *ret);
 
+/* Values of a repeatable option, pointing into argv. */
+#define STRLIST_MAX 32
+
+struct strlist {
+	unsigned n;
+	const char *items[STRLIST_MAX];
+};
+
 #define LABEL_KEY_MAX   64     /* including the terminating NUL */
 #define LABEL_VALUE_MAX 256
 #define LABELS_MAX      32

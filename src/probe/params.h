@@ -33,6 +33,8 @@ struct run_params {
 	bool no_pm_qos;
 	bool no_context;                /* do not read /proc beside every window */
 	bool strict;                    /* refuse to run when a setting cannot be applied */
+	struct strlist load;            /* --load specs, as given */
+	const char *load_cmd;           /* --load-cmd; NULL: none */
 };
 
 #endif

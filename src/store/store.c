@@ -185,10 +185,17 @@ static int check_identity(struct store *s, bool readonly, int64_t *ret_version, 
 	int64_t app = 0, version = 0, tables = 0;
 	int rc;
 
+	/* One read transaction: another latscope creating the store between two
+	 * reads would show tables without the mark, like a stranger's database. */
+	if ((rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot read");
 	if ((rc = pragma_int(s->db, "PRAGMA application_id", &app)) != SQLITE_OK ||
 	    (rc = pragma_int(s->db, "PRAGMA user_version", &version)) != SQLITE_OK ||
-	    (rc = pragma_int(s->db, "SELECT count(*) FROM sqlite_master", &tables)) != SQLITE_OK)
+	    (rc = pragma_int(s->db, "SELECT count(*) FROM sqlite_master", &tables)) != SQLITE_OK) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return db_fail(err, s->path, s->db, rc, "cannot read");
+	}
+	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (app != STORE_APPLICATION_ID && (app != 0 || tables != 0))
 		return fail(err, -EINVAL, "'%s' is an SQLite database of another program, not a latscope store; "
 			    "it was left as it is", s->path);

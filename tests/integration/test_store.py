@@ -196,6 +196,19 @@ class Safety(StoreCase):
             self.assertEqual(p.returncode, 0, err)
         self.assertEqual(len(self.runs_json()), 2)
 
+    def test_a_new_store_created_by_two_latscopes_at_once_is_never_taken_for_a_stranger(self):
+        src = self.path("one.json")
+        p = subprocess.run([LATSCOPE, "timer", "-a", str(CPU), "-l", "20", "-q", "--no-store", "--json", src],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for i in range(40):
+            db = self.path("race%d.db" % i)
+            procs = [subprocess.Popen([LATSCOPE, "import", "--db", db, src], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True) for _ in range(2)]
+            for q in procs:
+                _, err = q.communicate(timeout=60)
+                self.assertEqual(q.returncode, 0, f"attempt {i}: {err}")
+
     def test_kill_9_at_any_moment_never_damages_the_store(self):
         # Runs of 1-300 ms killed at random points, including while the result is written.
         rnd = random.Random(7)

@@ -263,6 +263,18 @@ static void assert_same_cmd(const struct timer_cmd *got, const struct timer_cmd 
 	SAME_U64(run.live);
 	SAME_U64(run.no_pm_qos);
 	SAME_U64(run.strict);
+	SAME_U64(run.load.n);
+	for (unsigned i = 0; i < got->run.load.n && i < want->run.load.n; i++)
+		if (strcmp(got->run.load.items[i], want->run.load.items[i]) != 0) {
+			print_error("%s: load %u is '%s', want '%s'\n", what, i, got->run.load.items[i],
+				    want->run.load.items[i]);
+			bad = true;
+		}
+	if (!got->run.load_cmd != !want->run.load_cmd ||
+	    (got->run.load_cmd && strcmp(got->run.load_cmd, want->run.load_cmd) != 0)) {
+		print_error("%s: load_cmd differs\n", what);
+		bad = true;
+	}
 	SAME_U64(p.interval_ns);
 	SAME_U64(p.mode);
 	SAME_U64(p.co_correct);
@@ -316,6 +328,12 @@ static void expect_no_store(struct timer_cmd *c) { c->run.no_store = true; }
 static void expect_no_context(struct timer_cmd *c) { c->run.no_context = true; }
 static void expect_no_pm_qos(struct timer_cmd *c) { c->run.no_pm_qos = true; }
 static void expect_strict(struct timer_cmd *c) { c->run.strict = true; }
+static void expect_load(struct timer_cmd *c)
+{
+	c->run.load.n = 1;
+	c->run.load.items[0] = "cpu:intensity=50%";
+}
+static void expect_load_cmd(struct timer_cmd *c) { c->run.load_cmd = "sleep 1"; }
 static void expect_help(struct timer_cmd *c)
 {
 	c->help = true;
@@ -354,6 +372,8 @@ static const struct opt_case cases[] = {
 	{ "no-context", NULL, expect_no_context, NULL, NULL, { NULL } },
 	{ "no-pm-qos", NULL, expect_no_pm_qos, NULL, NULL, { NULL } },
 	{ "strict", NULL, expect_strict, NULL, NULL, { NULL } },
+	{ "load", "cpu:intensity=50%", expect_load, "frob", "unknown load 'frob'", { NULL } },
+	{ "load-cmd", "sleep 1", expect_load_cmd, "", "the value is empty", { NULL } },
 	{ "help", NULL, expect_help, NULL, NULL, { NULL } },
 };
 
@@ -1267,8 +1287,17 @@ static void test_params_json_has_every_parameter_row_and_no_other(void **state)
 			assert_string_equal(json_string_value(v), list);
 			break;
 		}
-		case OPT_STRING:
+		case OPT_STRING: {
+			const char *text = *(const char *const *)fld;
+			assert_true(text ? json_is_string(v) : json_is_null(v));
+			if (text)
+				assert_string_equal(json_string_value(v), text);
+			break;
+		}
 		case OPT_STRLIST:
+			assert_true(json_is_array(v));
+			assert_int_equal(json_array_size(v), ((const struct strlist *)fld)->n);
+			break;
 		case OPT_SIZE:
 		case OPT_LABEL:
 		case OPT_HELP:

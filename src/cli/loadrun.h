@@ -1,0 +1,29 @@
+/* --load and --load-cmd for every measuring command: checked with the other
+ * options, started just before the measurement, stopped just after it. */
+#ifndef LATSCOPE_CLI_LOADRUN_H
+#define LATSCOPE_CLI_LOADRUN_H
+
+#include "cli/opt.h"
+#include "load/load.h"
+#include "probe/params.h"
+#include "result/result.h"
+
+struct loadrun {
+	struct load_spec specs[STRLIST_MAX];
+	size_t n;
+	const char *cmd;
+	struct load_set *set;
+	uint64_t started_ns;
+	char text[LABEL_VALUE_MAX];     /* the canonical description: the load= label */
+};
+
+/* Parse rp's --load specs into lr, and describe them; -EINVAL with err filled. */
+int loadrun_parse(const struct run_params *rp, struct loadrun *lr, struct opt_error *err);
+/* The description as the label load=..., unless the user gave that label. */
+void loadrun_label(const struct loadrun *lr, struct labels *labels);
+/* Start the load, if any; -errno with err filled. */
+int loadrun_start(struct loadrun *lr, struct opt_error *err);
+/* Stop it, and say in res what the command did.  No-op without a load. */
+void loadrun_stop(struct loadrun *lr, struct result *res);
+
+#endif

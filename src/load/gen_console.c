@@ -1,0 +1,78 @@
+/* console: lines of text to a terminal, or to a new pty the supervisor drains. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "load/errmsg.h"
+#include "load/gen.h"
+
+static int open_pty(struct gen_shared *ret, char *err, size_t errsize)
+{
+	int fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return load_err(err, errsize, -errno, "cannot open a new pty: %s", strerror(errno));
+	if (grantpt(fd) < 0 || unlockpt(fd) < 0)
+		r = -errno;
+	else
+		r = -ptsname_r(fd, ret->tty, sizeof(ret->tty));    /* returns the error itself */
+	if (r < 0) {
+		close(fd);
+		return load_err(err, errsize, r, "cannot set up a new pty: %s", strerror(-r));
+	}
+	int slave = open(ret->tty, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0) {
+		r = -errno;
+		close(fd);
+		return load_err(err, errsize, r, "cannot open '%s': %s", ret->tty, strerror(-r));
+	}
+	/* Never blocks the supervisor: it reads whatever is there and moves on. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	ret->master_fd = fd;
+	ret->slave_fd = slave;
+	return 0;
+}
+
+static int console_prepare(const struct load_spec *spec, struct gen_shared *ret, char *err, size_t errsize)
+{
+	if (!*spec->path)
+		return open_pty(ret, err, errsize);
+	/* Check once here, so that a bad device fails with one clear message. */
+	int fd = open(spec->path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return load_err(err, errsize, -errno, "cannot open '%s': %s", spec->path, strerror(errno));
+	close(fd);
+	strcpy(ret->tty, spec->path);
+	return 0;
+}
+
+static int console_setup(struct gen_worker *w, char *err, size_t errsize)
+{
+	/* O_NOCTTY: a worker must not take the terminal as its controlling one. */
+	w->fd = open(w->shared->tty, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (w->fd < 0)
+		return load_err(err, errsize, -errno, "cannot open '%s': %s", w->shared->tty, strerror(errno));
+	return 0;
+}
+
+__attribute__((noreturn))
+static void console_run(struct gen_worker *w)
+{
+	char line[128];
+
+	for (unsigned long n = 0;; n++) {
+		int len = snprintf(line, sizeof(line),
+				   "latscope console load: cpu %u line %lu the quick brown fox jumps over the lazy dog\n",
+				   w->cpu, n);
+		/* Blocking on a slow UART is the point: that is the serial-console effect. */
+		if (write(w->fd, line, (size_t)len) < 0 && errno != EINTR && errno != EAGAIN)
+			_exit(1);
+		duty_pace(&w->duty);
+	}
+}
+
+const struct gen_ops gen_console = { .prepare = console_prepare, .setup = console_setup, .run = console_run };

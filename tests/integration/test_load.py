@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""--load and --load-cmd: built-in loads change what the probes see, and a load
+command never outlives the measurement."""
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import LATSCOPE, TempDirCase, check_consistent, load, main, online_cpus, run
+
+CPU = online_cpus()[-1]
+SECONDS = 3
+
+
+def noise_share(doc):
+    """The share of the run the spinner lost in gaps of 1 us or more."""
+    cpu = doc["cpus"][0]
+    lost = sum((low + high) / 2 * n for low, high, n in cpu["metrics"]["gap"]["histogram"]["buckets"]
+               if low >= 1000)
+    return lost / doc["elapsed_ns"]
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone in all but name; only its parent's wait is missing.
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+class BuiltInLoads(TempDirCase):
+    """The noise probe's spinner runs under SCHED_OTHER, so a load on its CPU takes
+    a share of it: the share it loses must grow, by much, under every load."""
+
+    def noise(self, *specs):
+        out = self.path("n.json")
+        args = ["noise", "-a", str(CPU), "-D", str(SECONDS), "-q", "--no-store", "--json", out]
+        for spec in specs:
+            args += ["--load", spec]
+        p = run(*args, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        return doc
+
+    def test_every_built_in_load_takes_a_share_of_the_measured_cpu(self):
+        base = noise_share(self.noise())
+        for kind in ("cpu", "sched", "console", "mem", "syscall", "io"):
+            with self.subTest(load=kind):
+                doc = self.noise("%s:cpus=%d" % (kind, CPU))
+                loaded = noise_share(doc)
+                self.assertGreater(loaded, base + 0.2, f"share lost {loaded:.3f} under load, {base:.3f} without")
+                self.assertTrue(doc["labels"]["load"].startswith(kind + ":cpus=%d" % CPU), doc["labels"])
+
+    def test_a_lighter_load_takes_less(self):
+        light = noise_share(self.noise("cpu:cpus=%d,intensity=10%%" % CPU))
+        full = noise_share(self.noise("cpu:cpus=%d" % CPU))
+        self.assertGreater(full, 1.5 * light, f"100%: {full:.3f}, 10%: {light:.3f}")
+
+    def test_compare_groups_runs_by_load(self):
+        db = self.path("c.db")
+        for extra in ([], ["--load", "cpu:cpus=%d" % CPU]):
+            p = run("noise", "-a", str(CPU), "-D", "1", "-q", "--db", db, *extra)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("compare", "--db", db, "1", "2", "--by", "load", "--format", "csv")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("cpu:cpus=%d,intensity=100%%" % CPU, p.stdout)
+
+
+class LoadCommand(TempDirCase):
+    """The command and everything it starts are gone when latscope is."""
+
+    def start(self, seconds, extra_cmd=""):
+        self.pids = self.path("pids")
+        cmd = ("sleep 300 & echo $! >> %s; (sleep 300; true) & echo $! >> %s; echo $$ >> %s; %s wait"
+               % (self.pids, self.pids, self.pids, extra_cmd))
+        self.out = self.path("r.json")
+        return subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", str(seconds), "-q", "--no-store",
+                                 "--json", self.out, "--load-cmd", cmd],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def started(self):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if os.path.exists(self.pids):
+                with open(self.pids) as f:
+                    pids = [int(x) for x in f.read().split()]
+                if len(pids) == 3:
+                    return pids
+            time.sleep(0.05)
+        self.fail("the load command did not start")
+
+    def assert_gone(self, pids, within=5):
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline and any(alive(p) for p in pids):
+            time.sleep(0.05)
+        self.assertEqual([p for p in pids if alive(p)], [], "left behind")
+
+    def test_command_and_its_children_are_stopped_at_the_end(self):
+        p = self.start(2)
+        pids = self.started()
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, err)
+        self.assert_gone(pids, within=1)
+        doc = load(self.out)
+        check_consistent(self, doc)
+        self.assertTrue(doc["labels"]["load"].startswith("cmd:sleep 300"), doc["labels"])
+        outcome = doc["params"]["load_cmd_outcome"]
+        self.assertFalse(outcome["ended_early"])
+        self.assertIn("signal", outcome, "a command still running at the end is stopped by a signal")
+
+    def test_interrupted_run_stops_the_command_and_keeps_the_result(self):
+        p = self.start(60)
+        pids = self.started()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertIn("latency", out)
+        self.assert_gone(pids, within=1)
+        self.assertTrue(load(self.out)["interrupted"])
+
+    def test_killed_latscope_leaves_nothing_behind(self):
+        p = self.start(60)
+        pids = self.started()
+        p.kill()
+        p.wait()
+        self.assert_gone(pids)
+
+    def test_a_command_that_ends_early_is_noted_with_its_status(self):
+        out = self.path("e.json")
+        p = run("timer", "-a", str(CPU), "-D", "2", "-q", "--no-store", "--json", out, "--load-cmd", "sleep 0.3; exit 3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        outcome = doc["params"]["load_cmd_outcome"]
+        self.assertEqual(outcome["exit_status"], 3)
+        self.assertTrue(outcome["ended_early"])
+        self.assertGreater(outcome["ran_ns"], 0.25e9)
+        self.assertLess(outcome["ran_ns"], 1.9e9)
+        self.assertTrue(any("exit status 3" in n for n in doc["notes"]), doc["notes"])
+
+
+class BadLoads(TempDirCase):
+    def test_bad_specs_are_named_before_anything_runs(self):
+        for spec, says in (("frob", "unknown load 'frob'"), ("cpu:intensity=150%", "150%"),
+                           ("cpu:cpus=4095", "4095"), ("cpu:speed=2", "speed")):
+            p = run("timer", "-D", "1", "--no-store", "--load", spec)
+            self.assertEqual(p.returncode, 2, (spec, p.stderr))
+            first = p.stderr.splitlines()[0]
+            self.assertIn("'--load'", first)
+            self.assertIn(says, first)
+
+    def test_a_load_that_cannot_start_is_an_error_that_says_why(self):
+        p = run("timer", "-D", "1", "--no-store", "--load", "io:dir=" + self.path("missing"))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("'--load'", p.stderr)
+        self.assertIn("missing", p.stderr)
+
+
+if __name__ == "__main__":
+    main()

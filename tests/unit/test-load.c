@@ -1,0 +1,522 @@
+/*
+ * Unit tests for the load generators (src/load/): the spec text, and that a
+ * started load runs, costs CPU in proportion to its intensity, and leaves no
+ * process or file behind however it ends.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/nstime.h"
+#include "load/load.h"
+#include "sys/cpus.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- helpers ---- */
+
+static struct cpuset cpus_of(const char *list)
+{
+	struct cpuset s;
+	assert_int_equal(cpuset_parse(list, &s), 0);
+	return s;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000u, .tv_nsec = (long)(ms % 1000u) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Parse with online CPUs 0-3 and check the canonical text. */
+static void expect_spec(const char *text, const char *canonical)
+{
+	struct cpuset online = cpus_of("0-3");
+	struct load_spec s;
+	char err[256] = "", buf[512];
+
+	int r = load_parse(text, &online, &s, err, sizeof(err));
+	if (r != 0) {
+		print_error("load_parse(\"%s\"): r=%d (%s), want 0\n", text, r, err);
+		fail();
+	}
+	load_format(&s, buf, sizeof(buf));
+	if (strcmp(buf, canonical) != 0) {
+		print_error("load_parse(\"%s\") formats as \"%s\", want \"%s\"\n", text, buf, canonical);
+		fail();
+	}
+}
+
+/* Parse with online CPUs 0-3; the reason must be reason and ret untouched. */
+static void expect_spec_error(const char *text, const char *reason)
+{
+	struct cpuset online = cpus_of("0-3");
+	struct load_spec s, untouched;
+	char err[256] = "";
+
+	memset(&s, 0x5a, sizeof(s));
+	memcpy(&untouched, &s, sizeof(s));
+	int r = load_parse(text, &online, &s, err, sizeof(err));
+	if (r != -EINVAL || strcmp(err, reason) != 0) {
+		print_error("load_parse(\"%s\"): r=%d \"%s\", want %d \"%s\"\n", text ? text : "(null)", r, err,
+			    -EINVAL, reason);
+		fail();
+	}
+	assert_memory_equal(&s, &untouched, sizeof(s));
+}
+
+static struct load_spec spec_on(const char *text, const char *cpus)
+{
+	struct cpuset online = cpus_of(cpus);
+	struct load_spec s;
+	char err[256] = "";
+
+	if (load_parse(text, &online, &s, err, sizeof(err)) != 0) {
+		print_error("load_parse(\"%s\"): %s\n", text, err);
+		fail();
+	}
+	return s;
+}
+
+static bool group_gone(pid_t pgid)
+{
+	return kill(-pgid, 0) == -1 && errno == ESRCH;
+}
+
+static struct load_set *start_or_fail(const struct load_spec *specs, size_t n, const char *cmd)
+{
+	struct load_set *ls = NULL;
+	char err[256] = "";
+
+	int r = load_start(specs, n, cmd, &ls, err, sizeof(err));
+	if (r != 0) {
+		print_error("load_start: %d %s\n", r, err);
+		fail();
+	}
+	return ls;
+}
+
+static void stop_or_fail(struct load_set *ls, struct load_outcome *out)
+{
+	char err[256] = "";
+	int r = load_stop(ls, out, err, sizeof(err));
+	if (r != 0) {
+		print_error("load_stop: %d %s\n", r, err);
+		fail();
+	}
+}
+
+static uint64_t children_cpu_ns(void)
+{
+	struct rusage ru;
+	assert_int_equal(getrusage(RUSAGE_CHILDREN, &ru), 0);
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * NS_PER_SEC +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * NS_PER_US;
+}
+
+static unsigned entries_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	unsigned n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/* ---- load_parse and load_format ---- */
+
+static void test_load_parse_reads_a_bare_kind_as_every_online_cpu_at_full_intensity(void **state)
+{
+	(void)state;
+	expect_spec("cpu", "cpu:cpus=0-3,intensity=100%");
+	expect_spec("mem", "mem:cpus=0-3,intensity=100%");
+	expect_spec("syscall", "syscall:cpus=0-3,intensity=100%");
+	expect_spec("sched", "sched:cpus=0-3,intensity=100%");
+	expect_spec("io", "io:cpus=0-3,intensity=100%,dir=/var/tmp");
+	expect_spec("console", "console:cpus=0-3,intensity=100%");
+}
+
+static void test_load_parse_reads_cpus_intensity_dir_and_dev(void **state)
+{
+	(void)state;
+	expect_spec("cpu:cpus=0,intensity=50%", "cpu:cpus=0,intensity=50%");
+	expect_spec("cpu:intensity=7", "cpu:cpus=0-3,intensity=7%");
+	expect_spec("cpu:cpus=0,2-3", "cpu:cpus=0,2-3,intensity=100%");
+	expect_spec("mem:cpus=3,1,intensity=1%", "mem:cpus=1,3,intensity=1%");
+	expect_spec("sched:cpus=all", "sched:cpus=0-3,intensity=100%");
+	expect_spec("io:cpus=1,dir=/tmp", "io:cpus=1,intensity=100%,dir=/tmp");
+	expect_spec("console:dev=/dev/ttyS0", "console:cpus=0-3,intensity=100%,dev=/dev/ttyS0");
+	expect_spec("console:intensity=100%,cpus=2", "console:cpus=2,intensity=100%");
+}
+
+static void test_load_parse_rejects_an_unknown_kind_naming_the_kinds(void **state)
+{
+	(void)state;
+	expect_spec_error("foo", "unknown load 'foo' (cpu, mem, syscall, sched, io, console)");
+	expect_spec_error("CPU", "unknown load 'CPU' (cpu, mem, syscall, sched, io, console)");
+	expect_spec_error("cpux:cpus=0", "unknown load 'cpux' (cpu, mem, syscall, sched, io, console)");
+	expect_spec_error("", "empty load (cpu, mem, syscall, sched, io, console)");
+	expect_spec_error(NULL, "empty load (cpu, mem, syscall, sched, io, console)");
+}
+
+static void test_load_parse_rejects_a_key_the_kind_does_not_have(void **state)
+{
+	(void)state;
+	expect_spec_error("cpu:speed=3", "unknown key 'speed' for cpu (cpus, intensity)");
+	expect_spec_error("cpu:dir=/tmp", "unknown key 'dir' for cpu (cpus, intensity)");
+	expect_spec_error("io:dev=/dev/null", "unknown key 'dev' for io (cpus, intensity, dir)");
+	expect_spec_error("console:dir=/tmp", "unknown key 'dir' for console (cpus, intensity, dev)");
+	expect_spec_error("cpu:=3", "unknown key '' for cpu (cpus, intensity)");
+}
+
+static void test_load_parse_rejects_intensity_outside_1_to_100_percent(void **state)
+{
+	(void)state;
+	expect_spec_error("cpu:intensity=150%", "intensity '150%' is not 1-100%");
+	expect_spec_error("cpu:intensity=0%", "intensity '0%' is not 1-100%");
+	expect_spec_error("cpu:intensity=101", "intensity '101' is not 1-100%");
+	expect_spec_error("cpu:intensity=-5%", "intensity '-5%' is not 1-100%");
+	expect_spec_error("cpu:intensity=50%%", "intensity '50%%' is not 1-100%");
+	expect_spec_error("cpu:intensity=5x", "intensity '5x' is not 1-100%");
+	expect_spec_error("cpu:intensity=%", "intensity '%' is not 1-100%");
+}
+
+static void test_load_parse_rejects_cpus_that_are_not_online_naming_them(void **state)
+{
+	(void)state;
+	expect_spec_error("cpu:cpus=9", "cpus '9' are not online");
+	expect_spec_error("cpu:cpus=2-6", "cpus '4-6' are not online");
+	expect_spec_error("cpu:cpus=0,8,9", "cpus '8-9' are not online");
+	expect_spec_error("cpu:cpus=zero", "cpus 'zero' is not a CPU list");
+}
+
+static void test_load_parse_rejects_empty_values_and_malformed_options(void **state)
+{
+	(void)state;
+	expect_spec_error("cpu:cpus=", "empty value for 'cpus'");
+	expect_spec_error("io:dir=", "empty value for 'dir'");
+	expect_spec_error("cpu:intensity=", "empty value for 'intensity'");
+	expect_spec_error("cpu:", "no options after 'cpu:'");
+	expect_spec_error("cpu:cpus", "'cpus' is not key=value");
+	expect_spec_error("cpu:intensity=5,3", "'3' is not key=value");
+	expect_spec_error("cpu:cpus=0,cpus=1", "'cpus' is given twice");
+}
+
+static void test_load_format_round_trips_through_parse(void **state)
+{
+	const char *texts[] = {
+		"cpu", "cpu:cpus=0,2,intensity=33%", "mem:intensity=1%", "syscall:cpus=1-3", "sched:cpus=0",
+		"io:dir=/tmp/x y", "console", "console:dev=/dev/kmsg,cpus=3,intensity=99",
+	};
+	struct cpuset online = cpus_of("0-3");
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		struct load_spec a, b;
+		char err[256], once[512], twice[512];
+		assert_int_equal(load_parse(texts[i], &online, &a, err, sizeof(err)), 0);
+		size_t len = load_format(&a, once, sizeof(once));
+		assert_int_equal(len, strlen(once));
+		assert_int_equal(load_parse(once, &online, &b, err, sizeof(err)), 0);
+		load_format(&b, twice, sizeof(twice));
+		assert_string_equal(once, twice);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
+}
+
+static void test_load_format_into_a_short_buffer_returns_the_needed_length(void **state)
+{
+	struct load_spec s = spec_on("io:cpus=1,dir=/tmp", "0-3");
+	char small[8];
+	(void)state;
+
+	size_t want = strlen("io:cpus=1,intensity=100%,dir=/tmp");
+	assert_int_equal(load_format(&s, small, sizeof(small)), want);
+	assert_true(strlen(small) < sizeof(small));
+	assert_int_equal(load_format(&s, NULL, 0), want);
+}
+
+/* ---- load_start and load_stop ---- */
+
+static void test_load_start_and_stop_of_each_generator_on_cpu_0_leave_no_process_behind(void **state)
+{
+	const char *texts[] = { "cpu:cpus=0", "mem:cpus=0", "syscall:cpus=0", "sched:cpus=0",
+				"io:cpus=0,dir=/tmp", "console:cpus=0", "cpu:cpus=0,intensity=30%" };
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		struct load_spec s = spec_on(texts[i], "0");
+		struct load_outcome out;
+		struct load_set *ls = start_or_fail(&s, 1, NULL);
+		pid_t pgid = load_pgid(ls);
+
+		assert_true(pgid > 0);
+		assert_int_equal(load_cmd_pgid(ls), 0);
+		sleep_ms(100);
+		assert_int_equal(kill(-pgid, 0), 0);
+		stop_or_fail(ls, &out);
+		if (!group_gone(pgid)) {
+			print_error("%s: process group %d outlived load_stop\n", texts[i], (int)pgid);
+			fail();
+		}
+		assert_false(out.cmd_ran);
+		assert_int_equal(out.workers_lost, 0);
+	}
+}
+
+static void test_load_start_runs_several_generators_at_once(void **state)
+{
+	struct load_spec specs[] = { spec_on("cpu:cpus=0,intensity=20%", "0"), spec_on("syscall:cpus=0", "0"),
+				     spec_on("sched:cpus=0,intensity=50%", "0") };
+	(void)state;
+
+	struct load_set *ls = start_or_fail(specs, ARRAY_SIZE(specs), NULL);
+	pid_t pgid = load_pgid(ls);
+	sleep_ms(50);
+	stop_or_fail(ls, NULL);
+	assert_true(group_gone(pgid));
+}
+
+static void expect_start_error(const char *text, int want_r, const char *reason)
+{
+	struct load_spec s = spec_on(text, "0");
+	struct load_set *ls = NULL;
+	char err[256] = "";
+
+	assert_int_equal(load_start(&s, 1, NULL, &ls, err, sizeof(err)), want_r);
+	assert_string_equal(err, reason);
+	assert_null(ls);
+}
+
+static void test_load_start_names_the_generator_when_io_cannot_create_its_scratch_file(void **state)
+{
+	(void)state;
+	expect_start_error("io:cpus=0,dir=/nonexist", -ENOENT,
+			   "io: cannot create a scratch file in '/nonexist': No such file or directory");
+}
+
+static void test_load_start_names_the_generator_when_the_console_device_cannot_be_opened(void **state)
+{
+	(void)state;
+	expect_start_error("console:cpus=0,dev=/nonexist/tty", -ENOENT,
+			   "console: cannot open '/nonexist/tty': No such file or directory");
+}
+
+static void test_load_io_leaves_no_scratch_file_in_its_dir(void **state)
+{
+	char dir[] = "/tmp/latscope-test-load-XXXXXX", text[128];
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(text, sizeof(text), "io:cpus=0,dir=%s", dir);
+	struct load_spec s = spec_on(text, "0");
+	struct load_set *ls = start_or_fail(&s, 1, NULL);
+	sleep_ms(50);
+	assert_int_equal(entries_in(dir), 0);
+	stop_or_fail(ls, NULL);
+	assert_int_equal(entries_in(dir), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_load_console_writes_lines_to_the_given_terminal(void **state)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	char text[128], buf[4096];
+	(void)state;
+
+	assert_true(master >= 0);
+	assert_int_equal(grantpt(master), 0);
+	assert_int_equal(unlockpt(master), 0);
+	snprintf(text, sizeof(text), "console:cpus=0,intensity=10%%,dev=%s", ptsname(master));
+	struct load_spec s = spec_on(text, "0");
+	struct load_set *ls = start_or_fail(&s, 1, NULL);
+	ssize_t n = read(master, buf, sizeof(buf) - 1);
+	stop_or_fail(ls, NULL);
+	close(master);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "latscope console load"));
+}
+
+static void test_load_stop_ends_a_command_and_its_background_children(void **state)
+{
+	struct load_outcome out;
+	(void)state;
+
+	struct load_set *ls = start_or_fail(NULL, 0, "sleep 30 & sleep 30");
+	pid_t pgid = load_pgid(ls), cmd = load_cmd_pgid(ls);
+	assert_true(cmd > 0);
+	sleep_ms(100);
+	assert_int_equal(kill(-cmd, 0), 0);
+	stop_or_fail(ls, &out);
+	assert_true(group_gone(cmd));
+	assert_true(group_gone(pgid));
+	assert_true(out.cmd_ran);
+	assert_false(out.cmd_ended_early);
+	assert_true(WIFSIGNALED(out.cmd_status));
+}
+
+static void test_load_stop_ends_orphans_that_left_the_command_group(void **state)
+{
+	char pidfile[] = "/tmp/latscope-test-load-pid-XXXXXX", cmd[256];
+	long orphan = 0;
+	(void)state;
+
+	int fd = mkstemp(pidfile);
+	assert_true(fd >= 0);
+	close(fd);
+	/* setsid: the sleep leaves the group and its parent shell exits, so only the subreaper knows it. */
+	snprintf(cmd, sizeof(cmd), "setsid sh -c 'echo $$ > %s; exec sleep 30' & sleep 30", pidfile);
+	struct load_set *ls = start_or_fail(NULL, 0, cmd);
+	for (int i = 0; i < 200 && !orphan; i++) {
+		sleep_ms(10);
+		FILE *f = fopen(pidfile, "r");
+		if (f && fscanf(f, "%ld", &orphan) != 1)
+			orphan = 0;
+		if (f)
+			fclose(f);
+	}
+	assert_true(orphan > 0);
+	stop_or_fail(ls, NULL);
+	unlink(pidfile);
+	assert_int_equal(kill((pid_t)orphan, 0), -1);
+	assert_int_equal(errno, ESRCH);
+}
+
+static void test_load_stop_reports_a_command_that_ended_early_with_its_status(void **state)
+{
+	struct load_outcome out;
+	(void)state;
+
+	uint64_t before = mono_ns();
+	struct load_set *ls = start_or_fail(NULL, 0, "exit 3");
+	sleep_ms(200);
+	uint64_t after = mono_ns();
+	stop_or_fail(ls, &out);
+	assert_true(out.cmd_ran);
+	assert_true(out.cmd_ended_early);
+	assert_true(WIFEXITED(out.cmd_status));
+	assert_int_equal(WEXITSTATUS(out.cmd_status), 3);
+	assert_true(out.cmd_ended_ns > before && out.cmd_ended_ns < after);
+}
+
+static void test_load_ends_when_the_process_that_started_it_is_killed(void **state)
+{
+	int p[2];
+	pid_t ids[2] = { 0, 0 };
+	(void)state;
+
+	/* The orphaned supervisor comes to us, so that we can reap it: init may not. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	assert_int_equal(pipe(p), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct cpuset online = cpus_of("0");
+		struct load_spec s;
+		struct load_set *ls;
+		char err[256];
+		close(p[0]);
+		if (load_parse("cpu:cpus=0,intensity=10%", &online, &s, err, sizeof(err)) == 0 &&
+		    load_start(&s, 1, "sleep 60", &ls, err, sizeof(err)) == 0) {
+			ids[0] = load_pgid(ls);
+			ids[1] = load_cmd_pgid(ls);
+		}
+		if (write(p[1], ids, sizeof(ids)) != (ssize_t)sizeof(ids))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], ids, sizeof(ids)), (ssize_t)sizeof(ids));
+	close(p[0]);
+	assert_true(ids[0] > 0 && ids[1] > 0);
+	assert_int_equal(kill(child, SIGKILL), 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+
+	uint64_t deadline = mono_ns() + 3 * NS_PER_SEC;
+	while (!(group_gone(ids[0]) && group_gone(ids[1])) && mono_ns() < deadline) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		sleep_ms(10);
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	assert_true(group_gone(ids[0]));
+	assert_true(group_gone(ids[1]));
+}
+
+static uint64_t cpu_ns_of_load(const char *text, unsigned ms)
+{
+	struct load_spec s = spec_on(text, "0");
+	uint64_t before = children_cpu_ns();
+	struct load_set *ls = start_or_fail(&s, 1, NULL);
+	sleep_ms(ms);
+	stop_or_fail(ls, NULL);
+	return children_cpu_ns() - before;
+}
+
+static void test_load_cpu_time_grows_with_intensity(void **state)
+{
+	(void)state;
+	uint64_t full = cpu_ns_of_load("cpu:cpus=0,intensity=100%", 400);
+	uint64_t fifth = cpu_ns_of_load("cpu:cpus=0,intensity=20%", 400);
+	if (!(full > 2 * fifth) || full < 100 * NS_PER_MS) {
+		print_error("cpu time at 100%%: %llu ns, at 20%%: %llu ns\n", (unsigned long long)full,
+			    (unsigned long long)fifth);
+		fail();
+	}
+}
+
+static void test_load_stop_of_null_is_a_no_op(void **state)
+{
+	(void)state;
+	assert_int_equal(load_stop(NULL, NULL, NULL, 0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_load_parse_reads_a_bare_kind_as_every_online_cpu_at_full_intensity),
+		cmocka_unit_test(test_load_parse_reads_cpus_intensity_dir_and_dev),
+		cmocka_unit_test(test_load_parse_rejects_an_unknown_kind_naming_the_kinds),
+		cmocka_unit_test(test_load_parse_rejects_a_key_the_kind_does_not_have),
+		cmocka_unit_test(test_load_parse_rejects_intensity_outside_1_to_100_percent),
+		cmocka_unit_test(test_load_parse_rejects_cpus_that_are_not_online_naming_them),
+		cmocka_unit_test(test_load_parse_rejects_empty_values_and_malformed_options),
+		cmocka_unit_test(test_load_format_round_trips_through_parse),
+		cmocka_unit_test(test_load_format_into_a_short_buffer_returns_the_needed_length),
+		cmocka_unit_test(test_load_start_and_stop_of_each_generator_on_cpu_0_leave_no_process_behind),
+		cmocka_unit_test(test_load_start_runs_several_generators_at_once),
+		cmocka_unit_test(test_load_start_names_the_generator_when_io_cannot_create_its_scratch_file),
+		cmocka_unit_test(test_load_start_names_the_generator_when_the_console_device_cannot_be_opened),
+		cmocka_unit_test(test_load_io_leaves_no_scratch_file_in_its_dir),
+		cmocka_unit_test(test_load_console_writes_lines_to_the_given_terminal),
+		cmocka_unit_test(test_load_stop_ends_a_command_and_its_background_children),
+		cmocka_unit_test(test_load_stop_ends_orphans_that_left_the_command_group),
+		cmocka_unit_test(test_load_stop_reports_a_command_that_ended_early_with_its_status),
+		cmocka_unit_test(test_load_ends_when_the_process_that_started_it_is_killed),
+		cmocka_unit_test(test_load_cpu_time_grows_with_intensity),
+		cmocka_unit_test(test_load_stop_of_null_is_a_no_op),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
