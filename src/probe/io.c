@@ -180,7 +180,8 @@ static void run_uring(struct probe_thread *t, struct io_state *s, const struct i
 			snprintf(t->err, sizeof(t->err), "io_uring_wait_cqe: %s", strerror(-r));
 			break;
 		}
-		bool stopping = done(t, now, n);
+		bool stopping = done(t, now, n), failed = false;
+		unsigned prepared = 0;
 		do {
 			unsigned slot = (unsigned)io_uring_cqe_get_data64(cqe);
 			int res = cqe->res;
@@ -190,15 +191,21 @@ static void run_uring(struct probe_thread *t, struct io_state *s, const struct i
 				t->run_rc = res < 0 ? res : -EIO;
 				snprintf(t->err, sizeof(t->err), "read of %llu bytes: %s", (unsigned long long)ip->bs,
 					 res < 0 ? strerror(-res) : "short read");
-				stopping = true;
+				failed = stopping = true;
 			} else if (!stopping) {
 				record(&t->rec, s->sent[slot], now);
 				n++;
-				if (!(stopping = done(t, now, n)))
-					inflight += submit_slot(s, ip, slot);
+				if (!(stopping = done(t, now, n))) {
+					bool ok = submit_slot(s, ip, slot);
+					inflight += ok;
+					prepared += ok;
+				}
 			}
 		} while (io_uring_peek_cqe(&s->ring, &cqe) == 0);
-		if (!stopping)
+		if (failed)
+			break;
+		/* Reads prepared before the stop came are in flight only once submitted. */
+		if (prepared)
 			io_uring_submit(&s->ring);
 	}
 	/* Reads still in flight after an error are reaped by io_uring_queue_exit. */

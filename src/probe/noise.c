@@ -81,23 +81,26 @@ static inline __attribute__((always_inline)) void spin(struct probe_thread *t, c
 	const uint64_t base_ns = mono_ns(), base_c = counter ? cycles_read() : base_ns;
 	const uint64_t check_c = counter ? ns_to_count(&scale, CHECK_NS) : CHECK_NS;
 	const uint64_t end_c = base_c + (counter ? ns_to_count(&scale, until_ns - base_ns) : until_ns - base_ns);
-	uint64_t prev = base_c, next_check = base_c + check_c;
+	/* Gaps are differences of the time since base, not each converted alone:
+	 * rounding each one down lost up to 1 ns a gap, 1.5 % of the run. */
+	uint64_t prev_ns = 0, next_check = base_c + check_c;
 	uint64_t n = 0, sum = 0, min = UINT64_MAX, max = 0;
 	uint64_t *counts = rec->cur_hist->counts;
 
 	for (;;) {
 		uint64_t now = counter ? cycles_read() : mono_ns();
-		uint64_t gap = counter ? cycles_to_ns(&scale, now - prev) : now - prev;
-		prev = now;
+		uint64_t now_rel = counter ? cycles_to_ns(&scale, now - base_c) : now - base_c;
+		uint64_t gap = now_rel - prev_ns;
+		prev_ns = now_rel;
 		counts[hist_index(gap)]++;
 		n++;
 		sum += gap;
 		min = gap < min ? gap : min;
 		max = gap > max ? gap : max;
 		if (__builtin_expect(gap > thr, 0)) {
-			uint64_t at = base_ns + (counter ? cycles_to_ns(&scale, now - base_c) : now - base_c);
 			rec_light_above(rec, 0, gap);
-			rec_top(rec, gap, at);
+			rec_top(rec, gap, base_ns + now_rel);
+			rec_log(rec, base_ns + now_rel - gap, base_ns + now_rel);
 		}
 		if (__builtin_expect(now < next_check, 1))
 			continue;
@@ -105,8 +108,7 @@ static inline __attribute__((always_inline)) void spin(struct probe_thread *t, c
 		rec_light_add(rec, 0, n, sum, min, max);
 		n = sum = max = 0;
 		min = UINT64_MAX;
-		uint64_t now_ns = base_ns + (counter ? cycles_to_ns(&scale, now - base_c) : now - base_c);
-		rec_tick(rec, now_ns);
+		rec_tick(rec, base_ns + now_rel);
 		counts = rec->cur_hist->counts;         /* a new window may have begun */
 		if (now >= end_c || atomic_load_explicit(t->stop, memory_order_relaxed))
 			return;

@@ -47,6 +47,23 @@ void rec_free(struct recorder *r)
 	}
 	r->cur = NULL;
 	r->cur_hist = NULL;
+	free(r->log.spans);
+	memset(&r->log, 0, sizeof(r->log));
+}
+
+int rec_log_init(struct recorder *r, size_t cap)
+{
+	free(r->log.spans);
+	memset(&r->log, 0, sizeof(r->log));
+	if (cap == 0)
+		return 0;
+	r->log.spans = malloc(cap * sizeof(*r->log.spans));
+	if (!r->log.spans)
+		return -ENOMEM;
+	/* Touch every page now: a first write during the run would be a page fault. */
+	memset(r->log.spans, 0, cap * sizeof(*r->log.spans));
+	r->log.cap = cap;
+	return 0;
 }
 
 void rec_start(struct recorder *r, uint64_t origin_ns)

@@ -29,6 +29,18 @@ struct rec_slot {
 	_Atomic unsigned owner;
 };
 
+/* One sample's span, for matching it with kernel trace events after the run. */
+struct rec_span {
+	uint64_t from_ns;               /* the deadline (or the gap's start) */
+	uint64_t to_ns;                 /* the clock read on wakeup (or the gap's end) */
+};
+
+struct rec_log {
+	struct rec_span *spans;         /* NULL: not logging */
+	size_t cap, n;
+	uint64_t dropped;               /* samples past cap */
+};
+
 struct recorder {
 	/* the writer's per-sample state, in one cache line */
 	_Alignas(64) struct rec_window *cur;    /* writer's window and histograms */
@@ -44,6 +56,7 @@ struct recorder {
 	uint64_t top_floor;             /* a value must beat this to enter */
 	unsigned ntop;
 	struct rec_event top[REC_TOP];
+	struct rec_log log;             /* writer's, read after join */
 	_Alignas(64) unsigned ri;       /* reader's next slot: apart from the writer's line */
 	struct rec_slot slots[REC_SLOTS];
 };
@@ -51,6 +64,8 @@ struct recorder {
 /* Allocate and pre-fault every slot.  thresholds may be NULL (none).  -ENOMEM. */
 int rec_init(struct recorder *r, unsigned nmetrics, const uint64_t *thresholds, uint64_t window_ns);
 void rec_free(struct recorder *r);
+/* Keep every sample's span, up to cap of them (allocated and pre-faulted now). -ENOMEM. */
+int rec_log_init(struct recorder *r, size_t cap);
 
 /* Writer: open window 0 at origin (call once, on the measuring thread). */
 void rec_start(struct recorder *r, uint64_t origin_ns);
@@ -110,6 +125,17 @@ static inline void rec_top(struct recorder *r, uint64_t v, uint64_t now_ns)
 {
 	if (__builtin_expect(v > r->top_floor, 0))
 		rec_top_insert(r, v, now_ns);
+}
+
+static inline void rec_log(struct recorder *r, uint64_t from_ns, uint64_t to_ns)
+{
+	struct rec_log *l = &r->log;
+	if (__builtin_expect(!l->spans, 1))
+		return;
+	if (l->n < l->cap)
+		l->spans[l->n++] = (struct rec_span){ from_ns, to_ns };
+	else
+		l->dropped++;
 }
 
 static inline void rec_missed(struct recorder *r, uint64_t n)

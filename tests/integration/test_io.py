@@ -51,6 +51,14 @@ class Reading(IoCase):
         self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 500)
         self.assertEqual(doc["params"]["bs_bytes"], 65536)
 
+    def test_count_stops_io_uring_with_many_reads_in_flight(self):
+        # Reads prepared in the batch that reached the count were once never
+        # submitted, and the thread waited for them for ever.
+        _, doc = self.io("-n", "5000", "--engine", "io_uring", "--depth", "16")
+        count = doc["cpus"][0]["metrics"]["latency"]["count"]
+        self.assertGreaterEqual(count, 5000)
+        self.assertLess(count, 5000 + 16)
+
     def test_the_cpu_breakdown_adds_up_to_the_elapsed_time(self):
         _, doc = self.io("-D", "3", "--pattern", "random")
         m = doc["machine"]
