@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/units.h"
 #include "probe/cycles.h"
+#include "probe/tracerun.h"
 #include "sys/cpus.h"
 
 static const char *const clock_choices[] = { "tsc", "monotonic", NULL };
@@ -22,6 +23,9 @@ static const struct opt noise_opts[] = {
 		  "throttling); a bare number is milliseconds" },
 	{ "rest", 0, OPT_DURATION, offsetof(struct noise_cmd, p.rest_ns), .min = NS_PER_MS,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_MS, .help = "the pause between bursts; a bare number is milliseconds" },
+	{ "trace", 0, OPT_FLAG, offsetof(struct noise_cmd, run.trace),
+	  .help = "explain every gap above the threshold from kernel trace events: interrupt, softirq, task or "
+		  "nothing seen (root)" },
 	RUN_OPTS(struct noise_cmd),
 };
 
@@ -99,6 +103,9 @@ static int noise_validate(void *params, const struct opt_result *given, struct o
 			}
 		}
 	}
+	/* Events, not loop turns: a busy CPU on a guest sees a few thousand a second. */
+	if (c->run.trace)
+		c->run.trace_log_cap = tracerun_log_cap(&c->run, 20000u);
 	return 0;
 }
 

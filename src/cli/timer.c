@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/units.h"
+#include "probe/tracerun.h"
 
 
 static const char *const mode_choices[] = { "nanosleep", "timerfd", "posix", NULL };
@@ -22,6 +23,11 @@ static const struct opt timer_opts[] = {
 	  .help = "how to wait: clock_nanosleep with TIMER_ABSTIME, a timerfd read, or a POSIX timer signal" },
 	{ "co-correct", 0, OPT_FLAG, offsetof(struct timer_cmd, p.co_correct),
 	  .help = "also record the latency each missed deadline would have had (coordinated omission)" },
+	{ "trace", 0, OPT_FLAG, offsetof(struct timer_cmd, run.trace),
+	  .help = "split every sample's latency into its parts from kernel trace events, and explain the spikes (root)" },
+	{ "trace-above", 0, OPT_DURATION, offsetof(struct timer_cmd, run.trace_above_ns), .min = 1,
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
+	  .help = "with --trace: explain the samples above this (default: --threshold); a bare number is microseconds" },
 	RUN_OPTS(struct timer_cmd),
 };
 
@@ -40,7 +46,6 @@ static int timer_validate(void *params, const struct opt_result *given, struct o
 	struct timer_cmd *c = params;
 	struct timespec res;
 	char a[32], b[32];
-	(void)given;
 
 	uint64_t floor_ns = MIN_INTERVAL_NS;
 	if (clock_getres(CLOCK_MONOTONIC, &res) == 0 && ts_to_ns(&res) > floor_ns)
@@ -58,6 +63,12 @@ static int timer_validate(void *params, const struct opt_result *given, struct o
 		snprintf(err->msg, sizeof(err->msg), "option '--window': %s is shorter than the interval %s", a, b);
 		return -1;
 	}
+	if (opt_given(timer_command.opts, timer_command.nopts, given, "trace-above") && !c->run.trace) {
+		snprintf(err->msg, sizeof(err->msg), "option '--trace-above' needs '--trace'");
+		return -1;
+	}
+	if (c->run.trace)
+		c->run.trace_log_cap = tracerun_log_cap(&c->run, NS_PER_SEC / c->p.interval_ns);
 	return 0;
 }
 

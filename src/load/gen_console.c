@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "load/errmsg.h"
+#include "core/errmsg.h"
 #include "load/gen.h"
 
 static int open_pty(struct gen_shared *ret, char *err, size_t errsize)
@@ -15,20 +15,20 @@ static int open_pty(struct gen_shared *ret, char *err, size_t errsize)
 	int r;
 
 	if (fd < 0)
-		return load_err(err, errsize, -errno, "cannot open a new pty: %s", strerror(errno));
+		return err_set(err, errsize, -errno, "cannot open a new pty: %s", strerror(errno));
 	if (grantpt(fd) < 0 || unlockpt(fd) < 0)
 		r = -errno;
 	else
 		r = -ptsname_r(fd, ret->tty, sizeof(ret->tty));    /* returns the error itself */
 	if (r < 0) {
 		close(fd);
-		return load_err(err, errsize, r, "cannot set up a new pty: %s", strerror(-r));
+		return err_set(err, errsize, r, "cannot set up a new pty: %s", strerror(-r));
 	}
 	int slave = open(ret->tty, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (slave < 0) {
 		r = -errno;
 		close(fd);
-		return load_err(err, errsize, r, "cannot open '%s': %s", ret->tty, strerror(-r));
+		return err_set(err, errsize, r, "cannot open '%s': %s", ret->tty, strerror(-r));
 	}
 	/* Never blocks the supervisor: it reads whatever is there and moves on. */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -44,7 +44,7 @@ static int console_prepare(const struct load_spec *spec, struct gen_shared *ret,
 	/* Check once here, so that a bad device fails with one clear message. */
 	int fd = open(spec->path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return load_err(err, errsize, -errno, "cannot open '%s': %s", spec->path, strerror(errno));
+		return err_set(err, errsize, -errno, "cannot open '%s': %s", spec->path, strerror(errno));
 	close(fd);
 	strcpy(ret->tty, spec->path);
 	return 0;
@@ -55,7 +55,7 @@ static int console_setup(struct gen_worker *w, char *err, size_t errsize)
 	/* O_NOCTTY: a worker must not take the terminal as its controlling one. */
 	w->fd = open(w->shared->tty, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (w->fd < 0)
-		return load_err(err, errsize, -errno, "cannot open '%s': %s", w->shared->tty, strerror(errno));
+		return err_set(err, errsize, -errno, "cannot open '%s': %s", w->shared->tty, strerror(errno));
 	return 0;
 }
 

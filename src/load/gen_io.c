@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "load/errmsg.h"
+#include "core/errmsg.h"
 #include "load/gen.h"
 
 #define IO_BLOCK (64u << 10)
@@ -19,7 +19,7 @@ static int io_prepare(const struct load_spec *spec, struct gen_shared *ret, char
 	snprintf(name, sizeof(name), "%s/latscope-load-XXXXXX", spec->path);
 	int fd = mkostemp(name, O_CLOEXEC);
 	if (fd < 0)
-		return load_err(err, errsize, -errno, "cannot create a scratch file in '%s': %s", spec->path,
+		return err_set(err, errsize, -errno, "cannot create a scratch file in '%s': %s", spec->path,
 				strerror(errno));
 	/* Gone from the directory at once: the workers keep the inode through fd, and
 	 * no way of dying, not even the supervisor's, can leave the file behind. */
@@ -34,7 +34,7 @@ static int io_setup(struct gen_worker *w, char *err, size_t errsize)
 	int r = posix_memalign(&buf, 4096, IO_BLOCK);
 
 	if (r)
-		return load_err(err, errsize, -r, "out of memory");
+		return err_set(err, errsize, -r, "out of memory");
 	memset(buf, 0x5a, IO_BLOCK);
 	w->buf = buf;
 	w->buf_size = IO_BLOCK;

@@ -6,14 +6,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "load/errmsg.h"
+#include "core/errmsg.h"
 #include "load/gen.h"
 
 static int syscall_setup(struct gen_worker *w, char *err, size_t errsize)
 {
 	w->fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	if (w->fd < 0)
-		return load_err(err, errsize, -errno, "cannot open '/dev/zero': %s", strerror(errno));
+		return err_set(err, errsize, -errno, "cannot open '/dev/zero': %s", strerror(errno));
 	return 0;
 }
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "core/nstime.h"
-#include "load/errmsg.h"
+#include "core/errmsg.h"
 #include "load/load.h"
 #include "load/msg.h"
 #include "load/supervisor.h"
@@ -37,14 +37,14 @@ pid_t load_cmd_pgid(const struct load_set *ls)
 static int validate(const struct load_spec *specs, size_t n, char *err, size_t errsize)
 {
 	if (n && !specs)
-		return load_err(err, errsize, -EINVAL, "load: no specs");
+		return err_set(err, errsize, -EINVAL, "load: no specs");
 	for (size_t i = 0; i < n; i++) {
 		if (!load_kind_name(specs[i].kind))
-			return load_err(err, errsize, -EINVAL, "load: unknown kind %d", (int)specs[i].kind);
+			return err_set(err, errsize, -EINVAL, "load: unknown kind %d", (int)specs[i].kind);
 		if (!cpuset_count(&specs[i].cpus))
-			return load_err(err, errsize, -EINVAL, "%s: no cpus", load_kind_name(specs[i].kind));
+			return err_set(err, errsize, -EINVAL, "%s: no cpus", load_kind_name(specs[i].kind));
 		if (specs[i].intensity_pct < 1 || specs[i].intensity_pct > 100)
-			return load_err(err, errsize, -EINVAL, "%s: intensity %u%% is not 1-100%%",
+			return err_set(err, errsize, -EINVAL, "%s: intensity %u%% is not 1-100%%",
 					load_kind_name(specs[i].kind), specs[i].intensity_pct);
 	}
 	return 0;
@@ -100,18 +100,18 @@ int load_start(const struct load_spec *specs, size_t n, const char *cmd, struct 
 		return r;
 	ls = calloc(1, sizeof(*ls));
 	if (!ls)
-		return load_err(err, errsize, -ENOMEM, "load: out of memory");
+		return err_set(err, errsize, -ENOMEM, "load: out of memory");
 	/* O_CLOEXEC: no program latscope runs may hold the write end and keep the load alive. */
 	if (pipe2(life, O_CLOEXEC) < 0) {
 		free(ls);
-		return load_err(err, errsize, -errno, "load: cannot create a pipe: %s", strerror(errno));
+		return err_set(err, errsize, -errno, "load: cannot create a pipe: %s", strerror(errno));
 	}
 	if (pipe2(report, O_CLOEXEC) < 0) {
 		r = -errno;
 		close(life[0]);
 		close(life[1]);
 		free(ls);
-		return load_err(err, errsize, r, "load: cannot create a pipe: %s", strerror(-r));
+		return err_set(err, errsize, r, "load: cannot create a pipe: %s", strerror(-r));
 	}
 	pid_t parent = getpid();
 	ls->pid = fork();
@@ -129,7 +129,7 @@ int load_start(const struct load_spec *specs, size_t n, const char *cmd, struct 
 		close(ls->life_fd);
 		close(ls->report_fd);
 		free(ls);
-		return load_err(err, errsize, r, "load: cannot fork: %s", strerror(-r));
+		return err_set(err, errsize, r, "load: cannot fork: %s", strerror(-r));
 	}
 	/* Also here, so that the group exists as soon as fork returns. */
 	setpgid(ls->pid, ls->pid);
@@ -143,9 +143,9 @@ int load_start(const struct load_spec *specs, size_t n, const char *cmd, struct 
 	struct load_msg last;
 	end_supervisor(ls, STOP_TIMEOUT_MS, &last);
 	if (r == 0 && m.type == MSG_ERROR)
-		return load_err(err, errsize, m.error ? -m.error : -EIO, "%s", m.text);
+		return err_set(err, errsize, m.error ? -m.error : -EIO, "%s", m.text);
 	r = r < 0 ? r : -EPROTO;
-	return load_err(err, errsize, r, "load: the supervisor did not start: %s", strerror(-r));
+	return err_set(err, errsize, r, "load: the supervisor did not start: %s", strerror(-r));
 }
 
 int load_stop(struct load_set *ls, struct load_outcome *out, char *err, size_t errsize)
@@ -156,7 +156,7 @@ int load_stop(struct load_set *ls, struct load_outcome *out, char *err, size_t e
 		return 0;
 	end_supervisor(ls, STOP_TIMEOUT_MS, &m);
 	if (m.type != MSG_OUTCOME)
-		return load_err(err, errsize, m.error ? -m.error : -EPROTO, "load: the supervisor did not stop cleanly: %s",
+		return err_set(err, errsize, m.error ? -m.error : -EPROTO, "load: the supervisor did not stop cleanly: %s",
 				m.type == MSG_ERROR ? m.text : strerror(m.error ? m.error : EPROTO));
 	if (out)
 		*out = m.outcome;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/parse.h"
-#include "load/errmsg.h"
+#include "core/errmsg.h"
 #include "load/load.h"
 
 #define KINDS "cpu, mem, syscall, sched, io, console"
@@ -39,12 +39,12 @@ static int parse_cpus(const char *value, const struct cpuset *online, struct cpu
 		return 0;
 	}
 	if (cpuset_parse(value, &set) < 0)
-		return load_err(err, errsize, -EINVAL, "cpus '%s' is not a CPU list", value);
+		return err_set(err, errsize, -EINVAL, "cpus '%s' is not a CPU list", value);
 	cpuset_diff(&offline, &set, online);
 	if (cpuset_count(&offline)) {
 		/* Name only the offending CPUs; "..." marks a list too long to quote whole. */
 		size_t len = cpuset_format(&offline, list, sizeof(list));
-		return load_err(err, errsize, -EINVAL, "cpus '%s%s' are not online", list,
+		return err_set(err, errsize, -EINVAL, "cpus '%s%s' are not online", list,
 				len >= sizeof(list) ? "..." : "");
 	}
 	*ret = set;
@@ -60,11 +60,11 @@ static int parse_intensity(const char *value, unsigned *ret, char *err, size_t e
 	if (len && value[len - 1] == '%')
 		len--;
 	if (len >= sizeof(digits))
-		return load_err(err, errsize, -EINVAL, "intensity '%s' is not 1-100%%", value);
+		return err_set(err, errsize, -EINVAL, "intensity '%s' is not 1-100%%", value);
 	memcpy(digits, value, len);
 	digits[len] = '\0';
 	if (parse_u64(digits, &pct) < 0 || pct < 1 || pct > 100)
-		return load_err(err, errsize, -EINVAL, "intensity '%s' is not 1-100%%", value);
+		return err_set(err, errsize, -EINVAL, "intensity '%s' is not 1-100%%", value);
 	*ret = (unsigned)pct;
 	return 0;
 }
@@ -81,7 +81,7 @@ static int key_slot(enum load_kind kind, const char *key, char *err, size_t errs
 		return KEY_INTENSITY;
 	if (pkey && strcmp(key, pkey) == 0)
 		return KEY_PATH;
-	return load_err(err, errsize, -EINVAL, "unknown key '%.31s' for %s (cpus, intensity%s%s)", key,
+	return err_set(err, errsize, -EINVAL, "unknown key '%.31s' for %s (cpus, intensity%s%s)", key,
 			load_kind_name(kind), pkey ? ", " : "", pkey ? pkey : "");
 }
 
@@ -94,10 +94,10 @@ static int parse_option(const char *key, const char *value, const struct cpuset 
 	if (slot < 0)
 		return slot;
 	if (seen[slot])
-		return load_err(err, errsize, -EINVAL, "'%s' is given twice", key);
+		return err_set(err, errsize, -EINVAL, "'%s' is given twice", key);
 	seen[slot] = true;
 	if (!*value)
-		return load_err(err, errsize, -EINVAL, "empty value for '%s'", key);
+		return err_set(err, errsize, -EINVAL, "empty value for '%s'", key);
 	switch (slot) {
 	case KEY_CPUS:
 		return parse_cpus(value, online, &s->cpus, err, errsize);
@@ -105,7 +105,7 @@ static int parse_option(const char *key, const char *value, const struct cpuset 
 		return parse_intensity(value, &s->intensity_pct, err, errsize);
 	default:
 		if (strlen(value) >= sizeof(s->path))
-			return load_err(err, errsize, -EINVAL, "%s '%.32s...' is too long", key, value);
+			return err_set(err, errsize, -EINVAL, "%s '%.32s...' is too long", key, value);
 		strcpy(s->path, value);
 		return 0;
 	}
@@ -118,7 +118,7 @@ static int parse_kind(const char *name, size_t len, enum load_kind *ret, char *e
 			*ret = (enum load_kind)k;
 			return 0;
 		}
-	return load_err(err, errsize, -EINVAL, "unknown load '%.*s' (" KINDS ")", (int)len, name);
+	return err_set(err, errsize, -EINVAL, "unknown load '%.*s' (" KINDS ")", (int)len, name);
 }
 
 /*
@@ -134,7 +134,7 @@ int load_parse(const char *text, const struct cpuset *online, struct load_spec *
 	int r;
 
 	if (!text || !*text)
-		return load_err(err, errsize, -EINVAL, "empty load (" KINDS ")");
+		return err_set(err, errsize, -EINVAL, "empty load (" KINDS ")");
 	size_t kind_len = strcspn(text, ":");
 	r = parse_kind(text, kind_len, &s.kind, err, errsize);
 	if (r < 0)
@@ -147,7 +147,7 @@ int load_parse(const char *text, const struct cpuset *online, struct load_spec *
 		return 0;
 	}
 	if (strlen(text + kind_len + 1) >= sizeof(opts))
-		return load_err(err, errsize, -EINVAL, "load '%.32s...' is too long", text);
+		return err_set(err, errsize, -EINVAL, "load '%.32s...' is too long", text);
 	strcpy(opts, text + kind_len + 1);
 
 	char *save = NULL;
@@ -155,7 +155,7 @@ int load_parse(const char *text, const struct cpuset *online, struct load_spec *
 		char *eq = piece ? strchr(piece, '=') : NULL;
 		if (piece && !eq && pending && strcmp(key, "cpus") == 0) {
 			if (strlen(value) + 1 + strlen(piece) >= sizeof(value))
-				return load_err(err, errsize, -EINVAL, "cpus '%.32s...' is too long", value);
+				return err_set(err, errsize, -EINVAL, "cpus '%.32s...' is too long", value);
 			strcat(strcat(value, ","), piece);
 			continue;
 		}
@@ -167,11 +167,11 @@ int load_parse(const char *text, const struct cpuset *online, struct load_spec *
 		}
 		if (!piece) {
 			if (!first)
-				return load_err(err, errsize, -EINVAL, "no options after '%s:'", load_kind_name(s.kind));
+				return err_set(err, errsize, -EINVAL, "no options after '%s:'", load_kind_name(s.kind));
 			break;
 		}
 		if (!eq)
-			return load_err(err, errsize, -EINVAL, "'%s' is not key=value", piece);
+			return err_set(err, errsize, -EINVAL, "'%s' is not key=value", piece);
 		*eq = '\0';
 		if (strlen(piece) >= sizeof(key))
 			return key_slot(s.kind, piece, err, errsize);

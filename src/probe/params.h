@@ -35,6 +35,9 @@ struct run_params {
 	bool strict;                    /* refuse to run when a setting cannot be applied */
 	struct strlist load;            /* --load specs, as given */
 	const char *load_cmd;           /* --load-cmd; NULL: none */
+	bool trace;                     /* --trace: kernel trace events beside the run */
+	uint64_t trace_above_ns;        /* spikes to explain; 0: the threshold */
+	size_t trace_log_cap;           /* spans each thread keeps for the trace */
 };
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "core/nstime.h"
 #include "probe/context.h"
+#include "probe/tracerun.h"
 #include "sys/cpus.h"
 #include "sys/prep.h"
 
@@ -61,6 +62,7 @@ struct runner {
 	pthread_t main_thread;
 	struct run_context *ctx;        /* NULL: no context sampling */
 	uint64_t ctx_index;             /* the next window whose context is due */
+	struct trace_run *trace;        /* NULL: not tracing */
 };
 
 static void on_wakeup_signal(int sig)
@@ -429,6 +431,29 @@ static int collect_last(struct runner *rn)
 	return 0;
 }
 
+/* Tracing is asked for, not needed: without it the run goes on, and says why. */
+static void start_trace(struct runner *rn)
+{
+	char why[256];
+	if (tracerun_start(rn->rp, rn->ops->name, &rn->trace, why, sizeof(why)) < 0)
+		result_note(rn->res, "not traced: %s; measuring without the decomposition", why);
+}
+
+static void finish_trace(struct runner *rn)
+{
+	char why[256];
+	struct tracerun_thread *th = calloc(rn->n, sizeof(*th));
+	if (!th) {
+		result_note(rn->res, "not traced: out of memory");
+		return;
+	}
+	for (size_t i = 0; i < rn->n; i++)
+		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, &rn->w[i].t.rec.log };
+	if (tracerun_finish(rn->trace, th, rn->n, rn->res, why, sizeof(why)) < 0)
+		result_note(rn->res, "the trace could not be read: %s", why);
+	free(th);
+}
+
 static int init_workers(struct runner *rn, const void *pp)
 {
 	uint64_t thresholds[REC_MAX_METRICS];
@@ -449,6 +474,8 @@ static int init_workers(struct runner *rn, const void *pp)
 		w->t.end_ns = UINT64_MAX;
 		stats_reset(&w->clock_cost);
 		int r = rec_init(&w->t.rec, rn->ops->nmetrics, thresholds, rn->rp->window_ns);
+		if (r == 0 && rn->rp->trace)
+			r = rec_log_init(&w->t.rec, rn->rp->trace_log_cap);
 		if (r < 0)
 			return r;
 		i++;
@@ -520,6 +547,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	locked = res->applied.memlock;
 	if (move_main(&rn, &main_saved, &main_moved) < 0)
 		result_note(res, "the main thread could not be moved off the measured CPUs");
+	if (rp->trace)
+		start_trace(&rn);
 	if (hooks && hooks->prepared)
 		hooks->prepared(hooks->ctx, res);
 
@@ -576,8 +605,11 @@ join:
 		    context_finish(rn.ctx, res, last_window > rn.ctx_index ? last_window : rn.ctx_index) < 0)
 			result_note(res, "interrupts and steal time of the last window could not be read");
 	}
+	if (r == 0 && rn.gate == GATE_GO && rn.trace)
+		finish_trace(&rn);
 	context_free(rn.ctx);
 restore:
+	tracerun_free(rn.trace);        /* the tracefs instance goes on every path */
 	if (main_moved)
 		cpus_pin(&main_saved);
 	if (locked)

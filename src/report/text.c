@@ -1,4 +1,5 @@
 #include "report/text.h"
+#include "report/tracetext.h"
 
 #include <string.h>
 #include <time.h>
@@ -324,6 +325,7 @@ void text_summary(FILE *out, const struct result *res)
 	}
 	if (ops && ops->per_op_costs)
 		op_costs(out, res);
+	text_trace(out, res);
 	fprintf(out, "latscope's own cost per CPU:\n");
 	for (size_t i = 0; i < res->ncpus; i++) {
 		char name[16];

@@ -296,6 +296,8 @@ json_t *result_to_json(const struct result *res)
 		put(&b, doc, "fingerprint", json_incref(res->fingerprint));
 	if (res->findings)
 		put(&b, doc, "findings", json_incref(res->findings));
+	if (res->trace)
+		put(&b, doc, "trace", json_incref(res->trace));
 	if (b.failed || !tool || !argv || !labels || !applied || !notes || !metrics || !cpus)
 		goto fail;
 

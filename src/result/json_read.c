@@ -693,6 +693,11 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 		return bad(rd, "findings is not an array");
 	if ((fp && !(res->fingerprint = json_deep_copy(fp))) || (fi && !(res->findings = json_deep_copy(fi))))
 		return -ENOMEM;
+	const json_t *tr = json_object_get(doc, "trace");
+	if (tr && !json_is_object(tr))
+		return bad(rd, "trace is not an object");
+	if (tr && !(res->trace = json_deep_copy(tr)))
+		return -ENOMEM;
 
 	if ((r = read_machine(rd, doc, res)) < 0)
 		return r;

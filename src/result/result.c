@@ -93,7 +93,8 @@ void result_free(struct result *res)
 	res->params = NULL;
 	json_decref(res->fingerprint);
 	json_decref(res->findings);
-	res->fingerprint = res->findings = NULL;
+	json_decref(res->trace);
+	res->fingerprint = res->findings = res->trace = NULL;
 }
 
 int result_set_argv(struct result *res, int argc, char *const *argv)

@@ -135,6 +135,7 @@ struct result {
 	json_t *params;                 /* owned; the command's parameters */
 	json_t *fingerprint;            /* owned, or NULL: the machine as `latscope sys` sees it */
 	json_t *findings;               /* owned, or NULL: what sys advises, for this run */
+	json_t *trace;                  /* owned, or NULL: --trace's decomposition and explanations */
 	struct labels labels;
 	struct applied applied;
 	unsigned nnotes;

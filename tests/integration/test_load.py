@@ -27,8 +27,11 @@ def alive(pid):
     except ProcessLookupError:
         return False
     # A zombie is gone in all but name; only its parent's wait is missing.
-    with open("/proc/%d/stat" % pid) as f:
-        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False                    # gone between the two looks
 
 
 class BuiltInLoads(TempDirCase):

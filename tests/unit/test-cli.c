@@ -263,6 +263,8 @@ static void assert_same_cmd(const struct timer_cmd *got, const struct timer_cmd 
 	SAME_U64(run.live);
 	SAME_U64(run.no_pm_qos);
 	SAME_U64(run.strict);
+	SAME_U64(run.trace);
+	SAME_U64(run.trace_above_ns);
 	SAME_U64(run.load.n);
 	for (unsigned i = 0; i < got->run.load.n && i < want->run.load.n; i++)
 		if (strcmp(got->run.load.items[i], want->run.load.items[i]) != 0) {
@@ -334,6 +336,12 @@ static void expect_load(struct timer_cmd *c)
 	c->run.load.items[0] = "cpu:intensity=50%";
 }
 static void expect_load_cmd(struct timer_cmd *c) { c->run.load_cmd = "sleep 1"; }
+static void expect_trace(struct timer_cmd *c) { c->run.trace = true; }
+static void expect_trace_above(struct timer_cmd *c)
+{
+	c->run.trace = true;
+	c->run.trace_above_ns = 250 * NS_PER_US;
+}
 static void expect_help(struct timer_cmd *c)
 {
 	c->help = true;
@@ -374,6 +382,8 @@ static const struct opt_case cases[] = {
 	{ "strict", NULL, expect_strict, NULL, NULL, { NULL } },
 	{ "load", "cpu:intensity=50%", expect_load, "frob", "unknown load 'frob'", { NULL } },
 	{ "load-cmd", "sleep 1", expect_load_cmd, "", "the value is empty", { NULL } },
+	{ "trace", NULL, expect_trace, NULL, NULL, { NULL } },
+	{ "trace-above", "250", expect_trace_above, "123abc", "is not a duration", { "--trace", NULL } },
 	{ "help", NULL, expect_help, NULL, NULL, { NULL } },
 };
 

@@ -1,9 +1,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "load/errmsg.h"
+#include "core/errmsg.h"
 
-int load_err(char *err, size_t size, int r, const char *fmt, ...)
+int err_set(char *err, size_t size, int r, const char *fmt, ...)
 {
 	va_list ap;
 

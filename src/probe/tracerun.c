@@ -1,0 +1,356 @@
+#include "probe/tracerun.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hist.h"
+#include "core/stats.h"
+#include "sys/procstat.h"
+#include "trace/attrib.h"
+#include "trace/events.h"
+#include "trace/evbuf.h"
+#include "trace/instance.h"
+
+#define SPIKES_MAX 10           /* explained spikes kept per CPU, largest first */
+#define LOG_CAP_MAX (UINT64_C(8) << 20)
+/* The parts are differences of points on one clock: they add up exactly.
+ * The tolerance covers a part clamped at zero by a skew the tracer flagged. */
+#define ADD_UP_TOL_NS 1000u
+
+struct trace_run {
+	struct trace_session *s;
+	bool timer;                     /* timer decomposition; else noise events */
+	uint64_t above_ns;              /* spikes to explain (timer) */
+	int thread_prio;                /* the measuring threads' kernel prio: 99 - rtprio, or 120 */
+	unsigned buffer_kb;
+};
+
+size_t tracerun_log_cap(const struct run_params *rp, uint64_t samples_per_sec)
+{
+	/* Without a duration the log keeps the first LOG_CAP_MAX spans; the rest are counted. */
+	uint64_t secs = rp->duration_ns ? rp->duration_ns / NS_PER_SEC + 2u : UINT64_MAX / 2u;
+	uint64_t want = rp->loops ? rp->loops + 16u : secs > LOG_CAP_MAX / (samples_per_sec + 1u)
+								  ? LOG_CAP_MAX
+								  : secs * (samples_per_sec + 1u);
+	return (size_t)(want < LOG_CAP_MAX ? want : LOG_CAP_MAX);
+}
+
+int tracerun_start(const struct run_params *rp, const char *probe, struct trace_run **ret, char *why,
+		   size_t size)
+{
+	struct trace_run *tr = calloc(1, sizeof(*tr));
+	struct trace_opts o = { .cpus = rp->cpus };
+	int r;
+
+	*ret = NULL;
+	if (!tr) {
+		snprintf(why, size, "out of memory");
+		return -ENOMEM;
+	}
+	tr->timer = strcmp(probe, "timer") == 0;
+	tr->above_ns = rp->trace_above_ns ? rp->trace_above_ns : rp->threshold_ns;
+	tr->thread_prio = rp->policy == POLICY_OTHER ? 120 : 99 - (int)rp->priority;
+	/* About ten events a wakeup for the timer; noise sees only the CPU's own traffic. */
+	tr->buffer_kb = trace_buffer_kb_for(rp->duration_ns, tr->timer ? 20000u : 5000u);
+	o.buffer_kb = tr->buffer_kb;
+	o.events = tr->timer ? TRACE_WANT_TIMER_PROBE : TRACE_WANT_NOISE_PROBE;
+	trace_remove_stale_instances(NULL);
+	if ((r = trace_session_start(&o, &tr->s, why, size)) < 0) {
+		free(tr);
+		return r;
+	}
+	*ret = tr;
+	return 0;
+}
+
+void tracerun_free(struct trace_run *tr)
+{
+	if (!tr)
+		return;
+	trace_session_free(tr->s);
+	free(tr);
+}
+
+/* ---- the result's "trace" object ---------------------------------------- */
+
+struct part_acc {
+	struct stats st;
+	struct hist h;
+};
+
+static json_t *summary_json(const struct stats *st, const struct hist *h)
+{
+	json_t *o = json_object(), *buckets = json_array();
+	json_object_set_new(o, "count", json_integer((json_int_t)st->n));
+	if (st->n) {
+		json_object_set_new(o, "min_ns", json_integer((json_int_t)st->min));
+		json_object_set_new(o, "mean_ns", json_real(st->mean));
+		json_object_set_new(o, "max_ns", json_integer((json_int_t)st->max));
+		json_object_set_new(o, "p50_ns", json_integer((json_int_t)hist_percentile(h, 50.0)));
+		json_object_set_new(o, "p99_ns", json_integer((json_int_t)hist_percentile(h, 99.0)));
+		json_object_set_new(o, "p99.9_ns", json_integer((json_int_t)hist_percentile(h, 99.9)));
+	}
+	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1u)) {
+		json_t *b = json_array();
+		json_array_append_new(b, json_integer((json_int_t)hist_bucket_low(i)));
+		json_array_append_new(b, json_integer((json_int_t)hist_bucket_high(i)));
+		json_array_append_new(b, json_integer((json_int_t)h->counts[i]));
+		json_array_append_new(buckets, b);
+	}
+	json_object_set_new(o, "histogram", buckets);
+	return o;
+}
+
+static json_t *occupancy_json(const struct trace_occupancy *occ)
+{
+	json_t *o = json_object(), *top = json_array(), *kinds = json_object();
+	for (unsigned i = 0; i < occ->ntop; i++) {
+		const struct trace_contrib *c = &occ->top[i];
+		json_t *e = json_object();
+		json_object_set_new(e, "kind", json_string(trace_occ_kind_name((enum trace_occ_kind)c->kind)));
+		if (c->name[0])
+			json_object_set_new(e, "name", json_string(c->name));
+		if (c->kind == TRACE_OCC_TASK || c->kind == TRACE_OCC_IRQ || c->kind == TRACE_OCC_SOFTIRQ)
+			json_object_set_new(e, "id", json_integer(c->id));
+		if (c->kind == TRACE_OCC_TASK)
+			json_object_set_new(e, "prio", json_integer(c->prio));
+		json_object_set_new(e, "ns", json_integer((json_int_t)c->ns));
+		json_object_set_new(e, "count", json_integer(c->count));
+		json_array_append_new(top, e);
+	}
+	for (unsigned k = 0; k < TRACE_OCC_KINDS; k++)
+		json_object_set_new(kinds, trace_occ_kind_name((enum trace_occ_kind)k),
+				    json_integer((json_int_t)occ->kind_ns[k]));
+	json_object_set_new(o, "by", top);
+	json_object_set_new(o, "other_ns", json_integer((json_int_t)occ->other_ns));
+	json_object_set_new(o, "by_kind_ns", kinds);
+	if (occ->flags & TRACE_F_LOST)
+		json_object_set_new(o, "events_lost", json_true());
+	return o;
+}
+
+/* Steal time of the window holding absolute time t on this CPU; -1 unknown. */
+static int64_t window_steal(const struct result *res, const struct cpu_result *cr, uint64_t t)
+{
+	if (!cr || t < res->origin_ns)
+		return -1;
+	uint64_t rel = t - res->origin_ns;
+	for (size_t i = 0; i < cr->nwin; i++) {
+		const struct result_window *w = &cr->win[i];
+		if (rel >= w->w.start_ns && rel < w->w.end_ns && w->ctx.valid)
+			return (int64_t)w->ctx.cpu_ns[CPU_STEAL];
+	}
+	return -1;
+}
+
+struct spike {
+	uint64_t value, at;
+	json_t *doc;
+};
+
+/* Keep the SPIKES_MAX largest, largest first, with their window's steal; takes doc. */
+static void keep_spike(struct spike *sp, unsigned *n, const struct result *res, const struct cpu_result *cr,
+		       const struct rec_span *s, json_t *doc)
+{
+	uint64_t value = s->to_ns - s->from_ns, at = s->from_ns;
+	int64_t steal = window_steal(res, cr, s->from_ns);
+	if (steal >= 0)
+		json_object_set_new(doc, "window_steal_ns", json_integer(steal));
+	unsigned i = *n < SPIKES_MAX ? (*n)++ : SPIKES_MAX;
+	if (i == SPIKES_MAX) {
+		if (value <= sp[SPIKES_MAX - 1u].value) {
+			json_decref(doc);
+			return;
+		}
+		json_decref(sp[SPIKES_MAX - 1u].doc);
+		i = SPIKES_MAX - 1u;
+	}
+	for (; i > 0 && sp[i - 1u].value < value; i--)
+		sp[i] = sp[i - 1u];
+	sp[i] = (struct spike){ value, at, doc };
+}
+
+static json_t *spikes_json(struct spike *sp, unsigned n)
+{
+	json_t *a = json_array();
+	for (unsigned i = 0; i < n; i++)
+		json_array_append_new(a, sp[i].doc);
+	return a;
+}
+
+static json_t *explain_json(const struct trace_cpu_events *ce, unsigned cpu, pid_t tid, uint64_t start,
+			    uint64_t end, uint64_t kind_total[TRACE_OCC_KINDS])
+{
+	struct trace_occupancy occ;
+	if (trace_explain(ce->ev, ce->n, cpu, (int32_t)tid, start, end, &occ) < 0)
+		return NULL;
+	if (kind_total)
+		for (unsigned k = 0; k < TRACE_OCC_KINDS; k++)
+			kind_total[k] += occ.kind_ns[k];
+	return occupancy_json(&occ);
+}
+
+/*
+ * Before the expiry the timer interrupt had not arrived.  A task of lower
+ * priority than the measuring thread cannot hold it back, nor can a CPU in
+ * user space: that time, with the stretches where nothing was traced, is an
+ * interrupt not delivered (interrupts off, or on a guest the vCPU not running).
+ * After the expiry, whatever held the CPU delayed the wakeup.
+ */
+static void explain_timer_spike(const struct trace_run *tr, const struct trace_cpu_events *ce,
+				const struct tracerun_thread *th, const struct rec_span *s,
+				const struct trace_timer_sample *smp, json_t *d)
+{
+	struct trace_occupancy occ;
+	uint64_t expiry = smp->expiry_ts > s->from_ns ? smp->expiry_ts : s->from_ns;
+	uint64_t end = smp->switch_ts > expiry ? smp->switch_ts : s->to_ns;
+
+	if (expiry > s->from_ns && trace_explain(ce->ev, ce->n, th->cpu, (int32_t)th->tid, s->from_ns, expiry, &occ) == 0) {
+		uint64_t undelivered = occ.kind_ns[TRACE_OCC_NO_EVENT] + occ.kind_ns[TRACE_OCC_UNTRACED];
+		for (unsigned i = 0; i < occ.ntop; i++)
+			if (occ.top[i].kind == TRACE_OCC_TASK && occ.top[i].prio > tr->thread_prio)
+				undelivered += occ.top[i].ns;
+		if (smp->part[TRACE_PART_IRQ_DELAY] >= 0 && undelivered > (uint64_t)smp->part[TRACE_PART_IRQ_DELAY])
+			undelivered = (uint64_t)smp->part[TRACE_PART_IRQ_DELAY];
+		json_t *o = occupancy_json(&occ);
+		json_object_set_new(o, "interrupt_not_delivered_ns", json_integer((json_int_t)undelivered));
+		json_object_set_new(d, "before_expiry", o);
+	}
+	if (end > expiry && trace_explain(ce->ev, ce->n, th->cpu, (int32_t)th->tid, expiry, end, &occ) == 0)
+		json_object_set_new(d, "after_expiry", occupancy_json(&occ));
+}
+
+static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_events *ce,
+			 const struct tracerun_thread *th, const struct result *res, const struct cpu_result *cr)
+{
+	struct part_acc *acc = calloc(TRACE_PARTS, sizeof(*acc));
+	struct spike sp[SPIKES_MAX];
+	unsigned nsp = 0;
+	uint64_t matched = 0, add_up = 0, unmatched = 0, inferred = 0;
+	json_t *o = json_object();
+
+	if (!acc || !o) {
+		free(acc);
+		json_decref(o);
+		return NULL;
+	}
+	for (unsigned p = 0; p < TRACE_PARTS; p++)
+		stats_reset(&acc[p].st);
+	for (size_t i = 0; i < th->log->n; i++) {
+		const struct rec_span *s = &th->log->spans[i];
+		struct trace_timer_sample smp;
+		if (trace_decompose_timer(ce->ev, ce->n, th->cpu, (int32_t)th->tid, s->from_ns, s->to_ns, &smp) < 0) {
+			unmatched++;
+			continue;
+		}
+		matched++;
+		inferred += (smp.flags & TRACE_F_SWITCH_INFERRED) != 0;
+		int64_t sum = 0;
+		for (unsigned p = 0; p < TRACE_PARTS; p++) {
+			uint64_t v = smp.part[p] > 0 ? (uint64_t)smp.part[p] : 0;
+			sum += smp.part[p];
+			stats_add(&acc[p].st, v);
+			hist_record(&acc[p].h, v);
+		}
+		int64_t total = (int64_t)(s->to_ns - s->from_ns);
+		add_up += (sum > total ? sum - total : total - sum) <= ADD_UP_TOL_NS;
+		if (s->to_ns - s->from_ns <= tr->above_ns)
+			continue;
+		json_t *d = json_object(), *parts = json_object();
+		json_object_set_new(d, "at_ns", json_integer((json_int_t)(s->from_ns - res->origin_ns)));
+		json_object_set_new(d, "latency_ns", json_integer(total));
+		for (unsigned p = 0; p < TRACE_PARTS; p++)
+			json_object_set_new(parts, trace_part_name((enum trace_part)p), json_integer(smp.part[p]));
+		json_object_set_new(d, "parts", parts);
+		explain_timer_spike(tr, ce, th, s, &smp, d);
+		keep_spike(sp, &nsp, res, cr, s, d);
+	}
+	json_t *parts = json_object();
+	for (unsigned p = 0; p < TRACE_PARTS; p++)
+		json_object_set_new(parts, trace_part_name((enum trace_part)p), summary_json(&acc[p].st, &acc[p].h));
+	free(acc);
+	json_object_set_new(o, "samples", json_integer((json_int_t)(th->log->n + th->log->dropped)));
+	json_object_set_new(o, "samples_not_logged", json_integer((json_int_t)th->log->dropped));
+	json_object_set_new(o, "matched", json_integer((json_int_t)matched));
+	json_object_set_new(o, "unmatched", json_integer((json_int_t)unmatched));
+	json_object_set_new(o, "add_up", json_integer((json_int_t)add_up));
+	json_object_set_new(o, "switch_inferred", json_integer((json_int_t)inferred));
+	json_object_set_new(o, "parts", parts);
+	json_object_set_new(o, "spikes_above_ns", json_integer((json_int_t)tr->above_ns));
+	json_object_set_new(o, "spikes", spikes_json(sp, nsp));
+	return o;
+}
+
+static json_t *noise_cpu(const struct trace_cpu_events *ce, const struct tracerun_thread *th, const struct result *res,
+			 const struct cpu_result *cr)
+{
+	struct spike sp[SPIKES_MAX];
+	unsigned nsp = 0;
+	uint64_t kind_total[TRACE_OCC_KINDS] = { 0 }, explained = 0;
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < th->log->n; i++) {
+		const struct rec_span *s = &th->log->spans[i];
+		json_t *occ = explain_json(ce, th->cpu, th->tid, s->from_ns, s->to_ns, kind_total);
+		if (!occ)
+			continue;
+		explained++;
+		json_t *d = json_object();
+		json_object_set_new(d, "at_ns", json_integer((json_int_t)(s->from_ns - res->origin_ns)));
+		json_object_set_new(d, "gap_ns", json_integer((json_int_t)(s->to_ns - s->from_ns)));
+		json_object_set_new(d, "occupied_by", occ);
+		keep_spike(sp, &nsp, res, cr, s, d);
+	}
+	json_t *kinds = json_object();
+	for (unsigned k = 0; k < TRACE_OCC_KINDS; k++)
+		json_object_set_new(kinds, trace_occ_kind_name((enum trace_occ_kind)k), json_integer((json_int_t)kind_total[k]));
+	json_object_set_new(o, "events", json_integer((json_int_t)(th->log->n + th->log->dropped)));
+	json_object_set_new(o, "events_not_logged", json_integer((json_int_t)th->log->dropped));
+	json_object_set_new(o, "explained", json_integer((json_int_t)explained));
+	json_object_set_new(o, "by_kind_ns", kinds);
+	json_object_set_new(o, "spikes", spikes_json(sp, nsp));
+	return o;
+}
+
+int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
+		    char *why, size_t size)
+{
+	struct trace_events *ev = NULL;
+	unsigned ncpus = 0;
+	int r;
+
+	trace_session_stop(tr->s);
+	for (size_t i = 0; i < n; i++)
+		ncpus = threads[i].cpu + 1u > ncpus ? threads[i].cpu + 1u : ncpus;
+	if ((r = trace_events_new(ncpus, 0, &ev)) < 0) {
+		snprintf(why, size, "out of memory");
+		return r;
+	}
+	if ((r = trace_session_read(tr->s, ev, why, size)) < 0) {
+		trace_events_free(ev);
+		return r;
+	}
+	trace_session_destroy(tr->s);
+	json_t *doc = json_object(), *cpus = json_array();
+	json_object_set_new(doc, "mode", json_string(tr->timer ? "timer" : "noise"));
+	json_object_set_new(doc, "buffer_kb", json_integer(tr->buffer_kb));
+	json_object_set_new(doc, "events_lost", json_integer((json_int_t)trace_events_lost(ev)));
+	for (size_t i = 0; i < n; i++) {
+		const struct tracerun_thread *th = &threads[i];
+		const struct trace_cpu_events *ce = &ev->cpu[th->cpu];
+		const struct cpu_result *cr = i < res->ncpus ? &res->cpus[i] : NULL;
+		json_t *c = tr->timer ? timer_cpu(tr, ce, th, res, cr) : noise_cpu(ce, th, res, cr);
+		if (!c)
+			continue;
+		json_object_set_new(c, "cpu", json_integer(th->cpu));
+		json_object_set_new(c, "trace_events", json_integer((json_int_t)ce->n));
+		json_array_append_new(cpus, c);
+	}
+	json_object_set_new(doc, "cpus", cpus);
+	trace_events_free(ev);
+	json_decref(res->trace);
+	res->trace = doc;
+	return 0;
+}

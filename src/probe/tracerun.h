@@ -1,0 +1,42 @@
+/*
+ * --trace: a kernel trace beside the run, and after it, where each sample's
+ * time went.  The timer probe's samples are split into parts (interrupt
+ * delay, handler, wakeup to running, return to user); every sample above the
+ * spike threshold, and every noise event, is explained by what held the CPU.
+ * The outcome goes into the result as its "trace" object.
+ */
+#ifndef LATSCOPE_PROBE_TRACERUN_H
+#define LATSCOPE_PROBE_TRACERUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "probe/params.h"
+#include "probe/recorder.h"
+#include "result/result.h"
+
+struct trace_run;
+
+/* One measuring thread, as the trace knows it. */
+struct tracerun_thread {
+	unsigned cpu;
+	pid_t tid;
+	const struct rec_log *log;
+};
+
+/* Start recording on rp's CPUs for probe ("timer" or "noise").  On failure
+ * *ret is NULL and why says what was missing; the run goes on untraced. */
+int tracerun_start(const struct run_params *rp, const char *probe, struct trace_run **ret, char *why,
+		   size_t size);
+/* After the threads have ended: read the trace, explain every logged span,
+ * and set res->trace.  -errno with why filled when nothing could be read. */
+int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
+		    char *why, size_t size);
+/* Remove the tracefs instance (every exit path) and free.  NULL is a no-op. */
+void tracerun_free(struct trace_run *tr);
+
+/* Spans to keep per thread: every sample of the timer, the events of noise. */
+size_t tracerun_log_cap(const struct run_params *rp, uint64_t samples_per_sec);
+
+#endif

@@ -1,0 +1,123 @@
+#include "report/tracetext.h"
+
+#include <string.h>
+
+#define SPIKES_SHOWN 3
+#define CONTRIBS_SHOWN 3
+
+static long long num(const json_t *o, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(o, key));
+}
+
+static double us(long long ns)
+{
+	return (double)ns / 1000.0;
+}
+
+/* "clang (pid 22854, prio 120) 1427.3us, timer callbacks 5.6us" */
+static void contributors(FILE *out, const json_t *occ)
+{
+	size_t i;
+	const json_t *c;
+	unsigned shown = 0;
+
+	json_array_foreach(json_object_get(occ, "by"), i, c) {
+		if (shown == CONTRIBS_SHOWN)
+			break;
+		const char *kind = json_string_value(json_object_get(c, "kind"));
+		const char *name = json_string_value(json_object_get(c, "name"));
+		fprintf(out, "%s", shown++ ? ", " : "");
+		if (kind && strcmp(kind, "task") == 0)
+			fprintf(out, "task %s (pid %lld, prio %lld)", name ? name : "?", num(c, "id"), num(c, "prio"));
+		else if (kind && (strcmp(kind, "irq") == 0 || strcmp(kind, "softirq") == 0))
+			fprintf(out, "%s %s", kind, name ? name : "?");
+		else
+			fprintf(out, "%s", kind ? kind : "?");
+		fprintf(out, " %.1fus", us(num(c, "ns")));
+	}
+	if (!shown)
+		fprintf(out, "nothing traced");
+}
+
+static void timer_cpu(FILE *out, const json_t *c)
+{
+	const json_t *parts = json_object_get(c, "parts"), *p, *sp;
+	const char *name;
+	size_t i;
+
+	fprintf(out, "  cpu%lld  %lld of %lld samples decomposed, %lld adding up to their latency within 1us%s\n",
+		num(c, "cpu"), num(c, "matched"), num(c, "samples"), num(c, "add_up"),
+		num(c, "samples_not_logged") ? " (the log was full before the end)" : "");
+	/* What the tracing cost scales with; bench/RESULTS.md has its price in latency. */
+	fprintf(out, "        %lld trace events recorded on it, %.1f per sample\n", num(c, "trace_events"),
+		num(c, "samples") ? (double)num(c, "trace_events") / (double)num(c, "samples") : 0.0);
+	fprintf(out, "        %-18s %9s %9s %9s %9s\n", "part (us)", "p50", "p99", "p99.9", "max");
+	json_object_foreach((json_t *)parts, name, p)
+		fprintf(out, "        %-18s %9.1f %9.1f %9.1f %9.1f\n", name, us(num(p, "p50_ns")), us(num(p, "p99_ns")),
+			us(num(p, "p99.9_ns")), us(num(p, "max_ns")));
+	json_array_foreach(json_object_get(c, "spikes"), i, sp) {
+		if (i == SPIKES_SHOWN)
+			break;
+		const json_t *pp = json_object_get(sp, "parts"), *before = json_object_get(sp, "before_expiry"),
+			     *after = json_object_get(sp, "after_expiry");
+		fprintf(out, "        spike %.1fus at %.3fs:", us(num(sp, "latency_ns")), (double)num(sp, "at_ns") / 1e9);
+		json_object_foreach((json_t *)pp, name, p)
+			fprintf(out, " %s %.1f", name, us((long long)json_integer_value(p)));
+		fprintf(out, "\n");
+		if (before && num(before, "interrupt_not_delivered_ns") > 0)
+			fprintf(out, "          %.1fus of the interrupt delay had nothing able to hold it back "
+				"(interrupts off, or the vCPU not running)\n", us(num(before, "interrupt_not_delivered_ns")));
+		if (after) {
+			fprintf(out, "          after the expiry: ");
+			contributors(out, after);
+			fprintf(out, "\n");
+		}
+		if (json_object_get(sp, "window_steal_ns"))
+			fprintf(out, "          steal in that window: %.1fus\n", us(num(sp, "window_steal_ns")));
+	}
+}
+
+static void noise_cpu(FILE *out, const json_t *c)
+{
+	const json_t *kinds = json_object_get(c, "by_kind_ns"), *v, *sp;
+	const char *name;
+	size_t i;
+
+	fprintf(out, "  cpu%lld  %lld of %lld events explained; their time by cause:", num(c, "cpu"), num(c, "explained"),
+		num(c, "events"));
+	json_object_foreach((json_t *)kinds, name, v)
+		if (json_integer_value(v))
+			fprintf(out, " %s %.1fus", name, us((long long)json_integer_value(v)));
+	fprintf(out, "\n");
+	json_array_foreach(json_object_get(c, "spikes"), i, sp) {
+		if (i == SPIKES_SHOWN)
+			break;
+		fprintf(out, "        gap %.1fus at %.3fs: ", us(num(sp, "gap_ns")), (double)num(sp, "at_ns") / 1e9);
+		contributors(out, json_object_get(sp, "occupied_by"));
+		if (json_object_get(sp, "window_steal_ns"))
+			fprintf(out, "; steal in that window %.1fus", us(num(sp, "window_steal_ns")));
+		fprintf(out, "\n");
+	}
+}
+
+void text_trace(FILE *out, const struct result *res)
+{
+	const json_t *c;
+	size_t i;
+
+	if (!res->trace)
+		return;
+	const char *mode = json_string_value(json_object_get(res->trace, "mode"));
+	bool timer = mode && strcmp(mode, "timer") == 0;
+	fprintf(out, "where the time went (--trace, from kernel trace events):\n");
+	json_array_foreach(json_object_get(res->trace, "cpus"), i, c) {
+		if (timer)
+			timer_cpu(out, c);
+		else
+			noise_cpu(out, c);
+	}
+	if (num(res->trace, "events_lost"))
+		fprintf(out, "  the trace lost %lld events: samples near them may be unexplained\n",
+			num(res->trace, "events_lost"));
+}

@@ -1,0 +1,326 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "core/errmsg.h"
+#include "trace/instance.h"
+#include "trace/session.h"
+
+#if HAVE_TRACEFS
+#include <signal.h>
+#include <sys/syscall.h>
+#include <tracefs.h>
+#endif
+
+bool trace_supported(void)
+{
+	return HAVE_TRACEFS;
+}
+
+const char *trace_session_dir(const struct trace_session *s)
+{
+	return s ? s->dir : "";
+}
+
+#if !HAVE_TRACEFS
+
+int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
+			char *err, size_t errsize)
+{
+	(void)o;
+	(void)ret;
+	err_set(err, errsize, 0, "built without tracefs support");
+	return -ENOTSUP;
+}
+
+int trace_session_stop(struct trace_session *s)
+{
+	(void)s;
+	return -ENOTSUP;
+}
+
+int trace_session_destroy(struct trace_session *s)
+{
+	(void)s;
+	return 0;
+}
+
+void trace_session_free(struct trace_session *s)
+{
+	free(s);
+}
+
+int trace_remove_stale_instances(unsigned *ret_removed)
+{
+	if (ret_removed)
+		*ret_removed = 0;
+	return 0;
+}
+
+#else
+
+struct event_name {
+	unsigned want;
+	const char *sys, *name;
+};
+
+static const struct event_name events[] = {
+	{ TRACE_WANT_TIMER,  "timer", "hrtimer_start" },
+	{ TRACE_WANT_TIMER,  "timer", "hrtimer_expire_entry" },
+	{ TRACE_WANT_TIMER,  "timer", "hrtimer_expire_exit" },
+	{ TRACE_WANT_SCHED,  "sched", "sched_waking" },
+	{ TRACE_WANT_SCHED,  "sched", "sched_switch" },
+	{ TRACE_WANT_IRQ,    "irq",   "irq_handler_entry" },
+	{ TRACE_WANT_IRQ,    "irq",   "irq_handler_exit" },
+	{ TRACE_WANT_IRQ,    "irq",   "softirq_entry" },
+	{ TRACE_WANT_IRQ,    "irq",   "softirq_exit" },
+	{ TRACE_WANT_WAKEUP, "sched", "sched_wakeup" },
+	{ TRACE_WANT_SLEEP_EXIT, "raw_syscalls", "sys_exit" },
+};
+
+/* tracefs' own checks come first: each failure has one clear cause. */
+static int check_tracefs(unsigned want, char *err, size_t errsize)
+{
+	const char *dir = NULL;
+	/* libtracefs 1.6 hands back a strdup()ed path (LeakSanitizer shows it). */
+	int mounted = tracefs_tracing_dir_is_mounted(false, &dir);
+	if (mounted <= 0 || !dir) {
+		free((char *)dir);
+		err_set(err, errsize, 0, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		return -ENODEV;
+	}
+	if (access(dir, W_OK) != 0) {
+		int r = errno;
+		err_set(err, errsize, 0, "cannot write '%s': %s (tracing needs root)", dir, strerror(r));
+		free((char *)dir);
+		return r == EACCES || r == EPERM || r == EROFS ? -EACCES : -r;
+	}
+	free((char *)dir);
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (!(want & events[i].want))
+			continue;
+		if (!tracefs_event_file_exists(NULL, events[i].sys, events[i].name, "enable")) {
+			err_set(err, errsize, 0, "trace event '%s:%s' is missing from this kernel",
+				events[i].sys, events[i].name);
+			return -ENOENT;
+		}
+	}
+	char *clocks = tracefs_instance_file_read(NULL, "trace_clock", NULL);
+	bool mono = false;
+	char *save = NULL;
+	for (char *tok = clocks ? strtok_r(clocks, " \n[]", &save) : NULL; tok; tok = strtok_r(NULL, " \n[]", &save))
+		mono = mono || strcmp(tok, "mono") == 0;
+	free(clocks);
+	if (!mono) {
+		err_set(err, errsize, 0, "trace clock 'mono' is missing from this kernel");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Writes a string, mapping libtracefs' -1 to a negative errno. */
+static int write_file(struct tracefs_instance *inst, const char *file, const char *val)
+{
+	errno = 0;
+	if (tracefs_instance_file_write(inst, file, val) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+static int configure(struct trace_session *s, const struct trace_opts *o, char *err, size_t errsize)
+{
+	struct tracefs_instance *inst = s->inst;
+	int r;
+	char list[1024];
+
+	tracefs_trace_off(inst);
+	/* Changing the clock also empties the buffers. */
+	r = write_file(inst, "trace_clock", "mono");
+	if (r < 0) {
+		err_set(err, errsize, 0, "cannot set trace clock 'mono' in '%s': %s", s->dir, strerror(-r));
+		return r;
+	}
+	if (cpuset_format(&o->cpus, list, sizeof(list)) >= sizeof(list) || list[0] == '\0') {
+		err_set(err, errsize, 0, "cannot trace an empty or oversized CPU list");
+		return -EINVAL;
+	}
+	errno = 0;
+	if (tracefs_instance_set_affinity(inst, list) < 0) {
+		r = errno ? -errno : -EINVAL;
+		err_set(err, errsize, 0, "cannot restrict tracing to CPUs %s: %s", list, strerror(-r));
+		return r;
+	}
+	/* Per-CPU sizes: CPUs outside the mask record nothing, so they get one page. */
+	unsigned kb = o->buffer_kb ? o->buffer_kb : trace_buffer_kb_for(0, 0);
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	for (long c = 0; c < ncpus; c++) {
+		size_t size = cpuset_has(&o->cpus, (unsigned)c) ? kb : 4;
+		errno = 0;
+		if (tracefs_instance_set_buffer_size(inst, size, (int)c) < 0) {
+			r = errno ? -errno : -EIO;
+			err_set(err, errsize, 0, "cannot set a %zu KiB trace buffer on CPU %ld: %s",
+				size, c, strerror(-r));
+			return r;
+		}
+	}
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (!(s->events & events[i].want))
+			continue;
+		if (events[i].want == TRACE_WANT_SLEEP_EXIT) {
+			char filter[32];
+			snprintf(filter, sizeof(filter), "id == %ld", (long)SYS_clock_nanosleep);
+			errno = 0;
+			if (tracefs_event_file_write(inst, events[i].sys, events[i].name, "filter", filter) < 0) {
+				r = errno ? -errno : -EIO;
+				err_set(err, errsize, 0, "cannot filter trace event '%s:%s': %s",
+					events[i].sys, events[i].name, strerror(-r));
+				return r;
+			}
+		}
+		errno = 0;
+		if (tracefs_event_enable(inst, events[i].sys, events[i].name) < 0) {
+			r = errno ? -errno : -ENOENT;
+			err_set(err, errsize, 0, "cannot enable trace event '%s:%s': %s",
+				events[i].sys, events[i].name, strerror(-r));
+			return r;
+		}
+	}
+	write_file(inst, "trace", "");    /* anything recorded while configuring */
+	if (tracefs_trace_on(inst) < 0) {
+		err_set(err, errsize, 0, "cannot start tracing in '%s'", s->dir);
+		return -EIO;
+	}
+	return 0;
+}
+
+int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
+			char *err, size_t errsize)
+{
+	unsigned want = o->events ? o->events : TRACE_WANT_TIMER_PROBE;
+	int r = check_tracefs(want, err, errsize);
+	if (r < 0)
+		return r;
+
+	struct trace_session *s = calloc(1, sizeof(*s));
+	if (!s) {
+		err_set(err, errsize, 0, "out of memory");
+		return -ENOMEM;
+	}
+	s->cpus = o->cpus;
+	s->events = want;
+	snprintf(s->name, sizeof(s->name), TRACE_INSTANCE_PREFIX "%ld", (long)getpid());
+
+	errno = 0;
+	s->inst = tracefs_instance_create(s->name);
+	if (!s->inst) {
+		r = errno ? -errno : -EIO;
+		err_set(err, errsize, 0, "cannot create tracefs instance '%s': %s%s", s->name, strerror(-r),
+			r == -EACCES || r == -EPERM ? " (tracing needs root)" : "");
+		free(s);
+		return r == -EPERM ? -EACCES : r;
+	}
+	char *dir = tracefs_instance_get_dir(s->inst);
+	snprintf(s->dir, sizeof(s->dir), "%s", dir ? dir : s->name);
+	tracefs_put_tracing_file(dir);
+
+	r = configure(s, o, err, errsize);
+	if (r < 0) {
+		trace_session_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+int trace_session_stop(struct trace_session *s)
+{
+	if (!s || s->destroyed)
+		return -EINVAL;
+	if (!s->stopped && tracefs_trace_off(s->inst) < 0)
+		return -EIO;
+	s->stopped = true;
+	return 0;
+}
+
+int trace_session_destroy(struct trace_session *s)
+{
+	if (!s || s->destroyed || !s->inst)
+		return 0;
+	tracefs_trace_off(s->inst);
+	tracefs_event_disable(s->inst, NULL, NULL);
+	errno = 0;
+	int r = tracefs_instance_destroy(s->inst) < 0 ? (errno ? -errno : -EIO) : 0;
+	s->stopped = true;
+	s->destroyed = true;
+	return r;
+}
+
+void trace_session_free(struct trace_session *s)
+{
+	if (!s)
+		return;
+	trace_session_destroy(s);
+	tracefs_instance_free(s->inst);
+	if (s->tep)
+		tep_free(s->tep);
+	free(s);
+}
+
+struct stale {
+	pid_t self;
+	unsigned removed;
+	int err;
+};
+
+static int stale_one(const char *name, void *data)
+{
+	struct stale *st = data;
+	char *end;
+	size_t plen = strlen(TRACE_INSTANCE_PREFIX);
+
+	if (strncmp(name, TRACE_INSTANCE_PREFIX, plen) != 0)
+		return 0;
+	errno = 0;
+	long pid = strtol(name + plen, &end, 10);
+	if (errno || *end || end == name + plen || pid <= 0 || pid == st->self)
+		return 0;
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return 0;               /* alive, or not ours to judge (EPERM) */
+
+	struct tracefs_instance *inst = tracefs_instance_alloc(NULL, name);
+	if (!inst)
+		return 0;
+	tracefs_trace_off(inst);
+	tracefs_event_disable(inst, NULL, NULL);
+	errno = 0;
+	if (tracefs_instance_destroy(inst) == 0)
+		st->removed++;
+	else if (!st->err)
+		st->err = errno ? -errno : -EIO;
+	tracefs_instance_free(inst);
+	return 0;
+}
+
+int trace_remove_stale_instances(unsigned *ret_removed)
+{
+	struct stale st = { .self = getpid() };
+	const char *dir = NULL;
+
+	if (ret_removed)
+		*ret_removed = 0;
+	int mounted = tracefs_tracing_dir_is_mounted(false, &dir);
+	free((char *)dir);
+	if (mounted <= 0)
+		return 0;
+	errno = 0;
+	if (tracefs_instances_walk(stale_one, &st) < 0 && errno)
+		return -errno;
+	if (ret_removed)
+		*ret_removed = st.removed;
+	return st.err;
+}
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * A private tracefs instance for one latscope run.
+ *
+ * instances/latscope-<pid> records with the "mono" clock, so event times are
+ * CLOCK_MONOTONIC ns like the probes' own reads, and leaves the top-level
+ * trace and anyone else's instances alone.  Without libtracefs at build time
+ * every call fails with -ENOTSUP and says "built without tracefs support".
+ */
+#ifndef LATSCOPE_TRACE_INSTANCE_H
+#define LATSCOPE_TRACE_INSTANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cpuset.h"
+
+/* Event groups, as bits of trace_opts.events. */
+#define TRACE_WANT_TIMER  0x1u   /* timer:hrtimer_start, hrtimer_expire_entry, hrtimer_expire_exit */
+#define TRACE_WANT_SCHED  0x2u   /* sched:sched_waking, sched_switch */
+#define TRACE_WANT_IRQ    0x4u   /* irq:irq_handler_entry/exit, softirq_entry/exit */
+#define TRACE_WANT_WAKEUP 0x8u   /* sched:sched_wakeup */
+/* raw_syscalls:sys_exit of clock_nanosleep only: some kernels (this guest's)
+ * do not trace a CPU's switch from idle, so the sleeper's return from the
+ * syscall is what shows it running. */
+#define TRACE_WANT_SLEEP_EXIT 0x10u
+#define TRACE_WANT_TIMER_PROBE (TRACE_WANT_TIMER | TRACE_WANT_SCHED | TRACE_WANT_IRQ | TRACE_WANT_SLEEP_EXIT)
+#define TRACE_WANT_NOISE_PROBE (TRACE_WANT_TIMER | TRACE_WANT_SCHED | TRACE_WANT_IRQ | TRACE_WANT_WAKEUP)
+
+#define TRACE_INSTANCE_PREFIX "latscope-"
+
+struct trace_opts {
+	struct cpuset cpus;      /* CPUs to record (tracing_cpumask); others get a minimal buffer */
+	unsigned buffer_kb;      /* ring buffer per recorded CPU; 0: trace_buffer_kb_for(0, 0) */
+	unsigned events;         /* TRACE_WANT_* bits; 0: TRACE_WANT_TIMER_PROBE */
+};
+
+struct trace_session;
+
+/* Whether this build can trace at all. */
+bool trace_supported(void);
+
+/*
+ * Create and configure instances/latscope-<pid>, then start recording.
+ * On failure err holds a message naming the cause (tracefs not mounted,
+ * permission denied, 'sys:event' missing, built without tracefs support), no
+ * instance is left behind and a negative errno is returned: -ENOTSUP (no
+ * support built in), -ENODEV (tracefs not mounted), -EACCES (not permitted),
+ * -ENOENT (an event or the mono clock is missing), others from the kernel.
+ */
+int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
+			char *err, size_t errsize);
+
+/* Stop recording; the buffers keep what they hold for trace_session_read(). */
+int trace_session_stop(struct trace_session *s);
+
+/*
+ * Stop and remove the instance.  Idempotent, and NULL is a no-op, so every
+ * exit path can call it; the session memory stays valid until
+ * trace_session_free().  Returns 0 or the negative errno of the rmdir.
+ */
+int trace_session_destroy(struct trace_session *s);
+
+/* trace_session_destroy() when still needed, then free.  NULL is a no-op. */
+void trace_session_free(struct trace_session *s);
+
+/* "/sys/kernel/tracing/instances/latscope-1234" (for messages and tests). */
+const char *trace_session_dir(const struct trace_session *s);
+
+/*
+ * Remove latscope-<pid> instances whose process is gone (killed by SIGKILL
+ * before it could clean up).  Instances of live processes are left alone.
+ * *ret_removed (may be NULL) counts removals.  Returns 0 or a negative errno;
+ * 0 when tracefs is absent (nothing can be stale).
+ */
+int trace_remove_stale_instances(unsigned *ret_removed);
+
+/*
+ * Ring buffer size per recorded CPU for a run: duration x expected event rate
+ * x bytes per event, with headroom, within [TRACE_BUFFER_KB_MIN,
+ * TRACE_BUFFER_KB_MAX].  0 for either means "unknown": the minimum.
+ */
+#define TRACE_BUFFER_KB_MIN   4096u                  /* 4 MiB */
+#define TRACE_BUFFER_KB_MAX   (64u * 1024u)          /* 64 MiB */
+#define TRACE_BYTES_PER_EVENT 48u                    /* estimate: sched_switch 72 B with header, hrtimer/irq/syscall 24-48 B */
+unsigned trace_buffer_kb_for(uint64_t duration_ns, uint64_t events_per_sec);
+
+#endif

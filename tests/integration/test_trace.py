@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""--trace: every timer sample split into its parts, spikes and noise events
+explained by what held the CPU, and the tracefs instance always removed."""
+import os
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run
+
+CPU = online_cpus()[-1]
+INSTANCES = "/sys/kernel/tracing/instances"
+TRACEABLE = is_root() and os.path.isdir(INSTANCES) and os.path.isdir("/sys/kernel/tracing/events/timer")
+
+
+def ours(pid):
+    return os.path.exists(os.path.join(INSTANCES, "latscope-%d" % pid))
+
+
+@unittest.skipUnless(TRACEABLE, "needs root and tracefs with timer events")
+class TimerTrace(TempDirCase):
+    def timer(self, seconds, *extra):
+        out = self.path("t.json")
+        p = run("timer", "-a", str(CPU), "-p", "80", "-D", str(seconds), "--trace", "-q", "--no-store", "--json",
+                out, *extra, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertIn("trace", doc, doc["notes"])
+        return p, doc
+
+    def test_every_sample_is_split_into_parts_that_add_up(self):
+        p, doc = self.timer(3)
+        cpu = doc["trace"]["cpus"][0]
+        count = doc["cpus"][0]["metrics"]["latency"]["count"]
+        self.assertEqual(cpu["samples"], count)
+        self.assertGreaterEqual(cpu["matched"], 0.99 * count, cpu)
+        self.assertGreaterEqual(cpu["add_up"], 0.99 * cpu["matched"], cpu)
+        parts = cpu["parts"]
+        self.assertEqual(set(parts), {"irq delay", "timer handler", "wakeup to running", "return to user"})
+        for name, part in parts.items():
+            self.assertEqual(part["count"], cpu["matched"], name)
+            self.assertEqual(sum(c for _, _, c in part["histogram"]), part["count"], name)
+        # The parts' means add up to the latency's mean over the matched samples.
+        mean = sum(part["mean_ns"] for part in parts.values())
+        self.assertAlmostEqual(mean / doc["cpus"][0]["metrics"]["latency"]["mean_ns"], 1.0, delta=0.05)
+        self.assertIn("where the time went", p.stdout)
+
+    def test_an_injected_task_is_named_with_the_time_it_held_the_cpu(self):
+        busy_us = 2000
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "%dus" % busy_us, "20ms", "8s"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(inj.stdout.readline().strip(), "ready")
+            _, doc = self.timer(4, "--trace-above", "300us")
+        finally:
+            inj.kill()
+            inj.communicate()
+        held = []
+        for spike in doc["trace"]["cpus"][0]["spikes"]:
+            for c in spike.get("after_expiry", {}).get("by", []):
+                if c["kind"] == "task" and c.get("name") == "lat-inject":
+                    held.append(c["ns"])
+                    self.assertLess(c["prio"], 99 - 80, "a real-time task, above the measuring thread")
+        self.assertTrue(held, doc["trace"]["cpus"][0]["spikes"])
+        self.assertLessEqual(max(held), busy_us * 1000 * 1.1, "no more than one burst")
+        self.assertGreaterEqual(max(held), busy_us * 1000 * 0.7, "the largest caught most of a burst")
+
+    def interrupted(self, sig):
+        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", "-q", "--no-store"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 10
+        while not ours(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertTrue(ours(p.pid), "the instance was made")
+        time.sleep(0.5)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertIn("where the time went", out)
+        self.assertFalse(ours(p.pid), "the instance is gone")
+
+    def test_the_instance_is_gone_after_sigint(self):
+        self.interrupted(signal.SIGINT)
+
+    def test_the_instance_is_gone_after_sigterm(self):
+        self.interrupted(signal.SIGTERM)
+
+    def test_an_instance_left_by_a_killed_run_is_removed_by_the_next(self):
+        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", "-q", "--no-store"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while not ours(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        p.kill()
+        p.communicate()
+        self.assertTrue(ours(p.pid), "SIGKILL leaves it")
+        self.timer(1)
+        self.assertFalse(ours(p.pid))
+
+
+@unittest.skipUnless(TRACEABLE, "needs root and tracefs with timer events")
+class NoiseTrace(TempDirCase):
+    def test_injected_gaps_are_explained_by_the_injecting_task(self):
+        out = self.path("n.json")
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "300us", "10ms", "6s"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(inj.stdout.readline().strip(), "ready")
+            p = run("noise", "-a", str(CPU), "-D", "3", "--trace", "-q", "--no-store", "--json", out, timeout=60)
+        finally:
+            inj.kill()
+            inj.communicate()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cpu = load(out)["trace"]["cpus"][0]
+        self.assertGreater(cpu["explained"], 0.9 * cpu["events"], cpu)
+        task_ns = cpu["by_kind_ns"]["task"]
+        self.assertGreater(task_ns, 0.5 * 300e3 * 300, "about 300 bursts of 300 us were tasks")
+        named = [c for s in cpu["spikes"] for c in s["occupied_by"]["by"] if c.get("name") == "lat-inject"]
+        self.assertTrue(named, cpu["spikes"])
+
+
+class WithoutTracing(TempDirCase):
+    @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
+    def test_without_root_the_run_goes_on_and_says_why(self):
+        exe = self.path("latscope")
+        shutil.copy(LATSCOPE, exe)
+        os.chmod(exe, 0o755)
+        out = self.path("r.json")
+        p = subprocess.run(["runuser", "-u", "nobody", "--", exe, "timer", "-a", "0", "-D", "1", "--trace", "-q",
+                            "--no-store", "--json", out], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not traced:", p.stderr)
+        doc = load(out)
+        self.assertNotIn("trace", doc)
+        self.assertGreater(doc["cpus"][0]["metrics"]["latency"]["count"], 500)
+
+    def test_trace_above_needs_trace(self):
+        p = run("timer", "-D", "1", "--no-store", "--trace-above", "50us")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'--trace-above' needs '--trace'", p.stderr)
+
+
+if __name__ == "__main__":
+    main()
