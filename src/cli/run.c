@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/loadrun.h"
 #include "cli/noise.h"
 #include "cli/storecmd.h"
 #include "cli/timer.h"
@@ -241,6 +242,18 @@ int cmd_run(int argc, char **argv)
 		return code;
 	if (c.quick && c.duration_ns)
 		return storecmd_usage("run", "options '--quick' and '--duration' exclude each other");
+	/* Bad loads are named before the first probe runs, not after it. */
+	struct run_params rp = { .load = c.load, .load_cmd = c.load_cmd };
+	struct loadrun *lr = malloc(sizeof(*lr));
+	struct opt_error lerr;
+	int lr_r = lr ? loadrun_parse(&rp, lr, &lerr) : -ENOMEM;
+	free(lr);
+	if (lr_r == -ENOMEM) {
+		fprintf(stderr, "latscope run: out of memory\n");
+		return EXIT_ERROR;
+	}
+	if (lr_r < 0)
+		return storecmd_usage("run", lerr.msg);
 	uint64_t total = c.duration_ns ? c.duration_ns : c.quick ? QUICK_TOTAL_NS : DEFAULT_TOTAL_NS;
 	time_t now = time(NULL);
 	struct tm tm;

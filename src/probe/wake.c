@@ -211,7 +211,15 @@ static void *sleeper_main(void *arg)
 		if (r == 0) {
 			atomic_store_explicit(&s->t2, t2, memory_order_relaxed);
 			atomic_store_explicit(&s->done, ++k, memory_order_release);
-			if (!s->pingpong || (r = chan_wake(&s->back, s->via)) == 0)
+			if (!s->pingpong)
+				continue;
+			/* Armed before answering: on one CPU the answer lets the waker
+			 * run at once, and finding the sleeper unarmed it would yield
+			 * back, two switches a round trip that perf's loop does not
+			 * make.  Every channel counts its wakeups, so one sent before
+			 * the wait is not lost. */
+			atomic_store_explicit(&s->armed, k + 1u, memory_order_release);
+			if ((r = chan_wake(&s->back, s->via)) == 0)
 				continue;
 		}
 		atomic_store_explicit(&s->failed, r, memory_order_release);

@@ -78,7 +78,8 @@ class Suite(TempDirCase):
     def test_bad_options_are_named(self):
         for args, needle in ((["--quick", "-D", "20s"], "'--quick' and '--duration'"),
                              (["-D", "1s"], "'-D'"),
-                             (["-a", "9999"], "9999")):
+                             (["-a", "9999"], "9999"),
+                             (["--load", "frob"], "'--load'")):
             p = run("run", "--no-store", *args)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertIn(needle, p.stderr)
