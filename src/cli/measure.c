@@ -433,6 +433,11 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	sigaddset(&stopsigs, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stopsigs, NULL);
 
+	/* The load runs before the probe starts, so the whole measurement sees it. */
+	if (loadrun_start(lr, &err) < 0) {
+		fprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
+		goto out;
+	}
 	mc->describe(params, what, sizeof(what));
 	if (!rp->quiet && !silent) {
 		text_header(stdout, &res, what);
@@ -443,11 +448,6 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	struct live lv = { .windows = !rp->quiet && !silent && (rp->live || isatty(STDOUT_FILENO)),
 			   .verbose = !rp->quiet && !silent, .silent = silent, .mh = mh, .duration_ns = rp->duration_ns };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .ctx = &lv };
-	/* The load runs before the probe starts, so the whole measurement sees it. */
-	if (loadrun_start(lr, &err) < 0) {
-		fprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
-		goto out;
-	}
 	r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
 	loadrun_stop(lr, &res);
 	if (r < 0) {
