@@ -133,6 +133,7 @@ static void trim_partial_utf8(char *s)
 		s[i - 1u] = '\0';
 }
 
+__attribute__((format(printf, 3, 0)))
 static void add_note(struct result *res, bool info, const char *fmt, va_list ap)
 {
 	if (res->nnotes >= RESULT_NOTES_MAX)
