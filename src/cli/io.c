@@ -188,11 +188,31 @@ static int io_validate(void *params, const struct opt_result *given, struct opt_
 	return 0;
 }
 
+/* The system's transparent huge page mode, "always", "madvise" or "never", into buf; "" if unknown. */
+static void thp_mode(char *buf, size_t size)
+{
+	char line[128];
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+		if (a && b)
+			snprintf(buf, size, "%.*s", (int)(b - a - 1), a + 1);
+	}
+	fclose(f);
+}
+
 static void io_notes(const void *params, struct result *res)
 {
+	char mode[32];
 	(void)params;
 	if (io_note[0])
 		result_note(res, "%s", io_note);
+	thp_mode(mode, sizeof(mode));
+	result_note(res, "read buffers: 2 MiB-aligned, huge pages requested with madvise(MADV_HUGEPAGE); "
+		    "transparent huge pages here: %s", mode[0] ? mode : "unknown (not available?)");
 }
 
 static void io_describe(const void *params, char *buf, size_t size)
