@@ -65,7 +65,7 @@ static void print_help(const struct measure_cmd *mc)
 	       "3 --fail-above exceeded.  See latscope-%s(1).\n", mc->name);
 }
 
-static int check_cpus(struct run_params *rp, bool given, struct opt_error *err)
+int measure_check_cpus(struct cpuset *cpus, bool given, struct opt_error *err)
 {
 	struct cpuset online, usable, bad;
 	char list[80], have[80];
@@ -76,7 +76,7 @@ static int check_cpus(struct run_params *rp, bool given, struct opt_error *err)
 		return r;
 	}
 	if (given) {
-		cpuset_diff(&bad, &rp->cpus, &online);
+		cpuset_diff(&bad, cpus, &online);
 		if (cpuset_count(&bad)) {
 			cpuset_format(&bad, list, sizeof(list));
 			cpuset_format(&online, have, sizeof(have));
@@ -84,15 +84,15 @@ static int check_cpus(struct run_params *rp, bool given, struct opt_error *err)
 			return -EINVAL;
 		}
 	}
-	if ((r = cpus_usable(given ? &rp->cpus : &online, &usable)) < 0) {
+	if ((r = cpus_usable(given ? cpus : &online, &usable)) < 0) {
 		snprintf(err->msg, sizeof(err->msg), "cannot read the CPU affinity: %s", strerror(-r));
 		return r;
 	}
 	if (!given) {
-		rp->cpus = usable;
+		*cpus = usable;
 		return 0;
 	}
-	cpuset_diff(&bad, &rp->cpus, &usable);
+	cpuset_diff(&bad, cpus, &usable);
 	if (cpuset_count(&bad)) {
 		cpuset_format(&bad, list, sizeof(list));
 		snprintf(err->msg, sizeof(err->msg),
@@ -108,7 +108,7 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 	bool prio_given = opt_given(mc->opts, mc->nopts, given, "priority");
 	int r;
 
-	if ((r = check_cpus(rp, opt_given(mc->opts, mc->nopts, given, "cpus"), err)) < 0)
+	if ((r = measure_check_cpus(&rp->cpus, opt_given(mc->opts, mc->nopts, given, "cpus"), err)) < 0)
 		return r;
 	/* A priority alone asks for a real-time one (noise runs under SCHED_OTHER by default). */
 	if (prio_given && rp->priority != 0 && !opt_given(mc->opts, mc->nopts, given, "policy"))

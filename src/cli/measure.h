@@ -63,6 +63,10 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
  */
 int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err);
 
+/* A CPU list the user gave (given) must be online and usable by this process;
+ * without one, cpus becomes every usable online CPU.  -errno with err filled. */
+int measure_check_cpus(struct cpuset *cpus, bool given, struct opt_error *err);
+
 extern const char *const policy_choices[];
 extern const char *const fail_stat_choices[];
 

@@ -9,7 +9,6 @@
 #include "cli/commands.h"
 #include "core/parse.h"
 #include "core/units.h"
-#include "sys/cpus.h"
 
 static const char *const via_choices[] = { "futex", "eventfd", "pipe", "cond", NULL };
 
@@ -70,8 +69,7 @@ static int parse_pair(const char *text, unsigned *ret_a, unsigned *ret_b)
 /* The pair the user gave, checked as measure.c checks a CPU list. */
 static int check_pair(const char *text, unsigned *ret_a, unsigned *ret_b, struct opt_error *err)
 {
-	struct cpuset want, online, usable, bad;
-	char list[80], have[80];
+	struct cpuset want;
 	int r = parse_pair(text, ret_a, ret_b);
 
 	if (r == -ERANGE) {
@@ -85,29 +83,7 @@ static int check_pair(const char *text, unsigned *ret_a, unsigned *ret_b, struct
 	cpuset_clear(&want);
 	cpuset_add(&want, *ret_a);
 	cpuset_add(&want, *ret_b);
-	if ((r = cpus_online(&online)) < 0) {
-		snprintf(err->msg, sizeof(err->msg), "cannot read the online CPUs: %s", strerror(-r));
-		return r;
-	}
-	cpuset_diff(&bad, &want, &online);
-	if (cpuset_count(&bad)) {
-		cpuset_format(&bad, list, sizeof(list));
-		cpuset_format(&online, have, sizeof(have));
-		snprintf(err->msg, sizeof(err->msg), "option '--cpus': cpu %s is not online (online: %s)", list, have);
-		return -EINVAL;
-	}
-	if ((r = cpus_usable(&want, &usable)) < 0) {
-		snprintf(err->msg, sizeof(err->msg), "cannot read the CPU affinity: %s", strerror(-r));
-		return r;
-	}
-	cpuset_diff(&bad, &want, &usable);
-	if (cpuset_count(&bad)) {
-		cpuset_format(&bad, list, sizeof(list));
-		snprintf(err->msg, sizeof(err->msg),
-			 "option '--cpus': cpu %s cannot be used by this process (cpuset cgroup or container limit)", list);
-		return -EINVAL;
-	}
-	return 0;
+	return measure_check_cpus(&want, true, err);
 }
 
 static int wake_validate(void *params, const struct opt_result *given, struct opt_error *err)

@@ -405,6 +405,27 @@ static void fail(struct probe_thread *t, const struct wake_state *s, int rc, con
 	snprintf(t->err, sizeof(t->err), "%s: %s", e ? "the sleeping thread's wait" : what, strerror(-t->run_rc));
 }
 
+/*
+ * Wake the sleeper for round k + 1 once it is armed, t0 and t1 around the
+ * call: 0, 1 on stop or when the call failed (said in t->err), or -errno of
+ * the sleeper's wait.
+ */
+static inline __attribute__((always_inline)) int wake_armed(struct probe_thread *t, struct wake_state *s,
+							     uint64_t k, uint64_t *t0, uint64_t *t1)
+{
+	int r = await_sleeper(t, s, &s->armed, k + 1u);
+	if (r != 0)
+		return r;
+	*t0 = mono_ns();
+	r = chan_wake(&s->fwd, s->via);
+	*t1 = mono_ns();
+	if (__builtin_expect(r < 0, 0)) {
+		fail(t, s, r, "waking the sleeping thread");
+		return 1;
+	}
+	return 0;
+}
+
 /* One wakeup every interval: the sleeper is blocked when it comes, and its t2 is read before the next. */
 static void wake_run(struct probe_thread *t)
 {
@@ -418,15 +439,9 @@ static void wake_run(struct probe_thread *t)
 	if (sleep_until(t, next))
 		return;
 	for (;;) {
-		if ((r = await_sleeper(t, s, &s->armed, k + 1u)) != 0)
+		uint64_t t0, t1;
+		if ((r = wake_armed(t, s, k, &t0, &t1)) != 0)
 			break;
-		uint64_t t0 = mono_ns();
-		r = chan_wake(&s->fwd, s->via);
-		uint64_t t1 = mono_ns();
-		if (__builtin_expect(r < 0, 0)) {
-			fail(t, s, r, "waking the sleeping thread");
-			return;
-		}
 		k++;
 		next = next_deadline(next, interval, t1);
 		bool last = (loops && k >= loops) || next >= t->end_ns;
@@ -477,15 +492,9 @@ static void wake_pingpong_run(struct probe_thread *t)
 	if (sleep_until(t, next))
 		return;
 	for (;;) {
-		if ((r = await_sleeper(t, s, &s->armed, k + 1u)) != 0)
+		uint64_t t0, t1;
+		if ((r = wake_armed(t, s, k, &t0, &t1)) != 0)
 			break;
-		uint64_t t0 = mono_ns();
-		r = chan_wake(&s->fwd, s->via);
-		uint64_t t1 = mono_ns();
-		if (__builtin_expect(r < 0, 0)) {
-			fail(t, s, r, "waking the sleeping thread");
-			return;
-		}
 		k++;
 		if ((r = wait_answer(t, s, &seen, t1, &t3)) != 0) {
 			if (r < 0)
