@@ -49,6 +49,16 @@ class TempDirCase(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.tmp, name)
 
+    def as_nobody(self, *args, timeout=60):
+        """Run latscope as nobody: a copy in the private directory, which nobody
+        can reach when the build tree is not."""
+        exe = self.path("latscope-nobody")
+        if not os.path.exists(exe):
+            shutil.copy(LATSCOPE, exe)
+            os.chmod(exe, 0o755)
+        return subprocess.run(["runuser", "-u", "nobody", "--", exe, *args], capture_output=True, text=True,
+                              timeout=timeout, cwd=self.tmp)
+
 
 def main():
     unittest.main(argv=[sys.argv[0], "-v"], verbosity=2)

@@ -67,12 +67,8 @@ class NoiseRuns(TempDirCase):
 
     @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
     def test_non_root_measures_noise(self):
-        exe = self.path("latscope")
-        shutil.copy(LATSCOPE, exe)
-        os.chmod(exe, 0o755)
         out = self.path("nobody.json")
-        p = subprocess.run(["runuser", "-u", "nobody", "--", exe, "noise", "-a", str(CPU), "-D", "1", "-q",
-                            "--no-store", "--json", out], capture_output=True, text=True, timeout=60)
+        p = self.as_nobody("noise", "-a", str(CPU), "-D", "1", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         check_consistent(self, load(out))
 

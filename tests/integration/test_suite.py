@@ -87,11 +87,7 @@ class Suite(TempDirCase):
 
     @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
     def test_non_root_suite_runs_and_says_what_root_would_add(self):
-        exe = self.path("latscope")
-        shutil.copy(LATSCOPE, exe)
-        os.chmod(exe, 0o755)
-        p = subprocess.run(["runuser", "-u", "nobody", "--", exe, "run", "--quick", "--no-store", "-q"],
-                           capture_output=True, text=True, timeout=90)
+        p = self.as_nobody("run", "--quick", "--no-store", "-q", timeout=90)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not applied (as root", p.stdout)
         self.assertIn("SCHED_FIFO", p.stdout)

@@ -97,12 +97,8 @@ class SysOnThisMachine(TempDirCase):
 
     @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
     def test_nobody_gets_the_fingerprint_without_an_error(self):
-        exe = self.path("latscope")
-        shutil.copy(LATSCOPE, exe)
-        os.chmod(exe, 0o755)
         for args in (["sys"], ["sys", "--json"]):
-            p = subprocess.run(["runuser", "-u", "nobody", "--", exe, *args], capture_output=True, text=True,
-                               timeout=60, cwd=self.tmp)
+            p = self.as_nobody(*args)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(p.stderr, "")
         doc = json.loads(p.stdout)

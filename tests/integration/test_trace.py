@@ -125,12 +125,8 @@ class NoiseTrace(TempDirCase):
 class WithoutTracing(TempDirCase):
     @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
     def test_without_root_the_run_goes_on_and_says_why(self):
-        exe = self.path("latscope")
-        shutil.copy(LATSCOPE, exe)
-        os.chmod(exe, 0o755)
         out = self.path("r.json")
-        p = subprocess.run(["runuser", "-u", "nobody", "--", exe, "timer", "-a", "0", "-D", "1", "--trace", "-q",
-                            "--no-store", "--json", out], capture_output=True, text=True, timeout=60)
+        p = self.as_nobody("timer", "-a", "0", "-D", "1", "--trace", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not traced:", p.stderr)
         doc = load(out)

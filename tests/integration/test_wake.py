@@ -149,14 +149,10 @@ class WakeRuns(TempDirCase):
 
     @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
     def test_non_root_measures_wakeups(self):
-        exe = self.path("latscope")
-        shutil.copy(LATSCOPE, exe)
-        os.chmod(exe, 0o755)
         for args in (["-l", "200"], ["--pingpong", "--via", "eventfd", "-l", "2000"]):
             with self.subTest(args=args):
                 out = self.path("nobody.json")
-                p = subprocess.run(["runuser", "-u", "nobody", "--", exe, "wake", *args, "-q", "--no-store",
-                                    "--json", out], capture_output=True, text=True, timeout=60)
+                p = self.as_nobody("wake", *args, "-q", "--no-store", "--json", out)
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertIn("not applied: SCHED_FIFO", p.stderr)
                 doc = load(out)
