@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "wake", cmd_wake, "thread-to-thread wakeup latency, on one CPU and across CPUs" },
 	{ "io", cmd_io, "read throughput, per-read latency and the CPU cost of each read" },
 	{ "sys", cmd_sys, "system fingerprint and latency advice" },
+	{ "cyclictest", cmd_cyclictest, "cyclictest's options and output, measured and stored by latscope" },
 	{ "runs", cmd_runs, "list the stored runs" },
 	{ "show", cmd_show, "print a stored run (--json: its JSON result)" },
 	{ "compare", cmd_compare, "stored runs side by side, with a verdict on each difference and CI gates" },
@@ -54,6 +55,10 @@ int main(int argc, char **argv)
 {
 	/* A closed pipe on stdout must not kill a run before its results are written. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Called through a link named cyclictest: be cyclictest, options and all. */
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	if (argc > 0 && strcmp(base ? base + 1 : argv[0], "cyclictest") == 0)
+		return finish(cmd_cyclictest(argc, argv));
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -16,5 +16,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
+int cmd_cyclictest(int argc, char **argv);
 
 #endif

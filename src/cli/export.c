@@ -8,11 +8,12 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
+#include "report/gnuplot.h"
 #include "report/openmetrics.h"
 #include "result/json.h"
 
-enum { EXPORT_OPENMETRICS, EXPORT_JSON };
-static const char *const export_formats[] = { "openmetrics", "json", NULL };
+enum { EXPORT_OPENMETRICS, EXPORT_JSON, EXPORT_GNUPLOT };
+static const char *const export_formats[] = { "openmetrics", "json", "gnuplot", NULL };
 
 struct export_cmd {
 	int format;
@@ -24,7 +25,8 @@ struct export_cmd {
 static const struct opt export_opts[] = {
 	{ "format", 0, OPT_ENUM, offsetof(struct export_cmd, format), .choices = export_formats,
 	  .help = "openmetrics: Prometheus/OpenMetrics text for node_exporter's textfile collector; "
-		  "json: an array of the stored results" },
+		  "json: an array of the stored results; gnuplot: a gnuplot script with the histograms in it "
+		  "(one curve per CPU of one run, or per run)" },
 	{ "output", 'o', OPT_STRING, offsetof(struct export_cmd, output), .metavar = "FILE",
 	  .help = "write to FILE (replaced whole) instead of standard output" },
 	DB_OPT(struct export_cmd),
@@ -33,9 +35,10 @@ static const struct opt export_opts[] = {
 
 static const struct cmd_spec export_spec = {
 	.name = "export",
-	.synopsis = "ID... [--format openmetrics|json] [-o FILE] [--db PATH]",
+	.synopsis = "ID... [--format openmetrics|json|gnuplot] [-o FILE] [--db PATH]",
 	.about = "Write stored runs for other tools.  For a fleet, write OpenMetrics into node_exporter's\n"
-		 "textfile directory (-o /var/lib/node_exporter/textfile/latscope.prom) and let Prometheus collect it.",
+		 "textfile directory (-o /var/lib/node_exporter/textfile/latscope.prom) and let Prometheus collect it.\n"
+		 "For a plot, export --format gnuplot -o hist.gp and run `gnuplot hist.gp` (writes latscope-histogram.svg).",
 	.opts = export_opts,
 	.nopts = sizeof(export_opts) / sizeof(export_opts[0]),
 	.help_offset = offsetof(struct export_cmd, help),
@@ -117,8 +120,10 @@ int cmd_export(int argc, char **argv)
 			code = EXIT_ERROR;
 		for (size_t i = 0; list && i < n; i++)
 			list[i] = &res[i];
-		if (list && openmetrics_write(out, list, ids, n) < 0) {
-			fprintf(stderr, "latscope export: cannot write the metrics\n");
+		r = !list ? 0 : c.format == EXPORT_GNUPLOT ? gnuplot_write(out, list, ids, n) : openmetrics_write(out, list, ids, n);
+		if (r < 0) {
+			fprintf(stderr, "latscope export: cannot write the %s: %s\n",
+				c.format == EXPORT_GNUPLOT ? "gnuplot script" : "metrics", strerror(-r));
 			code = EXIT_ERROR;
 		}
 		free(list);

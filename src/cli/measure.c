@@ -156,6 +156,15 @@ static void on_prepared(void *ctx, const struct result *res)
 	if (!lv->silent)
 		text_notes(stderr, res, 0, lv->verbose);
 	lv->notes_shown = res->nnotes;
+	if (lv->mh && lv->mh->prepared)
+		lv->mh->prepared(lv->mh->ctx, res);
+}
+
+static void on_tick(void *ctx, const struct result *res)
+{
+	const struct live *lv = ctx;
+	if (lv->mh && lv->mh->tick)
+		lv->mh->tick(lv->mh->ctx, res);
 }
 
 static void on_window(void *ctx, const struct result *res, const struct cpu_result *cr,
@@ -417,6 +426,10 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		fprintf(stderr, "latscope %s: cannot prepare the result: %s\n", mc->name, strerror(-r));
 		goto out;
 	}
+	if (mh && mh->keep_lin && (r = result_keep_lin(&res, mh->lin_unit_ns, mh->lin_bins)) < 0) {
+		fprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", mc->name, strerror(-r));
+		goto out;
+	}
 	if (mc->notes)
 		mc->notes(params, &res);
 	if ((r = loadrun_parse(rp, lr, &err)) < 0) {
@@ -447,7 +460,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	fflush(stdout);
 	struct live lv = { .windows = !rp->quiet && !silent && (rp->live || isatty(STDOUT_FILENO)),
 			   .verbose = !rp->quiet && !silent, .silent = silent, .mh = mh, .duration_ns = rp->duration_ns };
-	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .ctx = &lv };
+	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .tick = on_tick, .ctx = &lv };
 	r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
 	loadrun_stop(lr, &res);
 	if (r < 0) {

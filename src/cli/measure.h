@@ -45,6 +45,14 @@ struct measure_hooks {
 	bool silent;                    /* print nothing but errors */
 	/* Now and then: how far the run is (elapsed of total; total 0 when open-ended). */
 	void (*progress)(void *ctx, uint64_t elapsed_ns, uint64_t total_ns);
+	/* Optional: set up to measure, just before the first sample (see runner_hooks). */
+	void (*prepared)(void *ctx, const struct result *res);
+	/* Optional: a few times a second while measuring. */
+	void (*tick)(void *ctx, const struct result *res);
+	/* Keep cyclictest's histogram of every CPU too (result_keep_lin). */
+	bool keep_lin;
+	uint64_t lin_unit_ns;
+	uint32_t lin_bins;
 	void *ctx;
 };
 

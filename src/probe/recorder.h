@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/hist.h"
+#include "core/linhist.h"
 #include "core/stats.h"
 #include "core/window.h"
 
@@ -57,6 +58,7 @@ struct recorder {
 	unsigned ntop;
 	struct rec_event top[REC_TOP];
 	struct rec_log log;             /* writer's, read after join */
+	struct lin_hist *lin;           /* NULL, or cyclictest's histogram of metric 0 (not owned) */
 	_Alignas(64) unsigned ri;       /* reader's next slot: apart from the writer's line */
 	struct rec_slot slots[REC_SLOTS];
 };
@@ -136,6 +138,13 @@ static inline void rec_log(struct recorder *r, uint64_t from_ns, uint64_t to_ns)
 		l->spans[l->n++] = (struct rec_span){ from_ns, to_ns };
 	else
 		l->dropped++;
+}
+
+/* Count metric 0's value the way cyclictest does too, when asked to. */
+static inline void rec_lin(struct recorder *r, uint64_t v)
+{
+	if (__builtin_expect(r->lin != NULL, 0))
+		lin_hist_record(r->lin, v);
 }
 
 static inline void rec_missed(struct recorder *r, uint64_t n)

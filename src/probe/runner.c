@@ -401,6 +401,8 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 		}
 		if ((r = drain(rn)) < 0)
 			return r;
+		if (rn->hooks && rn->hooks->tick)
+			rn->hooks->tick(rn->hooks->ctx, rn->res);
 	}
 	/* Threads that stop on a window's end do so just before its context is due. */
 	if (rn->ctx && !stopping && mono_ns() + CONTEXT_DELAY_NS >= next_ctx && context_sample(rn->ctx, rn->ctx_index) == 0)
@@ -478,6 +480,7 @@ static int init_workers(struct runner *rn, const void *pp)
 			r = rec_log_init(&w->t.rec, rn->rp->trace_log_cap);
 		if (r < 0)
 			return r;
+		w->t.rec.lin = rn->res->cpus[i].lin;
 		i++;
 	}
 	return 0;
@@ -549,6 +552,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 		result_note(res, "the main thread could not be moved off the measured CPUs");
 	if (rp->trace)
 		start_trace(&rn);
+	for (size_t i = 0; i < rn.n; i++)
+		res->cpus[i].tid = rn.w[i].kernel_tid;
 	if (hooks && hooks->prepared)
 		hooks->prepared(hooks->ctx, res);
 

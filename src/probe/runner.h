@@ -15,6 +15,8 @@ struct runner_hooks {
 	/* A window of one CPU has been added to res. */
 	void (*window)(void *ctx, const struct result *res, const struct cpu_result *cr,
 		       const struct result_window *w);
+	/* Now and then while measuring (a few times a second at most). */
+	void (*tick)(void *ctx, const struct result *res);
 	void *ctx;
 };
 

@@ -162,6 +162,7 @@ static void timer_run(struct probe_thread *t)
 		rec_value(rec, 0, lat);
 		rec_top(rec, lat, now);
 		rec_log(rec, next, now);
+		rec_lin(rec, lat);
 		if (missed) {
 			rec_missed(rec, missed);
 			for (uint64_t j = 1; co && j <= missed && lat > j * interval; j++)

@@ -37,6 +37,10 @@ static void cpu_result_free(struct cpu_result *cr)
 	named_counts_free(&cr->softirqs);
 	free(cr->hist);
 	free(cr->win);
+	if (cr->lin)
+		lin_hist_free(cr->lin);
+	free(cr->lin);
+	cr->lin = NULL;
 	cr->hist = NULL;
 	cr->win = NULL;
 	cr->nwin = cr->capwin = 0;
@@ -72,6 +76,24 @@ int result_init(struct result *res, const char *probe, unsigned nmetrics,
 fail:
 	result_free(res);
 	return -ENOMEM;
+}
+
+int result_keep_lin(struct result *res, uint64_t unit_ns, uint32_t nbins)
+{
+	for (size_t i = 0; i < res->ncpus; i++) {
+		struct cpu_result *cr = &res->cpus[i];
+		int r;
+		if (cr->lin)
+			continue;
+		if (!(cr->lin = malloc(sizeof(*cr->lin))))
+			return -ENOMEM;
+		if ((r = lin_hist_init(cr->lin, unit_ns, nbins)) < 0) {
+			free(cr->lin);
+			cr->lin = NULL;
+			return r;
+		}
+	}
+	return 0;
 }
 
 void result_free(struct result *res)

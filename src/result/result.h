@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/hist.h"
+#include "core/linhist.h"
 #include "core/sparse.h"
 #include "core/stats.h"
 #include "core/cpuset.h"
@@ -102,6 +103,8 @@ struct cpu_result {
 	int top_cpu[REC_TOP];
 	struct named_counts irqs, softirqs;  /* over the run; empty without context */
 	bool has_context;
+	int tid;                        /* the measuring thread's kernel id; 0: unknown */
+	struct lin_hist *lin;           /* NULL, or cyclictest's histogram (see result_keep_lin) */
 };
 
 /* What the runner changed on the system, and what it could not. */
@@ -181,6 +184,10 @@ int result_merge_window(const struct result *res, struct cpu_result *dst, const 
 
 /* Append a window to cr, taking over its histograms.  -ENOMEM (rw still owned by the caller). */
 int result_append_window(struct cpu_result *cr, const struct result_window *rw);
+
+/* Also count every CPU's metric 0 the way cyclictest does (in memory only, not
+ * in the JSON).  -ENOMEM or -EINVAL. */
+int result_keep_lin(struct result *res, uint64_t unit_ns, uint32_t nbins);
 
 /* Note something worth a warning (a setting not applied...).  Extra notes are dropped. */
 void result_note(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,630 @@
+/*
+ * latscope cyclictest: cyclictest's command line and output on latscope's timer
+ * probe.  The options are translated into a `latscope timer` run (which is what
+ * gets stored, with every statistic), and what cyclictest would print is
+ * printed from cyclictest's own counters, kept beside latscope's histogram.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "cli/timer.h"
+#include "config.h"
+#include "core/linhist.h"
+#include "core/nstime.h"
+#include "core/parse.h"
+#include "report/cyclictest.h"
+#include "report/text.h"
+#include "sys/atomicfile.h"
+#include "sys/cpus.h"
+#include "sys/textfile.h"
+
+#define CYC_MAX_ARGS 64
+#define CYC_MAX_LABELS 16
+#define CYC_DEFAULT_INTERVAL_US 1000u
+
+struct cyc_opts {
+	int threads;                    /* 0: as many as CPUs */
+	bool threads_given;
+	bool affinity_all;              /* -a without a list */
+	const char *affinity;           /* -a LIST */
+	bool smp;
+	uint64_t interval_us;
+	uint64_t duration_ns;
+	uint64_t loops;
+	uint64_t hist;                  /* -h/-H: bins; 0: none */
+	bool histofall;
+	const char *histfile;
+	bool nsecs, quiet;
+	uint64_t priority;
+	int policy;                     /* enum sched_policy_kind */
+	const char *json;
+	const char *db;
+	bool no_store;
+	const char *labels[CYC_MAX_LABELS];
+	unsigned nlabels;
+};
+
+enum {
+	O_HISTFILE = 256, O_JSON, O_POLICY, O_DB, O_NO_STORE, O_LABEL, O_HELP, O_UNSUPPORTED,
+};
+
+static const struct option long_opts[] = {
+	{ "affinity", optional_argument, NULL, 'a' },
+	{ "duration", required_argument, NULL, 'D' },
+	{ "histogram", required_argument, NULL, 'h' },
+	{ "histofall", required_argument, NULL, 'H' },
+	{ "histfile", required_argument, NULL, O_HISTFILE },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "loops", required_argument, NULL, 'l' },
+	{ "mlockall", no_argument, NULL, 'm' },
+	{ "nsecs", no_argument, NULL, 'N' },
+	{ "priority", required_argument, NULL, 'p' },
+	{ "policy", required_argument, NULL, O_POLICY },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "threads", optional_argument, NULL, 't' },
+	{ "smp", no_argument, NULL, 'S' },
+	{ "json", required_argument, NULL, O_JSON },
+	{ "db", required_argument, NULL, O_DB },
+	{ "no-store", no_argument, NULL, O_NO_STORE },
+	{ "label", required_argument, NULL, O_LABEL },
+	{ "help", no_argument, NULL, O_HELP },
+	/* cyclictest's other options: known, so that the error can name them */
+	{ "aligned", optional_argument, NULL, O_UNSUPPORTED },
+	{ "breaktrace", required_argument, NULL, O_UNSUPPORTED },
+	{ "clock", required_argument, NULL, O_UNSUPPORTED },
+	{ "default-system", no_argument, NULL, O_UNSUPPORTED },
+	{ "distance", required_argument, NULL, O_UNSUPPORTED },
+	{ "fifo", required_argument, NULL, O_UNSUPPORTED },
+	{ "laptop", no_argument, NULL, O_UNSUPPORTED },
+	{ "latency", required_argument, NULL, O_UNSUPPORTED },
+	{ "mainaffinity", required_argument, NULL, O_UNSUPPORTED },
+	{ "refresh_on_max", no_argument, NULL, O_UNSUPPORTED },
+	{ "oscope", required_argument, NULL, O_UNSUPPORTED },
+	{ "priospread", no_argument, NULL, O_UNSUPPORTED },
+	{ "relative", no_argument, NULL, O_UNSUPPORTED },
+	{ "resolution", no_argument, NULL, O_UNSUPPORTED },
+	{ "secaligned", optional_argument, NULL, O_UNSUPPORTED },
+	{ "system", no_argument, NULL, O_UNSUPPORTED },
+	{ "smi", no_argument, NULL, O_UNSUPPORTED },
+	{ "spike", required_argument, NULL, O_UNSUPPORTED },
+	{ "spike-nodes", required_argument, NULL, O_UNSUPPORTED },
+	{ "tracemark", no_argument, NULL, O_UNSUPPORTED },
+	{ "unbuffered", no_argument, NULL, O_UNSUPPORTED },
+	{ "verbose", no_argument, NULL, O_UNSUPPORTED },
+	{ "dbg_cyclictest", no_argument, NULL, O_UNSUPPORTED },
+	{ "posix_timers", no_argument, NULL, O_UNSUPPORTED },
+	{ NULL, 0, NULL, 0 },
+};
+/* Supported letters first; the rest are cyclictest's, refused by name. */
+static const char short_opts[] = ":a::D:h:H:i:l:mNp:qt::SA::b:c:d:F:Mo:rRsuvx";
+
+static void usage_help(void)
+{
+	printf("Usage: latscope cyclictest [cyclictest options]\n"
+	       "       cyclictest [cyclictest options]      (through the installed cyclictest link)\n\n"
+	       "Run latscope's timer probe with cyclictest's options and print what cyclictest prints (T: lines,\n"
+	       "the -h histogram and its summary, the --json file), so tools that parse cyclictest work\n"
+	       "unchanged.  The run is also stored as a latscope timer run with every statistic.\n\n"
+	       "Options (as cyclictest's):\n"
+	       "  -a, --affinity[=CPUSET]  pin thread N to the Nth CPU of CPUSET (without CPUSET: to CPU N)\n"
+	       "  -t, --threads[=NUM]      NUM threads, one per CPU (without NUM: one per CPU); default 1\n"
+	       "  -S, --smp                one thread on every CPU\n"
+	       "  -p, --priority=PRIO      real-time priority 1-99 (SCHED_FIFO); 0: SCHED_OTHER (the default)\n"
+	       "      --policy=NAME        other, normal, fifo or rr\n"
+	       "  -i, --interval=US        period in microseconds (default 1000)\n"
+	       "  -D, --duration=TIME      run for TIME (s, m, h or d; a bare number is seconds)\n"
+	       "  -l, --loops=N            stop after N wakeups per thread\n"
+	       "  -h, --histogram=US       print a histogram of 1 us bins up to US after the run\n"
+	       "  -H, --histofall=US       the same with a column of all threads\n"
+	       "      --histfile=PATH      write the histogram to PATH instead of standard output\n"
+	       "  -N, --nsecs              values in nanoseconds (histogram bins too)\n"
+	       "  -q, --quiet              print only the summary at the end\n"
+	       "  -m, --mlockall           accepted: latscope always locks its memory\n"
+	       "      --json=FILE          write cyclictest's JSON result to FILE\n"
+	       "latscope's own:\n"
+	       "      --db=PATH            store the run here (default: as latscope timer)\n"
+	       "      --no-store           do not store the run\n"
+	       "      --label=KEY=VALUE    tag the stored run; repeatable\n"
+	       "      --help               show this help\n\n"
+	       "Differences: threads are always pinned (without -a, thread N runs on the Nth usable CPU), one\n"
+	       "per CPU; every thread uses the same interval (cyclictest adds 500 us per thread without -h).\n"
+	       "Other cyclictest options (-b, -d, --spike, -v, -x...) are refused by name.\n\n"
+	       "Exit status: 0 done (also when stopped by Ctrl-C or SIGTERM), 1 error, 2 bad usage.\n"
+	       "See latscope-cyclictest(1).\n");
+}
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "latscope cyclictest: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'latscope cyclictest --help'.\n");
+	return EXIT_USAGE;
+}
+
+/* The name of the option getopt just refused, for the message. */
+static const char *refused_name(int c, int longindex, char **argv, char *buf, size_t size)
+{
+	if (c == O_UNSUPPORTED && longindex >= 0) {
+		snprintf(buf, size, "--%s", long_opts[longindex].name);
+		return buf;
+	}
+	if (c != '?' && c != ':' && c != O_UNSUPPORTED) {
+		snprintf(buf, size, "-%c", c);
+		return buf;
+	}
+	if (optopt) {
+		snprintf(buf, size, "-%c", optopt);
+		return buf;
+	}
+	return argv[optind - 1];
+}
+
+/* cyclictest reads "-a 2" and "-t 4" as "-a2" and "-t4": join them so getopt does too. */
+static int join_optional(int argc, char **argv, char ***ret, char *store, size_t storesize)
+{
+	char **out = calloc((size_t)argc + 1u, sizeof(*out));
+	size_t used = 0;
+	int n = 0;
+
+	if (!out)
+		return -ENOMEM;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool opt = strcmp(a, "-a") == 0 || strcmp(a, "-t") == 0 || strcmp(a, "--affinity") == 0 ||
+			   strcmp(a, "--threads") == 0;
+		if (opt && i + 1 < argc && isdigit((unsigned char)argv[i + 1][0])) {
+			int len = snprintf(store + used, storesize - used, "%s%s%s", a, a[1] == '-' ? "=" : "", argv[i + 1]);
+			if (len < 0 || (size_t)len >= storesize - used) {
+				free(out);
+				return -E2BIG;
+			}
+			out[n++] = store + used;
+			used += (size_t)len + 1u;
+			i++;
+			continue;
+		}
+		out[n++] = argv[i];
+	}
+	*ret = out;
+	return n;
+}
+
+static int parse_policy(const char *name, int *ret)
+{
+	if (strcmp(name, "other") == 0 || strcmp(name, "normal") == 0)
+		*ret = POLICY_OTHER;
+	else if (strcmp(name, "fifo") == 0)
+		*ret = POLICY_FIFO;
+	else if (strcmp(name, "rr") == 0)
+		*ret = POLICY_RR;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_count(const char *opt, const char *text, uint64_t max, uint64_t *ret)
+{
+	uint64_t v;
+	if (parse_u64(text, &v) < 0)
+		return usage("option '%s': '%s' is not a whole number", opt, text);
+	if (v > max) {
+		char lim[32];
+		snprintf(lim, sizeof(lim), "%llu", (unsigned long long)max);
+		fprintf(stderr, "latscope cyclictest: option '%s': %s is above the largest allowed, %s\n"
+			"Try 'latscope cyclictest --help'.\n", opt, text, lim);
+		return EXIT_USAGE;
+	}
+	*ret = v;
+	return -1;
+}
+
+/* -1: parsed; an exit code otherwise (help shown or bad usage). */
+static int parse_opts(int argc, char **argv, struct cyc_opts *o)
+{
+	bool prio_given = false, policy_given = false;
+	uint64_t v;
+	int c, li, code;
+	char name[64];
+
+	optind = 0;     /* a full reset: parse_opts may run more than once in a process (tests) */
+	opterr = 0;
+	while ((li = -1, c = getopt_long(argc, argv, short_opts, long_opts, &li)) != -1) {
+		switch (c) {
+		case 'a':
+			if (optarg)
+				o->affinity = optarg;
+			else
+				o->affinity_all = true;
+			break;
+		case 't':
+			o->threads_given = true;
+			o->threads = 0;
+			if (optarg && (code = parse_count("-t", optarg, CPUSET_MAX, &v)) >= 0)
+				return code;
+			if (optarg)
+				o->threads = (int)v;
+			if (optarg && v == 0)
+				return usage("option '%s': %s threads: need at least one", "-t", optarg);
+			break;
+		case 'S': o->smp = true; break;
+		case 'p':
+			if ((code = parse_count("-p", optarg, 99, &o->priority)) >= 0)
+				return code;
+			prio_given = true;
+			break;
+		case O_POLICY:
+			if (parse_policy(optarg, &o->policy) < 0)
+				return usage("option '%s': '%s' is not supported (other, normal, fifo or rr)", "--policy",
+					     optarg);
+			policy_given = true;
+			break;
+		case 'i':
+			if ((code = parse_count("-i", optarg, 3600u * 1000000u, &o->interval_us)) >= 0)
+				return code;
+			if (o->interval_us == 0)
+				return usage("option '%s': %s: the interval must be at least 1 us", "-i", optarg);
+			break;
+		case 'D':
+			if (parse_duration(optarg, NS_PER_SEC, &o->duration_ns) < 0)
+				return usage("option '%s': '%s' is not a duration (such as 10, 30s, 5m, 2h or 1d)", "-D",
+					     optarg);
+			break;
+		case 'l':
+			if ((code = parse_count("-l", optarg, UINT64_C(1) << 48, &o->loops)) >= 0)
+				return code;
+			break;
+		case 'H':
+			o->histofall = true;
+			/* fall through */
+		case 'h':
+			if ((code = parse_count(c == 'h' ? "-h" : "-H", optarg, UINT64_MAX, &o->hist)) >= 0)
+				return code;
+			if (o->hist > LINHIST_MAX_BINS)
+				o->hist = LINHIST_MAX_BINS;     /* cyclictest's own cap */
+			break;
+		case O_HISTFILE: o->histfile = optarg; break;
+		case 'N': o->nsecs = true; break;
+		case 'q': o->quiet = true; break;
+		case 'm': break;
+		case O_JSON: o->json = optarg; break;
+		case O_DB: o->db = optarg; break;
+		case O_NO_STORE: o->no_store = true; break;
+		case O_LABEL:
+			if (o->nlabels == CYC_MAX_LABELS)
+				return usage("option '--label': more than %d labels", CYC_MAX_LABELS);
+			o->labels[o->nlabels++] = optarg;
+			break;
+		case O_HELP:
+			usage_help();
+			return EXIT_OK;
+		case ':':
+			return usage("option '%s' needs a value", refused_name(c, li, argv, name, sizeof(name)));
+		case '?':
+			return usage("unknown option '%s'", refused_name(c, li, argv, name, sizeof(name)));
+		default:
+			return usage("option '%s' of cyclictest is not supported by latscope cyclictest",
+				     refused_name(c, li, argv, name, sizeof(name)));
+		}
+	}
+	if (optind < argc)
+		return usage("unexpected argument '%s'", argv[optind]);
+	if (o->duration_ns && o->loops)
+		return usage("options '%s' and '%s' together are not supported: give one", "-D", "-l");
+	if (o->histfile && !o->hist)
+		return usage("option '%s' needs '%s'", "--histfile", "-h or -H");
+	/* cyclictest's rules: a priority asks for SCHED_FIFO; a real-time policy, for a priority */
+	if (prio_given && o->priority > 0 && o->policy == POLICY_OTHER) {
+		if (policy_given)
+			fprintf(stderr, "policy and priority don't match: setting policy to SCHED_FIFO\n");
+		o->policy = POLICY_FIFO;
+	}
+	if (o->policy != POLICY_OTHER && o->priority == 0) {
+		o->priority = (uint64_t)(o->threads > 0 ? o->threads : 1) + 1u;
+		fprintf(stderr, "defaulting realtime priority to %llu\n", (unsigned long long)o->priority);
+	}
+	return -1;
+}
+
+/* The CPUs of the threads, thread N on the Nth CPU, as cyclictest places them. */
+static int choose_cpus(const struct cyc_opts *o, struct cpuset *ret)
+{
+	struct cpuset online, usable, from;
+	struct opt_error err;
+	char list[80];
+	unsigned want, have;
+
+	if (cpus_online(&online) < 0 || cpus_usable(&online, &usable) < 0) {
+		fprintf(stderr, "latscope cyclictest: cannot read the online CPUs\n");
+		return EXIT_ERROR;
+	}
+	if (o->smp && (o->affinity || o->affinity_all || o->threads_given))
+		fprintf(stderr, "latscope cyclictest: -a and -t are ignored with -S\n");
+	from = usable;
+	if (o->affinity && !o->smp) {
+		if (cpuset_parse(o->affinity, &from) < 0 || cpuset_count(&from) == 0)
+			return usage("option '%s': '%s' is not a CPU list", "-a", o->affinity);
+		if (measure_check_cpus(&from, true, &err) < 0)
+			return usage("option '-a': %s", strchr(err.msg, ':') ? strchr(err.msg, ':') + 2 : err.msg);
+	}
+	have = cpuset_count(&from);
+	want = o->smp || (o->threads_given && o->threads == 0) ? have : o->threads_given ? (unsigned)o->threads : 1u;
+	if (want > have) {
+		cpuset_format(&from, list, sizeof(list));
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), " (%u CPUs)", have);
+		char n[16];
+		snprintf(n, sizeof(n), "%u", want);
+		return usage("%s threads: latscope runs one thread per CPU, and the CPUs to use are %s", n, list);
+	}
+	cpuset_clear(ret);
+	int cpu = -1;
+	for (unsigned i = 0; i < want; i++) {
+		cpu = cpuset_next(&from, (unsigned)(cpu + 1));
+		cpuset_add(ret, (unsigned)cpu);
+	}
+	return -1;
+}
+
+/* A growing argv for the translated `latscope timer` command. */
+struct argvec {
+	char *v[CYC_MAX_ARGS + 1];
+	char buf[8][48];
+	int n, nbuf;
+};
+
+static void arg(struct argvec *a, const char *s)
+{
+	if (a->n < CYC_MAX_ARGS)
+		a->v[a->n++] = (char *)s;
+}
+
+static void argf(struct argvec *a, const char *opt, unsigned long long v, const char *unit)
+{
+	arg(a, opt);
+	if (a->nbuf < 8) {
+		snprintf(a->buf[a->nbuf], sizeof(a->buf[0]), "%llu%s", v, unit);
+		arg(a, a->buf[a->nbuf++]);
+	}
+}
+
+struct cyc_live {
+	const struct cyc_opts *o;
+	struct cyc_view view;
+	bool drawn;
+};
+
+static void loadavg(char *buf, size_t size)
+{
+	if (textfile_read("/proc/loadavg", buf, size) < 0)
+		snprintf(buf, size, "unknown");
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static void on_prepared(void *ctx, const struct result *res)
+{
+	struct cyc_live *lv = ctx;
+	char la[128];
+
+	text_notes(stderr, res, 0, false);
+	if (res->applied.pm_qos)
+		printf("# /dev/cpu_dma_latency set to 0us\n");
+	if (!lv->o->quiet) {
+		loadavg(la, sizeof(la));
+		cyc_print_live(stdout, &lv->view, res, la, false);
+		lv->drawn = true;
+	}
+	fflush(stdout);
+}
+
+static void on_tick(void *ctx, const struct result *res)
+{
+	struct cyc_live *lv = ctx;
+	char la[128];
+
+	if (lv->o->quiet)
+		return;
+	loadavg(la, sizeof(la));
+	cyc_print_live(stdout, &lv->view, res, la, lv->drawn);
+	lv->drawn = true;
+	fflush(stdout);
+}
+
+static int cpu_node(int cpu)
+{
+	for (int node = 0; node < 1024; node++) {
+		char path[96];
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/node%d", cpu, node);
+		if (access(path, F_OK) == 0)
+			return node;
+	}
+	return 0;
+}
+
+static char *join_cmdline(int argc, char **argv)
+{
+	size_t len = strlen("cyclictest") + 1u;
+	for (int i = 1; i < argc; i++)
+		len += strlen(argv[i]) + 1u;
+	char *s = malloc(len);
+	if (!s)
+		return NULL;
+	strcpy(s, "cyclictest");
+	for (int i = 1; i < argc; i++) {
+		strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/* Histogram and JSON, into files opened before the run. */
+static int write_outputs(const struct cyc_opts *o, const struct cyc_view *view, const struct result *res,
+			 struct atomic_file *hist_sink, struct atomic_file *json_sink, const struct cyc_run *run)
+{
+	int code = EXIT_OK, r;
+
+	if (o->hist && !o->histfile && cyc_print_hist(stdout, view, res) < 0)
+		code = EXIT_ERROR;
+	if (o->hist && o->histfile) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		r = m ? cyc_print_hist(m, view, res) : -ENOMEM;
+		if (m && fclose(m) != 0 && r == 0)
+			r = -ENOMEM;
+		if (r == 0 && ((r = atomic_file_write(hist_sink, buf, len)) < 0 || (r = atomic_file_commit(hist_sink)) < 0))
+			fprintf(stderr, "latscope cyclictest: cannot write '%s': %s\n", o->histfile, strerror(-r));
+		free(buf);
+		if (r < 0)
+			code = EXIT_ERROR;
+	}
+	if (o->json) {
+		json_t *doc = cyc_json(view, res, run);
+		char *text = doc ? cyc_json_dump(doc) : NULL;
+		json_decref(doc);
+		r = text ? atomic_file_write(json_sink, text, strlen(text)) : -ENOMEM;
+		if (r == 0 && (r = atomic_file_write(json_sink, "\n", 1)) == 0)
+			r = atomic_file_commit(json_sink);
+		if (r < 0) {
+			fprintf(stderr, "latscope cyclictest: cannot write '%s': %s\n", o->json, strerror(-r));
+			code = EXIT_ERROR;
+		}
+		free(text);
+	}
+	return code;
+}
+
+static int open_sink(const char *opt, const char *path, struct atomic_file *sink)
+{
+	int r = atomic_file_open(path, sink);
+	if (r < 0) {
+		fprintf(stderr, "latscope cyclictest: option '%s': cannot write '%s': %s\n"
+			"Try 'latscope cyclictest --help'.\n", opt, path, strerror(-r));
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+static int run(int argc, char **argv, struct cyc_opts *o)
+{
+	struct cpuset cpus;
+	struct argvec a = { .n = 0 };
+	char cpulist[CPUSET_MAX * 4];
+	struct atomic_file hist_sink = { .fd = -1 }, json_sink = { .fd = -1 };
+	struct result res = { 0 };
+	struct measure_outcome out = { .res = &res };
+	static const char *const policies[] = { "fifo", "rr", "other" };
+	int code;
+
+	if ((code = choose_cpus(o, &cpus)) >= 0)
+		return code;
+	if (o->histfile && (code = open_sink("--histfile", o->histfile, &hist_sink)) >= 0)
+		return code;
+	if (o->json && (code = open_sink("--json", o->json, &json_sink)) >= 0) {
+		atomic_file_close(&hist_sink);
+		return code;
+	}
+	if (cpuset_count(&cpus) > 1 && !o->hist && !o->quiet)
+		fprintf(stderr, "latscope cyclictest: every thread waits %llu us (cyclictest would add 500 us per thread)\n",
+			(unsigned long long)o->interval_us);
+
+	cpuset_format(&cpus, cpulist, sizeof(cpulist));
+	arg(&a, "timer");
+	arg(&a, "--cpus");
+	arg(&a, cpulist);
+	arg(&a, "--policy");
+	arg(&a, policies[o->policy]);
+	argf(&a, "--priority", (unsigned long long)o->priority, "");
+	argf(&a, "--interval", (unsigned long long)o->interval_us, "us");
+	/* a window holds whole periods */
+	uint64_t window_s = (o->interval_us + 999999u) / 1000000u;
+	argf(&a, "--window", (unsigned long long)(window_s ? window_s : 1u), "s");
+	if (o->duration_ns)
+		argf(&a, "--duration", (unsigned long long)o->duration_ns, "ns");
+	if (o->loops)
+		argf(&a, "--loops", (unsigned long long)o->loops, "");
+	if (o->db) {
+		arg(&a, "--db");
+		arg(&a, o->db);
+	}
+	if (o->no_store)
+		arg(&a, "--no-store");
+	for (unsigned i = 0; i < o->nlabels; i++) {
+		arg(&a, "--label");
+		arg(&a, o->labels[i]);
+	}
+
+	struct cyc_live lv = {
+		.o = o,
+		.view = { .nsecs = o->nsecs, .histofall = o->histofall, .interval_us = o->interval_us,
+			  .priority = (unsigned)o->priority,
+			  .policy = o->policy == POLICY_OTHER ? "other/other" : policies[o->policy] },
+	};
+	struct measure_hooks mh = { .silent = true, .prepared = on_prepared, .tick = on_tick, .keep_lin = true,
+				    .lin_unit_ns = o->nsecs ? 1u : NS_PER_US, .lin_bins = (uint32_t)o->hist, .ctx = &lv };
+	struct measure_cmd mc = timer_command;
+	mc.name = "cyclictest";
+
+	code = measure_run(&mc, a.n, a.v, &mh, &out);
+	if (!res.cpus) {
+		/* measure_run said why */
+		atomic_file_close(&hist_sink);
+		atomic_file_close(&json_sink);
+		return code;
+	}
+	if (!o->quiet) {
+		char la[128];
+		loadavg(la, sizeof(la));
+		cyc_print_live(stdout, &lv.view, &res, la, lv.drawn);
+	} else if (!o->hist) {
+		cyc_print_stats(stdout, &lv.view, &res);
+	}
+
+	int nodes[CPUSET_MAX];
+	for (size_t i = 0; i < res.ncpus && i < CPUSET_MAX; i++)
+		nodes[i] = cpu_node(res.cpus[i].cpu);
+	char *cmdline = join_cmdline(argc, argv);
+	struct cyc_run run = { .cmdline = cmdline ? cmdline : "cyclictest", .version = "latscope " LATSCOPE_VERSION,
+			       .start_realtime_ns = res.start_realtime_ns,
+			       .end_realtime_ns = res.start_realtime_ns + res.elapsed_ns,
+			       .return_code = code, .stored_id = out.stored_id, .node = nodes };
+	int wcode = write_outputs(o, &lv.view, &res, &hist_sink, &json_sink, &run);
+	free(cmdline);
+	fflush(stdout);
+	if (out.stored_id > 0 && !o->quiet)
+		fprintf(stderr, "latscope cyclictest: stored as latscope run %lld (latscope show %lld)\n",
+			(long long)out.stored_id, (long long)out.stored_id);
+	atomic_file_close(&hist_sink);
+	atomic_file_close(&json_sink);
+	result_free(&res);
+	return code != EXIT_OK ? code : wcode;
+}
+
+int cmd_cyclictest(int argc, char **argv)
+{
+	struct cyc_opts o = { .interval_us = CYC_DEFAULT_INTERVAL_US, .policy = POLICY_OTHER };
+	char store[4096];
+	char **args;
+	int n = join_optional(argc, argv, &args, store, sizeof(store));
+	int code;
+
+	if (n < 0) {
+		fprintf(stderr, "latscope cyclictest: the command line is too long\n");
+		return EXIT_USAGE;
+	}
+	code = parse_opts(n, args, &o);
+	if (code < 0)
+		code = run(n, args, &o);
+	free(args);
+	return code;
+}

@@ -1,0 +1,184 @@
+#include "report/cyclictest.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+/* cyclictest casts its mean to long: truncation, not rounding. */
+static uint64_t avg_units(const struct lin_hist *h)
+{
+	uint64_t n = lin_load(&h->cycles);
+	return n ? (uint64_t)((double)lin_load(&h->sum) / (double)n) : 0;
+}
+
+void cyc_print_stat(FILE *out, const struct cyc_view *v, unsigned thread, const struct cpu_result *cr)
+{
+	const struct lin_hist *h = cr->lin;
+	int w = v->nsecs ? 8 : 5;       /* cyclictest widens Act and Avg for nanoseconds */
+
+	if (!h)
+		return;
+	fprintf(out, "T:%2u (%5d) P:%2u I:%llu C:%7llu Min:%7llu Act:%*llu Avg:%*llu Max:%8llu\n", thread, cr->tid,
+		v->priority, (unsigned long long)v->interval_us, (unsigned long long)lin_load(&h->cycles),
+		(unsigned long long)lin_load(&h->min), w, (unsigned long long)lin_load(&h->last), w,
+		(unsigned long long)avg_units(h), (unsigned long long)lin_load(&h->max));
+}
+
+void cyc_print_stats(FILE *out, const struct cyc_view *v, const struct result *res)
+{
+	for (size_t i = 0; i < res->ncpus; i++)
+		cyc_print_stat(out, v, (unsigned)i, &res->cpus[i]);
+}
+
+void cyc_print_live(FILE *out, const struct cyc_view *v, const struct result *res, const char *loadavg, bool again)
+{
+	if (again)
+		fprintf(out, "\033[%zuA", res->ncpus + 2u);
+	fprintf(out, "policy: %s: loadavg: %s          \n\n", v->policy, loadavg);
+	cyc_print_stats(out, v, res);
+}
+
+/* One summary line: a value per thread, then (with -H) the one of all. */
+static void summary_line(FILE *out, const char *name, const uint64_t *vals, size_t n, int width,
+			 bool all, uint64_t allval)
+{
+	fprintf(out, "# %s:", name);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, " %0*llu", width, (unsigned long long)vals[i]);
+	if (all)
+		fprintf(out, " %0*llu", width, (unsigned long long)allval);
+	fputc('\n', out);
+}
+
+int cyc_print_hist(FILE *out, const struct cyc_view *v, const struct result *res)
+{
+	const size_t n = res->ncpus;
+	const bool all = v->histofall && n > 1;
+	uint64_t tot[64], col[64];
+	uint32_t nbins;
+
+	if (n == 0 || n > 64 || !res->cpus[0].lin || res->cpus[0].lin->nbins == 0)
+		return -EINVAL;
+	nbins = res->cpus[0].lin->nbins;
+	for (size_t j = 0; j < n; j++)
+		if (!res->cpus[j].lin || res->cpus[j].lin->nbins != nbins)
+			return -EINVAL;
+	memset(tot, 0, sizeof(tot));
+	fprintf(out, "# Histogram\n");
+	for (uint32_t i = 0; i < nbins; i++) {
+		uint64_t sum = 0;
+		fprintf(out, "%06u ", i);
+		for (size_t j = 0; j < n; j++) {
+			uint64_t c = res->cpus[j].lin->bins[i];
+			fprintf(out, "%06llu%s", (unsigned long long)c, j + 1 < n ? "\t" : "");
+			tot[j] += c;
+			sum += c;
+		}
+		if (all)
+			fprintf(out, "\t%06llu", (unsigned long long)sum);
+		fputc('\n', out);
+	}
+	uint64_t alltot = 0, maxmax = 0, allover = 0;
+	for (size_t j = 0; j < n; j++)
+		alltot += tot[j];
+	summary_line(out, "Total", tot, n, 9, all, alltot);
+	for (size_t j = 0; j < n; j++)
+		col[j] = lin_load(&res->cpus[j].lin->min);
+	summary_line(out, "Min Latencies", col, n, 5, false, 0);
+	for (size_t j = 0; j < n; j++)
+		col[j] = avg_units(res->cpus[j].lin);
+	summary_line(out, "Avg Latencies", col, n, 5, false, 0);
+	for (size_t j = 0; j < n; j++) {
+		col[j] = lin_load(&res->cpus[j].lin->max);
+		maxmax = col[j] > maxmax ? col[j] : maxmax;
+	}
+	summary_line(out, "Max Latencies", col, n, 5, all, maxmax);
+	for (size_t j = 0; j < n; j++) {
+		col[j] = res->cpus[j].lin->overflow;
+		allover += col[j];
+	}
+	summary_line(out, "Histogram Overflows", col, n, 5, all, allover);
+	fprintf(out, "# Histogram Overflow at cycle number:\n");
+	for (size_t j = 0; j < n; j++) {
+		const struct lin_hist *h = res->cpus[j].lin;
+		fprintf(out, "# Thread %zu:", j);
+		for (uint64_t k = 0; k < h->noutliers; k++)
+			fprintf(out, " %05llu", (unsigned long long)h->outliers[k]);
+		if (h->noutliers < h->overflow)
+			fprintf(out, " # %05llu others", (unsigned long long)(h->overflow - h->noutliers));
+		fputc('\n', out);
+	}
+	fputc('\n', out);
+	return ferror(out) ? -EIO : 0;
+}
+
+static json_t *time_text(uint64_t realtime_ns)
+{
+	time_t t = (time_t)(realtime_ns / 1000000000u);
+	struct tm tm;
+	char buf[64];
+
+	if (!localtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S %z", &tm) == 0)
+		buf[0] = '\0';
+	return json_string(buf);
+}
+
+static json_t *thread_json(const struct cpu_result *cr, int node)
+{
+	const struct lin_hist *h = cr->lin;
+	json_t *hist = json_object();
+	char key[24];
+
+	for (uint32_t i = 0; hist && i < h->nbins; i++) {
+		if (h->bins[i] == 0)
+			continue;
+		snprintf(key, sizeof(key), "%u", i);
+		json_object_set_new(hist, key, json_integer((json_int_t)h->bins[i]));
+	}
+	/* cyclictest writes its mean with two decimals */
+	double avg = round(lin_hist_mean(h) * 100.0) / 100.0;
+	return json_pack("{s:o?, s:I, s:I, s:I, s:f, s:i, s:i}", "histogram", hist,
+			 "cycles", (json_int_t)lin_load(&h->cycles), "min", (json_int_t)lin_load(&h->min),
+			 "max", (json_int_t)lin_load(&h->max), "avg", avg, "cpu", cr->cpu, "node", node);
+}
+
+json_t *cyc_json(const struct cyc_view *v, const struct result *res, const struct cyc_run *run)
+{
+	(void)v;
+	json_t *threads = json_object();
+	for (size_t i = 0; threads && i < res->ncpus; i++) {
+		char key[24];
+		if (!res->cpus[i].lin) {
+			json_decref(threads);
+			return NULL;
+		}
+		snprintf(key, sizeof(key), "%zu", i);
+		if (json_object_set_new(threads, key, thread_json(&res->cpus[i], run->node ? run->node[i] : 0)) < 0) {
+			json_decref(threads);
+			threads = NULL;
+		}
+	}
+	json_t *sysinfo = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "sysname", "Linux",
+				    "nodename", res->sys.hostname, "release", res->sys.kernel_release,
+				    "version", res->sys.kernel_version, "machine", res->sys.machine,
+				    "realtime", strcmp(res->sys.preempt, "PREEMPT_RT") == 0);
+	/* The colons inside two keys are cyclictest's own; its readers expect them. */
+	json_t *doc = json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o?, s:i, s:i, s:o?}",
+				"file_version", 1, "cmdline:", run->cmdline, "rt_test_version:", run->version,
+				"start_time", time_text(run->start_realtime_ns),
+				"end_time", time_text(run->end_realtime_ns), "return_code", run->return_code,
+				"sysinfo", sysinfo, "num_threads", (int)res->ncpus, "resolution_in_ns", 0,
+				"thread", threads);
+	if (doc && run->stored_id > 0 &&
+	    json_object_set_new(doc, "latscope_run_id", json_integer((json_int_t)run->stored_id)) < 0) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
+char *cyc_json_dump(const json_t *doc)
+{
+	return json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+}

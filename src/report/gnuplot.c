@@ -1,0 +1,127 @@
+#include "report/gnuplot.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/nstime.h"
+
+/* A gnuplot string in double quotes: its escapes are C's. */
+static void quoted(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		if ((unsigned char)*s >= 0x20)
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void block_name(char *buf, size_t size, int64_t id, int cpu)
+{
+	if (cpu < 0)
+		snprintf(buf, size, "$run%lld_all", (long long)id);
+	else
+		snprintf(buf, size, "$run%lld_cpu%d", (long long)id, cpu);
+}
+
+/* One data block: bucket low and high in microseconds, and its count. */
+static void data_block(FILE *out, const char *name, const struct hist *h)
+{
+	fprintf(out, "%s << EOD\n", name);
+	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1u))
+		fprintf(out, "%.3f %.3f %llu\n", (double)hist_bucket_low(i) / 1e3, (double)(hist_bucket_high(i) + 1u) / 1e3,
+			(unsigned long long)h->counts[i]);
+	fprintf(out, "EOD\n");
+}
+
+static void when(const struct result *r, char *buf, size_t size)
+{
+	time_t secs = (time_t)(r->start_realtime_ns / NS_PER_SEC);
+	struct tm tm;
+	if (!gmtime_r(&secs, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M UTC", &tm) == 0)
+		snprintf(buf, size, "unknown time");
+}
+
+/* "run 3 config=guest (cut short)": what tells the runs apart in the legend. */
+static void run_label(char *buf, size_t size, int64_t id, const struct result *r)
+{
+	size_t len = (size_t)snprintf(buf, size, "run %lld", (long long)id);
+	for (unsigned l = 0; l < r->labels.n && len < size; l++)
+		len += (size_t)snprintf(buf + len, size - len, " %s=%s", r->labels.items[l].key, r->labels.items[l].value);
+	if (r->interrupted && len < size)
+		snprintf(buf + len, size - len, " (cut short)");
+}
+
+int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n)
+{
+	const bool per_cpu = n == 1;
+	char name[64], at[40];
+
+	if (n == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!results[i])
+			return -EINVAL;
+
+	fprintf(out, "# latscope histogram export: draw it with `gnuplot FILE` (writes an SVG), or choose the\n"
+		     "# terminal and file: gnuplot -e 'term=\"pngcairo size 1200,700\"; outfile=\"plot.png\"' FILE\n"
+		     "#\n# Each data block: bucket low and high (us), samples in the bucket.  The buckets are\n"
+		     "# log-linear (width at most 1/64 of the value), so they are drawn as boxes of their width.\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct result *r = results[i];
+		when(r, at, sizeof(at));
+		fprintf(out, "# run %lld: %s %s on %s, %s, %s%s\n", (long long)ids[i], r->probe, r->metric_names[0],
+			r->sys.hostname, r->sys.kernel_release, at, r->interrupted ? " (cut short)" : "");
+		if (per_cpu) {
+			for (size_t c = 0; c < r->ncpus; c++) {
+				block_name(name, sizeof(name), ids[i], r->cpus[c].cpu);
+				data_block(out, name, &r->cpus[c].hist[0]);
+			}
+		} else {
+			block_name(name, sizeof(name), ids[i], -1);
+			data_block(out, name, &r->all.hist[0]);
+		}
+	}
+
+	fprintf(out, "\nif (!exists(\"term\")) term = \"svg size 1200,700 dynamic background rgb 'white'\"\n"
+		     "if (!exists(\"outfile\")) outfile = \"latscope-histogram.svg\"\n"
+		     "set terminal @term\nset output outfile\nset title ");
+	char title[256];
+	if (per_cpu)
+		snprintf(title, sizeof(title), "latscope run %lld: %s %s per CPU", (long long)ids[0], results[0]->probe,
+			 results[0]->metric_names[0]);
+	else
+		snprintf(title, sizeof(title), "latscope: %s of %zu runs (all CPUs of each)",
+			 results[0]->metric_names[0], n);
+	quoted(out, title);
+	fprintf(out, "\nset xlabel ");
+	snprintf(title, sizeof(title), "%s (us, log scale)", results[0]->metric_names[0]);
+	quoted(out, title);
+	fprintf(out, "\nset ylabel ");
+	quoted(out, "samples per bucket (log scale)");
+	/* counts start at 1: a log axis from just below it shows every non-empty bucket */
+	fprintf(out, "\nset logscale xy\nset yrange [0.8:*]\nset format x \"%%g\"\nset grid\nset key top right\n"
+		     "set style fill transparent solid 0.35 noborder\nplot ");
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		const struct result *r = results[i];
+		size_t nb = per_cpu ? r->ncpus : 1;
+		for (size_t c = 0; c < nb; c++) {
+			int cpu = per_cpu ? r->cpus[c].cpu : -1;
+			char label[160];
+			block_name(name, sizeof(name), ids[i], cpu);
+			if (per_cpu)
+				snprintf(label, sizeof(label), "cpu %d", cpu);
+			else
+				run_label(label, sizeof(label), ids[i], r);
+			fprintf(out, "%s%s using (($1+$2)/2):3:($2-$1) with boxes title ", first ? "" : ", \\\n     ", name);
+			quoted(out, label);
+			first = false;
+		}
+	}
+	fprintf(out, "\n");
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,237 @@
+"""latscope cyclictest: cyclictest's options and output, checked against cyclictest itself."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import LATSCOPE, TempDirCase, is_root, main, online_cpus, run
+
+CPU = online_cpus()[-1]
+HAVE_CYCLICTEST = shutil.which("cyclictest") is not None and os.path.realpath(shutil.which("cyclictest")) != \
+    os.path.realpath(LATSCOPE)
+NUM = re.compile(r"\d+")
+
+
+def parse_cyclictest_histogram(text):
+    """A reader written for cyclictest's -h output, as rteval and the OSADL scripts read it."""
+    bins, summary, outliers = {}, {}, {}
+    for line in text.splitlines():
+        if not line or line == "# Histogram":
+            continue
+        m = re.match(r"^# Thread (\d+):(.*)$", line)
+        if m:
+            outliers[int(m.group(1))] = m.group(2)
+            continue
+        m = re.match(r"^# ([A-Za-z ]+):((?: \d+)*)$", line)
+        if m:
+            summary[m.group(1)] = [int(x) for x in m.group(2).split()]
+            continue
+        if line.startswith("#"):
+            continue
+        fields = re.split(r"[ \t]", line)
+        bins[int(fields[0])] = [int(x) for x in fields[1:]]
+    return bins, summary, outliers
+
+
+def shape(line):
+    """A line with every number replaced by its width: the layout without the values."""
+    return NUM.sub(lambda m: "<%d>" % len(m.group(0)), line)
+
+
+def loose_shape(line):
+    """The layout where a number's width depends on its value (space-padded or unpadded fields)."""
+    return re.sub(r" *\d+", " N", line)
+
+
+T_LINE = re.compile(r"^T:\s*(\d+) \(\s*(\d+)\) P:\s*(\d+) I:(\d+) C:\s*(\d+) Min:\s*(\d+) Act:\s*(\d+) "
+                    r"Avg:\s*(\d+) Max:\s*(\d+)$")
+
+
+def json_shape(v):
+    """Keys and value types of a JSON document, with the histogram's bins as one kind of key."""
+    if isinstance(v, dict):
+        return {("<bin>" if k.isdigit() and len(v) and all(x.isdigit() for x in v) else k): json_shape(x)
+                for k, x in v.items()}
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return type(v).__name__
+
+
+def cyclictest(*args, timeout=120):
+    return subprocess.run(["cyclictest", *args], capture_output=True, text=True, timeout=timeout)
+
+
+class CyclictestCompat(TempDirCase):
+    def latscope(self, *args, timeout=120):
+        return run("cyclictest", *args, "--db", self.path("runs.db"), timeout=timeout)
+
+    def stored(self, run_id):
+        p = run("show", str(run_id), "--json", "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def last_id(self):
+        p = run("runs", "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return int(p.stdout.splitlines()[-1].split()[0])
+
+    @unittest.skipUnless(is_root() and HAVE_CYCLICTEST, "needs root and cyclictest (Debian rt-tests)")
+    def test_the_histogram_output_has_cyclictests_lines_and_fields(self):
+        args = ["-m", "-p95", "-t1", "-a%d" % CPU, "-i1000", "-D5", "-q", "-h", "200"]
+        theirs = cyclictest(*args)
+        ours = self.latscope(*args)
+        self.assertEqual(theirs.returncode, 0, theirs.stderr)
+        self.assertEqual(ours.returncode, 0, ours.stderr)
+        a, b = theirs.stdout.splitlines(), ours.stdout.splitlines()
+        self.assertEqual(len(a), len(b), "as many lines as cyclictest")
+        for x, y in zip(a, b):
+            if x.startswith("# Thread"):
+                # the overflow list holds as many cycle numbers as there were overflows
+                self.assertEqual(re.sub(r"( <5>)*( # <\d+> others)?$", "", shape(x)),
+                                 re.sub(r"( <5>)*( # <\d+> others)?$", "", shape(y)), y)
+                self.assertRegex(y, r"^# Thread \d+:( \d{5,})*( # \d{5,} others)?$")
+            elif x.startswith("# "):
+                self.assertEqual(loose_shape(x), loose_shape(y), y)
+            else:
+                self.assertEqual(shape(x), shape(y), "a histogram line: zero-padded bin and count")
+
+    @unittest.skipUnless(is_root() and HAVE_CYCLICTEST, "needs root and cyclictest (Debian rt-tests)")
+    def test_the_t_lines_have_cyclictests_fields_and_widths(self):
+        cpus = online_cpus()[:2]
+        args = ["-m", "-p90", "-t%d" % len(cpus), "-a", ",".join(map(str, cpus)), "-i1000", "-l300", "-q"]
+        theirs, ours = cyclictest(*args), self.latscope(*args)
+        self.assertEqual(ours.returncode, 0, ours.stderr)
+        a = [l for l in theirs.stdout.splitlines() if l.startswith("T:")]
+        b = [l for l in ours.stdout.splitlines() if l.startswith("T:")]
+        self.assertEqual(len(a), len(cpus))
+        self.assertEqual(len(b), len(cpus))
+        for x, y in zip(a, b):
+            self.assertRegex(y, T_LINE)
+            self.assertEqual(loose_shape(x), loose_shape(y))
+            # fields padded to the same width as long as the values fit it
+            for field in ("T:", "P:", "C:", "Min:", "Act:", "Avg:", "Max:"):
+                fx = re.search(re.escape(field) + r"( *\d+)", x).group(1)
+                fy = re.search(re.escape(field) + r"( *\d+)", y).group(1)
+                if len(fx.strip()) < len(fx) and len(fy.strip()) < len(fy):
+                    self.assertEqual(len(fx), len(fy), field)
+            m = T_LINE.match(y)
+            self.assertEqual(int(m.group(5)), 300, "C: counts the loops")
+            self.assertEqual(int(m.group(3)), 90)
+
+    @unittest.skipUnless(is_root() and HAVE_CYCLICTEST, "needs root and cyclictest (Debian rt-tests)")
+    def test_the_json_file_has_cyclictests_layout(self):
+        args = ["-m", "-p90", "-t1", "-a%d" % CPU, "-i1000", "-l500", "-q", "-h", "400"]
+        theirs = cyclictest(*args, "--json=" + self.path("theirs.json"))
+        ours = self.latscope(*args, "--json=" + self.path("ours.json"))
+        self.assertEqual(theirs.returncode, 0, theirs.stderr)
+        self.assertEqual(ours.returncode, 0, ours.stderr)
+        with open(self.path("theirs.json")) as f:
+            a = json.load(f)
+        with open(self.path("ours.json")) as f:
+            b = json.load(f)
+        extra = set(b) - set(a)
+        self.assertEqual(extra, {"latscope_run_id"}, "one key more, latscope's run id")
+        del b["latscope_run_id"]
+        self.assertEqual(list(a), list(b), "the same keys in the same order")
+        self.assertEqual(json_shape(a), json_shape(b))
+        t = b["thread"]["0"]
+        self.assertEqual(t["cycles"], 500)
+        self.assertEqual(sum(t["histogram"].values()) + self.overflows(ours.stdout), 500)
+        self.assertEqual(t["cpu"], CPU)
+
+    def overflows(self, text):
+        _, summary, _ = parse_cyclictest_histogram(text)
+        return summary["Histogram Overflows"][0]
+
+    def test_the_histogram_agrees_exactly_with_the_stored_run(self):
+        # 128 us is a bucket boundary of latscope's histogram: both counts of values at or above it are exact.
+        p = self.latscope("-p90", "-t1", "-a%d" % CPU, "-i500", "-D3", "-q", "-h", "128")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        bins, summary, outliers = parse_cyclictest_histogram(p.stdout)
+        self.assertEqual(sorted(bins), list(range(128)))
+        doc = self.stored(self.last_id())
+        self.assertEqual(doc["probe"], "timer")
+        lat = doc["cpus"][0]["metrics"]["latency"]
+        self.assertGreater(lat["count"], 1000)
+        total, over = summary["Total"][0], summary["Histogram Overflows"][0]
+        self.assertEqual(total + over, lat["count"], "every wakeup is in a bin or an overflow")
+        stored_over = sum(c for lo, _, c in lat["histogram"]["buckets"] if lo >= 128000)
+        self.assertEqual(over, stored_over, "overflows: the stored values at or above 128 us")
+        self.assertEqual(summary["Min Latencies"][0], lat["min_ns"] // 1000)
+        self.assertEqual(summary["Max Latencies"][0], lat["max_ns"] // 1000)
+        self.assertEqual(len(outliers[0].split()) - (2 if "others" in outliers[0] else 0), min(over, 128))
+
+    def test_nanoseconds_show_the_stored_extremes_exactly(self):
+        p = self.latscope("-p90", "-a%d" % CPU, "-l300", "-q", "-N")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = T_LINE.match(p.stdout.splitlines()[-1])
+        self.assertIsNotNone(m, p.stdout)
+        lat = self.stored(self.last_id())["cpus"][0]["metrics"]["latency"]
+        self.assertEqual(int(m.group(6)), lat["min_ns"])
+        self.assertEqual(int(m.group(9)), lat["max_ns"])
+        self.assertEqual(int(m.group(5)), lat["count"])
+
+    def test_a_link_named_cyclictest_is_cyclictest(self):
+        link = self.path("cyclictest")
+        os.symlink(os.path.abspath(LATSCOPE), link)
+        p = subprocess.run([link, "-l50", "-i200", "-q", "--db", self.path("runs.db")], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout.splitlines()[-1], T_LINE)
+        self.assertEqual(int(T_LINE.match(p.stdout.splitlines()[-1]).group(5)), 50)
+
+    def test_the_live_display_redraws_and_ends_with_the_final_figures(self):
+        p = self.latscope("-p90", "-a%d" % CPU, "-i1000", "-l1200")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("\033[3A", p.stdout, "cursor up over the policy, blank and T: lines")
+        last = p.stdout.split("\033[3A")[-1].splitlines()
+        self.assertRegex(last[0], r"^policy: fifo: loadavg: ")
+        self.assertEqual(last[1], "")
+        self.assertEqual(int(T_LINE.match(last[2]).group(5)), 1200)
+
+    def test_sigterm_ends_the_run_with_its_summary_and_the_run_stored(self):
+        proc = subprocess.Popen([LATSCOPE, "cyclictest", "-a%d" % CPU, "-q", "-h", "50", "--db", self.path("runs.db")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)     # let it measure something; the assertion does not depend on how much
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 0, err)
+        bins, summary, _ = parse_cyclictest_histogram(out)
+        self.assertEqual(len(bins), 50)
+        count = self.stored(self.last_id())["cpus"][0]["metrics"]["latency"]["count"]
+        self.assertGreater(count, 0)
+        self.assertEqual(summary["Total"][0] + summary["Histogram Overflows"][0], count)
+
+    def test_unsupported_options_are_refused_by_name(self):
+        for args, named in ((["-b", "50"], "'-b'"), (["--spike=10"], "'--spike'"), (["-z"], "'-z'"),
+                            (["--policy=batch"], "'--policy'"), (["-t", "999"], "999 threads"),
+                            (["-D", "5x"], "'-D'"), (["-D1", "-l5"], "'-l'"), (["--histfile=x"], "'--histfile'"),
+                            (["-p", "100"], "'-p'"), (["stray"], "'stray'")):
+            p = self.latscope(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(p.stdout, "")
+            self.assertIn(named, p.stderr.splitlines()[0])
+            self.assertTrue(p.stderr.startswith("latscope cyclictest: "), p.stderr)
+
+    def test_an_unwritable_json_file_is_refused_before_measuring(self):
+        p = self.latscope("-l10", "--json=" + self.path("no/such/dir/x.json"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'--json'", p.stderr)
+        self.assertFalse(os.path.exists(self.path("runs.db")), "nothing was measured or stored")
+
+    def test_a_user_without_privileges_gets_the_histogram_and_notes(self):
+        p = self.as_nobody("cyclictest", "-p95", "-l200", "-q", "-h", "20", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        bins, summary, _ = parse_cyclictest_histogram(p.stdout)
+        self.assertEqual(summary["Total"][0] + summary["Histogram Overflows"][0], 200)
+        self.assertIn("SCHED_FIFO", p.stderr, "says what it could not apply")
+
+
+if __name__ == "__main__":
+    main()

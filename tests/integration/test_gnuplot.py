@@ -1,0 +1,96 @@
+"""latscope export --format gnuplot: the histograms and a script that draws them."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+from harness import TempDirCase, main, online_cpus, run
+
+CPUS = online_cpus()[:2]
+
+
+def data_blocks(script):
+    """Every $name << EOD ... EOD block as a list of (low, high, count)."""
+    blocks = {}
+    for name, body in re.findall(r"^(\$\w+) << EOD\n(.*?)^EOD$", script, re.S | re.M):
+        rows = []
+        for line in body.splitlines():
+            lo, hi, n = line.split()
+            rows.append((float(lo), float(hi), int(n)))
+        blocks[name] = rows
+    return blocks
+
+
+class GnuplotExport(TempDirCase):
+    def measure(self, *extra):
+        p = run("timer", "-a", ",".join(map(str, CPUS)), "-D1", "-i500", "-q", "--db", self.path("runs.db"), *extra)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def stored(self, run_id):
+        p = run("show", str(run_id), "--json", "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def export(self, *ids):
+        p = run("export", *map(str, ids), "--format", "gnuplot", "-o", self.path("h.gp"), "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("h.gp")) as f:
+            return f.read()
+
+    def test_one_run_gives_one_block_per_cpu_holding_every_sample(self):
+        self.measure()
+        script = self.export(1)
+        blocks = data_blocks(script)
+        doc = self.stored(1)
+        self.assertEqual(sorted(blocks), sorted("$run1_cpu%d" % c["cpu"] for c in doc["cpus"]))
+        for c in doc["cpus"]:
+            rows = blocks["$run1_cpu%d" % c["cpu"]]
+            lat = c["metrics"]["latency"]
+            self.assertEqual(sum(n for _, _, n in rows), lat["count"], "every sample is in a bucket")
+            self.assertTrue(all(lo < hi for lo, hi, _ in rows))
+            self.assertLessEqual(rows[0][0] * 1000, lat["min_ns"])
+            self.assertGreaterEqual(rows[-1][1] * 1000, lat["max_ns"], "the largest value is not cut off")
+        self.assertIn('title "cpu %d"' % CPUS[0], script)
+
+    def test_several_runs_give_one_merged_block_each_with_their_labels(self):
+        self.measure("--label", "config=a")
+        self.measure("--label", "config=b")
+        script = self.export(1, 2)
+        blocks = data_blocks(script)
+        self.assertEqual(sorted(blocks), ["$run1_all", "$run2_all"])
+        for i in (1, 2):
+            self.assertEqual(sum(n for _, _, n in blocks["$run%d_all" % i]),
+                             self.stored(i)["all"]["metrics"]["latency"]["count"])
+        self.assertIn('title "run 1 config=a"', script)
+        self.assertIn('title "run 2 config=b"', script)
+
+    @unittest.skipUnless(shutil.which("gnuplot"), "needs gnuplot (Debian gnuplot-nox)")
+    def test_gnuplot_draws_the_script_into_an_svg_with_its_legend(self):
+        self.measure("--label", "config=a")
+        self.measure("--label", "config=b")
+        self.export(1, 2)
+        out = self.path("plot.svg")
+        p = subprocess.run(["gnuplot", "-e", 'outfile="%s"' % out, self.path("h.gp")], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "", "gnuplot warns of nothing")
+        with open(out) as f:
+            svg = f.read()
+        self.assertIn("<svg", svg)
+        for text in ("run 1 config=a", "run 2 config=b", "latency (us, log scale)", "samples per bucket"):
+            self.assertIn(text, svg)
+        self.assertGreater(svg.count("<path"), 10, "the boxes are drawn")
+
+    def test_an_unknown_run_is_an_error_and_writes_nothing(self):
+        self.measure()
+        p = run("export", "7", "--format", "gnuplot", "-o", self.path("h.gp"), "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("7", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, "one line: " + p.stderr)
+        self.assertFalse(os.path.exists(self.path("h.gp")))
+
+
+if __name__ == "__main__":
+    main()
