@@ -98,10 +98,11 @@ class KnownAnswer(TempDirCase):
         wakeups = 3000 - cpu["missed"]
         self.assertGreaterEqual(lat["count"], wakeups + 0.9 * cpu["missed"])
 
-    def cyclictest_share(self):
+    def cyclictest_share(self, tool=("cyclictest",)):
+        """The share above the threshold, read from a cyclictest -h histogram by a parser written for it."""
         inj = injected(12)
         wait_ready(inj)
-        p = subprocess.run(["cyclictest", "-a", str(CPU), "-t1", "-p", "80", "-i", "1000", "-D", "10", "-m", "-q",
+        p = subprocess.run([*tool, "-a", str(CPU), "-t1", "-p", "80", "-i", "1000", "-D", "10", "-m", "-q",
                             "-h", "2000"], capture_output=True, text=True, timeout=70)
         inj.kill()
         inj.wait()
@@ -135,6 +136,14 @@ class KnownAnswer(TempDirCase):
             if abs(ours - theirs) < TOLERANCE:
                 break
         self.assertLess(abs(ours - theirs), TOLERANCE, "; ".join(pairs))
+
+    def test_injected_share_reads_right_from_latscope_cyclictest_by_cyclictests_parser(self):
+        base = self.quiet_baseline()
+        share = self.cyclictest_share((LATSCOPE, "cyclictest", "--no-store"))
+        msg = f"share above {THRESHOLD_US}us: got {share:.4f}, expected {EXPECTED:.4f} + baseline {base:.4f}"
+        self.assertGreater(share, EXPECTED - TOLERANCE, msg)
+        self.assertLess(share, EXPECTED + base + TOLERANCE, msg)
+
 
 if __name__ == "__main__":
     main()
