@@ -286,9 +286,8 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 				return code;
 			break;
 		case 'H':
-			o->histofall = true;
-			/* fall through */
 		case 'h':
+			o->histofall = o->histofall || c == 'H';
 			if ((code = parse_count(c == 'h' ? "-h" : "-H", optarg, UINT64_MAX, &o->hist)) >= 0)
 				return code;
 			if (o->hist > LINHIST_MAX_BINS)
