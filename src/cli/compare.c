@@ -144,45 +144,6 @@ static double stat_value(const struct row *w, enum expr_stat s, bool *ret_none)
 
 /* ---- selecting and loading ---- */
 
-static int select_runs(struct ctx *x, const struct opt_result *given, struct store *st)
-{
-	struct opt_error err;
-	struct store_error serr;
-	bool filtered = x->c.labels.n || x->c.probe;
-
-	if (given->npos && filtered)
-		return storecmd_usage("compare", "give run ids or --label/--probe filters, not both");
-	if (given->npos) {
-		if (storecmd_parse_ids(given->pos, given->npos, &x->ids, &x->nres, &err) < 0)
-			return storecmd_usage("compare", err.msg);
-		return EXIT_OK;
-	}
-	if (!filtered)
-		return storecmd_usage("compare", "give run ids, or at least one --label or --probe filter");
-	struct run_filter f = { .probe = x->c.probe, .labels = x->c.labels };
-	struct run_info *runs;
-	size_t n;
-	if (store_list(st, &f, &runs, &n, &serr) < 0) {
-		fprintf(stderr, "latscope compare: %s\n", serr.msg);
-		return EXIT_ERROR;
-	}
-	if (n == 0) {
-		free(runs);
-		fprintf(stderr, "latscope compare: no stored run matches the filter\n");
-		return EXIT_USAGE;
-	}
-	x->ids = malloc(n * sizeof(*x->ids));
-	if (!x->ids) {
-		free(runs);
-		return EXIT_ERROR;
-	}
-	for (size_t i = 0; i < n; i++)
-		x->ids[i] = runs[i].id;
-	x->nres = n;
-	free(runs);
-	return EXIT_OK;
-}
-
 static int check_runs(struct ctx *x)
 {
 	const struct result *first = &x->res[0];
@@ -728,7 +689,7 @@ int cmd_compare(int argc, char **argv)
 		return code;
 	if ((code = storecmd_open("compare", x.c.db, STORE_READONLY, &st)) != EXIT_OK)
 		return code;
-	if ((code = select_runs(&x, &given, st)) != EXIT_OK)
+	if ((code = storecmd_select("compare", &given, x.c.probe, &x.c.labels, st, &x.ids, &x.nres)) != EXIT_OK)
 		goto out;
 	if ((code = storecmd_load("compare", st, x.ids, x.nres, &x.res)) != EXIT_OK) {
 		x.res = NULL;
