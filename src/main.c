@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "runs", cmd_runs, "list the stored runs" },
 	{ "show", cmd_show, "print a stored run (--json: its JSON result)" },
 	{ "compare", cmd_compare, "stored runs side by side, with a verdict on each difference and CI gates" },
+	{ "report", cmd_report, "stored runs as one self-contained HTML page with plots" },
 	{ "export", cmd_export, "stored runs as OpenMetrics (Prometheus) or JSON" },
 	{ "import", cmd_import, "store results written with --json, here or elsewhere" },
 	{ "merge", cmd_merge, "merge runs of one probe into one exact result" },

@@ -15,6 +15,7 @@ int cmd_import(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
 int cmd_cyclictest(int argc, char **argv);
 

@@ -17,9 +17,7 @@
 #include "core/nstime.h"
 #include "report/junit.h"
 #include "report/table.h"
-
-#define BOOT_REPS 2000
-#define BOOT_SEED UINT64_C(0x6c617473636f7065)   /* fixed: the same runs always get the same verdict */
+#include "result/compare.h"
 
 enum { FMT_TEXT, FMT_MARKDOWN, FMT_CSV, FMT_JSON };
 static const char *const format_choices[] = { "text", "markdown", "csv", "json", NULL };
@@ -95,24 +93,13 @@ static const enum expr_stat all_stats[] = {
 	EXPR_MAX, EXPR_WARM_MAX, EXPR_ABOVE_PCT, EXPR_MISSED,
 };
 
-static bool is_time(enum expr_stat s)
-{
-	return s != EXPR_COUNT && s != EXPR_ABOVE_PCT && s != EXPR_MISSED;
-}
-
 /* ---- a row: one run or a group of runs, summarized ---- */
 
 struct row {
 	struct labels key;              /* the --by values, or none */
 	size_t *runs;                   /* indexes into the loaded results */
 	size_t nruns;
-	struct stats st;
-	struct hist *hist;
-	uint64_t above, missed;
-	bool has_warm_max;
-	uint64_t warm_max;
-	struct block *blocks;           /* every window of every run of the row */
-	size_t nblocks;
+	struct cmp_row fig;             /* its figures, and every window of every run of the row */
 };
 
 struct ctx {
@@ -150,74 +137,12 @@ static const char *label_of(const struct result *r, const char *key)
 	return NULL;
 }
 
-static double stat_value(const struct ctx *x, const struct row *w, enum expr_stat s, bool *ret_none)
+static double stat_value(const struct row *w, enum expr_stat s, bool *ret_none)
 {
-	const struct hist *h = w->hist;
-	double lo = (double)stats_min(&w->st), hi = (double)w->st.max;
-	double v = 0.0;
-
-	*ret_none = false;
-	switch (s) {
-	case EXPR_COUNT: return (double)w->st.n;
-	case EXPR_MIN: return lo;
-	case EXPR_MEAN: return w->st.mean;
-	case EXPR_STDDEV: return stats_stddev(&w->st);
-	case EXPR_P50: v = (double)hist_percentile(h, 50.0); break;
-	case EXPR_P90: v = (double)hist_percentile(h, 90.0); break;
-	case EXPR_P99: v = (double)hist_percentile(h, 99.0); break;
-	case EXPR_P999: v = (double)hist_percentile(h, 99.9); break;
-	case EXPR_P9999: v = (double)hist_percentile(h, 99.99); break;
-	case EXPR_MAX: return hi;
-	case EXPR_WARM_MAX:
-		*ret_none = !w->has_warm_max;
-		return (double)w->warm_max;
-	case EXPR_ABOVE_PCT: return w->st.n ? 100.0 * (double)w->above / (double)w->st.n : 0.0;
-	case EXPR_MISSED: return (double)w->missed;
-	}
-	(void)x;
-	return v < lo ? lo : v > hi ? hi : v;
+	return cmp_row_stat(&w->fig, s, ret_none);
 }
 
 /* ---- selecting and loading ---- */
-
-static int select_runs(struct ctx *x, const struct opt_result *given, struct store *st)
-{
-	struct opt_error err;
-	struct store_error serr;
-	bool filtered = x->c.labels.n || x->c.probe;
-
-	if (given->npos && filtered)
-		return storecmd_usage("compare", "give run ids or --label/--probe filters, not both");
-	if (given->npos) {
-		if (storecmd_parse_ids(given->pos, given->npos, &x->ids, &x->nres, &err) < 0)
-			return storecmd_usage("compare", err.msg);
-		return EXIT_OK;
-	}
-	if (!filtered)
-		return storecmd_usage("compare", "give run ids, or at least one --label or --probe filter");
-	struct run_filter f = { .probe = x->c.probe, .labels = x->c.labels };
-	struct run_info *runs;
-	size_t n;
-	if (store_list(st, &f, &runs, &n, &serr) < 0) {
-		fprintf(stderr, "latscope compare: %s\n", serr.msg);
-		return EXIT_ERROR;
-	}
-	if (n == 0) {
-		free(runs);
-		fprintf(stderr, "latscope compare: no stored run matches the filter\n");
-		return EXIT_USAGE;
-	}
-	x->ids = malloc(n * sizeof(*x->ids));
-	if (!x->ids) {
-		free(runs);
-		return EXIT_ERROR;
-	}
-	for (size_t i = 0; i < n; i++)
-		x->ids[i] = runs[i].id;
-	x->nres = n;
-	free(runs);
-	return EXIT_OK;
-}
 
 static int check_runs(struct ctx *x)
 {
@@ -343,31 +268,16 @@ static int key_cmp(const struct ctx *x, const struct labels *a, const struct lab
 static int add_run(struct ctx *x, struct row *w, size_t ri)
 {
 	const struct cpu_result *cr = block_of(x, &x->res[ri]);
+	size_t *runs;
+
 	if (!cr)
 		return -EINVAL;         /* check_runs made sure every run has the block */
-	const struct summary *s = &cr->sum[x->metric];
-	size_t *runs = realloc(w->runs, (w->nruns + 1u) * sizeof(*runs));
-	struct block *blocks = realloc(w->blocks, (w->nblocks + cr->nwin + 1u) * sizeof(*blocks));
-
-	if (runs)
-		w->runs = runs;
-	if (blocks)
-		w->blocks = blocks;
-	if (!runs || !blocks)
+	runs = realloc(w->runs, (w->nruns + 1u) * sizeof(*runs));
+	if (!runs)
 		return -ENOMEM;
+	w->runs = runs;
 	w->runs[w->nruns++] = ri;
-	stats_merge(&w->st, &cr->st[x->metric]);
-	hist_add(w->hist, &cr->hist[x->metric]);
-	w->above += cr->above[x->metric];
-	w->missed += cr->missed;
-	if (s->has_warm_max && (!w->has_warm_max || s->warm_max > w->warm_max)) {
-		w->warm_max = s->warm_max;
-		w->has_warm_max = true;
-	}
-	for (size_t k = 0; k < cr->nwin; k++)
-		w->blocks[w->nblocks++] = (struct block){ .st = cr->win[k].w.m[x->metric].st,
-							  .hist = &cr->win[k].hist[x->metric] };
-	return 0;
+	return cmp_row_add(&w->fig, cr, x->metric);
 }
 
 static int build_rows(struct ctx *x)
@@ -392,9 +302,7 @@ static int build_rows(struct ctx *x)
 		if (g == x->nrows) {
 			struct row *w = &x->rows[x->nrows++];
 			w->key = key;
-			stats_reset(&w->st);
-			w->hist = calloc(1, sizeof(*w->hist));
-			if (!w->hist)
+			if (cmp_row_init(&w->fig) < 0)
 				return -ENOMEM;
 		}
 		if (add_run(x, &x->rows[g], ri) < 0)
@@ -414,8 +322,7 @@ static void free_rows(struct ctx *x)
 {
 	for (size_t i = 0; x->rows && i < x->nrows; i++) {
 		free(x->rows[i].runs);
-		free(x->rows[i].hist);
-		free(x->rows[i].blocks);
+		cmp_row_free(&x->rows[i].fig);
 	}
 	free(x->rows);
 }
@@ -466,7 +373,7 @@ static void fmt_value(enum expr_stat s, double v, bool raw, char *buf, size_t si
 {
 	if (s == EXPR_ABOVE_PCT)
 		snprintf(buf, size, raw ? "%.6g" : "%.3f", v);
-	else if (!is_time(s) || raw)
+	else if (!cmp_stat_is_time(s) || raw)
 		snprintf(buf, size, "%.0f", v);
 	else
 		snprintf(buf, size, "%.1f", v / 1000.0);
@@ -496,7 +403,7 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 		table_set(t, 0, k, "%s", x->nby ? x->by[k] : "run");
 	for (size_t c = 0; c < x->ncols; c++) {
 		const struct column *col = &x->cols[c];
-		bool time = col->kind == COL_STAT && is_time(col->stat);
+		bool time = col->kind == COL_STAT && cmp_stat_is_time(col->stat);
 		table_set(t, 0, nkey + c, "%s%s", col->name, time ? (raw ? " (ns)" : " (us)") : "");
 		if (col->kind == COL_STAT)
 			table_align_right(t, nkey + c);
@@ -531,8 +438,8 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 				continue;
 			}
 			bool none, bnone;
-			double val = stat_value(x, w, col->stat, &none);
-			double base = stat_value(x, &x->rows[x->ref], col->stat, &bnone);
+			double val = stat_value(w, col->stat, &none);
+			double base = stat_value(&x->rows[x->ref], col->stat, &bnone);
 			if (none) {
 				table_set(t, (size_t)ri, nkey + c, "-");
 				continue;
@@ -547,42 +454,10 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 	return 0;
 }
 
-static void pct_text(double ratio, char *buf, size_t size)
-{
-	snprintf(buf, size, "%+.1f%%", (ratio - 1.0) * 100.0);
-}
-
-/* One verdict of row g against the baseline: a sentence for people and the figures. */
+/* One verdict of row g against the baseline. */
 static int judge(const struct ctx *x, size_t g, double stat, struct verdict *ret)
 {
-	const struct row *a = &x->rows[x->ref], *b = &x->rows[g];
-	struct block_set sa = { a->nblocks, a->blocks }, sb = { b->nblocks, b->blocks };
-	return bootstrap_compare(&sa, &sb, stat, BOOT_REPS, BOOT_SEED, ret);
-}
-
-static void verdict_text(const char *bname, const char *aname, const char *what, const struct verdict *v,
-			 char *buf, size_t size)
-{
-	char p[32], lo[32], hi[32];
-	if (!v->enough) {
-		snprintf(buf, size, "%s vs %s at %s: too few windows for a verdict (%d or more per side; run longer or use "
-			 "a shorter --window)", bname, aname, what, BOOT_MIN_BLOCKS);
-		return;
-	}
-	char drift[32];
-	pct_text(v->ratio, p, sizeof(p));
-	pct_text(v->lo, lo, sizeof(lo));
-	pct_text(v->hi, hi, sizeof(hi));
-	snprintf(drift, sizeof(drift), "%.1f%%", (v->drift - 1.0) * 100.0);
-	if (v->direction > 0)
-		snprintf(buf, size, "%s is slower than %s at %s by %s (95%% CI %s..%s; drift within runs %s)", bname, aname,
-			 what, p, lo, hi, drift);
-	else if (v->direction < 0)
-		snprintf(buf, size, "%s is faster than %s at %s by %s (95%% CI %s..%s; drift within runs %s)", bname, aname,
-			 what, p, lo, hi, drift);
-	else
-		snprintf(buf, size, "%s vs %s at %s: no significant difference (%s, 95%% CI %s..%s; drift within runs %s)",
-			 bname, aname, what, p, lo, hi, drift);
+	return cmp_judge(&x->rows[x->ref].fig, &x->rows[g].fig, stat, ret);
 }
 
 /* ---- gates ---- */
@@ -602,8 +477,8 @@ static size_t run_gates(const struct ctx *x, struct gate_outcome *out)
 			if (e->kind == EXPR_RELATIVE && g == x->ref)
 				continue;
 			bool none, bnone;
-			double v = stat_value(x, &x->rows[g], e->stat, &none);
-			double base = stat_value(x, &x->rows[x->ref], e->stat, &bnone);
+			double v = stat_value(&x->rows[g], e->stat, &none);
+			double base = stat_value(&x->rows[x->ref], e->stat, &bnone);
 			char name[192], ex[96], vs[64], bs[64];
 			struct gate_outcome *o = &out[n++];
 			o->row = g;
@@ -613,7 +488,7 @@ static size_t run_gates(const struct ctx *x, struct gate_outcome *out)
 			expr_format(e, ex, sizeof(ex));
 			fmt_value(e->stat, v, false, vs, sizeof(vs));
 			fmt_value(e->stat, base, false, bs, sizeof(bs));
-			const char *unit = is_time(e->stat) ? "us" : "";
+			const char *unit = cmp_stat_is_time(e->stat) ? "us" : "";
 			if (none)
 				snprintf(o->message, sizeof(o->message), "%s: %s has no value: not judged", name,
 					 expr_stat_name(e->stat));
@@ -675,9 +550,9 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 			json_array_append_new(runs, json_integer(x->ids[w->runs[k]]));
 		for (size_t k = 0; k < sizeof(all_stats) / sizeof(all_stats[0]); k++) {
 			bool none;
-			double val = stat_value(x, w, all_stats[k], &none);
+			double val = stat_value(w, all_stats[k], &none);
 			char name[48];
-			snprintf(name, sizeof(name), "%s%s", expr_stat_name(all_stats[k]), is_time(all_stats[k]) ? "_ns" : "");
+			snprintf(name, sizeof(name), "%s%s", expr_stat_name(all_stats[k]), cmp_stat_is_time(all_stats[k]) ? "_ns" : "");
 			json_object_set_new(figs, name, none ? json_null() : real_or_null(val));
 		}
 		json_object_set_new(row, "labels", key);
@@ -754,7 +629,7 @@ static int report(struct ctx *x)
 					continue;
 				row_name(x, &x->rows[g], bname, sizeof(bname));
 				for (int k = 0; k < 2; k++) {
-					verdict_text(bname, aname, k ? "p99" : "mean", &v[g][k], line, sizeof(line));
+					cmp_verdict_text(bname, aname, k ? "p99" : "mean", &v[g][k], line, sizeof(line));
 					printf("%s%s\n", x->c.format == FMT_MARKDOWN ? "- " : "", line);
 				}
 			}
@@ -814,7 +689,7 @@ int cmd_compare(int argc, char **argv)
 		return code;
 	if ((code = storecmd_open("compare", x.c.db, STORE_READONLY, &st)) != EXIT_OK)
 		return code;
-	if ((code = select_runs(&x, &given, st)) != EXIT_OK)
+	if ((code = storecmd_select("compare", &given, x.c.probe, &x.c.labels, st, &x.ids, &x.nres)) != EXIT_OK)
 		goto out;
 	if ((code = storecmd_load("compare", st, x.ids, x.nres, &x.res)) != EXIT_OK) {
 		x.res = NULL;

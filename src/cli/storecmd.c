@@ -173,3 +173,45 @@ void storecmd_free_results(struct result *res, size_t n)
 		result_free(&res[i]);
 	free(res);
 }
+
+int storecmd_select(const char *name, const struct opt_result *given, const char *probe, const struct labels *labels,
+		    struct store *st, int64_t **ret, size_t *ret_n)
+{
+	struct opt_error err;
+	struct store_error serr;
+	bool filtered = labels->n || probe;
+	struct run_info *runs;
+	size_t n;
+
+	if (given->npos && filtered)
+		return storecmd_usage(name, "give run ids or --label/--probe filters, not both");
+	if (given->npos) {
+		if (storecmd_parse_ids(given->pos, given->npos, ret, ret_n, &err) < 0)
+			return storecmd_usage(name, err.msg);
+		return EXIT_OK;
+	}
+	if (!filtered)
+		return storecmd_usage(name, "give run ids, or at least one --label or --probe filter");
+	struct run_filter f = { .probe = probe, .labels = *labels };
+	if (store_list(st, &f, &runs, &n, &serr) < 0) {
+		fprintf(stderr, "latscope %s: %s\n", name, serr.msg);
+		return EXIT_ERROR;
+	}
+	if (n == 0) {
+		free(runs);
+		fprintf(stderr, "latscope %s: no stored run matches the filter\n", name);
+		return EXIT_USAGE;
+	}
+	int64_t *ids = malloc(n * sizeof(*ids));
+	if (!ids) {
+		free(runs);
+		fprintf(stderr, "latscope %s: out of memory\n", name);
+		return EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = runs[i].id;
+	free(runs);
+	*ret = ids;
+	*ret_n = n;
+	return EXIT_OK;
+}

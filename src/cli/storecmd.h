@@ -31,6 +31,14 @@ int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, siz
 int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t n, struct result **ret);
 void storecmd_free_results(struct result *res, size_t n);
 
+/*
+ * The runs a command works on: the ids given as arguments, or the stored runs
+ * matching --probe and --label filters (not both).  Prints what is wrong;
+ * returns an exit status, with *ret (malloc'ed) and *ret_n set on EXIT_OK.
+ */
+int storecmd_select(const char *name, const struct opt_result *given, const char *probe, const struct labels *labels,
+		    struct store *st, int64_t **ret, size_t *ret_n);
+
 /* Usage error: the message, then the hint to --help. */
 int storecmd_usage(const char *name, const char *msg);
 

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/nstime.h"
 
@@ -44,4 +45,13 @@ void fmt_size(uint64_t bytes, char *buf, size_t size)
 		k++;
 	}
 	snprintf(buf, size, "%llu%s", (unsigned long long)bytes, names[k]);
+}
+
+void fmt_utc(uint64_t realtime_ns, char *buf, size_t size)
+{
+	time_t secs = (time_t)(realtime_ns / NS_PER_SEC);
+	struct tm tm;
+
+	if (!gmtime_r(&secs, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, size, "?");
 }

@@ -12,4 +12,7 @@ void fmt_duration(uint64_t ns, char *buf, size_t size);
 /* Bytes in the largest binary unit that divides them: "4KiB", "1GiB", "1000B". */
 void fmt_size(uint64_t bytes, char *buf, size_t size);
 
+/* A CLOCK_REALTIME time in UTC, "2026-11-30 14:35:58" ("?" when it cannot be shown). */
+void fmt_utc(uint64_t realtime_ns, char *buf, size_t size);
+
 #endif

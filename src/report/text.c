@@ -371,14 +371,9 @@ void text_runs(FILE *out, const struct run_info *runs, size_t n)
 void text_result(FILE *out, const struct result *res, int64_t id)
 {
 	char when[64], labels[512];
-	time_t secs = (time_t)(res->start_realtime_ns / NS_PER_SEC);
-	struct tm tm;
 
-	if (gmtime_r(&secs, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	else
-		snprintf(when, sizeof(when), "?");
-	fprintf(out, "run %lld: %s, started %s on %s\n", (long long)id, res->probe, when, res->sys.hostname);
+	fmt_utc(res->start_realtime_ns, when, sizeof(when));
+	fprintf(out, "run %lld: %s, started %s UTC on %s\n", (long long)id, res->probe, when, res->sys.hostname);
 	fprintf(out, "command:");
 	for (int i = 0; i < res->argc; i++)
 		fprintf(out, " %s", res->argv[i]);

@@ -40,6 +40,37 @@ static void contributors(FILE *out, const json_t *occ)
 		fprintf(out, "nothing traced");
 }
 
+void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *indent)
+{
+	const char *name;
+	const json_t *p;
+
+	if (!timer) {
+		fprintf(out, "%sgap %.1fus at %.3fs: ", indent, us(num(sp, "gap_ns")), (double)num(sp, "at_ns") / 1e9);
+		contributors(out, json_object_get(sp, "occupied_by"));
+		if (json_object_get(sp, "window_steal_ns"))
+			fprintf(out, "; steal in that window %.1fus", us(num(sp, "window_steal_ns")));
+		fprintf(out, "\n");
+		return;
+	}
+	const json_t *pp = json_object_get(sp, "parts"), *before = json_object_get(sp, "before_expiry"),
+		     *after = json_object_get(sp, "after_expiry");
+	fprintf(out, "%sspike %.1fus at %.3fs:", indent, us(num(sp, "latency_ns")), (double)num(sp, "at_ns") / 1e9);
+	json_object_foreach((json_t *)pp, name, p)
+		fprintf(out, " %s %.1f", name, us((long long)json_integer_value(p)));
+	fprintf(out, "\n");
+	if (before && num(before, "interrupt_not_delivered_ns") > 0)
+		fprintf(out, "%s  %.1fus of the interrupt delay had nothing able to hold it back "
+			"(interrupts off, or the vCPU not running)\n", indent, us(num(before, "interrupt_not_delivered_ns")));
+	if (after) {
+		fprintf(out, "%s  after the expiry: ", indent);
+		contributors(out, after);
+		fprintf(out, "\n");
+	}
+	if (json_object_get(sp, "window_steal_ns"))
+		fprintf(out, "%s  steal in that window: %.1fus\n", indent, us(num(sp, "window_steal_ns")));
+}
+
 static void timer_cpu(FILE *out, const json_t *c)
 {
 	const json_t *parts = json_object_get(c, "parts"), *p, *sp;
@@ -59,22 +90,7 @@ static void timer_cpu(FILE *out, const json_t *c)
 	json_array_foreach(json_object_get(c, "spikes"), i, sp) {
 		if (i == SPIKES_SHOWN)
 			break;
-		const json_t *pp = json_object_get(sp, "parts"), *before = json_object_get(sp, "before_expiry"),
-			     *after = json_object_get(sp, "after_expiry");
-		fprintf(out, "        spike %.1fus at %.3fs:", us(num(sp, "latency_ns")), (double)num(sp, "at_ns") / 1e9);
-		json_object_foreach((json_t *)pp, name, p)
-			fprintf(out, " %s %.1f", name, us((long long)json_integer_value(p)));
-		fprintf(out, "\n");
-		if (before && num(before, "interrupt_not_delivered_ns") > 0)
-			fprintf(out, "          %.1fus of the interrupt delay had nothing able to hold it back "
-				"(interrupts off, or the vCPU not running)\n", us(num(before, "interrupt_not_delivered_ns")));
-		if (after) {
-			fprintf(out, "          after the expiry: ");
-			contributors(out, after);
-			fprintf(out, "\n");
-		}
-		if (json_object_get(sp, "window_steal_ns"))
-			fprintf(out, "          steal in that window: %.1fus\n", us(num(sp, "window_steal_ns")));
+		text_trace_spike(out, sp, true, "        ");
 	}
 }
 
@@ -93,11 +109,7 @@ static void noise_cpu(FILE *out, const json_t *c)
 	json_array_foreach(json_object_get(c, "spikes"), i, sp) {
 		if (i == SPIKES_SHOWN)
 			break;
-		fprintf(out, "        gap %.1fus at %.3fs: ", us(num(sp, "gap_ns")), (double)num(sp, "at_ns") / 1e9);
-		contributors(out, json_object_get(sp, "occupied_by"));
-		if (json_object_get(sp, "window_steal_ns"))
-			fprintf(out, "; steal in that window %.1fus", us(num(sp, "window_steal_ns")));
-		fprintf(out, "\n");
+		text_trace_spike(out, sp, false, "        ");
 	}
 }
 

@@ -2,9 +2,14 @@
 #ifndef LATSCOPE_REPORT_TRACETEXT_H
 #define LATSCOPE_REPORT_TRACETEXT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "result/result.h"
+
+/* One explained spike of the trace (timer: a sample split into parts; noise:
+ * a gap and what held the CPU), one or more lines each starting with indent. */
+void text_trace_spike(FILE *out, const json_t *spike, bool timer, const char *indent);
 
 /* Nothing when the result holds no trace. */
 void text_trace(FILE *out, const struct result *res);

@@ -1,0 +1,58 @@
+/* What the figures of the HTML report share: the runs, each with its colour. */
+#ifndef LATSCOPE_REPORT_REPORTFIG_H
+#define LATSCOPE_REPORT_REPORTFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/svg.h"
+#include "result/result.h"
+
+#define FIG_W 620.0
+#define FIG_H 300.0
+
+struct report_run {
+	int64_t id;
+	const struct result *res;
+	size_t colour;                  /* palette index: the run's colour in every figure */
+	char name[192];                 /* "run 4 timer config=a (stopped early ...)" */
+};
+
+/* The runs of one probe, drawn together (they share their leading metric). */
+struct report_group {
+	const char *probe;
+	const char *metric;
+	struct report_run *runs;
+	size_t n;
+	struct svg_unit unit;           /* for the leading metric, from the largest value */
+};
+
+/* <figure> with its caption, then the caller's svg, then fig_end with the legend of the group's runs. */
+void fig_begin(FILE *out, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void fig_legend_runs(FILE *out, const struct report_group *g, const bool *shown);
+void fig_end(FILE *out);
+/* The CPU block of a run: cpu -1 for all merged; NULL when the run did not measure it. */
+const struct cpu_result *fig_block(const struct result *res, int cpu);
+
+/* A value of a window of a run. */
+typedef double (*fig_window_value)(const struct result *res, const struct result_window *w);
+/* A line through value() of each window with samples of the run's merged block, at the window's middle;
+ * markers puts a point on each.  -ENOMEM. */
+int fig_window_series(struct svg_plot *p, const struct report_run *rr, fig_window_value value, const char *dash,
+		      double width, bool markers);
+/* The axis of the group's leading metric over [lo, hi]: from 0, or log when hi / lo is above log_above
+ * (so that both the body and the tail read); hi, the largest value, is always inside. */
+void fig_value_axis(struct svg_axis *a, double lo, double hi, double log_above, const struct report_group *g);
+
+/* Histograms, merged and per CPU, and the percentile ladder.  -ENOMEM. */
+int fig_distributions(FILE *out, const struct report_group *g);
+/* Per-window max and p99 over time, with the explanations of --trace. */
+int fig_windows(FILE *out, const struct report_group *g);
+/* Noise events over time and their sizes (probes whose values tile time). */
+int fig_noise(FILE *out, const struct report_group *g);
+/* Throughput per window and the CPU time per operation by category (io). */
+int fig_io(FILE *out, const struct report_group *g);
+
+#endif

@@ -1,0 +1,113 @@
+#include "result/compare.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int cmp_row_init(struct cmp_row *w)
+{
+	*w = (struct cmp_row){ 0 };
+	stats_reset(&w->st);
+	w->hist = calloc(1, sizeof(*w->hist));
+	return w->hist ? 0 : -ENOMEM;
+}
+
+int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric)
+{
+	const struct summary *s = &cr->sum[metric];
+	struct block *blocks = realloc(w->blocks, (w->nblocks + cr->nwin + 1u) * sizeof(*blocks));
+
+	if (!blocks)
+		return -ENOMEM;
+	w->blocks = blocks;
+	stats_merge(&w->st, &cr->st[metric]);
+	hist_add(w->hist, &cr->hist[metric]);
+	w->above += cr->above[metric];
+	w->missed += cr->missed;
+	if (s->has_warm_max && (!w->has_warm_max || s->warm_max > w->warm_max)) {
+		w->warm_max = s->warm_max;
+		w->has_warm_max = true;
+	}
+	for (size_t k = 0; k < cr->nwin; k++)
+		w->blocks[w->nblocks++] = (struct block){ .st = cr->win[k].w.m[metric].st,
+							  .hist = &cr->win[k].hist[metric] };
+	return 0;
+}
+
+void cmp_row_free(struct cmp_row *w)
+{
+	free(w->hist);
+	free(w->blocks);
+	w->hist = NULL;
+	w->blocks = NULL;
+	w->nblocks = 0;
+}
+
+bool cmp_stat_is_time(enum expr_stat s)
+{
+	return s != EXPR_COUNT && s != EXPR_ABOVE_PCT && s != EXPR_MISSED;
+}
+
+double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
+{
+	const struct hist *h = w->hist;
+	double lo = (double)stats_min(&w->st), hi = (double)w->st.max;
+	double v = 0.0;
+
+	*ret_none = false;
+	switch (s) {
+	case EXPR_COUNT: return (double)w->st.n;
+	case EXPR_MIN: return lo;
+	case EXPR_MEAN: return w->st.mean;
+	case EXPR_STDDEV: return stats_stddev(&w->st);
+	case EXPR_P50: v = (double)hist_percentile(h, 50.0); break;
+	case EXPR_P90: v = (double)hist_percentile(h, 90.0); break;
+	case EXPR_P99: v = (double)hist_percentile(h, 99.0); break;
+	case EXPR_P999: v = (double)hist_percentile(h, 99.9); break;
+	case EXPR_P9999: v = (double)hist_percentile(h, 99.99); break;
+	case EXPR_MAX: return hi;
+	case EXPR_WARM_MAX:
+		*ret_none = !w->has_warm_max;
+		return (double)w->warm_max;
+	case EXPR_ABOVE_PCT: return w->st.n ? 100.0 * (double)w->above / (double)w->st.n : 0.0;
+	case EXPR_MISSED: return (double)w->missed;
+	}
+	/* A bucket midpoint can lie outside the exact min and max. */
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+int cmp_judge(const struct cmp_row *a, const struct cmp_row *b, double stat, struct verdict *ret)
+{
+	struct block_set sa = { a->nblocks, a->blocks }, sb = { b->nblocks, b->blocks };
+	return bootstrap_compare(&sa, &sb, stat, CMP_BOOT_REPS, CMP_BOOT_SEED, ret);
+}
+
+static void pct_text(double ratio, char *buf, size_t size)
+{
+	snprintf(buf, size, "%+.1f%%", (ratio - 1.0) * 100.0);
+}
+
+void cmp_verdict_text(const char *bname, const char *aname, const char *what, const struct verdict *v, char *buf,
+		      size_t size)
+{
+	char p[32], lo[32], hi[32], drift[32];
+
+	if (!v->enough) {
+		snprintf(buf, size, "%s vs %s at %s: too few windows for a verdict (%d or more per side; run longer or use "
+			 "a shorter --window)", bname, aname, what, BOOT_MIN_BLOCKS);
+		return;
+	}
+	pct_text(v->ratio, p, sizeof(p));
+	pct_text(v->lo, lo, sizeof(lo));
+	pct_text(v->hi, hi, sizeof(hi));
+	snprintf(drift, sizeof(drift), "%.1f%%", (v->drift - 1.0) * 100.0);
+	if (v->direction > 0)
+		snprintf(buf, size, "%s is slower than %s at %s by %s (95%% CI %s..%s; drift within runs %s)", bname, aname,
+			 what, p, lo, hi, drift);
+	else if (v->direction < 0)
+		snprintf(buf, size, "%s is faster than %s at %s by %s (95%% CI %s..%s; drift within runs %s)", bname, aname,
+			 what, p, lo, hi, drift);
+	else
+		snprintf(buf, size, "%s vs %s at %s: no significant difference (%s, 95%% CI %s..%s; drift within runs %s)",
+			 bname, aname, what, p, lo, hi, drift);
+}

@@ -1,0 +1,47 @@
+/*
+ * The figures `latscope compare` puts in a row (one run, or a group of runs
+ * summed up) and its verdict on whether two rows differ: kept apart from any
+ * printing so that compare and report judge runs the same way.
+ */
+#ifndef LATSCOPE_RESULT_COMPARE_H
+#define LATSCOPE_RESULT_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bootstrap.h"
+#include "core/expr.h"
+#include "result/result.h"
+
+#define CMP_BOOT_REPS 2000
+#define CMP_BOOT_SEED UINT64_C(0x6c617473636f7065)   /* fixed: the same runs always get the same verdict */
+
+struct cmp_row {
+	struct stats st;
+	struct hist *hist;              /* owned */
+	uint64_t above, missed;
+	bool has_warm_max;
+	uint64_t warm_max;
+	struct block *blocks;           /* every window of every run added; they point into the results */
+	size_t nblocks;
+};
+
+/* An empty row.  -ENOMEM. */
+int cmp_row_init(struct cmp_row *w);
+/* Add one run's block (a CPU or "all") for metric; the result must outlive the row.  -ENOMEM. */
+int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric);
+void cmp_row_free(struct cmp_row *w);
+
+/* True for the statistics that are times (ns). */
+bool cmp_stat_is_time(enum expr_stat s);
+/* A figure of the row; *ret_none when it has no value (no window after the warm-up). */
+double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none);
+
+/* Row b judged against row a at BOOT_MEAN or a percentile.  0, -ENOMEM or -EINVAL. */
+int cmp_judge(const struct cmp_row *a, const struct cmp_row *b, double stat, struct verdict *ret);
+/* The verdict as a sentence: "run 9 is slower than run 1 at p99 by +12.0% (95% CI ...)". */
+void cmp_verdict_text(const char *bname, const char *aname, const char *what, const struct verdict *v, char *buf,
+		      size_t size);
+
+#endif

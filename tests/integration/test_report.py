@@ -1,0 +1,232 @@
+"""latscope report: stored runs as one self-contained HTML page, checked in a real browser."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import png
+from harness import LATSCOPE, TempDirCase, main, online_cpus, run
+
+CPU = online_cpus()[-1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+REQUIRE_BROWSER = os.environ.get("LATSCOPE_REQUIRE_BROWSER") == "1"
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#332288", "#999933", "#882255",
+           "#44AA99", "#000000", "#AA4499"]
+
+
+def rgb(hexcolour):
+    return tuple(int(hexcolour[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def need_browser(tc):
+    if CHROMIUM:
+        return
+    if REQUIRE_BROWSER:
+        tc.fail("LATSCOPE_REQUIRE_BROWSER=1 but chromium is not installed (scripts/install-deps installs it)")
+    tc.skipTest("chromium is not installed: the page cannot be rendered (scripts/install-deps installs it)")
+
+
+def chromium(html, *args, shot=None, height=2000):
+    """Render html; returns (dom, console lines).  The console lines are what the page logged."""
+    profile = tempfile.mkdtemp(prefix="latscope-chromium-")
+    try:
+        cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+               "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0", "--window-size=1280,%d" % height]
+        if shot:
+            cmd.append("--screenshot=" + shot)
+        else:
+            cmd.append("--dump-dom")
+        p = subprocess.run(cmd + list(args) + ["file://" + html], capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l or "Uncaught" in l]
+    return p.stdout, console
+
+
+class ReportCase(TempDirCase):
+    @classmethod
+    def setUpClass(cls):
+        """Runs of every probe, measured once for every test."""
+        cls.dir = tempfile.mkdtemp(prefix="latscope-report-")
+        cls.db = os.path.join(cls.dir, "runs.db")
+        img = os.path.join(cls.dir, "io.img")
+        common = ["--db", cls.db, "-q", "--window", "200ms"]
+        steps = [["timer", "-a", str(CPU), "-D", "2", "--label", "config=a"],
+                 ["timer", "-a", str(CPU), "-D", "2", "--label", "config=b"],
+                 ["noise", "-a", str(CPU), "-D", "1"],
+                 ["wake", "-D", "1"],
+                 ["io", "--make", img, "--size", "16M"],
+                 ["io", img, "-D", "1"]]
+        for args in steps:
+            p = run(*args, *([] if "--make" in args else common))
+            if p.returncode != 0:
+                raise RuntimeError("%s: %s" % (args, p.stderr))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def report(self, *args, db=None):
+        return run("report", *args, "--db", db or self.db)
+
+    def make(self, *ids):
+        out = self.path("report.html")
+        p = self.report(*ids, "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("wrote " + out, p.stdout)
+        with open(out) as f:
+            return out, f.read()
+
+
+class SelfContained(ReportCase):
+    def test_a_report_of_every_probe_is_one_html_file_that_loads_nothing(self):
+        _, html = self.make("1-5")
+        self.assertTrue(html.startswith("<!DOCTYPE html>"))
+        for needle in ("http:", "https:", "<link", "<script", "src=", "url(", "@import", "<img", "<iframe"):
+            self.assertNotIn(needle, html, "the page must load nothing")
+        for fig in ("hist-timer-all", "ladder-timer", "windows-timer", "hist-noise-all", "noise-noise",
+                    "noise-count-noise", "hist-wake-all", "io-throughput-io", "io-cpu-io"):
+            self.assertIn('<svg id="%s"' % fig, html)
+        self.assertIn("comparison, as latscope compare sees it", html)
+        self.assertRegex(html, r"run 2 (is slower than|is faster than|vs) run 1 at p99")
+        for part in ("parameters", "findings", "system fingerprint", "load:"):
+            self.assertIn(part, html)
+
+    def test_the_comparison_gives_compares_own_verdicts(self):
+        _, html = self.make("1", "2")
+        p = run("compare", "1", "2", "--db", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for line in p.stdout.splitlines():
+            if line.startswith("run 2 "):
+                self.assertIn(line.replace("&", "&amp;"), html)
+
+    def test_label_and_probe_filters_choose_the_runs(self):
+        _, html = self.make("--label", "config=b")
+        self.assertIn("run 2 timer config=b", html)
+        self.assertNotIn("run 1 timer", html)
+        _, html = self.make("--probe", "noise")
+        self.assertIn('<svg id="noise-noise"', html)
+        self.assertNotIn('<svg id="hist-timer-all"', html)
+
+    def test_dash_writes_the_page_to_standard_output(self):
+        p = self.report("3", "-o", "-")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("<!DOCTYPE html>"))
+        self.assertTrue(p.stdout.rstrip().endswith("</html>"))
+
+
+class BadInput(ReportCase):
+    def one_line_error(self, p, code, *needles):
+        self.assertEqual(p.returncode, code, p.stderr)
+        line = p.stderr.splitlines()[0]
+        self.assertTrue(line.startswith("latscope report: "), line)
+        for n in needles:
+            self.assertIn(n, line)
+        self.assertEqual(p.stdout, "")
+
+    def test_an_unknown_run_is_named(self):
+        p = self.report("99", "-o", self.path("r.html"))
+        self.one_line_error(p, 2, "99")
+        self.assertEqual(len(p.stderr.splitlines()), 1)
+        self.assertFalse(os.path.exists(self.path("r.html")), "no page is left behind")
+
+    def test_a_filter_no_run_matches_is_a_usage_error(self):
+        p = self.report("--label", "config=nope", "-o", self.path("r.html"))
+        self.one_line_error(p, 2, "no stored run matches")
+
+    def test_an_unwritable_output_is_refused_before_any_work(self):
+        p = self.report("1", "-o", "/nonexistent-dir/r.html")
+        self.one_line_error(p, 2, "'--output'", "/nonexistent-dir/r.html", "No such file")
+        p = self.report("1", "-o", self.tmp)
+        self.one_line_error(p, 2, "'--output'", "Is a directory")
+
+    def test_ids_and_filters_together_or_neither_are_usage_errors(self):
+        self.one_line_error(self.report("1", "--label", "config=a"), 2, "not both")
+        self.one_line_error(self.report(), 2, "give run ids")
+
+
+class InTheBrowser(ReportCase):
+    FIGURES = ("hist-timer-all", "hist-timer-cpu%d" % CPU, "ladder-timer", "windows-timer", "hist-noise-all",
+               "ladder-noise", "windows-noise", "noise-noise", "noise-count-noise", "hist-wake-all", "ladder-wake",
+               "windows-wake", "hist-io-all", "windows-io", "io-throughput-io", "io-cpu-io")
+
+    def setUp(self):
+        super().setUp()
+        need_browser(self)
+
+    def test_a_report_of_runs_of_every_probe_renders_without_errors_and_shows_its_plots(self):
+        out, _ = self.make("1-5")
+        dom, console = chromium(out)
+        self.assertEqual(console, [], "the page logged to the console")
+        self.assertIn("</html>", dom)
+        for fig in self.FIGURES:
+            if fig == "hist-timer-cpu%d" % CPU:
+                continue    # per-CPU histograms only when the runs measured more than one CPU
+            m = re.search(r'<svg id="%s"[^>]*>(.*?)</svg>' % re.escape(fig), dom, re.S)
+            self.assertIsNotNone(m, "figure %s is in the rendered page" % fig)
+            body = m.group(1)
+            self.assertRegex(body, r'<(polyline|circle|rect x)', "figure %s draws data" % fig)
+            self.assertRegex(body, r'class="axis"[^>]*>[^<]*\((us|ns|ms|s|MB/s|operations/s)[,)]|class="axis"[^>]*>percentile'
+                             r'|class="axis"[^>]*>events|class="axis"[^>]*>run', "figure %s has labelled axes" % fig)
+        shot = self.path("shot.png")
+        _, console = chromium(out, shot=shot, height=1600)
+        self.assertEqual(console, [])
+        width, height, rows = png.read(shot)
+        self.assertEqual((width, height), (1280, 1600))
+        seen = png.colours(rows)
+        for colour in PALETTE[:2]:
+            self.assertIn(rgb(colour), seen, "the screenshot shows the lines of run colour %s" % colour)
+        self.assertGreater(len(seen), 50, "the screenshot is not blank")
+
+    def test_the_console_check_catches_a_page_that_logs_an_error(self):
+        out, html = self.make("3")
+        bad = self.path("bad.html")
+        with open(bad, "w") as f:
+            f.write(html.replace("</body>", "<script>no_such_function();</script></body>"))
+        _, console = chromium(bad)
+        self.assertTrue(any("Uncaught" in l for l in console), "a broken script is seen: %r" % console)
+
+    def test_ten_runs_get_ten_colours_and_one_run_works_alone(self):
+        db = self.path("ten.db")
+        for i in range(10):
+            p = run("timer", "-a", str(CPU), "-l", "200", "-q", "--window", "50ms", "--label", "n=%d" % i, "--db", db)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.path("ten.html")
+        p = self.report("1-10", "-o", out, db=db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dom, console = chromium(out)
+        self.assertEqual(console, [])
+        for i in range(10):
+            self.assertIn("run %d timer n=%d" % (i + 1, i), dom)
+        m = re.search(r'<svg id="hist-timer-all".*?</svg>', dom, re.S)
+        colours = set(re.findall(r'stroke="(#[0-9A-F]{6})"', m.group(0)))
+        self.assertEqual(colours, set(PALETTE[:10]), "every run in its own colour")
+        p = self.report("4", "-o", self.path("one.html"), db=db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dom, console = chromium(self.path("one.html"))
+        self.assertEqual(console, [])
+        self.assertIn('<svg id="ladder-timer"', dom)
+        self.assertIn("nothing to compare it with", dom)
+
+    def test_a_run_stopped_early_is_marked_on_its_plots(self):
+        db = self.path("stop.db")
+        proc = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "30", "-q", "--window", "200ms", "--db", db],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        self.assertEqual(proc.wait(timeout=30), 0)
+        out = self.path("stop.html")
+        p = self.report("1", "-o", out, db=db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dom, console = chromium(out)
+        self.assertEqual(console, [])
+        self.assertRegex(dom, r'class="note"[^>]*>run 1 stopped early at [0-9.]+ s \(signal SIGINT\)')
+        self.assertIn("This run was stopped early", dom)
+
+
+if __name__ == "__main__":
+    main()
