@@ -1,5 +1,7 @@
 /* latscope: the command table and its dispatcher. */
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,9 +46,16 @@ static void usage(FILE *out)
 /* Output that could not be written is an error, whatever the command said. */
 static int finish(int code)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		if (errno != EPIPE)
-			fprintf(stderr, "latscope: cannot write to standard output: %s\n", strerror(errno));
+	int flushed = fflush(stdout);
+	int err = errno;
+
+	if (flushed != 0 || ferror(stdout)) {
+		/* errno is stale when an earlier write failed: ask the pipe whether its reader left. */
+		struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+		bool closed = (flushed != 0 && err == EPIPE) || (poll(&p, 1, 0) == 1 && (p.revents & POLLERR));
+		if (!closed)
+			fprintf(stderr, "latscope: cannot write to standard output%s%s\n", flushed ? ": " : "",
+				flushed ? strerror(err) : "");
 		return code == EXIT_OK ? EXIT_ERROR : code;
 	}
 	return code;

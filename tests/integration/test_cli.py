@@ -63,6 +63,27 @@ class CommandLine(TempDirCase):
                 for opt in set(re.findall(r"--[a-z][a-z-]+", text)):
                     self.assertIn(opt, p.stdout, f"{cmd}: {opt} is in its man page but not in --help")
 
+    def test_a_reader_that_leaves_early_ends_output_quietly_and_a_full_disk_is_reported(self):
+        import subprocess
+        db = self.path("runs.db")
+        p = run("timer", "-l", "3000", "-i", "100us", "-q", "--db", db)   # output larger than a stdio buffer
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for fmt in ("openmetrics", "gnuplot"):
+            # a reader that closes the pipe at once, before latscope writes, whatever the scheduling
+            r, w = os.pipe()
+            os.close(r)
+            q = subprocess.run([LATSCOPE, "export", "1", "--format", fmt, "--db", db], stdout=w,
+                               capture_output=False, stderr=subprocess.PIPE, text=True, timeout=30)
+            os.close(w)
+            self.assertEqual(q.returncode, 1, fmt)
+            self.assertEqual(q.stderr, "", f"{fmt}: a closed pipe is not an error worth a message")
+            with open("/dev/full", "w") as full:
+                q = subprocess.run([LATSCOPE, "export", "1", "--format", fmt, "--db", db], stdout=full,
+                                   stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(q.returncode, 1, fmt)
+            self.assertEqual(len(q.stderr.splitlines()), 1, q.stderr)
+            self.assertIn("cannot write", q.stderr)
+
     def test_unknown_options_are_named(self):
         self.assert_usage_error(["timer", "--frobnicate"], "unknown option '--frobnicate'")
         self.assert_usage_error(["timer", "-Z"], "unknown option '-Z'")
