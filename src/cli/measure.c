@@ -337,7 +337,9 @@ static int store_result(const struct measure_cmd *mc, struct store *st, const ch
 	return EXIT_OK;
 }
 
-int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err)
+/* measure_parse, keeping the parsed loads in lr (NULL: checked, then dropped). */
+static int parse_with_load(const struct measure_cmd *mc, int argc, char **argv, void *params, struct loadrun *lr,
+			   struct opt_error *err)
 {
 	struct opt_result given;
 	struct run_params *rp = run_params_of(mc, params);
@@ -357,13 +359,13 @@ int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *par
 	}
 	if (check_common(mc, rp, &given, err) < 0)
 		return -EINVAL;
-	struct loadrun *lr = malloc(sizeof(*lr));
-	if (!lr) {
+	struct loadrun *own = lr ? NULL : malloc(sizeof(*own));
+	if (!lr && !own) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		return -ENOMEM;
 	}
-	int r = loadrun_parse(rp, lr, err);
-	free(lr);
+	int r = loadrun_parse(rp, lr ? lr : own, err);
+	free(own);
 	if (r < 0)
 		return r;
 	if (mc->path && mc->path(params, given.pos[0], err) < 0)
@@ -371,6 +373,11 @@ int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *par
 	if (mc->validate && mc->validate(params, &given, err) < 0)
 		return -EINVAL;
 	return 0;
+}
+
+int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err)
+{
+	return parse_with_load(mc, argc, argv, params, NULL, err);
 }
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv)
@@ -398,7 +405,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		return EXIT_ERROR;
 	}
 	rp = run_params_of(mc, params);
-	r = measure_parse(mc, argc, argv, params, &err);
+	r = parse_with_load(mc, argc, argv, params, lr, &err);
 	if (r < 0) {
 		code = usage_error(mc, err.msg);
 		goto out;
@@ -432,10 +439,6 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	}
 	if (mc->notes)
 		mc->notes(params, &res);
-	if ((r = loadrun_parse(rp, lr, &err)) < 0) {
-		code = usage_error(mc, err.msg);
-		goto out;
-	}
 	loadrun_label(lr, &res.labels);
 
 	/* From here on a stop signal ends the run, never the process: the summary
