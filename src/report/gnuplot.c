@@ -2,21 +2,29 @@
 
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
-#include "core/nstime.h"
+#include "core/units.h"
 
-/* A gnuplot string in double quotes: its escapes are C's. */
+/* Text in a comment: a line break in it would end the comment and start a command. */
+static void comment_text(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+			fputc(*s, out);
+}
+
+/* A gnuplot string in single quotes: the one kind in which gnuplot substitutes
+ * nothing (backquotes in double quotes run a shell command); '' is a quote. */
 static void quoted(FILE *out, const char *s)
 {
-	fputc('"', out);
+	fputc('\'', out);
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		if ((unsigned char)*s >= 0x20)
+		if (*s == '\'')
+			fputc('\'', out);
+		if ((unsigned char)*s >= 0x20 && *s != 0x7f)
 			fputc(*s, out);
 	}
-	fputc('"', out);
+	fputc('\'', out);
 }
 
 static void block_name(char *buf, size_t size, int64_t id, int cpu)
@@ -35,14 +43,6 @@ static void data_block(FILE *out, const char *name, const struct hist *h)
 		fprintf(out, "%.3f %.3f %llu\n", (double)hist_bucket_low(i) / 1e3, (double)(hist_bucket_high(i) + 1u) / 1e3,
 			(unsigned long long)h->counts[i]);
 	fprintf(out, "EOD\n");
-}
-
-static void when(const struct result *r, char *buf, size_t size)
-{
-	time_t secs = (time_t)(r->start_realtime_ns / NS_PER_SEC);
-	struct tm tm;
-	if (!gmtime_r(&secs, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M UTC", &tm) == 0)
-		snprintf(buf, size, "unknown time");
 }
 
 /* "run 3 config=guest (cut short)": what tells the runs apart in the legend. */
@@ -72,9 +72,13 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 		     "# log-linear (width at most 1/64 of the value), so they are drawn as boxes of their width.\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct result *r = results[i];
-		when(r, at, sizeof(at));
-		fprintf(out, "# run %lld: %s %s on %s, %s, %s%s\n", (long long)ids[i], r->probe, r->metric_names[0],
-			r->sys.hostname, r->sys.kernel_release, at, r->interrupted ? " (cut short)" : "");
+		fmt_utc(r->start_realtime_ns, at, sizeof(at));
+		fprintf(out, "# run %lld: ", (long long)ids[i]);
+		const char *parts[] = { r->probe, " ", r->metric_names[0], " on ", r->sys.hostname, ", ",
+					r->sys.kernel_release, ", ", at, " UTC", r->interrupted ? " (cut short)" : "" };
+		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+			comment_text(out, parts[k]);
+		fputc('\n', out);
 		if (per_cpu) {
 			for (size_t c = 0; c < r->ncpus; c++) {
 				block_name(name, sizeof(name), ids[i], r->cpus[c].cpu);

@@ -122,3 +122,13 @@ void html_table_end(FILE *out)
 {
 	fputs("</table>\n", out);
 }
+
+void html_id(FILE *out, const char *prefix, const char *name)
+{
+	fputs(prefix, out);
+	for (const char *c = name; *c; c++) {
+		bool safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			    *c == '_' || *c == '-';
+		fputc(safe ? *c : '-', out);
+	}
+}

@@ -15,6 +15,8 @@ void html_end(FILE *out);
 
 /* Text, formatted then escaped. */
 void html_text(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* prefix then name as an id attribute's value: characters outside [A-Za-z0-9_-] become '-'. */
+void html_id(FILE *out, const char *prefix, const char *name);
 /* <tag class="cls">text</tag>, the text escaped; cls may be NULL. */
 void html_elem(FILE *out, const char *tag, const char *cls, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -81,10 +81,13 @@ static void overview(FILE *out, const struct report_run *runs, size_t n)
 		html_cell(out, true, "%s %s", a, u.name);
 		html_cell(out, true, "%s %s", b, u.name);
 		html_cell(out, true, "%s %s", c, u.name);
-		if (res->interrupted)
-			fprintf(out, "<td class=\"warn\">stopped early (%s)</td>", res->stop_reason);
-		else
+		if (res->interrupted) {
+			fputs("<td class=\"warn\">", out);
+			html_text(out, "stopped early (%s)", res->stop_reason);
+			fputs("</td>", out);
+		} else {
 			html_cell(out, false, "complete");
+		}
 		html_row_end(out);
 	}
 	html_table_end(out);
@@ -119,8 +122,11 @@ static int comparison(FILE *out, const struct report_group *g)
 			 cmp_stat_is_time(cmp_cols[c]) ? ")" : "");
 		head[c + 1u] = names[c];
 	}
-	fprintf(out, "<h3 id=\"compare-%s\">comparison, as latscope compare sees it (%s, every CPU merged)</h3>\n",
-		g->probe, g->metric);
+	fputs("<h3 id=\"", out);
+	html_id(out, "compare-", g->probe);
+	fputs("\">", out);
+	html_text(out, "comparison, as latscope compare sees it (%s, every CPU merged)", g->metric);
+	fputs("</h3>\n", out);
 	html_table_begin(out, "compare", head, NCOLS + 1u);
 	for (size_t i = 0; i < g->n; i++) {
 		html_row_begin(out);
@@ -179,7 +185,9 @@ static int group_section(FILE *out, struct report_group *g)
 	for (size_t i = 0; i < g->n; i++)
 		top = fmax(top, (double)g->runs[i].res->all.sum[0].max);
 	g->unit = svg_unit_for(top);
-	fprintf(out, "<section class=\"probe\" id=\"probe-%s\">\n", g->probe);
+	fputs("<section class=\"probe\" id=\"", out);
+	html_id(out, "probe-", g->probe);
+	fputs("\">\n", out);
 	html_elem(out, "h2", NULL, "%s: %s", g->probe, probe_about(g->probe));
 	fputs("<div class=\"figs\">\n", out);
 	r = fig_distributions(out, g);

@@ -52,7 +52,7 @@ class GnuplotExport(TempDirCase):
             self.assertTrue(all(lo < hi for lo, hi, _ in rows))
             self.assertLessEqual(rows[0][0] * 1000, lat["min_ns"])
             self.assertGreaterEqual(rows[-1][1] * 1000, lat["max_ns"], "the largest value is not cut off")
-        self.assertIn('title "cpu %d"' % CPUS[0], script)
+        self.assertIn("title 'cpu %d'" % CPUS[0], script)
 
     def test_several_runs_give_one_merged_block_each_with_their_labels(self):
         self.measure("--label", "config=a")
@@ -63,8 +63,8 @@ class GnuplotExport(TempDirCase):
         for i in (1, 2):
             self.assertEqual(sum(n for _, _, n in blocks["$run%d_all" % i]),
                              self.stored(i)["all"]["metrics"]["latency"]["count"])
-        self.assertIn('title "run 1 config=a"', script)
-        self.assertIn('title "run 2 config=b"', script)
+        self.assertIn("title 'run 1 config=a'", script)
+        self.assertIn("title 'run 2 config=b'", script)
 
     @unittest.skipUnless(shutil.which("gnuplot"), "needs gnuplot (Debian gnuplot-nox)")
     def test_gnuplot_draws_the_script_into_an_svg_with_its_legend(self):
@@ -82,6 +82,28 @@ class GnuplotExport(TempDirCase):
         for text in ("run 1 config=a", "run 2 config=b", "latency (us, log scale)", "samples per bucket"):
             self.assertIn(text, svg)
         self.assertGreater(svg.count("<path"), 10, "the boxes are drawn")
+
+    @unittest.skipUnless(shutil.which("gnuplot"), "needs gnuplot (Debian gnuplot-nox)")
+    def test_text_from_an_imported_run_cannot_make_gnuplot_run_a_command(self):
+        self.measure()
+        doc = self.stored(1)
+        doc.pop("id", None)
+        marker = self.path("pwned")
+        doc["labels"] = {"note": "it's `touch %s` and $(touch %s)" % (marker, marker)}
+        doc["system"]["hostname"] = 'vm\nsystem("touch %s")' % marker
+        with open(self.path("hostile.json"), "w") as f:
+            json.dump(doc, f)
+        p = run("import", self.path("hostile.json"), "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # two runs: a curve per run, the imported run's labels in its legend
+        p = run("export", "1", "2", "--format", "gnuplot", "-o", self.path("h.gp"), "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("h.gp")) as f:
+            self.assertIn("touch", f.read())
+        p = subprocess.run(["gnuplot", "-e", 'outfile="%s"' % self.path("p.svg"), self.path("h.gp")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(marker), "nothing in a run's text is run by gnuplot")
 
     def test_an_unknown_run_is_an_error_and_writes_nothing(self):
         self.measure()

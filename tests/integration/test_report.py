@@ -112,6 +112,31 @@ class SelfContained(ReportCase):
         self.assertIn('<svg id="noise-noise"', html)
         self.assertNotIn('<svg id="hist-timer-all"', html)
 
+    def test_text_from_an_imported_run_is_shown_as_text_never_as_markup(self):
+        import json
+        p = run("show", "1", "--json", "--db", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        doc.pop("id", None)
+        doc["probe"] = 'x"><script>alert(1)</script>'
+        doc["interrupted"] = True
+        doc["stop_reason"] = "<img src=x onerror=alert(2)>"
+        doc["labels"] = {"note": "<script>alert(3)</script>"}
+        doc["system"]["hostname"] = "<b onmouseover=alert(4)>vm</b>"
+        with open(self.path("hostile.json"), "w") as f:
+            json.dump(doc, f)
+        db = self.path("hostile.db")
+        p = run("import", self.path("hostile.json"), "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.path("h.html")
+        p = run("report", "1", "-o", out, "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            html = f.read()
+        self.assertNotRegex(html, r"<(script|img)[\s>]|<b\s", "no tag from the run's text")
+        self.assertNotRegex(html, r"<[a-z]+[^<>]*\son[a-z]+=", "no event handler attribute anywhere")
+        self.assertIn("&lt;img src=x onerror=alert(2)&gt;", html, "the text is there, escaped")
+
     def test_dash_writes_the_page_to_standard_output(self):
         p = self.report("3", "-o", "-")
         self.assertEqual(p.returncode, 0, p.stderr)
