@@ -329,10 +329,6 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 			fprintf(stderr, "policy and priority don't match: setting policy to SCHED_FIFO\n");
 		o->policy = POLICY_FIFO;
 	}
-	if (o->policy != POLICY_OTHER && o->priority == 0) {
-		o->priority = (uint64_t)(o->threads > 0 ? o->threads : 1) + 1u;
-		fprintf(stderr, "defaulting realtime priority to %llu\n", (unsigned long long)o->priority);
-	}
 	return -1;
 }
 
@@ -401,6 +397,7 @@ struct cyc_live {
 	const struct cyc_opts *o;
 	struct cyc_view view;
 	bool drawn;
+	unsigned notes_shown;
 };
 
 static void loadavg(char *buf, size_t size)
@@ -416,6 +413,7 @@ static void on_prepared(void *ctx, const struct result *res)
 	char la[128];
 
 	text_notes(stderr, res, 0, false);
+	lv->notes_shown = res->nnotes;
 	if (res->applied.pm_qos)
 		printf("# /dev/cpu_dma_latency set to 0us\n");
 	if (!lv->o->quiet) {
@@ -527,6 +525,11 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 
 	if ((code = choose_cpus(o, &cpus)) >= 0)
 		return code;
+	/* cyclictest's default: one above the threads, counted once they are known */
+	if (o->policy != POLICY_OTHER && o->priority == 0) {
+		o->priority = (uint64_t)cpuset_count(&cpus) + 1u;
+		fprintf(stderr, "defaulting realtime priority to %llu\n", (unsigned long long)o->priority);
+	}
 	if (o->histfile && (code = open_sink("--histfile", o->histfile, &hist_sink)) >= 0)
 		return code;
 	if (o->json && (code = open_sink("--json", o->json, &json_sink)) >= 0) {
@@ -581,6 +584,8 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 		atomic_file_close(&json_sink);
 		return code;
 	}
+	/* what went wrong while measuring (a thread that stopped early), which measure_run kept silent */
+	text_notes(stderr, &res, lv.notes_shown, false);
 	if (!o->quiet) {
 		char la[128];
 		loadavg(la, sizeof(la));
@@ -623,7 +628,7 @@ int cmd_cyclictest(int argc, char **argv)
 	}
 	code = parse_opts(n, args, &o);
 	if (code < 0)
-		code = run(n, args, &o);
+		code = run(argc, argv, &o);     /* the command line as typed, for the JSON */
 	free(args);
 	return code;
 }

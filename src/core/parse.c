@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/nstime.h"
@@ -192,4 +193,18 @@ int parse_label(const char *text, struct label *ret)
 	ret->key[klen] = '\0';
 	memcpy(ret->value, eq + 1, vlen + 1);
 	return 0;
+}
+
+size_t labels_format(const struct labels *ls, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (size == 0)
+		return 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < ls->n && len + 1u < size; i++) {
+		int w = snprintf(buf + len, size - len, "%s%s=%s", i ? " " : "", ls->items[i].key, ls->items[i].value);
+		len = w < 0 ? len : len + (size_t)w >= size ? size - 1u : len + (size_t)w;
+	}
+	return len;
 }

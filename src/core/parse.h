@@ -7,6 +7,7 @@
 #ifndef LATSCOPE_CORE_PARSE_H
 #define LATSCOPE_CORE_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -57,5 +58,8 @@ struct labels {
  * -E2BIG when either part is too long.
  */
 int parse_label(const char *text, struct label *ret);
+
+/* "k=v k2=v2" into buf (cut to fit, "" for none); the length written. */
+size_t labels_format(const struct labels *ls, char *buf, size_t size);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -55,16 +56,18 @@ int cyc_print_hist(FILE *out, const struct cyc_view *v, const struct result *res
 {
 	const size_t n = res->ncpus;
 	const bool all = v->histofall && n > 1;
-	uint64_t tot[64], col[64];
 	uint32_t nbins;
 
-	if (n == 0 || n > 64 || !res->cpus[0].lin || res->cpus[0].lin->nbins == 0)
+	if (n == 0 || !res->cpus[0].lin || res->cpus[0].lin->nbins == 0)
 		return -EINVAL;
 	nbins = res->cpus[0].lin->nbins;
 	for (size_t j = 0; j < n; j++)
 		if (!res->cpus[j].lin || res->cpus[j].lin->nbins != nbins)
 			return -EINVAL;
-	memset(tot, 0, sizeof(tot));
+	uint64_t *tot = calloc(2u * n, sizeof(*tot));
+	if (!tot)
+		return -ENOMEM;
+	uint64_t *col = tot + n;
 	fprintf(out, "# Histogram\n");
 	for (uint32_t i = 0; i < nbins; i++) {
 		uint64_t sum = 0;
@@ -110,6 +113,7 @@ int cyc_print_hist(FILE *out, const struct cyc_view *v, const struct result *res
 		fputc('\n', out);
 	}
 	fputc('\n', out);
+	free(tot);
 	return ferror(out) ? -EIO : 0;
 }
 
@@ -138,7 +142,7 @@ static json_t *thread_json(const struct cpu_result *cr, int node)
 	}
 	/* cyclictest writes its mean with two decimals */
 	double avg = round(lin_hist_mean(h) * 100.0) / 100.0;
-	return json_pack("{s:o?, s:I, s:I, s:I, s:f, s:i, s:i}", "histogram", hist,
+	return json_pack("{s:o, s:I, s:I, s:I, s:f, s:i, s:i}", "histogram", hist,
 			 "cycles", (json_int_t)lin_load(&h->cycles), "min", (json_int_t)lin_load(&h->min),
 			 "max", (json_int_t)lin_load(&h->max), "avg", avg, "cpu", cr->cpu, "node", node);
 }
@@ -154,7 +158,8 @@ json_t *cyc_json(const struct cyc_view *v, const struct result *res, const struc
 			return NULL;
 		}
 		snprintf(key, sizeof(key), "%zu", i);
-		if (json_object_set_new(threads, key, thread_json(&res->cpus[i], run->node ? run->node[i] : 0)) < 0) {
+		json_t *t = thread_json(&res->cpus[i], run->node ? run->node[i] : 0);
+		if (!t || json_object_set_new(threads, key, t) < 0) {
 			json_decref(threads);
 			threads = NULL;
 		}
@@ -164,7 +169,9 @@ json_t *cyc_json(const struct cyc_view *v, const struct result *res, const struc
 				    "version", res->sys.kernel_version, "machine", res->sys.machine,
 				    "realtime", strcmp(res->sys.preempt, "PREEMPT_RT") == 0);
 	/* The colons inside two keys are cyclictest's own; its readers expect them. */
-	json_t *doc = json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o?, s:i, s:i, s:o?}",
+	if (!threads)
+		return NULL;
+	json_t *doc = json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o, s:i, s:i, s:o}",
 				"file_version", 1, "cmdline:", run->cmdline, "rt_test_version:", run->version,
 				"start_time", time_text(run->start_realtime_ns),
 				"end_time", time_text(run->end_realtime_ns), "return_code", run->return_code,

@@ -71,7 +71,7 @@ static int histogram(FILE *out, const struct report_group *g, int cpu, uint64_t 
 {
 	const char *metric = g->metric;
 	bool *shown = calloc(g->n, sizeof(*shown));
-	double lo = INFINITY, hi = 0, top = 1;
+	double lo = HUGE_VAL, hi = 0, top = 1;
 	char id[64], title[160], xt[64];
 	int r = 0;
 
@@ -130,7 +130,7 @@ static int ladder(FILE *out, const struct report_group *g)
 {
 	static const double at_pct[] = { 50, 90, 99, 99.9, 99.99, 99.999 };
 	static const char *const names[] = { "p50", "p90", "p99", "p99.9", "p99.99", "p99.999" };
-	double at[6], lo = INFINITY, hi = 0, xs[LADDER_POINTS + 1], ys[LADDER_POINTS + 1];
+	double at[6], lo = HUGE_VAL, hi = 0, xs[LADDER_POINTS + 1], ys[LADDER_POINTS + 1];
 	char id[64], title[128];
 
 	for (size_t k = 0; k < 6; k++)

@@ -153,7 +153,7 @@ static double win_above(const struct result *res, const struct result_window *w)
 
 int fig_windows(FILE *out, const struct report_group *g)
 {
-	double lo = INFINITY, hi = 0;
+	double lo = HUGE_VAL, hi = 0;
 	char id[64], title[160], **list = NULL;
 	size_t *run = NULL, nlist = 0;
 	int r = 0;
@@ -227,7 +227,7 @@ static int events_per_window(FILE *out, const struct report_group *g)
 
 int fig_noise(FILE *out, const struct report_group *g)
 {
-	double lo = INFINITY, hi = 0;
+	double lo = HUGE_VAL, hi = 0;
 	char id[64], yt[80], **list = NULL;
 	size_t *run = NULL, nlist = 0;
 	int r;

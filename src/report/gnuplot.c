@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/parse.h"
 #include "core/units.h"
 
 /* Text in a comment: a line break in it would end the comment and start a command. */
@@ -48,11 +49,10 @@ static void data_block(FILE *out, const char *name, const struct hist *h)
 /* "run 3 config=guest (cut short)": what tells the runs apart in the legend. */
 static void run_label(char *buf, size_t size, int64_t id, const struct result *r)
 {
-	size_t len = (size_t)snprintf(buf, size, "run %lld", (long long)id);
-	for (unsigned l = 0; l < r->labels.n && len < size; l++)
-		len += (size_t)snprintf(buf + len, size - len, " %s=%s", r->labels.items[l].key, r->labels.items[l].value);
-	if (r->interrupted && len < size)
-		snprintf(buf + len, size - len, " (cut short)");
+	char labels[512];
+	labels_format(&r->labels, labels, sizeof(labels));
+	snprintf(buf, size, "run %lld%s%s%s", (long long)id, labels[0] ? " " : "", labels,
+		 r->interrupted ? " (cut short)" : "");
 }
 
 int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n)
@@ -79,14 +79,14 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
 			comment_text(out, parts[k]);
 		fputc('\n', out);
-		if (per_cpu) {
-			for (size_t c = 0; c < r->ncpus; c++) {
-				block_name(name, sizeof(name), ids[i], r->cpus[c].cpu);
-				data_block(out, name, &r->cpus[c].hist[0]);
-			}
-		} else {
-			block_name(name, sizeof(name), ids[i], -1);
-			data_block(out, name, &r->all.hist[0]);
+		if (r->all.hist[0].total == 0)
+			fprintf(out, "# run %lld has no sample: nothing of it is drawn\n", (long long)ids[i]);
+		for (size_t c = 0; c < (per_cpu ? r->ncpus : 1u); c++) {
+			const struct cpu_result *cr = per_cpu ? &r->cpus[c] : &r->all;
+			if (cr->hist[0].total == 0)
+				continue;
+			block_name(name, sizeof(name), ids[i], cr->cpu);
+			data_block(out, name, &cr->hist[0]);
 		}
 	}
 
@@ -112,10 +112,12 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		const struct result *r = results[i];
-		size_t nb = per_cpu ? r->ncpus : 1;
-		for (size_t c = 0; c < nb; c++) {
-			int cpu = per_cpu ? r->cpus[c].cpu : -1;
-			char label[160];
+		for (size_t c = 0; c < (per_cpu ? r->ncpus : 1u); c++) {
+			const struct cpu_result *cr = per_cpu ? &r->cpus[c] : &r->all;
+			int cpu = cr->cpu;
+			char label[640];
+			if (cr->hist[0].total == 0)
+				continue;
 			block_name(name, sizeof(name), ids[i], cpu);
 			if (per_cpu)
 				snprintf(label, sizeof(label), "cpu %d", cpu);
@@ -126,6 +128,10 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 			first = false;
 		}
 	}
+	/* gnuplot refuses a plot without a point: say so on an empty one instead */
+	if (first)
+		fprintf(out, "[1:10] [1:10] 5 lc rgb 'white' notitle\n"
+			     "set label 1 'no samples in these runs: nothing to draw' at graph 0.5,0.5 center\nreplot");
 	fprintf(out, "\n");
 	return ferror(out) ? -EIO : 0;
 }

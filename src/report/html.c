@@ -37,6 +37,7 @@ void html_end(FILE *out)
 	fputs("</body>\n</html>\n", out);
 }
 
+static void vtext(FILE *out, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void vtext(FILE *out, const char *fmt, va_list ap)
 {
 	char small[512], *buf = small;

@@ -29,10 +29,10 @@ static const char *probe_about(const char *probe)
 
 static void run_name(struct report_run *r)
 {
-	size_t len = (size_t)snprintf(r->name, sizeof(r->name), "run %lld %s", (long long)r->id, r->res->probe);
-	for (unsigned i = 0; i < r->res->labels.n && len < sizeof(r->name); i++)
-		len += (size_t)snprintf(r->name + len, sizeof(r->name) - len, " %s=%s", r->res->labels.items[i].key,
-					r->res->labels.items[i].value);
+	char labels[512];
+	labels_format(&r->res->labels, labels, sizeof(labels));
+	size_t len = (size_t)snprintf(r->name, sizeof(r->name), "run %lld %s%s%s", (long long)r->id, r->res->probe,
+				      labels[0] ? " " : "", labels);
 	if (r->res->interrupted && len < sizeof(r->name))
 		snprintf(r->name + len, sizeof(r->name) - len, " (stopped early after %.2f s)",
 			 (double)r->res->elapsed_ns / 1e9);
@@ -59,15 +59,14 @@ static void overview(FILE *out, const struct report_run *runs, size_t n)
 		const struct result *res = runs[i].res;
 		const struct summary *s = &res->all.sum[0];
 		struct svg_unit u = table_unit(res->probe);
-		char when[32], labels[512] = "", a[32], b[32], c[32];
-		size_t len = 0;
+		char when[32], labels[512], a[32] = "-", b[32] = "-", c[32] = "-";
 		fmt_utc(res->start_realtime_ns, when, sizeof(when));
-		for (unsigned k = 0; k < res->labels.n && len < sizeof(labels); k++)
-			len += (size_t)snprintf(labels + len, sizeof(labels) - len, "%s%s=%s", k ? " " : "",
-						res->labels.items[k].key, res->labels.items[k].value);
-		val(&u, (double)s->p50, a, sizeof(a));
-		val(&u, (double)s->p99, b, sizeof(b));
-		val(&u, (double)s->max, c, sizeof(c));
+		labels_format(&res->labels, labels, sizeof(labels));
+		if (s->count) {     /* figures of no sample would read as zero latency */
+			val(&u, (double)s->p50, a, sizeof(a));
+			val(&u, (double)s->p99, b, sizeof(b));
+			val(&u, (double)s->max, c, sizeof(c));
+		}
 		html_row_begin(out);
 		fprintf(out, "<td><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><rect width=\"14\" height=\"14\" "
 			"fill=\"%s\"/></svg></td>", svg_colour(runs[i].colour));
@@ -78,9 +77,9 @@ static void overview(FILE *out, const struct report_run *runs, size_t n)
 		html_cell(out, false, "%s", labels);
 		html_cell(out, true, "%.2f s", (double)res->elapsed_ns / 1e9);
 		html_cell(out, true, "%llu", (unsigned long long)s->count);
-		html_cell(out, true, "%s %s", a, u.name);
-		html_cell(out, true, "%s %s", b, u.name);
-		html_cell(out, true, "%s %s", c, u.name);
+		html_cell(out, true, "%s %s", a, s->count ? u.name : "");
+		html_cell(out, true, "%s %s", b, s->count ? u.name : "");
+		html_cell(out, true, "%s %s", c, s->count ? u.name : "");
 		if (res->interrupted) {
 			fputs("<td class=\"warn\">", out);
 			html_text(out, "stopped early (%s)", res->stop_reason);
@@ -189,6 +188,11 @@ static int group_section(FILE *out, struct report_group *g)
 	html_id(out, "probe-", g->probe);
 	fputs("\">\n", out);
 	html_elem(out, "h2", NULL, "%s: %s", g->probe, probe_about(g->probe));
+	for (size_t i = 0; i < g->n; i++)
+		if (g->runs[i].res->all.sum[0].count == 0)
+			html_elem(out, "p", "warn", "run %lld has no sample (%s): nothing of it is drawn.",
+				  (long long)g->runs[i].id, g->runs[i].res->interrupted ? "stopped before the first one" :
+				  "none was taken");
 	fputs("<div class=\"figs\">\n", out);
 	r = fig_distributions(out, g);
 	if (r == 0)

@@ -121,6 +121,12 @@ static void summary_row(FILE *out, struct unit u, const char *name, const struct
 	const struct summary *s = &cr->sum[metric];
 	char v[12][24];
 
+	if (s->count == 0) {
+		/* no sample: a count, missed periods, and no figure that would read as a measurement */
+		fprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %8llu\n", name, 0ULL, "-", "-",
+			"-", "-", "-", "-", "-", "-", "-", "-", "-", "-", (unsigned long long)(metric == 0 ? cr->missed : 0));
+		return;
+	}
 	fprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s ", name,
 		(unsigned long long)s->count, val(u, (double)s->min, v[0], 24), val(u, s->mean, v[1], 24),
 		val(u, s->stddev, v[2], 24), val(u, (double)s->p50, v[3], 24), val(u, (double)s->p90, v[4], 24),
@@ -334,15 +340,6 @@ void text_summary(FILE *out, const struct result *res)
 	}
 }
 
-static void labels_text(const struct labels *ls, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (unsigned i = 0; i < ls->n && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", i ? " " : "", ls->items[i].key,
-					ls->items[i].value);
-}
-
 void text_runs(FILE *out, const struct run_info *runs, size_t n)
 {
 	char v[5][24], when[24], labels[512];
@@ -359,10 +356,12 @@ void text_runs(FILE *out, const struct run_info *runs, size_t n)
 		snprintf(when, sizeof(when), "%.19s", r->start_time);
 		if (strlen(when) > 10)
 			when[10] = ' ';
-		labels_text(&r->labels, labels, sizeof(labels));
+		labels_format(&r->labels, labels, sizeof(labels));
+		const bool some = r->count > 0;     /* figures of no sample would read as zero latency */
 		fprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %7s%2s %7s%2s %7s%2s %7s%2s %7llu  %s%s\n", (long long)r->id,
-			when, r->probe, r->host, (unsigned long long)r->count, val(u, (double)r->p50_ns, v[0], 24), u.name,
-			val(u, (double)r->p99_ns, v[1], 24), u.name, val(u, (double)r->max_ns, v[2], 24), u.name,
+			when, r->probe, r->host, (unsigned long long)r->count, some ? val(u, (double)r->p50_ns, v[0], 24) : "-",
+			some ? u.name : "", some ? val(u, (double)r->p99_ns, v[1], 24) : "-", some ? u.name : "",
+			some ? val(u, (double)r->max_ns, v[2], 24) : "-", some ? u.name : "",
 			r->has_warm_max ? val(u, (double)r->warm_max_ns, v[3], 24) : "-", r->has_warm_max ? u.name : "",
 			(unsigned long long)r->missed, labels, r->interrupted ? " (stopped early)" : "");
 	}
@@ -378,7 +377,7 @@ void text_result(FILE *out, const struct result *res, int64_t id)
 	for (int i = 0; i < res->argc; i++)
 		fprintf(out, " %s", res->argv[i]);
 	fprintf(out, "\n");
-	labels_text(&res->labels, labels, sizeof(labels));
+	labels_format(&res->labels, labels, sizeof(labels));
 	if (labels[0])
 		fprintf(out, "labels: %s\n", labels);
 	text_header_system(out, res);

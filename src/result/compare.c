@@ -54,7 +54,8 @@ double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
 	double lo = (double)stats_min(&w->st), hi = (double)w->st.max;
 	double v = 0.0;
 
-	*ret_none = false;
+	/* a row without a sample has a count and missed periods, and no other figure */
+	*ret_none = w->st.n == 0 && s != EXPR_COUNT && s != EXPR_MISSED;
 	switch (s) {
 	case EXPR_COUNT: return (double)w->st.n;
 	case EXPR_MIN: return lo;
@@ -67,7 +68,7 @@ double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
 	case EXPR_P9999: v = (double)hist_percentile(h, 99.99); break;
 	case EXPR_MAX: return hi;
 	case EXPR_WARM_MAX:
-		*ret_none = !w->has_warm_max;
+		*ret_none = *ret_none || !w->has_warm_max;
 		return (double)w->warm_max;
 	case EXPR_ABOVE_PCT: return w->st.n ? 100.0 * (double)w->above / (double)w->st.n : 0.0;
 	case EXPR_MISSED: return (double)w->missed;

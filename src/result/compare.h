@@ -35,7 +35,7 @@ void cmp_row_free(struct cmp_row *w);
 
 /* True for the statistics that are times (ns). */
 bool cmp_stat_is_time(enum expr_stat s);
-/* A figure of the row; *ret_none when it has no value (no window after the warm-up). */
+/* A figure of the row; *ret_none when it has no value (no sample, or no window after the warm-up). */
 double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none);
 
 /* Row b judged against row a at BOOT_MEAN or a percentile.  0, -ENOMEM or -EINVAL. */

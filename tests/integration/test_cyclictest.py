@@ -125,6 +125,35 @@ class CyclictestCompat(TempDirCase):
             self.assertEqual(int(m.group(3)), 90)
 
     @unittest.skipUnless(is_root() and HAVE_CYCLICTEST, "needs root and cyclictest (Debian rt-tests)")
+    def test_the_all_threads_column_of_h_upper_has_cyclictests_layout(self):
+        args = ["-m", "-p90", "-S", "-i1000", "-l300", "-q", "-H", "30"]
+        theirs, ours = cyclictest(*args), self.latscope(*args)
+        self.assertEqual(ours.returncode, 0, ours.stderr)
+        a, b = theirs.stdout.splitlines(), ours.stdout.splitlines()
+        self.assertEqual(len(a), len(b))
+        for x, y in zip(a, b):
+            if not x.startswith("# Thread"):
+                self.assertEqual(loose_shape(x) if x.startswith("# ") else shape(x),
+                                 loose_shape(y) if y.startswith("# ") else shape(y), y)
+        bins, summary, _ = parse_cyclictest_histogram(ours.stdout)
+        n = len(online_cpus())
+        if n > 1:
+            self.assertTrue(all(len(v) == n + 1 and v[-1] == sum(v[:-1]) for v in bins.values()),
+                            "the last column sums the threads")
+            self.assertEqual(summary["Total"][-1], sum(summary["Total"][:-1]))
+
+    @unittest.skipUnless(is_root() and HAVE_CYCLICTEST, "needs root and cyclictest (Debian rt-tests)")
+    def test_a_real_time_policy_without_a_priority_gets_cyclictests_default(self):
+        for args in (["-S", "--policy=fifo"], ["-t", "--policy=rr"], ["--policy=fifo"]):
+            theirs = cyclictest(*args, "-l20", "-q")
+            ours = self.latscope(*args, "-l20", "-q")
+            self.assertEqual(ours.returncode, 0, ours.stderr)
+            want = re.search(r"defaulting realtime priority to (\d+)", theirs.stderr + theirs.stdout).group(1)
+            self.assertIn("defaulting realtime priority to " + want, ours.stderr, args)
+            self.assertEqual({T_LINE.match(l).group(3) for l in ours.stdout.splitlines() if l.startswith("T:")},
+                             {want}, args)
+
+    @unittest.skipUnless(is_root() and HAVE_CYCLICTEST, "needs root and cyclictest (Debian rt-tests)")
     def test_the_json_file_has_cyclictests_layout(self):
         args = ["-m", "-p90", "-t1", "-a%d" % CPU, "-i1000", "-l500", "-q", "-h", "400"]
         theirs = cyclictest(*args, "--json=" + self.path("theirs.json"))
@@ -144,6 +173,9 @@ class CyclictestCompat(TempDirCase):
         self.assertEqual(t["cycles"], 500)
         self.assertEqual(sum(t["histogram"].values()) + self.overflows(ours.stdout), 500)
         self.assertEqual(t["cpu"], CPU)
+        self.assertEqual(b["cmdline:"], "cyclictest " + " ".join(args + ["--json=" + self.path("ours.json"),
+                                                                          "--db", self.path("runs.db")]),
+                         "the command line as typed")
 
     def overflows(self, text):
         _, summary, _ = parse_cyclictest_histogram(text)

@@ -9,6 +9,8 @@ import unittest
 from harness import TempDirCase, main, online_cpus, run
 
 CPUS = online_cpus()[:2]
+# a timer run stopped by SIGINT before its first sample, as stored
+EMPTY_RUN = os.path.join(os.path.dirname(__file__), "..", "fixtures", "empty-timer-run.json")
 
 
 def data_blocks(script):
@@ -104,6 +106,32 @@ class GnuplotExport(TempDirCase):
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertFalse(os.path.exists(marker), "nothing in a run's text is run by gnuplot")
+
+    @unittest.skipUnless(shutil.which("gnuplot"), "needs gnuplot (Debian gnuplot-nox)")
+    def test_a_run_without_a_sample_is_said_and_the_script_still_draws(self):
+        p = run("import", EMPTY_RUN, "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        script = self.export(1)
+        self.assertEqual(data_blocks(script), {}, "no block for no sample")
+        self.assertIn("run 1 has no sample", script)
+        out = self.path("empty.svg")
+        p = subprocess.run(["gnuplot", "-e", 'outfile="%s"' % out, self.path("h.gp")], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            self.assertIn("no samples in these runs", f.read())
+        self.measure()
+        blocks = data_blocks(self.export(1, 2))
+        self.assertEqual(list(blocks), ["$run2_all"], "the run with samples is drawn, the empty one left out")
+
+    def test_figures_of_a_run_without_a_sample_are_dashes_not_zeros(self):
+        p = run("import", EMPTY_RUN, "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("runs", "--db", self.path("runs.db"))
+        row = p.stdout.splitlines()[1].split()
+        self.assertEqual(row[5:9], ["0", "-", "-", "-"], p.stdout)
+        p = run("compare", "1", "--db", self.path("runs.db"))
+        self.assertRegex(p.stdout, r"\| 1 +\| +- +\| +- +\|", p.stdout)
 
     def test_an_unknown_run_is_an_error_and_writes_nothing(self):
         self.measure()

@@ -112,6 +112,17 @@ class SelfContained(ReportCase):
         self.assertIn('<svg id="noise-noise"', html)
         self.assertNotIn('<svg id="hist-timer-all"', html)
 
+    def imported_report(self, path):
+        """The report of one run imported from path into a store of its own."""
+        db = self.path(os.path.basename(path) + ".db")
+        p = run("import", path, "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.path("imported.html")
+        p = run("report", "1", "-o", out, "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            return f.read()
+
     def test_text_from_an_imported_run_is_shown_as_text_never_as_markup(self):
         import json
         p = run("show", "1", "--json", "--db", self.db)
@@ -125,17 +136,15 @@ class SelfContained(ReportCase):
         doc["system"]["hostname"] = "<b onmouseover=alert(4)>vm</b>"
         with open(self.path("hostile.json"), "w") as f:
             json.dump(doc, f)
-        db = self.path("hostile.db")
-        p = run("import", self.path("hostile.json"), "--db", db)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        out = self.path("h.html")
-        p = run("report", "1", "-o", out, "--db", db)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        with open(out) as f:
-            html = f.read()
+        html = self.imported_report(self.path("hostile.json"))
         self.assertNotRegex(html, r"<(script|img)[\s>]|<b\s", "no tag from the run's text")
         self.assertNotRegex(html, r"<[a-z]+[^<>]*\son[a-z]+=", "no event handler attribute anywhere")
         self.assertIn("&lt;img src=x onerror=alert(2)&gt;", html, "the text is there, escaped")
+
+    def test_a_run_without_a_sample_is_said_not_drawn_as_zero(self):
+        html = self.imported_report(os.path.join(os.path.dirname(__file__), "..", "fixtures", "empty-timer-run.json"))
+        self.assertIn("run 1 has no sample (stopped before the first one)", html)
+        self.assertNotIn("0.0 us", html, "no figure of no sample reads as zero latency")
 
     def test_dash_writes_the_page_to_standard_output(self):
         p = self.report("3", "-o", "-")

@@ -466,6 +466,24 @@ static void test_parse_label_returns_e2big_for_too_long_parts(void **state)
 	expect_label(text, key, value);
 }
 
+static void test_labels_format_joins_pairs_and_cuts_to_fit(void **state)
+{
+	(void)state;
+	struct labels ls = { .n = 2 };
+	char buf[64], small[8];
+	snprintf(ls.items[0].key, sizeof(ls.items[0].key), "config");
+	snprintf(ls.items[0].value, sizeof(ls.items[0].value), "guest");
+	snprintf(ls.items[1].key, sizeof(ls.items[1].key), "sched");
+	snprintf(ls.items[1].value, sizeof(ls.items[1].value), "credit2");
+	assert_int_equal(labels_format(&ls, buf, sizeof(buf)), strlen("config=guest sched=credit2"));
+	assert_string_equal(buf, "config=guest sched=credit2");
+	assert_int_equal(labels_format(&ls, small, sizeof(small)), 7);
+	assert_string_equal(small, "config=");
+	ls.n = 0;
+	assert_int_equal(labels_format(&ls, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_parse_label_rejects_bad_keys),
 		cmocka_unit_test(test_parse_label_rejects_control_characters_in_value),
 		cmocka_unit_test(test_parse_label_returns_e2big_for_too_long_parts),
+		cmocka_unit_test(test_labels_format_joins_pairs_and_cuts_to_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

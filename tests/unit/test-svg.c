@@ -61,7 +61,7 @@ static void a_linear_axis_of_one_value_gets_room_around_it(void **state)
 	assert_true(a.hi > a.lo);
 	svg_axis_linear(&a, 7, 7, 5, 1, "x");
 	assert_true(a.lo <= 7 && a.hi > 7);
-	svg_axis_linear(&a, NAN, INFINITY, 5, 1, "x");
+	svg_axis_linear(&a, (double)NAN, HUGE_VAL, 5, 1, "x");
 	assert_true(a.hi > a.lo && a.nticks >= 2);
 }
 
