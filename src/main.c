@@ -29,7 +29,7 @@ static const struct command commands[] = {
 	{ "show", cmd_show, "print a stored run (--json: its JSON result)" },
 	{ "compare", cmd_compare, "stored runs side by side, with a verdict on each difference and CI gates" },
 	{ "report", cmd_report, "stored runs as one self-contained HTML page with plots" },
-	{ "export", cmd_export, "stored runs as OpenMetrics (Prometheus) or JSON" },
+	{ "export", cmd_export, "stored runs as OpenMetrics (Prometheus), JSON or a gnuplot script" },
 	{ "import", cmd_import, "store results written with --json, here or elsewhere" },
 	{ "merge", cmd_merge, "merge runs of one probe into one exact result" },
 	{ "rm", cmd_rm, "remove stored runs" },
