@@ -68,9 +68,12 @@ class Reading(IoCase):
         span = sum(w["end_ns"] - w["start_ns"] for w in doc["all"]["windows"])
         total = sum(m["cpu_ns"].values())
         self.assertAlmostEqual(total / ncpus / 1e9, span / 1e9, delta=0.03 * span / 1e9 + 0.02 * 8)
+        # One CPU's own counts drift more on a guest: 0.91 to 1.06 s per 1 s window measured on
+        # this project's KVM guest (the kernel's accounting, not latscope's).  A window's
+        # context lost or counted twice (a third off over 3 windows) still fails.
         cpu = doc["cpus"][0]
         mine = sum(sum(w["context"]["cpu_ns"].values()) for w in cpu["windows"])
-        self.assertAlmostEqual(mine / 1e9, span / 1e9, delta=0.03 * span / 1e9 + 0.02 * 8)
+        self.assertAlmostEqual(mine / 1e9, span / 1e9, delta=0.12 * span / 1e9 + 0.02 * 8)
         # A read from the device interrupts its CPU: at least one interrupt per read somewhere.
         reads = doc["all"]["metrics"]["latency"]["count"]
         self.assertGreater(m["irqs"], 0.8 * reads)
