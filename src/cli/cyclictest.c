@@ -29,6 +29,7 @@
 #define CYC_MAX_ARGS 64
 #define CYC_MAX_LABELS 16
 #define CYC_DEFAULT_INTERVAL_US 1000u
+#define CYC_DEFAULT_DISTANCE_US 500u     /* cyclictest's -d, which latscope does not take as an option */
 
 struct cyc_opts {
 	int threads;                    /* 0: as many as CPUs */
@@ -135,7 +136,8 @@ static void usage_help(void)
 	       "      --label=KEY=VALUE    tag the stored run; repeatable\n"
 	       "      --help               show this help\n\n"
 	       "Differences: threads are always pinned (without -a, thread N runs on the Nth usable CPU), one\n"
-	       "per CPU; every thread uses the same interval (cyclictest adds 500 us per thread without -h).\n"
+	       "per CPU; -D and -l together are refused.  As in cyclictest, thread N waits -i + N * 500 us\n"
+	       "without -h, and -i with it.\n"
 	       "Other cyclictest options (-b, -d, --spike, -v, -x...) are refused by name.\n\n"
 	       "Exit status: 0 done (also when stopped by Ctrl-C or SIGTERM), 1 error, 2 bad usage.\n"
 	       "See latscope-cyclictest(1).\n");
@@ -536,9 +538,6 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 		atomic_file_close(&hist_sink);
 		return code;
 	}
-	if (cpuset_count(&cpus) > 1 && !o->hist && !o->quiet)
-		fprintf(stderr, "latscope cyclictest: every thread waits %llu us (cyclictest would add 500 us per thread)\n",
-			(unsigned long long)o->interval_us);
 
 	cpuset_format(&cpus, cpulist, sizeof(cpulist));
 	arg(&a, "timer");
@@ -548,8 +547,13 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	arg(&a, policies[o->policy]);
 	argf(&a, "--priority", (unsigned long long)o->priority, "");
 	argf(&a, "--interval", (unsigned long long)o->interval_us, "us");
-	/* a window holds whole periods */
-	uint64_t window_s = (o->interval_us + 999999u) / 1000000u;
+	/* cyclictest spreads the threads' periods unless it keeps a histogram */
+	const uint64_t distance_us = o->hist ? 0 : CYC_DEFAULT_DISTANCE_US;
+	if (distance_us && cpuset_count(&cpus) > 1)
+		argf(&a, "--distance", (unsigned long long)distance_us, "us");
+	/* a window holds at least the longest period */
+	uint64_t longest_us = o->interval_us + (cpuset_count(&cpus) - 1u) * distance_us;
+	uint64_t window_s = (longest_us + 999999u) / 1000000u;
 	argf(&a, "--window", (unsigned long long)(window_s ? window_s : 1u), "s");
 	if (o->duration_ns)
 		argf(&a, "--duration", (unsigned long long)o->duration_ns, "ns");
@@ -569,6 +573,7 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	struct cyc_live lv = {
 		.o = o,
 		.view = { .nsecs = o->nsecs, .histofall = o->histofall, .interval_us = o->interval_us,
+			  .distance_us = cpuset_count(&cpus) > 1 ? distance_us : 0,
 			  .priority = (unsigned)o->priority,
 			  .policy = o->policy == POLICY_OTHER ? "other/other" : policies[o->policy] },
 	};

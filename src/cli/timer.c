@@ -19,6 +19,10 @@ static const struct opt timer_opts[] = {
 	{ "interval", 'i', OPT_DURATION, offsetof(struct timer_cmd, p.interval_ns), .min = MIN_INTERVAL_NS,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
 	  .help = "period between deadlines; a bare number is microseconds" },
+	{ "distance", 'd', OPT_DURATION, offsetof(struct timer_cmd, p.distance_ns), .min = 0,
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
+	  .help = "give the Nth measured CPU the period interval + N * distance, as cyclictest -d does; a bare number "
+		  "is microseconds" },
 	{ "mode", 0, OPT_ENUM, offsetof(struct timer_cmd, p.mode), .choices = mode_choices,
 	  .help = "how to wait: clock_nanosleep with TIMER_ABSTIME, a timerfd read, or a POSIX timer signal" },
 	{ "co-correct", 0, OPT_FLAG, offsetof(struct timer_cmd, p.co_correct),
@@ -36,6 +40,7 @@ static void timer_defaults(void *params)
 	struct timer_cmd *c = params;
 	run_params_defaults(&c->run);
 	c->p.interval_ns = NS_PER_MS;
+	c->p.distance_ns = 0;
 	c->p.mode = TIMER_NANOSLEEP;
 	c->p.co_correct = false;
 	c->help = false;
@@ -57,10 +62,18 @@ static int timer_validate(void *params, const struct opt_result *given, struct o
 			 "option '--interval': %s is below what the clock can honour (at least %s)", a, b);
 		return -1;
 	}
-	if (c->run.window_ns < c->p.interval_ns) {
+	/* the last CPU's period is the longest */
+	uint64_t longest = c->p.interval_ns + (uint64_t)(cpuset_count(&c->run.cpus) - 1u) * c->p.distance_ns;
+	if (longest > 3600u * NS_PER_SEC) {
+		fmt_duration(c->p.distance_ns, a, sizeof(a));
+		snprintf(err->msg, sizeof(err->msg), "option '--distance': %s gives the last CPU a period over an hour", a);
+		return -1;
+	}
+	if (c->run.window_ns < longest) {
 		fmt_duration(c->run.window_ns, a, sizeof(a));
-		fmt_duration(c->p.interval_ns, b, sizeof(b));
-		snprintf(err->msg, sizeof(err->msg), "option '--window': %s is shorter than the interval %s", a, b);
+		fmt_duration(longest, b, sizeof(b));
+		snprintf(err->msg, sizeof(err->msg), "option '--window': %s is shorter than the %sinterval %s", a,
+			 c->p.distance_ns ? "longest " : "", b);
 		return -1;
 	}
 	if (opt_given(timer_command.opts, timer_command.nopts, given, "trace-above") && !c->run.trace) {
@@ -85,14 +98,20 @@ static void timer_describe(const void *params, char *buf, size_t size)
 		snprintf(dur, sizeof(dur), "%llu loops", (unsigned long long)c->run.loops);
 	else
 		snprintf(dur, sizeof(dur), "until Ctrl-C");
-	snprintf(buf, size, "interval %s (%s), %s priority %llu, %s%s", iv, mode_choices[c->p.mode],
+	char dist[48] = "";
+	if (c->p.distance_ns) {
+		char d[32];
+		fmt_duration(c->p.distance_ns, d, sizeof(d));
+		snprintf(dist, sizeof(dist), " + %s per CPU", d);
+	}
+	snprintf(buf, size, "interval %s%s (%s), %s priority %llu, %s%s", iv, dist, mode_choices[c->p.mode],
 		 policies[c->run.policy], (unsigned long long)c->run.priority, dur,
 		 c->p.co_correct ? ", coordinated-omission correction" : "");
 }
 
 const struct measure_cmd timer_command = {
 	.name = "timer",
-	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-D DURATION | -l LOOPS]\n"
+	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-d DISTANCE] [-D DURATION | -l LOOPS]\n"
 		    "                      [--mode nanosleep|timerfd|posix] [--threshold DUR] [--window DUR] [--warmup N]\n"
 		    "                      [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure how late a periodic timer wakes a real-time thread on each chosen CPU (by default every\n"

@@ -118,12 +118,20 @@ static inline int wait_deadline(struct timer_state *s, int mode, uint64_t deadli
 	return 0;
 }
 
+uint64_t timer_interval_of(const struct timer_params *tp, const struct cpuset *cpus, unsigned cpu)
+{
+	uint64_t below = 0;
+	for (unsigned c = 0; c < cpu; c++)
+		below += cpuset_has(cpus, c);
+	return tp->interval_ns + below * tp->distance_ns;
+}
+
 static void timer_run(struct probe_thread *t)
 {
 	const struct timer_params *tp = t->pp;
 	struct timer_state *s = t->priv;
 	struct recorder *rec = &t->rec;
-	const uint64_t interval = tp->interval_ns;
+	const uint64_t interval = timer_interval_of(tp, &t->rp->cpus, t->cpu);
 	const uint64_t loops = t->rp->loops;
 	const int mode = tp->mode;
 	const bool co = tp->co_correct;

@@ -21,7 +21,8 @@ void cyc_print_stat(FILE *out, const struct cyc_view *v, unsigned thread, const 
 	if (!h)
 		return;
 	fprintf(out, "T:%2u (%5d) P:%2u I:%llu C:%7llu Min:%7llu Act:%*llu Avg:%*llu Max:%8llu\n", thread, cr->tid,
-		v->priority, (unsigned long long)v->interval_us, (unsigned long long)lin_load(&h->cycles),
+		v->priority, (unsigned long long)(v->interval_us + thread * v->distance_us),
+		(unsigned long long)lin_load(&h->cycles),
 		(unsigned long long)lin_load(&h->min), w, (unsigned long long)lin_load(&h->last), w,
 		(unsigned long long)avg_units(h), (unsigned long long)lin_load(&h->max));
 }

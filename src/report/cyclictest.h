@@ -18,7 +18,8 @@
 struct cyc_view {
 	bool nsecs;                     /* -N: values in ns instead of us */
 	bool histofall;                 /* -H: a column of all threads summed */
-	uint64_t interval_us;           /* I: */
+	uint64_t interval_us;           /* I: of thread 0 */
+	uint64_t distance_us;           /* added to I: for each thread after the first */
 	unsigned priority;              /* P: */
 	const char *policy;             /* "fifo", "rr" or "other" */
 };

@@ -121,6 +121,7 @@ class CyclictestCompat(TempDirCase):
                 if len(fx.strip()) < len(fx) and len(fy.strip()) < len(fy):
                     self.assertEqual(len(fx), len(fy), field)
             m = T_LINE.match(y)
+            self.assertEqual(m.group(4), T_LINE.match(x).group(4), "I: as cyclictest's, 500 us more per thread")
             self.assertEqual(int(m.group(5)), 300, "C: counts the loops")
             self.assertEqual(int(m.group(3)), 90)
 

@@ -58,6 +58,22 @@ class TimerRuns(TempDirCase):
         self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 300)
         self.assertEqual(doc["stop_reason"], "loops")
 
+    @unittest.skipUnless(len(online_cpus()) >= 2, "needs two CPUs")
+    def test_distance_gives_each_cpu_a_longer_period(self):
+        cpus = online_cpus()[:2]
+        out = self.path("d.json")
+        p = run("timer", "-a", ",".join(map(str, cpus)), "-D", "2", "-i", "1ms", "-d", "1ms", "-q", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertEqual(doc["params"]["distance_ns"], 1000000)
+        # 2 s: the first CPU's 1 ms periods, the second's 2 ms ones, each a sample or missed
+        for c, periods in zip(doc["cpus"], (2000, 1000)):
+            self.assertEqual(c["metrics"]["latency"]["count"] + c["missed"], periods, f"cpu {c['cpu']}")
+        p = run("timer", "-a", ",".join(map(str, cpus)), "-i", "600ms", "-d", "500ms", "-D", "2")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("shorter than the longest interval 1.1s", p.stderr)
+
     def test_every_wait_mode_measures(self):
         for mode in ("nanosleep", "timerfd", "posix"):
             with self.subTest(mode=mode):

@@ -296,6 +296,7 @@ static void defaults_parsed(struct timer_cmd *c)
 /* ---- one case per row of the option table ---- */
 
 static void expect_interval(struct timer_cmd *c) { c->p.interval_ns = 250u * NS_PER_US; }
+static void expect_distance(struct timer_cmd *c) { c->p.distance_ns = 20u * NS_PER_US; }
 static void expect_mode(struct timer_cmd *c) { c->p.mode = TIMER_TIMERFD; }
 static void expect_co_correct(struct timer_cmd *c) { c->p.co_correct = true; }
 static void expect_cpus(struct timer_cmd *c)
@@ -359,6 +360,7 @@ struct opt_case {
 
 static const struct opt_case cases[] = {
 	{ "interval", "250us", expect_interval, "123abc", "is not a duration", { NULL } },
+	{ "distance", "20", expect_distance, "-5", "cannot be negative", { NULL } },
 	{ "mode", "timerfd", expect_mode, "sleep", "is not one of nanosleep, timerfd, posix", { NULL } },
 	{ "co-correct", NULL, expect_co_correct, NULL, NULL, { NULL } },
 	{ "cpus", first_online_text, expect_cpus, "0,,1", "is not a CPU list", { NULL } },
@@ -529,7 +531,7 @@ static void test_timer_table_has_the_documented_short_names(void **state)
 		const char *name;
 		char short_name;
 	} want[] = {
-		{ "interval", 'i' }, { "cpus", 'a' }, { "priority", 'p' }, { "duration", 'D' },
+		{ "interval", 'i' }, { "distance", 'd' }, { "cpus", 'a' }, { "priority", 'p' }, { "duration", 'D' },
 		{ "loops", 'l' }, { "quiet", 'q' }, { "help", 'h' },
 	};
 
