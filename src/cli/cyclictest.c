@@ -29,7 +29,7 @@
 #define CYC_MAX_ARGS 64
 #define CYC_MAX_LABELS 16
 #define CYC_DEFAULT_INTERVAL_US 1000u
-#define CYC_DEFAULT_DISTANCE_US 500u     /* cyclictest's -d, which latscope does not take as an option */
+#define CYC_DEFAULT_DISTANCE_US 500u
 
 struct cyc_opts {
 	int threads;                    /* 0: as many as CPUs */
@@ -38,6 +38,8 @@ struct cyc_opts {
 	const char *affinity;           /* -a LIST */
 	bool smp;
 	uint64_t interval_us;
+	uint64_t distance_us;
+	bool distance_given;
 	uint64_t duration_ns;
 	uint64_t loops;
 	uint64_t hist;                  /* -h/-H: bins; 0: none */
@@ -64,6 +66,7 @@ static const struct option long_opts[] = {
 	{ "histofall", required_argument, NULL, 'H' },
 	{ "histfile", required_argument, NULL, O_HISTFILE },
 	{ "interval", required_argument, NULL, 'i' },
+	{ "distance", required_argument, NULL, 'd' },
 	{ "loops", required_argument, NULL, 'l' },
 	{ "mlockall", no_argument, NULL, 'm' },
 	{ "nsecs", no_argument, NULL, 'N' },
@@ -82,7 +85,6 @@ static const struct option long_opts[] = {
 	{ "breaktrace", required_argument, NULL, O_UNSUPPORTED },
 	{ "clock", required_argument, NULL, O_UNSUPPORTED },
 	{ "default-system", no_argument, NULL, O_UNSUPPORTED },
-	{ "distance", required_argument, NULL, O_UNSUPPORTED },
 	{ "fifo", required_argument, NULL, O_UNSUPPORTED },
 	{ "laptop", no_argument, NULL, O_UNSUPPORTED },
 	{ "latency", required_argument, NULL, O_UNSUPPORTED },
@@ -105,7 +107,7 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 /* Supported letters first; the rest are cyclictest's, refused by name. */
-static const char short_opts[] = ":a::D:h:H:i:l:mNp:qt::SA::b:c:d:F:Mo:rRsuvx";
+static const char short_opts[] = ":a::D:d:h:H:i:l:mNp:qt::SA::b:c:F:Mo:rRsuvx";
 
 static void usage_help(void)
 {
@@ -121,6 +123,7 @@ static void usage_help(void)
 	       "  -p, --priority=PRIO      real-time priority 1-99 (SCHED_FIFO); 0: SCHED_OTHER (the default)\n"
 	       "      --policy=NAME        other, normal, fifo or rr\n"
 	       "  -i, --interval=US        period in microseconds (default 1000)\n"
+	       "  -d, --distance=US        thread N waits -i + N * US (default 500; 0 with -h or -H)\n"
 	       "  -D, --duration=TIME      run for TIME (s, m, h or d; a bare number is seconds)\n"
 	       "  -l, --loops=N            stop after N wakeups per thread\n"
 	       "  -h, --histogram=US       print a histogram of 1 us bins up to US after the run\n"
@@ -136,9 +139,8 @@ static void usage_help(void)
 	       "      --label=KEY=VALUE    tag the stored run; repeatable\n"
 	       "      --help               show this help\n\n"
 	       "Differences: threads are always pinned (without -a, thread N runs on the Nth usable CPU), one\n"
-	       "per CPU; -D and -l together are refused.  As in cyclictest, thread N waits -i + N * 500 us\n"
-	       "without -h, and -i with it.\n"
-	       "Other cyclictest options (-b, -d, --spike, -v, -x...) are refused by name.\n\n"
+	       "per CPU; -D and -l together are refused.\n"
+	       "Other cyclictest options (-b, -c, --spike, -v, -x...) are refused by name.\n\n"
 	       "Exit status: 0 done (also when stopped by Ctrl-C or SIGTERM), 1 error, 2 bad usage.\n"
 	       "See latscope-cyclictest(1).\n");
 }
@@ -278,6 +280,11 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 			if (o->interval_us == 0)
 				return usage("option '%s': %s: the interval must be at least 1 us", "-i", optarg);
 			break;
+		case 'd':
+			if ((code = parse_count("-d", optarg, 3600u * 1000000u, &o->distance_us)) >= 0)
+				return code;
+			o->distance_given = true;
+			break;
 		case 'D':
 			if (parse_duration(optarg, NS_PER_SEC, &o->duration_ns) < 0)
 				return usage("option '%s': '%s' is not a duration (such as 10, 30s, 5m, 2h or 1d)", "-D",
@@ -323,6 +330,8 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 		return usage("unexpected argument '%s'", argv[optind]);
 	if (o->duration_ns && o->loops)
 		return usage("options '%s' and '%s' together are not supported: give one", "-D", "-l");
+	if (o->hist && o->distance_given)
+		fprintf(stderr, "distance is ignored and set to 0, if histogram enabled\n");      /* cyclictest's words */
 	if (o->histfile && !o->hist)
 		return usage("option '%s' needs '%s'", "--histfile", "-h or -H");
 	/* cyclictest's rules: a priority asks for SCHED_FIFO; a real-time policy, for a priority */
@@ -548,7 +557,7 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	argf(&a, "--priority", (unsigned long long)o->priority, "");
 	argf(&a, "--interval", (unsigned long long)o->interval_us, "us");
 	/* cyclictest spreads the threads' periods unless it keeps a histogram */
-	const uint64_t distance_us = o->hist ? 0 : CYC_DEFAULT_DISTANCE_US;
+	const uint64_t distance_us = o->hist ? 0 : o->distance_us;
 	if (distance_us && cpuset_count(&cpus) > 1)
 		argf(&a, "--distance", (unsigned long long)distance_us, "us");
 	/* a window holds at least the longest period */
@@ -621,7 +630,8 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 
 int cmd_cyclictest(int argc, char **argv)
 {
-	struct cyc_opts o = { .interval_us = CYC_DEFAULT_INTERVAL_US, .policy = POLICY_OTHER };
+	struct cyc_opts o = { .interval_us = CYC_DEFAULT_INTERVAL_US, .distance_us = CYC_DEFAULT_DISTANCE_US,
+			      .policy = POLICY_OTHER };
 	char store[4096];
 	char **args;
 	int n = join_optional(argc, argv, &args, store, sizeof(store));

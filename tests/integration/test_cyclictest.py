@@ -125,6 +125,22 @@ class CyclictestCompat(TempDirCase):
             self.assertEqual(int(m.group(5)), 300, "C: counts the loops")
             self.assertEqual(int(m.group(3)), 90)
 
+    @unittest.skipUnless(is_root() and HAVE_CYCLICTEST and len(online_cpus()) >= 2,
+                         "needs root, two CPUs and cyclictest (Debian rt-tests)")
+    def test_the_distance_spreads_the_threads_periods_as_cyclictests_does(self):
+        for args in (["-t2", "-d", "200"], ["-t2", "-d", "200", "-h", "20"], ["-t2"]):
+            theirs = cyclictest("-p90", "-l200", "-q", *args)
+            ours = self.latscope("-p90", "-l200", "-q", *args)
+            self.assertEqual(ours.returncode, 0, ours.stderr)
+            if "-h" in args:
+                # no T: lines with -h: the stored run says what the threads waited
+                self.assertEqual(self.stored(self.last_id())["params"]["distance_ns"], 0)
+                self.assertIn("distance is ignored", ours.stderr)
+                continue
+            a = [T_LINE.match(l).group(4) for l in theirs.stdout.splitlines() if l.startswith("T:")]
+            b = [T_LINE.match(l).group(4) for l in ours.stdout.splitlines() if l.startswith("T:")]
+            self.assertEqual(a, b, args)
+
     @unittest.skipUnless(is_root() and HAVE_CYCLICTEST, "needs root and cyclictest (Debian rt-tests)")
     def test_the_all_threads_column_of_h_upper_has_cyclictests_layout(self):
         args = ["-m", "-p90", "-S", "-i1000", "-l300", "-q", "-H", "30"]
