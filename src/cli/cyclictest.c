@@ -23,7 +23,6 @@
 #include "report/cyclictest.h"
 #include "report/text.h"
 #include "sys/atomicfile.h"
-#include "sys/cpus.h"
 #include "sys/textfile.h"
 
 #define CYC_MAX_ARGS 64
@@ -223,13 +222,8 @@ static int parse_count(const char *opt, const char *text, uint64_t max, uint64_t
 	uint64_t v;
 	if (parse_u64(text, &v) < 0)
 		return usage("option '%s': '%s' is not a whole number", opt, text);
-	if (v > max) {
-		char lim[32];
-		snprintf(lim, sizeof(lim), "%llu", (unsigned long long)max);
-		fprintf(stderr, "latscope cyclictest: option '%s': %s is above the largest allowed, %s\n"
-			"Try 'latscope cyclictest --help'.\n", opt, text, lim);
-		return EXIT_USAGE;
-	}
+	if (v > max)
+		return usage("option '%s': %s is above the largest allowed, %llu", opt, text, (unsigned long long)max);
 	*ret = v;
 	return -1;
 }
@@ -346,32 +340,31 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 /* The CPUs of the threads, thread N on the Nth CPU, as cyclictest places them. */
 static int choose_cpus(const struct cyc_opts *o, struct cpuset *ret)
 {
-	struct cpuset online, usable, from;
+	const bool listed = o->affinity && !o->smp;
+	struct cpuset from;
 	struct opt_error err;
 	char list[80];
 	unsigned want, have;
+	int r;
 
-	if (cpus_online(&online) < 0 || cpus_usable(&online, &usable) < 0) {
-		fprintf(stderr, "latscope cyclictest: cannot read the online CPUs\n");
-		return EXIT_ERROR;
-	}
 	if (o->smp && (o->affinity || o->affinity_all || o->threads_given))
 		fprintf(stderr, "latscope cyclictest: -a and -t are ignored with -S\n");
-	from = usable;
-	if (o->affinity && !o->smp) {
-		if (cpuset_parse(o->affinity, &from) < 0 || cpuset_count(&from) == 0)
-			return usage("option '%s': '%s' is not a CPU list", "-a", o->affinity);
-		if (measure_check_cpus(&from, true, &err) < 0)
-			return usage("option '-a': %s", strchr(err.msg, ':') ? strchr(err.msg, ':') + 2 : err.msg);
+	if (listed && (cpuset_parse(o->affinity, &from) < 0 || cpuset_count(&from) == 0))
+		return usage("option '%s': '%s' is not a CPU list", "-a", o->affinity);
+	/* the listed CPUs, checked; or every usable online one */
+	if ((r = measure_check_cpus(&from, listed, &err)) < 0) {
+		if (r != -EINVAL) {
+			fprintf(stderr, "latscope cyclictest: %s\n", err.msg);
+			return EXIT_ERROR;
+		}
+		return usage("option '-a': %s", strchr(err.msg, ':') ? strchr(err.msg, ':') + 2 : err.msg);
 	}
 	have = cpuset_count(&from);
 	want = o->smp || (o->threads_given && o->threads == 0) ? have : o->threads_given ? (unsigned)o->threads : 1u;
 	if (want > have) {
 		cpuset_format(&from, list, sizeof(list));
-		snprintf(list + strlen(list), sizeof(list) - strlen(list), " (%u CPUs)", have);
-		char n[16];
-		snprintf(n, sizeof(n), "%u", want);
-		return usage("%s threads: latscope runs one thread per CPU, and the CPUs to use are %s", n, list);
+		return usage("%u threads: latscope runs one thread per CPU, and the CPUs to use are %s (%u CPUs)", want,
+			     list, have);
 	}
 	cpuset_clear(ret);
 	int cpu = -1;
@@ -497,7 +490,7 @@ static int write_outputs(const struct cyc_opts *o, const struct cyc_view *view, 
 			code = EXIT_ERROR;
 	}
 	if (o->json) {
-		json_t *doc = cyc_json(view, res, run);
+		json_t *doc = cyc_json(res, run);
 		char *text = doc ? cyc_json_dump(doc) : NULL;
 		json_decref(doc);
 		r = text ? atomic_file_write(json_sink, text, strlen(text)) : -ENOMEM;
@@ -515,12 +508,7 @@ static int write_outputs(const struct cyc_opts *o, const struct cyc_view *view, 
 static int open_sink(const char *opt, const char *path, struct atomic_file *sink)
 {
 	int r = atomic_file_open(path, sink);
-	if (r < 0) {
-		fprintf(stderr, "latscope cyclictest: option '%s': cannot write '%s': %s\n"
-			"Try 'latscope cyclictest --help'.\n", opt, path, strerror(-r));
-		return EXIT_USAGE;
-	}
-	return -1;
+	return r < 0 ? usage("option '%s': cannot write '%s': %s", opt, path, strerror(-r)) : -1;
 }
 
 static int run(int argc, char **argv, struct cyc_opts *o)

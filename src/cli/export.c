@@ -125,9 +125,8 @@ int cmd_export(int argc, char **argv)
 		if (r < 0 && (c.output || !ferror(stdout)))
 			fprintf(stderr, "latscope export: cannot write the %s: %s\n",
 				c.format == EXPORT_GNUPLOT ? "gnuplot script" : "metrics", strerror(-r));
-		if (r < 0) {
+		if (r < 0)
 			code = EXIT_ERROR;
-		}
 		free(list);
 		storecmd_free_results(res, n);
 	}

@@ -9,8 +9,7 @@
 /* cyclictest casts its mean to long: truncation, not rounding. */
 static uint64_t avg_units(const struct lin_hist *h)
 {
-	uint64_t n = lin_load(&h->cycles);
-	return n ? (uint64_t)((double)lin_load(&h->sum) / (double)n) : 0;
+	return (uint64_t)lin_hist_mean(h);
 }
 
 void cyc_print_stat(FILE *out, const struct cyc_view *v, unsigned thread, const struct cpu_result *cr)
@@ -148,9 +147,8 @@ static json_t *thread_json(const struct cpu_result *cr, int node)
 			 "max", (json_int_t)lin_load(&h->max), "avg", avg, "cpu", cr->cpu, "node", node);
 }
 
-json_t *cyc_json(const struct cyc_view *v, const struct result *res, const struct cyc_run *run)
+json_t *cyc_json(const struct result *res, const struct cyc_run *run)
 {
-	(void)v;
 	json_t *threads = json_object();
 	for (size_t i = 0; threads && i < res->ncpus; i++) {
 		char key[24];

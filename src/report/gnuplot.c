@@ -55,6 +55,19 @@ static void run_label(char *buf, size_t size, int64_t id, const struct result *r
 		 r->interrupted ? " (cut short)" : "");
 }
 
+/* A run's curves: one per CPU, or its merged block alone. */
+static size_t ncurves(const struct result *r, bool per_cpu)
+{
+	return per_cpu ? r->ncpus : 1u;
+}
+
+/* The c-th of them; NULL without a sample (gnuplot cannot draw an empty block). */
+static const struct cpu_result *curve(const struct result *r, bool per_cpu, size_t c)
+{
+	const struct cpu_result *cr = per_cpu ? &r->cpus[c] : &r->all;
+	return cr->hist[0].total ? cr : NULL;
+}
+
 int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n)
 {
 	const bool per_cpu = n == 1;
@@ -81,9 +94,9 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 		fputc('\n', out);
 		if (r->all.hist[0].total == 0)
 			fprintf(out, "# run %lld has no sample: nothing of it is drawn\n", (long long)ids[i]);
-		for (size_t c = 0; c < (per_cpu ? r->ncpus : 1u); c++) {
-			const struct cpu_result *cr = per_cpu ? &r->cpus[c] : &r->all;
-			if (cr->hist[0].total == 0)
+		for (size_t c = 0; c < ncurves(r, per_cpu); c++) {
+			const struct cpu_result *cr = curve(r, per_cpu, c);
+			if (!cr)
 				continue;
 			block_name(name, sizeof(name), ids[i], cr->cpu);
 			data_block(out, name, &cr->hist[0]);
@@ -112,15 +125,14 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		const struct result *r = results[i];
-		for (size_t c = 0; c < (per_cpu ? r->ncpus : 1u); c++) {
-			const struct cpu_result *cr = per_cpu ? &r->cpus[c] : &r->all;
-			int cpu = cr->cpu;
+		for (size_t c = 0; c < ncurves(r, per_cpu); c++) {
+			const struct cpu_result *cr = curve(r, per_cpu, c);
 			char label[640];
-			if (cr->hist[0].total == 0)
+			if (!cr)
 				continue;
-			block_name(name, sizeof(name), ids[i], cpu);
+			block_name(name, sizeof(name), ids[i], cr->cpu);
 			if (per_cpu)
-				snprintf(label, sizeof(label), "cpu %d", cpu);
+				snprintf(label, sizeof(label), "cpu %d", cr->cpu);
 			else
 				run_label(label, sizeof(label), ids[i], r);
 			fprintf(out, "%s%s using (($1+$2)/2):3:($2-$1) with boxes title ", first ? "" : ", \\\n     ", name);

@@ -49,6 +49,12 @@ class TempDirCase(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.tmp, name)
 
+    def stored(self, run_id, db="runs.db"):
+        """A stored run's JSON, from the store db in the private directory."""
+        p = run("show", str(run_id), "--json", "--db", self.path(db))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
     def as_nobody(self, *args, timeout=60):
         """Run latscope as nobody: a copy in the private directory, which nobody
         can reach when the build tree is not."""

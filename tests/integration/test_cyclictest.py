@@ -71,11 +71,6 @@ class CyclictestCompat(TempDirCase):
     def latscope(self, *args, timeout=120):
         return run("cyclictest", *args, "--db", self.path("runs.db"), timeout=timeout)
 
-    def stored(self, run_id):
-        p = run("show", str(run_id), "--json", "--db", self.path("runs.db"))
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
-
     def last_id(self):
         p = run("runs", "--db", self.path("runs.db"))
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -30,11 +30,6 @@ class GnuplotExport(TempDirCase):
         p = run("timer", "-a", ",".join(map(str, CPUS)), "-D1", "-i500", "-q", "--db", self.path("runs.db"), *extra)
         self.assertEqual(p.returncode, 0, p.stderr)
 
-    def stored(self, run_id):
-        p = run("show", str(run_id), "--json", "--db", self.path("runs.db"))
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
-
     def export(self, *ids):
         p = run("export", *map(str, ids), "--format", "gnuplot", "-o", self.path("h.gp"), "--db", self.path("runs.db"))
         self.assertEqual(p.returncode, 0, p.stderr)
