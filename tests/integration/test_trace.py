@@ -50,7 +50,11 @@ class TimerTrace(TempDirCase):
 
     def test_an_injected_task_is_named_with_the_time_it_held_the_cpu(self):
         busy_us = 2000
-        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "%dus" % busy_us, "20ms", "8s"],
+        # A period that is not a whole number of 1 ms intervals: the deadlines sweep every
+        # phase of the burst, so some fall at its start whenever the run begins.  (At 20 ms
+        # the phase was fixed by how long latscope took to start, and a slow start, as under
+        # ASan, could leave every deadline late in the burst.)
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "%dus" % busy_us, "20300us", "8s"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             self.assertEqual(inj.stdout.readline().strip(), "ready")
