@@ -166,7 +166,8 @@ static void timer_run(struct probe_thread *t)
 		if (missed && t->end_ns - next <= missed * interval)
 			missed = (t->end_ns - next - 1u) / interval;
 
-		rec_tick(rec, now);
+		/* A sample belongs to its deadline's window: a late last wakeup opens no extra one. */
+		rec_tick(rec, next);
 		rec_value(rec, 0, lat);
 		rec_top(rec, lat, now);
 		rec_log(rec, next, now);

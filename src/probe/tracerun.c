@@ -9,6 +9,7 @@
 #include "core/stats.h"
 #include "sys/procstat.h"
 #include "trace/attrib.h"
+#include "trace/causes.h"
 #include "trace/events.h"
 #include "trace/evbuf.h"
 #include "trace/instance.h"
@@ -103,23 +104,26 @@ static json_t *summary_json(const struct stats *st, const struct hist *h)
 	return o;
 }
 
+static json_t *contrib_json(const struct trace_contrib *c)
+{
+	json_t *e = json_object();
+	json_object_set_new(e, "kind", json_string(trace_occ_kind_name((enum trace_occ_kind)c->kind)));
+	if (c->name[0])
+		json_object_set_new(e, "name", json_string(c->name));
+	if (c->kind == TRACE_OCC_TASK || c->kind == TRACE_OCC_IRQ || c->kind == TRACE_OCC_SOFTIRQ)
+		json_object_set_new(e, "id", json_integer(c->id));
+	if (c->kind == TRACE_OCC_TASK)
+		json_object_set_new(e, "prio", json_integer(c->prio));
+	json_object_set_new(e, "ns", json_integer((json_int_t)c->ns));
+	json_object_set_new(e, "count", json_integer(c->count));
+	return e;
+}
+
 static json_t *occupancy_json(const struct trace_occupancy *occ)
 {
 	json_t *o = json_object(), *top = json_array(), *kinds = json_object();
-	for (unsigned i = 0; i < occ->ntop; i++) {
-		const struct trace_contrib *c = &occ->top[i];
-		json_t *e = json_object();
-		json_object_set_new(e, "kind", json_string(trace_occ_kind_name((enum trace_occ_kind)c->kind)));
-		if (c->name[0])
-			json_object_set_new(e, "name", json_string(c->name));
-		if (c->kind == TRACE_OCC_TASK || c->kind == TRACE_OCC_IRQ || c->kind == TRACE_OCC_SOFTIRQ)
-			json_object_set_new(e, "id", json_integer(c->id));
-		if (c->kind == TRACE_OCC_TASK)
-			json_object_set_new(e, "prio", json_integer(c->prio));
-		json_object_set_new(e, "ns", json_integer((json_int_t)c->ns));
-		json_object_set_new(e, "count", json_integer(c->count));
-		json_array_append_new(top, e);
-	}
+	for (unsigned i = 0; i < occ->ntop; i++)
+		json_array_append_new(top, contrib_json(&occ->top[i]));
 	for (unsigned k = 0; k < TRACE_OCC_KINDS; k++)
 		json_object_set_new(kinds, trace_occ_kind_name((enum trace_occ_kind)k),
 				    json_integer((json_int_t)occ->kind_ns[k]));
@@ -181,15 +185,36 @@ static json_t *spikes_json(struct spike *sp, unsigned n)
 }
 
 static json_t *explain_json(const struct trace_cpu_events *ce, unsigned cpu, pid_t tid, uint64_t start,
-			    uint64_t end, uint64_t kind_total[TRACE_OCC_KINDS])
+			    uint64_t end, uint64_t kind_total[TRACE_OCC_KINDS], struct trace_causes *causes)
 {
 	struct trace_occupancy occ;
 	if (trace_explain(ce->ev, ce->n, cpu, (int32_t)tid, start, end, &occ) < 0)
 		return NULL;
-	if (kind_total)
-		for (unsigned k = 0; k < TRACE_OCC_KINDS; k++)
-			kind_total[k] += occ.kind_ns[k];
+	for (unsigned k = 0; k < TRACE_OCC_KINDS; k++)
+		kind_total[k] += occ.kind_ns[k];
+	if (trace_causes_add(causes, &occ) < 0)
+		causes->other_ns += occ.end - occ.start;   /* out of memory: counted, not named */
 	return occupancy_json(&occ);
+}
+
+#define CAUSES_KEPT 10
+
+static json_t *causes_json(struct trace_causes *c)
+{
+	json_t *a = json_array();
+	uint64_t rest = c->other_ns;
+
+	trace_causes_rank(c);
+	for (size_t i = 0; i < c->n; i++) {
+		if (i < CAUSES_KEPT)
+			json_array_append_new(a, contrib_json(&c->v[i]));
+		else
+			rest += c->v[i].ns;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "by", a);
+	json_object_set_new(o, "other_ns", json_integer((json_int_t)rest));
+	return o;
 }
 
 /*
@@ -289,11 +314,12 @@ static json_t *noise_cpu(const struct trace_cpu_events *ce, const struct traceru
 	struct spike sp[SPIKES_MAX];
 	unsigned nsp = 0;
 	uint64_t kind_total[TRACE_OCC_KINDS] = { 0 }, explained = 0;
+	struct trace_causes causes = { 0 };
 	json_t *o = json_object();
 
 	for (size_t i = 0; i < th->log->n; i++) {
 		const struct rec_span *s = &th->log->spans[i];
-		json_t *occ = explain_json(ce, th->cpu, th->tid, s->from_ns, s->to_ns, kind_total);
+		json_t *occ = explain_json(ce, th->cpu, th->tid, s->from_ns, s->to_ns, kind_total, &causes);
 		if (!occ)
 			continue;
 		explained++;
@@ -310,6 +336,8 @@ static json_t *noise_cpu(const struct trace_cpu_events *ce, const struct traceru
 	json_object_set_new(o, "events_not_logged", json_integer((json_int_t)th->log->dropped));
 	json_object_set_new(o, "explained", json_integer((json_int_t)explained));
 	json_object_set_new(o, "by_kind_ns", kinds);
+	json_object_set_new(o, "causes", causes_json(&causes));
+	trace_causes_free(&causes);
 	json_object_set_new(o, "spikes", spikes_json(sp, nsp));
 	return o;
 }

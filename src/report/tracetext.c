@@ -15,8 +15,8 @@ static double us(long long ns)
 	return (double)ns / 1000.0;
 }
 
-/* "clang (pid 22854, prio 120) 1427.3us, timer callbacks 5.6us" */
-static void contributors(FILE *out, const json_t *occ)
+/* "clang (pid 22854, prio 120) 1427.3us, timer callbacks 5.6us"; with stretches, "... 5.6us in 12 stretches" */
+static void contributors(FILE *out, const json_t *occ, bool stretches)
 {
 	size_t i;
 	const json_t *c;
@@ -35,6 +35,8 @@ static void contributors(FILE *out, const json_t *occ)
 		else
 			fprintf(out, "%s", kind ? kind : "?");
 		fprintf(out, " %.1fus", us(num(c, "ns")));
+		if (stretches)
+			fprintf(out, " in %lld stretch%s", num(c, "count"), num(c, "count") == 1 ? "" : "es");
 	}
 	if (!shown)
 		fprintf(out, "nothing traced");
@@ -47,7 +49,7 @@ void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *inden
 
 	if (!timer) {
 		fprintf(out, "%sgap %.1fus at %.3fs: ", indent, us(num(sp, "gap_ns")), (double)num(sp, "at_ns") / 1e9);
-		contributors(out, json_object_get(sp, "occupied_by"));
+		contributors(out, json_object_get(sp, "occupied_by"), false);
 		if (json_object_get(sp, "window_steal_ns"))
 			fprintf(out, "; steal in that window %.1fus", us(num(sp, "window_steal_ns")));
 		fprintf(out, "\n");
@@ -64,7 +66,7 @@ void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *inden
 			"(interrupts off, or the vCPU not running)\n", indent, us(num(before, "interrupt_not_delivered_ns")));
 	if (after) {
 		fprintf(out, "%s  after the expiry: ", indent);
-		contributors(out, after);
+		contributors(out, after, false);
 		fprintf(out, "\n");
 	}
 	if (json_object_get(sp, "window_steal_ns"))
@@ -106,6 +108,12 @@ static void noise_cpu(FILE *out, const json_t *c)
 		if (json_integer_value(v))
 			fprintf(out, " %s %.1fus", name, us((long long)json_integer_value(v)));
 	fprintf(out, "\n");
+	const json_t *causes = json_object_get(c, "causes");
+	if (causes && json_array_size(json_object_get(causes, "by"))) {
+		fprintf(out, "        most time over all events: ");
+		contributors(out, causes, true);
+		fprintf(out, "\n");
+	}
 	json_array_foreach(json_object_get(c, "spikes"), i, sp) {
 		if (i == SPIKES_SHOWN)
 			break;

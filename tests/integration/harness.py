@@ -1,4 +1,5 @@
 """Shared helpers for the integration tests: run the built binary, read its JSON."""
+import atexit
 import json
 import os
 import shutil
@@ -10,6 +11,13 @@ import unittest
 LATSCOPE = os.environ.get("LATSCOPE", "build/src/latscope")
 LAT_INJECT = os.environ.get("LAT_INJECT", "build/tests/integration/lat-inject")
 SANITIZED = bool(os.environ.get("LATSCOPE_SANITIZED"))
+
+# Runs a test leaves without --db go to a store of the test process's own, never
+# into the store of the user running the tests.
+STORE_HOME = tempfile.mkdtemp(prefix="latscope-test-data-")
+atexit.register(shutil.rmtree, STORE_HOME, True)
+os.environ["XDG_DATA_HOME"] = STORE_HOME
+os.environ.pop("LATSCOPE_DB", None)
 
 
 def run(*args, timeout=120, **kw):
@@ -62,8 +70,9 @@ class TempDirCase(unittest.TestCase):
         if not os.path.exists(exe):
             shutil.copy(LATSCOPE, exe)
             os.chmod(exe, 0o755)
+        env = {k: v for k, v in os.environ.items() if k != "XDG_DATA_HOME"}     # nobody's own default
         return subprocess.run(["runuser", "-u", "nobody", "--", exe, *args], capture_output=True, text=True,
-                              timeout=timeout, cwd=self.tmp)
+                              timeout=timeout, cwd=self.tmp, env=env)
 
 
 def main():

@@ -20,6 +20,8 @@ EXPECTED = (BUSY_US - THRESHOLD_US) / PERIOD_US          # 16.2 %
 # The machine adds its own samples above the threshold (hypervisor preemption
 # here); they are measured without injection and allowed for on top.
 TOLERANCE = 0.03
+# 5000 deadlines sweep the 37 phases of the burst 135 times over: enough for that tolerance.
+INJECTED_S, BASELINE_S = 5, 3
 
 
 def injected(duration_s):
@@ -59,25 +61,33 @@ class KnownAnswer(TempDirCase):
         """The machine's own share above the threshold, from a quiet moment if there is one."""
         shares = []
         for _ in range(3):
-            shares.append(self.share(self.measure(5, inject=False)))
+            shares.append(self.share(self.measure(BASELINE_S, inject=False)))
             if shares[-1] < EXPECTED / 3:
                 return shares[-1]
         self.skipTest("the machine is too noisy for a known answer: %s of samples above %dus without injection"
                       % (", ".join("%.1f%%" % (100 * x) for x in shares), THRESHOLD_US))
 
-    def test_injected_delay_gives_the_expected_share_above_threshold(self):
-        base = self.quiet_baseline()
-        got = self.measure(10, inject=True)
-        share = self.share(got)
+    def assert_expected_share(self, base, share):
+        """The injected share, on top of the machine's own.  The machine's noise can rise
+        between the baseline and the injected run (measured once: 4 % before, 9 % after):
+        a share above the bound is judged against a baseline taken just after, too."""
+        if share >= EXPECTED + base + TOLERANCE:
+            base = max(base, self.share(self.measure(BASELINE_S, inject=False)))
         msg = f"share above {THRESHOLD_US}us: got {share:.4f}, expected {EXPECTED:.4f} + baseline {base:.4f}"
         self.assertGreater(share, EXPECTED - TOLERANCE, msg)
         self.assertLess(share, EXPECTED + base + TOLERANCE, msg)
+
+    def test_injected_delay_gives_the_expected_share_above_threshold(self):
+        base = self.quiet_baseline()
+        got = self.measure(INJECTED_S, inject=True)
+        self.assert_expected_share(base, self.share(got))
         # The injected latency reaches at least most of the burst.
         self.assertGreater(got["metrics"]["latency"]["max_ns"], 0.8 * BUSY_US * 1000)
 
     def test_injected_burst_longer_than_the_interval_is_counted_as_missed(self):
-        # 2.5 ms of spinning every 9.7 ms at a 1 ms interval: each burst swallows two
-        # or three deadlines, which must be counted, not skipped.
+        # 2.5 ms of spinning every 9.7 ms at a 1 ms interval: a burst holds two or three
+        # deadlines; the first is served late, the others must be counted as missed, not
+        # skipped.  9.7 ms sweeps ten phases evenly, so 1.5 are missed per burst on average.
         out = self.path("m.json")
         inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "2500us", "9700us", "5s"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -91,7 +101,7 @@ class KnownAnswer(TempDirCase):
         check_consistent(self, doc)
         cpu = doc["cpus"][0]
         bursts = 3000 / 9.7
-        self.assertGreater(cpu["missed"], 1.5 * bursts, "about 2.5 deadlines are swallowed per burst")
+        self.assertGreater(cpu["missed"], 1.25 * bursts, "1 or 2 deadlines are missed per burst, 1.5 on average")
         self.assertLess(cpu["missed"], 3.5 * bursts + 50)
         # With --co-correct each missed deadline is recorded too: samples = all periods.
         lat = cpu["metrics"]["latency"]
@@ -100,9 +110,9 @@ class KnownAnswer(TempDirCase):
 
     def cyclictest_share(self, tool=("cyclictest",)):
         """The share above the threshold, read from a cyclictest -h histogram by a parser written for it."""
-        inj = injected(12)
+        inj = injected(INJECTED_S + 2)
         wait_ready(inj)
-        p = subprocess.run([*tool, "-a", str(CPU), "-t1", "-p", "80", "-i", "1000", "-D", "10", "-m", "-q",
+        p = subprocess.run([*tool, "-a", str(CPU), "-t1", "-p", "80", "-i", "1000", "-D", str(INJECTED_S), "-m", "-q",
                             "-h", "2000"], capture_output=True, text=True, timeout=70)
         inj.kill()
         inj.wait()
@@ -120,7 +130,7 @@ class KnownAnswer(TempDirCase):
             if m:
                 above += int(m.group(1))
                 total += int(m.group(1))
-        self.assertGreater(total, 5000, p.stdout[-500:])
+        self.assertGreater(total, 0.8 * INJECTED_S * 1000, p.stdout[-500:])
         return above / total
 
     @unittest.skipUnless(shutil.which("cyclictest"), "needs cyclictest (Debian rt-tests)")
@@ -130,7 +140,7 @@ class KnownAnswer(TempDirCase):
         # once more, and the second pair must agree.
         pairs = []
         for _ in range(2):
-            ours = self.share(self.measure(10, inject=True))
+            ours = self.share(self.measure(INJECTED_S, inject=True))
             theirs = self.cyclictest_share()
             pairs.append(f"latscope {ours:.4f} vs cyclictest {theirs:.4f}")
             if abs(ours - theirs) < TOLERANCE:
@@ -139,10 +149,7 @@ class KnownAnswer(TempDirCase):
 
     def test_injected_share_reads_right_from_latscope_cyclictest_by_cyclictests_parser(self):
         base = self.quiet_baseline()
-        share = self.cyclictest_share((LATSCOPE, "cyclictest", "--no-store"))
-        msg = f"share above {THRESHOLD_US}us: got {share:.4f}, expected {EXPECTED:.4f} + baseline {base:.4f}"
-        self.assertGreater(share, EXPECTED - TOLERANCE, msg)
-        self.assertLess(share, EXPECTED + base + TOLERANCE, msg)
+        self.assert_expected_share(base, self.cyclictest_share((LATSCOPE, "cyclictest", "--no-store")))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import unittest
 from harness import LATSCOPE, TempDirCase, check_consistent, load, main, online_cpus, run
 
 CPU = online_cpus()[-1]
-SECONDS = 3
+SECONDS = 2
 
 
 def noise_share(doc):

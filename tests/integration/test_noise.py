@@ -28,8 +28,12 @@ class NoiseRuns(TempDirCase):
         self.assertLess(g["min_ns"], 100, "the resolution floor is below 100 ns")
         # The gaps tile the run: their sum is the time measured.
         self.assertAlmostEqual(g["mean_ns"] * g["count"] / 1e9, 2.0, delta=0.1)
-        # Exactly, not only roughly: gaps rounded one by one once lost 1.5 % of it.
-        self.assertAlmostEqual(g["mean_ns"] * g["count"] / doc["elapsed_ns"], 1.0, delta=0.002)
+        # Closely, not only roughly: gaps rounded one by one once lost 1.5 % of it.  The loop
+        # starts when its thread wakes at the origin, so a late wakeup is outside the gaps,
+        # and the TSC may run a little off CLOCK_MONOTONIC.
+        tiled = g["mean_ns"] * g["count"] / doc["elapsed_ns"]
+        self.assertGreater(tiled, 0.99)
+        self.assertLess(tiled, 1.001)
         self.assertLessEqual(g["above_total_ns"], g["mean_ns"] * g["count"])
         self.assertIn("interrupts", doc["cpus"][0])
         self.assertTrue(all("context" in w for w in doc["cpus"][0]["windows"]))
@@ -107,7 +111,8 @@ class NoiseKnownAnswer(TempDirCase):
         expected = self.SECONDS * 1e6 / self.PERIOD_US           # 500
         msg = f"gaps of {lo / 1000:.0f}-{hi / 1000:.0f} us: {got} with injection, {base} without, {expected:.0f} expected"
         self.assertGreater(got, 0.85 * expected, msg)
-        self.assertLess(got, 1.1 * expected + base, msg)
+        # The baseline's own gaps of this size (hypervisor preemption) vary between runs.
+        self.assertLess(got, 1.1 * expected + 2 * base + 10, msg)
         # Their length: the median injected gap is the burst, plus a context switch or two.
         inj = [(low + high) / 2 for low, high, c in cpu["metrics"]["gap"]["histogram"]["buckets"]
                for _ in range(c) if lo <= low and high <= hi]
@@ -117,7 +122,8 @@ class NoiseKnownAnswer(TempDirCase):
         self.assertLess(median, self.BUSY_US * 1000 * 1.3, msg)
         # Each came with a preemption of the spinner, which the context counted.
         invol = sum(w["context"]["involuntary_switches"] for w in cpu["windows"])
-        self.assertGreater(invol, 0.85 * got, f"{invol} preemptions for {got} injected gaps seen")
+        # Gaps of the same size from the hypervisor come with no preemption in the guest.
+        self.assertGreater(invol, 0.85 * min(got, expected), f"{invol} preemptions for {got} gaps seen")
 
 
 if __name__ == "__main__":

@@ -47,28 +47,35 @@ def chromium(html, *args, shot=None, height=2000):
     return p.stdout, console
 
 
-class ReportCase(TempDirCase):
-    @classmethod
-    def setUpClass(cls):
-        """Runs of every probe, measured once for every test."""
-        cls.dir = tempfile.mkdtemp(prefix="latscope-report-")
-        cls.db = os.path.join(cls.dir, "runs.db")
-        img = os.path.join(cls.dir, "io.img")
-        common = ["--db", cls.db, "-q", "--window", "200ms"]
-        steps = [["timer", "-a", str(CPU), "-D", "2", "--label", "config=a"],
-                 ["timer", "-a", str(CPU), "-D", "2", "--label", "config=b"],
-                 ["noise", "-a", str(CPU), "-D", "1"],
-                 ["wake", "-D", "1"],
-                 ["io", "--make", img, "--size", "16M"],
-                 ["io", img, "-D", "1"]]
-        for args in steps:
-            p = run(*args, *([] if "--make" in args else common))
-            if p.returncode != 0:
-                raise RuntimeError("%s: %s" % (args, p.stderr))
+STORED = {}
 
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
+
+def setUpModule():
+    """Runs of every probe, measured once for every test (the tests only read them)."""
+    STORED["dir"] = tempfile.mkdtemp(prefix="latscope-report-")
+    STORED["db"] = os.path.join(STORED["dir"], "runs.db")
+    img = os.path.join(STORED["dir"], "io.img")
+    common = ["--db", STORED["db"], "-q", "--window", "200ms"]
+    steps = [["timer", "-a", str(CPU), "-D", "2", "--label", "config=a"],
+             ["timer", "-a", str(CPU), "-D", "2", "--label", "config=b"],
+             ["noise", "-a", str(CPU), "-D", "1"],
+             ["wake", "-D", "1"],
+             ["io", "--make", img, "--size", "16M"],
+             ["io", img, "-D", "1"]]
+    for args in steps:
+        p = run(*args, *([] if "--make" in args else common))
+        if p.returncode != 0:
+            raise RuntimeError("%s: %s" % (args, p.stderr))
+
+
+def tearDownModule():
+    shutil.rmtree(STORED["dir"], ignore_errors=True)
+
+
+class ReportCase(TempDirCase):
+    @property
+    def db(self):
+        return STORED["db"]
 
     def report(self, *args, db=None):
         return run("report", *args, "--db", db or self.db)

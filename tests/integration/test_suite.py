@@ -54,7 +54,7 @@ class Suite(TempDirCase):
         self.assertIn('"findings"', shown.stdout, "every stored result holds the findings of sys")
 
     def test_quiet_suite_on_a_pipe_prints_nothing_but_results(self):
-        p = run("run", "--quick", "--no-store", "-q", timeout=90)
+        p = run("run", "-D", "5s", "--no-store", "-q", timeout=90)     # the shortest suite; --quick is above
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("1/3", p.stderr)
         self.assertIn("probe", p.stdout.splitlines()[0])
@@ -87,7 +87,7 @@ class Suite(TempDirCase):
 
     @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
     def test_non_root_suite_runs_and_says_what_root_would_add(self):
-        p = self.as_nobody("run", "--quick", "--no-store", "-q", timeout=90)
+        p = self.as_nobody("run", "-D", "5s", "--no-store", "-q", timeout=90)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not applied (as root", p.stdout)
         self.assertIn("SCHED_FIFO", p.stdout)

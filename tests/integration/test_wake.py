@@ -69,7 +69,9 @@ class WakeRuns(TempDirCase):
         doc = load(out)
         check_consistent(self, doc)
         self.assertEqual(doc["params"]["interval_ns"], 0)
-        self.assertGreater(doc["all"]["metrics"]["roundtrip"]["count"], 1000, "back to back: thousands a second")
+        # Back to back, the round trips fill the run; at an interval they would fill a few percent of it.
+        rt = doc["all"]["metrics"]["roundtrip"]
+        self.assertGreater(rt["count"] * rt["mean_ns"] / doc["elapsed_ns"], 0.5, "back to back")
         for title in ("latency (us)", "wake_call (us)", "roundtrip (us)"):
             self.assertIn(title, p.stdout)
         self.assertIn("ping-pong, back to back", p.stdout)
@@ -117,7 +119,7 @@ class WakeRuns(TempDirCase):
         self.assertEqual(doc["stop_reason"], "duration")
         # One wakeup per 1 ms deadline; a late waker skips the deadlines that passed.
         self.assertLessEqual(doc["all"]["metrics"]["latency"]["count"], 1500)
-        self.assertGreater(doc["all"]["metrics"]["latency"]["count"], 1200)
+        self.assertGreater(doc["all"]["metrics"]["latency"]["count"], 1000)
         doc = self.wake("--pingpong", "--via", "cond", "-D", "1", "--cpus", SAME, "-i", "50us")
         self.assertEqual(doc["stop_reason"], "duration")
         doc = self.wake("-l", "7", "--via", "pipe")
@@ -203,7 +205,8 @@ class WakeKnownAnswer(TempDirCase):
         s, c = statistics.median(same), statistics.median(cross)
         msg = "p50 same CPU %s us, across CPUs %s us" % ([round(v / 1e3, 1) for v in same],
                                                            [round(v / 1e3, 1) for v in cross])
-        self.assertGreater(c, 1.2 * s, msg)
+        # The direction only: how much slower is the machine's (an IPI and, in a guest, a vCPU woken from halt).
+        self.assertGreater(c, s, msg)
 
 
 if __name__ == "__main__":
