@@ -135,7 +135,7 @@ class WakeRuns(TempDirCase):
                 out = self.path("i.json")
                 proc = subprocess.Popen([LATSCOPE, "wake", *args, "-q", "--no-store", "--json", out],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                time.sleep(1.5)
+                time.sleep(1.0)
                 sent = time.monotonic()
                 proc.send_signal(signal.SIGINT)
                 stdout, stderr = proc.communicate(timeout=20)
