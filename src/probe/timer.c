@@ -166,8 +166,7 @@ static void timer_run(struct probe_thread *t)
 		if (missed && t->end_ns - next <= missed * interval)
 			missed = (t->end_ns - next - 1u) / interval;
 
-		/* A sample belongs to its deadline's window: a late last wakeup opens no extra one. */
-		rec_tick(rec, next);
+		rec_tick(rec, now);
 		rec_value(rec, 0, lat);
 		rec_top(rec, lat, now);
 		rec_log(rec, next, now);

@@ -102,7 +102,7 @@ static void noise_cpu(FILE *out, const json_t *c)
 	const char *name;
 	size_t i;
 
-	fprintf(out, "  cpu%lld  %lld of %lld events explained; their time by cause:", num(c, "cpu"), num(c, "explained"),
+	fprintf(out, "  cpu%lld  %lld of %lld events explained; their time by kind:", num(c, "cpu"), num(c, "explained"),
 		num(c, "events"));
 	json_object_foreach((json_t *)kinds, name, v)
 		if (json_integer_value(v))

@@ -36,6 +36,7 @@ static void merge(struct trace_causes *c)
 	for (size_t i = 1; i < c->n; i++) {
 		struct trace_contrib *last = &c->v[out];
 		if (by_who(last, &c->v[i]) == 0) {
+			/* a task's priority is kept from one of its entries: it rarely changes mid-run */
 			last->ns += c->v[i].ns;
 			last->count += c->v[i].count;
 		} else {
@@ -47,6 +48,10 @@ static void merge(struct trace_causes *c)
 
 int trace_causes_add(struct trace_causes *c, const struct trace_occupancy *occ)
 {
+	if (!occ->ntop) {
+		c->other_ns += occ->other_ns;
+		return 0;
+	}
 	if (c->n + occ->ntop > c->cap) {
 		merge(c);
 		if (c->n + occ->ntop > c->cap / 2) {

@@ -41,9 +41,7 @@ class Reading(IoCase):
                 with self.subTest(engine=engine, pattern=pattern):
                     p, doc = self.io("-n", "200", "--engine", engine, "--depth", depth, "--pattern", pattern)
                     lat = doc["cpus"][0]["metrics"]["latency"]
-                    # io_uring may complete the rest of the batch in flight when the count is reached.
-                    self.assertGreaterEqual(lat["count"], 200)
-                    self.assertLess(lat["count"], 200 + int(depth))
+                    self.assertEqual(lat["count"], 200)
                     self.assertEqual(doc["params"]["engine"], engine)
                     self.assertEqual(doc["params"]["bs_bytes"], 4096)
                     self.assertIn("throughput:", p.stdout)

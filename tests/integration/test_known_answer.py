@@ -72,7 +72,11 @@ class KnownAnswer(TempDirCase):
         between the baseline and the injected run (measured once: 4 % before, 9 % after):
         a share above the bound is judged against a baseline taken just after, too."""
         if share >= EXPECTED + base + TOLERANCE:
-            base = max(base, self.share(self.measure(BASELINE_S, inject=False)))
+            after = self.share(self.measure(BASELINE_S, inject=False))
+            if after >= EXPECTED / 3:
+                self.skipTest("the machine became too noisy for a known answer: %.1f%% of samples above %dus "
+                              "without injection just after" % (100 * after, THRESHOLD_US))
+            base = max(base, after)
         msg = f"share above {THRESHOLD_US}us: got {share:.4f}, expected {EXPECTED:.4f} + baseline {base:.4f}"
         self.assertGreater(share, EXPECTED - TOLERANCE, msg)
         self.assertLess(share, EXPECTED + base + TOLERANCE, msg)

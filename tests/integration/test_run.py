@@ -27,7 +27,10 @@ class TimerRuns(TempDirCase):
             lat = c["metrics"]["latency"]
             # 3 s at 1 ms: every deadline is either a sample or counted as missed.
             self.assertEqual(lat["count"] + c["missed"], 3000, f"cpu {c['cpu']}")
-            self.assertEqual(len(c["windows"]), 3)
+            # A window is where a sample was recorded: a late last wakeup opens one more, alone in it.
+            self.assertEqual(len([w for w in c["windows"] if w["start_ns"] < 3e9]), 3)
+            for w in c["windows"][3:]:
+                self.assertEqual((w["start_ns"], w["latency"]["count"]), (3e9, 1), w)
             self.assertGreater(c["overhead"]["clock_read_ns"]["count"], 0)
             self.assertGreater(c["overhead"]["wakeup_to_recorded_ns"]["count"], 0)
         for key in ("kernel_release", "clocksource", "preempt", "online_cpus"):
@@ -46,7 +49,9 @@ class TimerRuns(TempDirCase):
         p = run("timer", "-a", "0", "-D", "2", "--window", "500ms", "--live")
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = [l for l in p.stdout.splitlines() if " cpu0 " in l and "global" in l]
-        self.assertEqual(len(lines), 4)
+        # (and one for a late last wakeup's window at 2.00s, as above)
+        self.assertEqual(len([l for l in lines if not l.lstrip().startswith("2.00s")]), 4, lines)
+        self.assertLessEqual(len(lines), 5, lines)
         self.assertIn("above 100us", lines[0])
 
     def test_loops_stop_after_that_many_wakeups(self):

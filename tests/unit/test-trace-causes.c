@@ -12,7 +12,8 @@ static struct trace_occupancy event(unsigned n, const struct trace_contrib *top,
 {
 	struct trace_occupancy occ;
 	memset(&occ, 0, sizeof(occ));
-	memcpy(occ.top, top, n * sizeof(*top));
+	if (n)
+		memcpy(occ.top, top, n * sizeof(*top));
 	occ.ntop = n;
 	occ.other_ns = other_ns;
 	return occ;
@@ -68,6 +69,38 @@ static void test_the_same_pid_under_a_new_name_is_a_new_cause(void **state)
 	trace_causes_free(&c);
 }
 
+static void test_a_thousand_distinct_causes_each_seen_three_times_are_summed_exactly(void **state)
+{
+	(void)state;
+	struct trace_causes c = { 0 };
+	for (int round = 0; round < 3; round++)
+		for (int32_t pid = 1; pid <= 1000; pid += 2) {
+			struct trace_contrib two[2] = { task(pid, "t", (uint64_t)pid), task(pid + 1, "t", (uint64_t)pid + 1) };
+			struct trace_occupancy occ = event(2, two, 0);
+			assert_int_equal(trace_causes_add(&c, &occ), 0);
+		}
+	trace_causes_rank(&c);
+	assert_int_equal(c.n, 1000);
+	for (size_t i = 0; i < c.n; i++) {
+		assert_int_equal(c.v[i].id, 1000 - (int32_t)i);          /* largest first */
+		assert_int_equal(c.v[i].ns, 3u * (uint64_t)c.v[i].id);
+		assert_int_equal(c.v[i].count, 3);
+	}
+	trace_causes_free(&c);
+}
+
+static void test_an_event_with_no_contributor_adds_only_its_other_time(void **state)
+{
+	(void)state;
+	struct trace_causes c = { 0 };
+	struct trace_occupancy occ = event(0, NULL, 77);
+	assert_int_equal(trace_causes_add(&c, &occ), 0);
+	trace_causes_rank(&c);
+	assert_int_equal(c.n, 0);
+	assert_int_equal(c.other_ns, 77);
+	trace_causes_free(&c);
+}
+
 static void test_no_event_gives_no_cause(void **state)
 {
 	(void)state;
@@ -82,6 +115,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_many_small_stretches_of_one_task_outrank_one_large_stretch_of_another),
 		cmocka_unit_test(test_the_same_pid_under_a_new_name_is_a_new_cause),
+		cmocka_unit_test(test_a_thousand_distinct_causes_each_seen_three_times_are_summed_exactly),
+		cmocka_unit_test(test_an_event_with_no_contributor_adds_only_its_other_time),
 		cmocka_unit_test(test_no_event_gives_no_cause),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
