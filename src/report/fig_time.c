@@ -51,15 +51,26 @@ static void stopped_notes(struct svg_plot *p, const struct report_group *g)
 	}
 }
 
-/* A spike's explanation as text, from the same code as the terminal's. */
-static char *spike_text(const json_t *sp, bool timer)
+static void write_spike(FILE *f, const json_t *sp, bool timer)
+{
+	text_trace_spike(f, sp, timer, "");
+}
+
+static void write_causes(FILE *f, const json_t *cpu, bool unused)
+{
+	(void)unused;
+	text_trace_causes(f, cpu, "");
+}
+
+/* The trace's explanations as text, from the same code as the terminal's. */
+static char *trace_text(void (*write)(FILE *, const json_t *, bool), const json_t *o, bool flag)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return NULL;
-	text_trace_spike(f, sp, timer, "");
+	write(f, o, flag);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -67,6 +78,24 @@ static char *spike_text(const json_t *sp, bool timer)
 	while (len && buf[len - 1u] == '\n')
 		buf[--len] = '\0';
 	return buf;
+}
+
+/* What took the most time over all of a run's gaps, per traced CPU: one item each. */
+static void causes_items(FILE *out, long long id, const struct result *res)
+{
+	const char *mode = json_string_value(json_object_get(res->trace, "mode"));
+	const json_t *c;
+	size_t j;
+
+	if (!mode || strcmp(mode, "noise") != 0)
+		return;
+	json_array_foreach(json_object_get(res->trace, "cpus"), j, c) {
+		char *text = trace_text(write_causes, c, false);
+		if (text && *text)
+			html_elem(out, "li", NULL, "run %lld cpu %lld, most time over all events (--trace): %s", id,
+				  (long long)json_integer_value(json_object_get(c, "cpu")), text);
+		free(text);
+	}
 }
 
 /* Mark the explained spikes of every run's trace (mode "timer" or "noise") and list them under the plot. */
@@ -86,7 +115,7 @@ static int mark_spikes(struct svg_plot *p, const struct report_group *g, const c
 			json_array_foreach(json_object_get(c, "spikes"), j, sp) {
 				if (j == SPIKES_MARKED)
 					break;
-				char *text = spike_text(sp, strcmp(mode, "timer") == 0), label[24];
+				char *text = trace_text(write_spike, sp, strcmp(mode, "timer") == 0), label[24];
 				char **l = realloc(list, (n + 1u) * sizeof(*l));
 				size_t *r = realloc(run, (n + 1u) * sizeof(*r));
 				if (l)
@@ -278,6 +307,7 @@ int fig_noise(FILE *out, const struct report_group *g)
 		html_elem(out, "li", NULL, "run %lld: %.4f%% (%llu events)", (long long)g->runs[i].id,
 			  cpu_time > 0 ? 100.0 * (double)res->all.above_ns[0] / cpu_time : 0.0,
 			  (unsigned long long)res->all.above[0]);
+		causes_items(out, (long long)g->runs[i].id, res);
 	}
 	fputs("</ul>\n", out);
 	if (nlist)

@@ -96,6 +96,16 @@ static void timer_cpu(FILE *out, const json_t *c)
 	}
 }
 
+bool text_trace_causes(FILE *out, const json_t *cpu, const char *prefix)
+{
+	const json_t *causes = json_object_get(cpu, "causes");
+	if (!json_array_size(json_object_get(causes, "by")))
+		return false;
+	fputs(prefix, out);
+	contributors(out, causes, true);
+	return true;
+}
+
 static void noise_cpu(FILE *out, const json_t *c)
 {
 	const json_t *kinds = json_object_get(c, "by_kind_ns"), *v, *sp;
@@ -108,12 +118,8 @@ static void noise_cpu(FILE *out, const json_t *c)
 		if (json_integer_value(v))
 			fprintf(out, " %s %.1fus", name, us((long long)json_integer_value(v)));
 	fprintf(out, "\n");
-	const json_t *causes = json_object_get(c, "causes");
-	if (causes && json_array_size(json_object_get(causes, "by"))) {
-		fprintf(out, "        most time over all events: ");
-		contributors(out, causes, true);
+	if (text_trace_causes(out, c, "        most time over all events: "))
 		fprintf(out, "\n");
-	}
 	json_array_foreach(json_object_get(c, "spikes"), i, sp) {
 		if (i == SPIKES_SHOWN)
 			break;

@@ -1,4 +1,5 @@
 """latscope report: stored runs as one self-contained HTML page, checked in a real browser."""
+import json
 import os
 import re
 import shutil
@@ -9,9 +10,10 @@ import time
 import unittest
 
 import png
-from harness import LATSCOPE, TempDirCase, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, is_root, main, online_cpus, run
 
 CPU = online_cpus()[-1]
+TRACEABLE = is_root() and os.path.isdir("/sys/kernel/tracing/instances")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 REQUIRE_BROWSER = os.environ.get("LATSCOPE_REQUIRE_BROWSER") == "1"
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#332288", "#999933", "#882255",
@@ -58,7 +60,7 @@ def setUpModule():
     common = ["--db", STORED["db"], "-q", "--window", "200ms"]
     steps = [["timer", "-a", str(CPU), "-D", "2", "--label", "config=a"],
              ["timer", "-a", str(CPU), "-D", "2", "--label", "config=b"],
-             ["noise", "-a", str(CPU), "-D", "1"],
+             ["noise", "-a", str(CPU), "-D", "1"] + (["--trace"] if TRACEABLE else []),
              ["wake", "-D", "1"],
              ["io", "--make", img, "--size", "16M"],
              ["io", img, "-D", "1"]]
@@ -102,6 +104,13 @@ class SelfContained(ReportCase):
         self.assertRegex(html, r"run 2 (is slower than|is faster than|vs) run 1 at p99")
         for part in ("parameters", "findings", "system fingerprint", "load:"):
             self.assertIn(part, html)
+
+    @unittest.skipUnless(TRACEABLE, "needs root and tracefs")
+    def test_a_traced_noise_run_shows_what_took_the_most_time(self):
+        _, html = self.make("3")
+        doc = json.loads(run("show", "3", "--json", "--db", self.db).stdout)
+        first = doc["trace"]["cpus"][0]["causes"]["by"][0]
+        self.assertRegex(html, r"<li>run 3 cpu %d, most time over all events \(--trace\): %s" % (CPU, first["kind"]))
 
     def test_the_comparison_gives_compares_own_verdicts(self):
         _, html = self.make("1", "2")
