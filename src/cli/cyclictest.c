@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/storecmd.h"
 #include "cli/timer.h"
 #include "config.h"
 #include "core/linhist.h"
@@ -147,13 +148,12 @@ static void usage_help(void)
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage(const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
-	fprintf(stderr, "latscope cyclictest: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'latscope cyclictest --help'.\n");
-	return EXIT_USAGE;
+	return storecmd_usage("cyclictest", msg);
 }
 
 /* The name of the option getopt just refused, for the message. */
@@ -411,26 +411,9 @@ static void loadavg(char *buf, size_t size)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-static void on_prepared(void *ctx, const struct result *res)
+/* cyclictest's live lines, drawn over the last ones; nothing with -q. */
+static void draw(struct cyc_live *lv, const struct result *res)
 {
-	struct cyc_live *lv = ctx;
-	char la[128];
-
-	text_notes(stderr, res, 0, false);
-	lv->notes_shown = res->nnotes;
-	if (res->applied.pm_qos)
-		printf("# /dev/cpu_dma_latency set to 0us\n");
-	if (!lv->o->quiet) {
-		loadavg(la, sizeof(la));
-		cyc_print_live(stdout, &lv->view, res, la, false);
-		lv->drawn = true;
-	}
-	fflush(stdout);
-}
-
-static void on_tick(void *ctx, const struct result *res)
-{
-	struct cyc_live *lv = ctx;
 	char la[128];
 
 	if (lv->o->quiet)
@@ -438,6 +421,25 @@ static void on_tick(void *ctx, const struct result *res)
 	loadavg(la, sizeof(la));
 	cyc_print_live(stdout, &lv->view, res, la, lv->drawn);
 	lv->drawn = true;
+}
+
+static void on_prepared(void *ctx, const struct result *res)
+{
+	struct cyc_live *lv = ctx;
+
+	text_notes(stderr, res, 0, false);
+	lv->notes_shown = res->nnotes;
+	if (res->applied.pm_qos)
+		printf("# /dev/cpu_dma_latency set to 0us\n");
+	draw(lv, res);
+	fflush(stdout);
+}
+
+static void on_tick(void *ctx, const struct result *res)
+{
+	struct cyc_live *lv = ctx;
+
+	draw(lv, res);
 	fflush(stdout);
 }
 
@@ -588,13 +590,9 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	}
 	/* what went wrong while measuring (a thread that stopped early), which measure_run kept silent */
 	text_notes(stderr, &res, lv.notes_shown, false);
-	if (!o->quiet) {
-		char la[128];
-		loadavg(la, sizeof(la));
-		cyc_print_live(stdout, &lv.view, &res, la, lv.drawn);
-	} else if (!o->hist) {
+	draw(&lv, &res);
+	if (o->quiet && !o->hist)
 		cyc_print_stats(stdout, &lv.view, &res);
-	}
 
 	int nodes[CPUSET_MAX];
 	for (size_t i = 0; i < res.ncpus && i < CPUSET_MAX; i++)

@@ -25,6 +25,12 @@ def run(*args, timeout=120, **kw):
     return subprocess.run([LATSCOPE, *args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def is_traceable():
+    """Root and a tracefs with instances and timer events, as --trace needs."""
+    return (is_root() and os.path.isdir("/sys/kernel/tracing/instances")
+            and os.path.isdir("/sys/kernel/tracing/events/timer"))
+
+
 def online_cpus():
     with open("/sys/devices/system/cpu/online") as f:
         text = f.read().strip()

@@ -10,10 +10,10 @@ import time
 import unittest
 
 import png
-from harness import LATSCOPE, TempDirCase, is_root, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, is_traceable, main, online_cpus, run
 
 CPU = online_cpus()[-1]
-TRACEABLE = is_root() and os.path.isdir("/sys/kernel/tracing/instances")
+TRACEABLE = is_traceable()
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 REQUIRE_BROWSER = os.environ.get("LATSCOPE_REQUIRE_BROWSER") == "1"
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#332288", "#999933", "#882255",

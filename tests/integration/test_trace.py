@@ -8,11 +8,12 @@ import subprocess
 import time
 import unittest
 
-from harness import LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run
+from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, is_traceable, load, main,
+                     online_cpus, run)
 
 CPU = online_cpus()[-1]
 INSTANCES = "/sys/kernel/tracing/instances"
-TRACEABLE = is_root() and os.path.isdir(INSTANCES) and os.path.isdir("/sys/kernel/tracing/events/timer")
+TRACEABLE = is_traceable()
 
 
 def ours(pid):
