@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/storecmd.h"
 #include "core/units.h"
 #include "sys/cpus.h"
 
@@ -324,15 +325,11 @@ int cmd_io(int argc, char **argv)
 			struct opt_error err;
 			memset(&c, 0, sizeof(c));
 			io_defaults(&c);
-			if (opt_parse(io_opts, NOPTS, argc, argv, &c, &given, &err) < 0) {
-				fprintf(stderr, "latscope io: %s\nTry 'latscope io --help'.\n", err.msg);
-				return EXIT_USAGE;
-			}
-			if (!c.make_size || given.npos) {
-				fprintf(stderr, "latscope io: %s\nTry 'latscope io --help'.\n",
-					given.npos ? "option '--make' takes no PATH to measure" : "option '--make' needs '--size'");
-				return EXIT_USAGE;
-			}
+			if (opt_parse(io_opts, NOPTS, argc, argv, &c, &given, &err) < 0)
+				return storecmd_usage("io", err.msg);
+			if (!c.make_size || given.npos)
+				return storecmd_usage("io", given.npos ? "option '--make' takes no PATH to measure" :
+									 "option '--make' needs '--size'");
 			return make_file(c.make, c.make_size);
 		}
 	return measure_main(&io_command, argc, argv);

@@ -10,6 +10,7 @@
 
 #include "cli/exitcode.h"
 #include "cli/loadrun.h"
+#include "cli/storecmd.h"
 #include "cli/storepath.h"
 #include "core/units.h"
 #include "probe/runner.h"
@@ -47,8 +48,7 @@ static const struct probe_ops *probe_of(const struct measure_cmd *mc, const void
 
 static int usage_error(const struct measure_cmd *mc, const char *msg)
 {
-	fprintf(stderr, "latscope %s: %s\nTry 'latscope %s --help'.\n", mc->name, msg, mc->name);
-	return EXIT_USAGE;
+	return storecmd_usage(mc->name, msg);
 }
 
 static void print_help(const struct measure_cmd *mc)
