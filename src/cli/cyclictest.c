@@ -141,7 +141,7 @@ static void usage_help(void)
 	       "Differences: threads are always pinned (without -a, thread N runs on the Nth usable CPU), one\n"
 	       "per CPU; -D and -l together are refused.\n"
 	       "Other cyclictest options (-b, -c, --spike, -v, -x...) are refused by name.\n\n"
-	       "Exit status: 0 done (also when stopped by Ctrl-C or SIGTERM), 1 error, 2 bad usage.\n"
+	       "Exit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage.\n"
 	       "See latscope-cyclictest(1).\n");
 }
 

@@ -61,7 +61,7 @@ static void print_help(const struct measure_cmd *mc)
 		opt_print_help(stdout, mc->opts, mc->nopts, defaults);
 		free(defaults);
 	}
-	printf("\nExit status: 0 done (also when stopped by Ctrl-C or SIGTERM), 1 error, 2 bad usage,\n"
+	printf("\nExit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage,\n"
 	       "3 --fail-above exceeded.  See latscope-%s(1).\n", mc->name);
 }
 
@@ -444,9 +444,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	/* From here on a stop signal ends the run, never the process: the summary
 	 * and the JSON are still owed.  The runner waits for these signals. */
 	sigset_t stopsigs;
-	sigemptyset(&stopsigs);
-	sigaddset(&stopsigs, SIGINT);
-	sigaddset(&stopsigs, SIGTERM);
+	runner_stop_signals(&stopsigs);
 	sigprocmask(SIG_BLOCK, &stopsigs, NULL);
 
 	/* The load runs before the probe starts, so the whole measurement sees it. */

@@ -140,6 +140,32 @@ static void *measure_thread(void *arg)
 	return NULL;
 }
 
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+void runner_stop_signals(sigset_t *ret)
+{
+	sigemptyset(ret);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+		struct sigaction sa;
+		/* A blocked signal is kept pending even when ignored: under nohup a
+		 * SIGHUP would still stop the run.  What the caller ignores stays so. */
+		if (sigaction(stop_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(ret, stop_signals[i]);
+	}
+}
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	case SIGHUP: return "SIGHUP";
+	case SIGQUIT: return "SIGQUIT";
+	default: return "a signal";
+	}
+}
+
 static void set_error(struct runner_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_error(struct runner_error *err, const char *fmt, ...)
 {
@@ -364,9 +390,7 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 	bool stopping = false;
 	int r;
 
-	sigemptyset(&stopsigs);
-	sigaddset(&stopsigs, SIGINT);
-	sigaddset(&stopsigs, SIGTERM);
+	runner_stop_signals(&stopsigs);
 	sigaddset(&stopsigs, SIGUSR2);          /* the measuring threads are done */
 	uint64_t tick_ns = rn->rp->window_ns / 4u;
 	/* Context is read just after each window's end, so it belongs to that window. */
@@ -379,10 +403,9 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 		struct timespec tick = ns_to_ts(wait);
 		siginfo_t si;
 		int sig = sigtimedwait(&stopsigs, &si, &tick);
-		if ((sig == SIGINT || sig == SIGTERM) && !stopping) {
+		if (sig > 0 && sig != SIGUSR2 && !stopping) {
 			rn->res->interrupted = true;
-			snprintf(rn->res->stop_reason, sizeof(rn->res->stop_reason), "signal %s",
-				 sig == SIGINT ? "SIGINT" : "SIGTERM");
+			snprintf(rn->res->stop_reason, sizeof(rn->res->stop_reason), "signal %s", signal_name(sig));
 			stopping = true;
 			request_stop(rn);
 		}
@@ -524,9 +547,7 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 
 	/* Stop signals are taken by the main thread only, synchronously; every
 	 * thread created below inherits the blocked mask. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
+	runner_stop_signals(&block);
 	sigaddset(&block, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &block, &old_mask);
 	sigemptyset(&wake_sa.sa_mask);

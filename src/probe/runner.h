@@ -1,10 +1,12 @@
 /*
  * The runner: prepares the system, starts one pinned thread per CPU, collects
- * windows while they run, stops on duration, loops or SIGINT/SIGTERM, and
+ * windows while they run, stops on duration, loops or a stop signal, and
  * restores everything it changed on every path.
  */
 #ifndef LATSCOPE_PROBE_RUNNER_H
 #define LATSCOPE_PROBE_RUNNER_H
+
+#include <signal.h>
 
 #include "probe/probe.h"
 #include "result/result.h"
@@ -23,6 +25,13 @@ struct runner_hooks {
 struct runner_error {
 	char msg[256];
 };
+
+/*
+ * The signals that end a run, never the process: SIGINT, SIGTERM, SIGHUP (a
+ * dropped SSH session) and SIGQUIT, less those the caller ignores (nohup).
+ * Block them before anything is measured; the runner waits for them.
+ */
+void runner_stop_signals(sigset_t *ret);
 
 /*
  * Run ops under rp on rp->cpus; res must have been result_init'ed with one

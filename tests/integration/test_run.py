@@ -1,4 +1,5 @@
 """Runs of latscope timer: results complete and consistent, ended by duration, loops or signal."""
+import json
 import os
 import shutil
 import signal
@@ -114,6 +115,38 @@ class TimerRuns(TempDirCase):
 
     def test_sigterm_mid_run_prints_the_summary_and_writes_the_result(self):
         self.assertEqual(self.stop_with(signal.SIGTERM)["stop_reason"], "signal SIGTERM")
+
+    def test_sighup_mid_run_prints_the_summary_and_writes_the_result(self):
+        # A dropped SSH session: the run measured so far is kept, not lost.
+        self.assertEqual(self.stop_with(signal.SIGHUP)["stop_reason"], "signal SIGHUP")
+
+    def test_sigquit_mid_run_prints_the_summary_and_writes_the_result(self):
+        self.assertEqual(self.stop_with(signal.SIGQUIT)["stop_reason"], "signal SIGQUIT")
+
+    def test_a_stop_signal_also_stores_the_run(self):
+        db = self.path("runs.db")
+        proc = subprocess.Popen([LATSCOPE, "timer", "-D", "60", "-q", "--db", db],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGHUP)
+        stdout, stderr = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 0, stderr)
+        p = run("show", "1", "--json", "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["stop_reason"], "signal SIGHUP")
+
+    def test_a_run_under_nohup_is_not_stopped_by_sighup(self):
+        # nohup leaves SIGHUP ignored: latscope keeps it so and measures to the end.
+        out = self.path("r.json")
+        proc = subprocess.Popen(["nohup", os.path.abspath(LATSCOPE), "timer", "-a", "0", "-D", "2", "-q", "--no-store", "--json", out],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
+        time.sleep(1)
+        proc.send_signal(signal.SIGHUP)
+        stdout, stderr = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 0, stderr)
+        doc = load(out)
+        self.assertFalse(doc["interrupted"])
+        self.assertEqual(doc["stop_reason"], "duration")
 
     def test_fail_above_exits_3_when_the_limit_is_exceeded(self):
         p = run("timer", "-a", "0", "-D", "1", "-q", "--fail-above", "1ns")
