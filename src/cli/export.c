@@ -120,11 +120,14 @@ int cmd_export(int argc, char **argv)
 			code = EXIT_ERROR;
 		for (size_t i = 0; list && i < n; i++)
 			list[i] = &res[i];
-		r = !list ? 0 : c.format == EXPORT_GNUPLOT ? gnuplot_write(out, list, ids, n) : openmetrics_write(out, list, ids, n);
+		char why[320] = "";
+		r = !list ? 0
+		    : c.format == EXPORT_GNUPLOT ? gnuplot_write(out, list, ids, n)
+						 : openmetrics_write(out, list, ids, n, why, sizeof(why));
 		/* Standard output that failed is main's to report (a closed pipe quietly). */
 		if (r < 0 && (c.output || !ferror(stdout)))
 			fprintf(stderr, "latscope export: cannot write the %s: %s\n",
-				c.format == EXPORT_GNUPLOT ? "gnuplot script" : "metrics", strerror(-r));
+				c.format == EXPORT_GNUPLOT ? "gnuplot script" : "metrics", why[0] ? why : strerror(-r));
 		if (r < 0)
 			code = EXIT_ERROR;
 		free(list);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/errmsg.h"
 #include "core/utf8.h"
 #include "core/nstime.h"
 
@@ -163,9 +164,10 @@ static const char *secs_double(double ns, char *buf, size_t size)
 {
 	if (!(ns >= 0.0))
 		ns = 0.0;
-	/* below 2^64 the nearest integer is as exact as the double, and prints exactly */
+	/* Below 2^64 the nearest integer is as exact as the double, and prints
+	 * exactly; round(), not llround(): a long stops at 2^63. */
 	if (ns < 18446744073709549568.0)
-		return secs((uint64_t)llround(ns), buf, size);
+		return secs((uint64_t)round(ns), buf, size);
 	snprintf(buf, size, "%.17g", ns / 1e9);
 	if (!strpbrk(buf, ".e"))
 		strncat(buf, ".0", size - strlen(buf) - 1);
@@ -466,7 +468,8 @@ static void map_labels(struct run *r)
 	}
 }
 
-static int prepare(struct om *o, const struct result *const *results, const int64_t *ids, size_t n)
+static int prepare(struct om *o, const struct result *const *results, const int64_t *ids, size_t n, char *err,
+		   size_t errlen)
 {
 	int64_t *idcopy = malloc((n ? n : 1) * sizeof(*idcopy));
 	int r = 0;
@@ -481,14 +484,14 @@ static int prepare(struct om *o, const struct result *const *results, const int6
 	for (size_t i = 0; i < n; i++) {
 		struct run *run = &o->runs[i];
 		if (!results[i] || results[i]->nmetrics > REC_MAX_METRICS) {
-			r = -EINVAL;
+			r = err_set(err, errlen, -EINVAL, "result %zu is missing or has too many metrics", i + 1u);
 			goto out;
 		}
 		run->res = results[i];
 		for (size_t c = 0; c <= run->res->ncpus && run->res->nmetrics; c++) {
 			const struct cpu_result *cr = c < run->res->ncpus ? &run->res->cpus[c] : &run->res->all;
 			if (!cr->hist) {
-				r = -EINVAL;
+				r = err_set(err, errlen, -EINVAL, "result %zu is not finalized", i + 1u);
 				goto out;
 			}
 		}
@@ -496,8 +499,15 @@ static int prepare(struct om *o, const struct result *const *results, const int6
 		snprintf(run->id, sizeof(run->id), "%" PRId64, idcopy[i]);
 		for (unsigned m = 0; m < run->res->nmetrics; m++) {
 			make_name(run->metric[m], RESULT_NAME_LEN, "", run->res->metric_names[m]);
-			if (metric_of(run, run->metric[m]) != (int)m || !run->metric[m][0]) {
-				r = -EINVAL;
+			int first = metric_of(run, run->metric[m]);
+			if (!run->metric[m][0]) {
+				r = err_set(err, errlen, -EINVAL, "run %s: a metric has no name", run->id);
+				goto out;
+			}
+			if (first != (int)m) {
+				r = err_set(err, errlen, -EINVAL, "run %s: metrics '%s' and '%s' would both be named %s",
+					    run->id, run->res->metric_names[first], run->res->metric_names[m],
+					    run->metric[m]);
 				goto out;
 			}
 		}
@@ -508,7 +518,7 @@ static int prepare(struct om *o, const struct result *const *results, const int6
 	qsort(idcopy, n, sizeof(*idcopy), cmp_i64);
 	for (size_t i = 1; i < n; i++)
 		if (idcopy[i] == idcopy[i - 1]) {
-			r = -EINVAL;
+			r = err_set(err, errlen, -EINVAL, "run %" PRId64 " is given twice", idcopy[i]);
 			goto out;
 		}
 	qsort(o->labels, o->nlabels, sizeof(*o->labels), cmp_str);
@@ -522,21 +532,25 @@ out:
 	return r;
 }
 
-int openmetrics_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n)
+int openmetrics_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
+		      size_t errlen)
 {
 	struct om o = { .out = out };
 	const char **metrics = NULL;
+	const struct run **named_by = NULL;     /* the run that first names metrics[j] */
 	size_t nmetrics = 0;
 	int r;
 
+	err_set(err, errlen, 0, "%s", "");
 	if (!out || (n && !results))
-		return -EINVAL;
-	if ((r = prepare(&o, results, ids, n)) < 0)
+		return err_set(err, errlen, -EINVAL, "nothing to write to, or no results");
+	if ((r = prepare(&o, results, ids, n, err, errlen)) < 0)
 		goto out;
 	/* Every metric name once, in the order the runs first name them. */
 	metrics = malloc((n ? n : 1) * REC_MAX_METRICS * sizeof(*metrics));
-	if (!metrics) {
-		r = -ENOMEM;
+	named_by = malloc((n ? n : 1) * REC_MAX_METRICS * sizeof(*named_by));
+	if (!metrics || !named_by) {
+		r = err_set(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -544,8 +558,10 @@ int openmetrics_write(FILE *out, const struct result *const *results, const int6
 			size_t j = 0;
 			while (j < nmetrics && strcmp(metrics[j], o.runs[i].metric[m]) != 0)
 				j++;
-			if (j == nmetrics)
+			if (j == nmetrics) {
+				named_by[nmetrics] = &o.runs[i];
 				metrics[nmetrics++] = o.runs[i].metric[m];
+			}
 		}
 
 	/* Metrics such as "latency" and "latency_max" would meet on one family name. */
@@ -557,7 +573,10 @@ int openmetrics_write(FILE *out, const struct result *const *results, const int6
 					family_name(metrics[i], (enum figure)f, a, sizeof(a));
 					family_name(metrics[j], (enum figure)g, b, sizeof(b));
 					if (strcmp(a, b) == 0) {
-						r = -EINVAL;
+						r = err_set(err, errlen, -EINVAL,
+							    "metric '%s' of run %s and metric '%s' of run %s would both "
+							    "write %s", metrics[i], named_by[i]->id, metrics[j],
+							    named_by[j]->id, a);
 						goto out;
 					}
 				}
@@ -576,7 +595,10 @@ int openmetrics_write(FILE *out, const struct result *const *results, const int6
 	r = o.err;
 	if (!r && ferror(out))
 		r = -EIO;
+	if (r < 0)
+		err_set(err, errlen, r, "%s", strerror(-r));
 out:
+	free(named_by);
 	free(metrics);
 	free(o.runs);
 	free(o.labels);

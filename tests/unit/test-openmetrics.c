@@ -451,7 +451,7 @@ static char *render(const struct result *const *rs, const int64_t *ids, size_t n
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(openmetrics_write(f, rs, ids, n), 0);
+	assert_int_equal(openmetrics_write(f, rs, ids, n, NULL, 0), 0);
 	assert_int_equal(fclose(f), 0);
 	return buf;
 }
@@ -977,31 +977,56 @@ static void test_repeated_ids_and_missing_results_are_rejected(void **state)
 {
 	(void)state;
 	struct result a;
-	char *buf = NULL;
+	char *buf = NULL, err[256];
 	size_t len = 0;
 
 	load_real(&a);
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
 	const struct result *rs[] = { &a, &a };
-	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 5, 5 }, 2), -EINVAL);
+	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 5, 5 }, 2, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "run 5 is given twice");
 	const struct result *holes[] = { &a, NULL };
-	assert_int_equal(openmetrics_write(f, holes, NULL, 2), -EINVAL);
-	assert_int_equal(openmetrics_write(NULL, rs, NULL, 1), -EINVAL);
-	/* two metrics of one run that meet on one name */
-	snprintf(a.metric_names[0], RESULT_NAME_LEN, "a-b");
+	assert_int_equal(openmetrics_write(f, holes, NULL, 2, err, sizeof(err)), -EINVAL);
+	assert_int_equal(openmetrics_write(NULL, rs, NULL, 1, err, sizeof(err)), -EINVAL);
+	/* two metrics of one run that meet on one name: the message names the run and both */
+	snprintf(a.metric_names[0], RESULT_NAME_LEN, "lat-x");
 	a.nmetrics = 2;
-	snprintf(a.metric_names[1], RESULT_NAME_LEN, "a.b");
-	assert_int_equal(openmetrics_write(f, rs, NULL, 1), -EINVAL);
+	snprintf(a.metric_names[1], RESULT_NAME_LEN, "lat_x");
+	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 7 }, 1, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "run 7: metrics 'lat-x' and 'lat_x' would both be named lat_x");
 	/* or whose families would: latency's max and latency_max's histogram */
 	snprintf(a.metric_names[0], RESULT_NAME_LEN, "latency");
 	snprintf(a.metric_names[1], RESULT_NAME_LEN, "latency_max");
-	assert_int_equal(openmetrics_write(f, rs, NULL, 1), -EINVAL);
+	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 7 }, 1, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "metric 'latency' of run 7 and metric 'latency_max' of run 7 would both write "
+				 "latscope_latency_max_seconds");
 	a.nmetrics = 1;
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(len, 0);               /* nothing written before the checks */
 	free(buf);
 	result_free(&a);
+}
+
+/* A sum past 2^63 ns (292 years of latency, over many CPUs and runs) is still
+ * written as its value, not as whatever llround makes of it. */
+static void test_a_sum_above_two_to_the_63_ns_stays_exact(void **state)
+{
+	(void)state;
+	const uint64_t v[] = { UINT64_C(6000000000000000000), UINT64_C(6000000000000000000) };
+	struct result res;
+	struct expo e;
+
+	synth_result(&res, "0", v, ARRAY_SIZE(v), 1, 0);
+	const struct result *rs[] = { &res };
+	char *text = render(rs, NULL, 1);
+	parse(text, &e);
+	assert_string_equal(find(&e, "latscope_latency_seconds_sum", "cpu", "0", NULL)->value, "12000000000.0");
+	assert_string_equal(find(&e, "latscope_latency_quantile_seconds_sum", "cpu", "all", NULL)->value,
+			    "12000000000.0");
+	expo_free(&e);
+	free(text);
+	result_free(&res);
 }
 
 static void test_a_failed_write_gives_its_errno(void **state)
@@ -1014,7 +1039,7 @@ static void test_a_failed_write_gives_its_errno(void **state)
 		skip();
 	load_real(&a);
 	const struct result *rs[] = { &a };
-	assert_int_equal(openmetrics_write(f, rs, NULL, 1), -ENOSPC);
+	assert_int_equal(openmetrics_write(f, rs, NULL, 1, NULL, 0), -ENOSPC);
 	fclose(f);
 	result_free(&a);
 }
@@ -1210,6 +1235,7 @@ int main(void)
 		cmocka_unit_test(test_the_output_depends_on_the_input_only),
 		cmocka_unit_test(test_no_run_gives_just_eof),
 		cmocka_unit_test(test_repeated_ids_and_missing_results_are_rejected),
+		cmocka_unit_test(test_a_sum_above_two_to_the_63_ns_stays_exact),
 		cmocka_unit_test(test_a_failed_write_gives_its_errno),
 		cmocka_unit_test(test_junit_counts_tests_and_failures),
 		cmocka_unit_test(test_junit_escapes_markup_and_drops_what_xml_does_not_allow),
