@@ -19,7 +19,8 @@ int table_init(struct table *t, size_t ncols);
 long table_add_row(struct table *t);
 int table_set(struct table *t, size_t row, size_t col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void table_align_right(struct table *t, size_t col);
-void table_print(FILE *out, const struct table *t, enum table_format format);
+/* Cells are shown terminal-safe (core/termtext.h); in markdown a '|' is "\|".  -ENOMEM. */
+int table_print(FILE *out, const struct table *t, enum table_format format);
 void table_free(struct table *t);
 
 #endif

@@ -1,4 +1,5 @@
 #include "report/text.h"
+#include "report/tprint.h"
 #include "report/tracetext.h"
 
 #include <string.h>
@@ -15,7 +16,7 @@
 static void text_header_system(FILE *out, const struct result *res)
 {
 	const struct sysdesc *s = &res->sys;
-	fprintf(out, "system: %s, kernel %s %s%s%s, clocksource %s%s%s\n",
+	tprintf(out, "system: %s, kernel %s %s%s%s, clocksource %s%s%s\n",
 		s->cpu_model[0] ? s->cpu_model : "unknown CPU", s->kernel_release, s->preempt,
 		s->preempt_mode[0] ? " " : "", s->preempt_mode,
 		s->clocksource[0] ? s->clocksource : "unknown",
@@ -30,7 +31,7 @@ void text_header(FILE *out, const struct result *res, const char *what)
 	cpus[0] = '\0';
 	for (size_t i = 0; i < res->ncpus && n < sizeof(cpus); i++)
 		n += (size_t)snprintf(cpus + n, sizeof(cpus) - n, "%s%d", i ? "," : "", res->cpus[i].cpu);
-	fprintf(out, "latscope %s: %s on cpu %s\n", res->probe, what, cpus);
+	tprintf(out, "latscope %s: %s on cpu %s\n", res->probe, what, cpus);
 	text_header_system(out, res);
 }
 
@@ -38,7 +39,7 @@ void text_notes(FILE *out, const struct result *res, unsigned first, bool verbos
 {
 	for (unsigned i = first; i < res->nnotes; i++)
 		if (verbose || !res->note_is_info[i])
-			fprintf(out, "latscope %s: %s\n", res->probe, res->notes[i]);
+			tprintf(out, "latscope %s: %s\n", res->probe, res->notes[i]);
 }
 
 
@@ -88,28 +89,28 @@ void text_window(FILE *out, const struct result *res, const struct cpu_result *c
 	char a[32], b[32], c[32], d[32], e[32], f[32], t[32];
 
 	fmt_duration(res->threshold_ns, t, sizeof(t));
-	fprintf(out, "%8.2fs cpu%-3d n %-7llu mean %s sd %s [%s - %s]%s global [%s - %s]%s ", (double)w->start_ns / 1e9,
+	tprintf(out, "%8.2fs cpu%-3d n %-7llu mean %s sd %s [%s - %s]%s global [%s - %s]%s ", (double)w->start_ns / 1e9,
 		cr->cpu, (unsigned long long)m->st.n, val(u, m->st.mean, a, sizeof(a)), val(u, stats_stddev(&m->st), b, sizeof(b)),
 		val(u, (double)stats_min(&m->st), c, sizeof(c)), val(u, (double)m->st.max, d, sizeof(d)), u.name,
 		val(u, (double)stats_min(g), e, sizeof(e)), val(u, (double)g->max, f, sizeof(f)), u.name);
 	if (ops && ops->per_op_costs) {
 		double secs = (double)(w->end_ns - w->start_ns) / 1e9;
 		uint64_t bytes = op_bytes(res);
-		fprintf(out, "%.0f ops/s", secs > 0 ? (double)m->st.n / secs : 0.0);
+		tprintf(out, "%.0f ops/s", secs > 0 ? (double)m->st.n / secs : 0.0);
 		if (bytes)
-			fprintf(out, " %.1f MB/s", secs > 0 ? (double)m->st.n * (double)bytes / secs / 1e6 : 0.0);
+			tprintf(out, " %.1f MB/s", secs > 0 ? (double)m->st.n * (double)bytes / secs / 1e6 : 0.0);
 		if (rw->ctx.valid)
-			fprintf(out, " system %.1fus softirq %.1fus iowait %.1fus per op on cpu%d",
+			tprintf(out, " system %.1fus softirq %.1fus iowait %.1fus per op on cpu%d",
 				m->st.n ? (double)rw->ctx.cpu_ns[CPU_SYSTEM] / 1000.0 / (double)m->st.n : 0.0,
 				m->st.n ? (double)rw->ctx.cpu_ns[CPU_SOFTIRQ] / 1000.0 / (double)m->st.n : 0.0,
 				m->st.n ? (double)rw->ctx.cpu_ns[CPU_IOWAIT] / 1000.0 / (double)m->st.n : 0.0, cr->cpu);
 		fputc('\n', out);
 	} else if (ops && ops->values_tile_time) {
 		double time = m->st.mean * (double)m->st.n;
-		fprintf(out, "noise %llu above %s, %.3f%% of the time\n", (unsigned long long)m->above, t,
+		tprintf(out, "noise %llu above %s, %.3f%% of the time\n", (unsigned long long)m->above, t,
 			time > 0 ? 100.0 * (double)m->above_ns / time : 0.0);
 	} else {
-		fprintf(out, "above %s %.2f%% missed %llu\n", t, m->st.n ? 100.0 * (double)m->above / (double)m->st.n : 0.0,
+		tprintf(out, "above %s %.2f%% missed %llu\n", t, m->st.n ? 100.0 * (double)m->above / (double)m->st.n : 0.0,
 			(unsigned long long)w->missed);
 	}
 	fflush(out);
@@ -123,25 +124,25 @@ static void summary_row(FILE *out, struct unit u, const char *name, const struct
 
 	if (s->count == 0) {
 		/* no sample: a count, missed periods, and no figure that would read as a measurement */
-		fprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %8llu\n", name, 0ULL, "-", "-",
+		tprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %8llu\n", name, 0ULL, "-", "-",
 			"-", "-", "-", "-", "-", "-", "-", "-", "-", "-", (unsigned long long)(metric == 0 ? cr->missed : 0));
 		return;
 	}
-	fprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s ", name,
+	tprintf(out, "%-6s %10llu %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s ", name,
 		(unsigned long long)s->count, val(u, (double)s->min, v[0], 24), val(u, s->mean, v[1], 24),
 		val(u, s->stddev, v[2], 24), val(u, (double)s->p50, v[3], 24), val(u, (double)s->p90, v[4], 24),
 		val(u, (double)s->p99, v[5], 24), val(u, (double)s->p999, v[6], 24), val(u, (double)s->p9999, v[7], 24),
 		val(u, (double)s->max, v[8], 24), s->has_warm_max ? val(u, (double)s->warm_max, v[9], 24) : "-");
 	if (metric == 0)
-		fprintf(out, "%9llu %7.3f %8llu\n", (unsigned long long)s->above, s->above_pct,
+		tprintf(out, "%9llu %7.3f %8llu\n", (unsigned long long)s->above, s->above_pct,
 			(unsigned long long)cr->missed);
 	else
-		fprintf(out, "%9s %7s %8s\n", "-", "-", "-");
+		tprintf(out, "%9s %7s %8s\n", "-", "-", "-");
 }
 
 static void summary_table(FILE *out, const struct result *res, struct unit u, unsigned metric)
 {
-	fprintf(out, "%-6s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %8s\n", "cpu", "count", "min",
+	tprintf(out, "%-6s %10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %8s\n", "cpu", "count", "min",
 		"mean", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm-max", "> thr", "% > thr",
 		"missed");
 	for (size_t i = 0; i < res->ncpus; i++) {
@@ -157,14 +158,14 @@ static void largest_line(FILE *out, const struct cpu_result *cr, const char *nam
 {
 	if (cr->ntop == 0)
 		return;
-	fprintf(out, "  %-5s largest:", name);
+	tprintf(out, "  %-5s largest:", name);
 	for (unsigned i = 0; i < cr->ntop && i < 3; i++) {
 		char v[32], at[32];
 		fmt_duration(cr->top[i].value, v, sizeof(v));
 		fmt_duration(cr->top[i].at_ns, at, sizeof(at));
-		fprintf(out, "%s %s at %s", i ? "," : "", v, at);
+		tprintf(out, "%s %s at %s", i ? "," : "", v, at);
 		if (cr->cpu < 0)
-			fprintf(out, " (cpu %d)", cr->top_cpu[i]);
+			tprintf(out, " (cpu %d)", cr->top_cpu[i]);
 	}
 	fputc('\n', out);
 }
@@ -179,7 +180,7 @@ static void share_line(FILE *out, const struct result *res, const struct cpu_res
 	fmt_duration(res->threshold_ns, t, sizeof(t));
 	fmt_duration(s->above_ns, tot, sizeof(tot));
 	fmt_duration(s->min, floor, sizeof(floor));
-	fprintf(out, "  %-5s %llu gaps above %s took %s, %.3f%% of the time; the loop's own period (min gap) is %s\n",
+	tprintf(out, "  %-5s %llu gaps above %s took %s, %.3f%% of the time; the loop's own period (min gap) is %s\n",
 		name, (unsigned long long)s->above, t, tot, time > 0 ? 100.0 * (double)s->above_ns / time : 0.0, floor);
 }
 
@@ -231,7 +232,7 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 	top_counts(&cr->irqs, irqs, sizeof(irqs));
 	top_counts(&cr->softirqs, softs, sizeof(softs));
 	fmt_duration(steal, st, sizeof(st));
-	fprintf(out, "  %-5s beside them: %llu interrupts (%s), %llu softirqs (%s), %llu preemptions, steal %s\n", name,
+	tprintf(out, "  %-5s beside them: %llu interrupts (%s), %llu softirqs (%s), %llu preemptions, steal %s\n", name,
 		(unsigned long long)count_total(&cr->irqs), irqs[0] ? irqs : "none", (unsigned long long)count_total(&cr->softirqs),
 		softs[0] ? softs : "none", (unsigned long long)invol, st);
 	/* A slow read is not explained by the interrupts that complete it. */
@@ -239,33 +240,33 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 	if (unexplained == 0 || above == 0 || (ops && ops->per_op_costs))
 		return;
 	if (res->sys.hypervisor[0])
-		fprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
+		tprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
 			"in their window to explain them: on this %s guest that points at the hypervisor taking the vCPU%s\n",
 			name, (unsigned long long)unexplained, (unsigned long long)above, res->sys.hypervisor,
 			steal ? " (the kernel saw steal time)" : " (the kernel reports no steal time for them)");
 	else
-		fprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
+		tprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
 			"in their window to explain them: with no hypervisor, that points at firmware (SMIs) or the hardware\n",
 			name, (unsigned long long)unexplained, (unsigned long long)above);
 }
 
 static void overhead_line(FILE *out, const struct cpu_result *cr, const char *name)
 {
-	fprintf(out, "  %-5s clock read %.0f ns (min %llu)", name, cr->clock_cost.mean,
+	tprintf(out, "  %-5s clock read %.0f ns (min %llu)", name, cr->clock_cost.mean,
 		(unsigned long long)stats_min(&cr->clock_cost));
 	if (cr->overhead.n)
-		fprintf(out, ", wakeup to recorded %.0f ns mean, %llu ns max", cr->overhead.mean,
+		tprintf(out, ", wakeup to recorded %.0f ns mean, %llu ns max", cr->overhead.mean,
 			(unsigned long long)cr->overhead.max);
 	fputc('\n', out);
 }
 
 static void cost_line(FILE *out, const char *who, const uint64_t *cpu_ns, double ops)
 {
-	fprintf(out, "  %-22s", who);
+	tprintf(out, "  %-22s", who);
 	for (int k = 0; k < CPU_TIME_KINDS; k++)
 		if (k != CPU_IDLE)
-			fprintf(out, " %s %.2f", cpu_time_names[k], (double)cpu_ns[k] / 1000.0 / ops);
-	fprintf(out, "  (idle %.2f)\n", (double)cpu_ns[CPU_IDLE] / 1000.0 / ops);
+			tprintf(out, " %s %.2f", cpu_time_names[k], (double)cpu_ns[k] / 1000.0 / ops);
+	tprintf(out, "  (idle %.2f)\n", (double)cpu_ns[CPU_IDLE] / 1000.0 / ops);
 }
 
 /* Throughput, and what each operation cost the CPU, by category. */
@@ -280,11 +281,11 @@ static void op_costs(FILE *out, const struct result *res)
 		return;
 	if (bytes)
 		snprintf(rate, sizeof(rate), ", %.1f MB/s", ops * (double)bytes / secs / 1e6);
-	fprintf(out, "throughput: %.0f ops/s%s\n", ops / secs, rate);
+	tprintf(out, "throughput: %.0f ops/s%s\n", ops / secs, rate);
 	if (!res->machine.valid)
 		return;
 	const struct machine_window *m = &res->machine.total;
-	fprintf(out, "CPU time per operation (us), from /proc/stat (10 ms resolution per CPU):\n");
+	tprintf(out, "CPU time per operation (us), from /proc/stat (10 ms resolution per CPU):\n");
 	cost_line(out, "whole machine", m->cpu_ns, ops);
 	for (size_t i = 0; i < res->ncpus; i++) {
 		uint64_t ns[CPU_TIME_KINDS] = { 0 };
@@ -295,9 +296,9 @@ static void op_costs(FILE *out, const struct result *res)
 		snprintf(who, sizeof(who), "cpu%d (reading)", res->cpus[i].cpu);
 		cost_line(out, who, ns, ops);
 	}
-	fprintf(out, "  %-22s user %.2f system %.2f (getrusage)\n", "latscope itself", (double)m->self_user_ns / 1000.0 / ops,
+	tprintf(out, "  %-22s user %.2f system %.2f (getrusage)\n", "latscope itself", (double)m->self_user_ns / 1000.0 / ops,
 		(double)m->self_system_ns / 1000.0 / ops);
-	fprintf(out, "interrupts per operation %.3f, softirqs %.3f, context switches %.3f (whole machine)\n",
+	tprintf(out, "interrupts per operation %.3f, softirqs %.3f, context switches %.3f (whole machine)\n",
 		(double)m->irqs / ops, (double)m->softirqs / ops, (double)m->switches / ops);
 }
 
@@ -309,15 +310,15 @@ void text_summary(FILE *out, const struct result *res)
 
 	fmt_duration(res->threshold_ns, t, sizeof(t));
 	fmt_duration(res->elapsed_ns, el, sizeof(el));
-	fprintf(out, "\n%s (%s) after %s%s%s%s\n", res->metric_names[0], u.name, el,
+	tprintf(out, "\n%s (%s) after %s%s%s%s\n", res->metric_names[0], u.name, el,
 		res->interrupted ? ", stopped early (" : "", res->interrupted ? res->stop_reason : "",
 		res->interrupted ? ")" : "");
 	summary_table(out, res, u, 0);
-	fprintf(out, "threshold %s; warm max leaves out the first %llu window(s)\n", t,
+	tprintf(out, "threshold %s; warm max leaves out the first %llu window(s)\n", t,
 		(unsigned long long)res->warmup);
 	/* A probe's other metrics (such as wake's wake_call), each in the same table. */
 	for (unsigned m = 1; m < res->nmetrics; m++) {
-		fprintf(out, "%s (%s)\n", res->metric_names[m], u.name);
+		tprintf(out, "%s (%s)\n", res->metric_names[m], u.name);
 		summary_table(out, res, u, m);
 	}
 	for (size_t i = 0; i < res->ncpus; i++) {
@@ -332,7 +333,7 @@ void text_summary(FILE *out, const struct result *res)
 	if (ops && ops->per_op_costs)
 		op_costs(out, res);
 	text_trace(out, res);
-	fprintf(out, "latscope's own cost per CPU:\n");
+	tprintf(out, "latscope's own cost per CPU:\n");
 	for (size_t i = 0; i < res->ncpus; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "cpu%d", res->cpus[i].cpu);
@@ -345,10 +346,10 @@ void text_runs(FILE *out, const struct run_info *runs, size_t n)
 	char v[5][24], when[24], labels[512];
 
 	if (n == 0) {
-		fprintf(out, "no runs\n");
+		tprintf(out, "no runs\n");
 		return;
 	}
-	fprintf(out, "%6s  %-19s  %-6s  %-12s %10s %9s %9s %9s %9s %7s  %s\n", "id", "start (UTC)", "probe", "host",
+	tprintf(out, "%6s  %-19s  %-6s  %-12s %10s %9s %9s %9s %9s %7s  %s\n", "id", "start (UTC)", "probe", "host",
 		"count", "p50", "p99", "max", "warm-max", "missed", "labels");
 	for (size_t i = 0; i < n; i++) {
 		const struct run_info *r = &runs[i];
@@ -358,7 +359,7 @@ void text_runs(FILE *out, const struct run_info *runs, size_t n)
 			when[10] = ' ';
 		labels_format(&r->labels, labels, sizeof(labels));
 		const bool some = r->count > 0;     /* figures of no sample would read as zero latency */
-		fprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %7s%2s %7s%2s %7s%2s %7s%2s %7llu  %s%s\n", (long long)r->id,
+		tprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %7s%2s %7s%2s %7s%2s %7s%2s %7llu  %s%s\n", (long long)r->id,
 			when, r->probe, r->host, (unsigned long long)r->count, some ? val(u, (double)r->p50_ns, v[0], 24) : "-",
 			some ? u.name : "", some ? val(u, (double)r->p99_ns, v[1], 24) : "-", some ? u.name : "",
 			some ? val(u, (double)r->max_ns, v[2], 24) : "-", some ? u.name : "",
@@ -372,16 +373,16 @@ void text_result(FILE *out, const struct result *res, int64_t id)
 	char when[64], labels[512];
 
 	fmt_utc(res->start_realtime_ns, when, sizeof(when));
-	fprintf(out, "run %lld: %s, started %s UTC on %s\n", (long long)id, res->probe, when, res->sys.hostname);
-	fprintf(out, "command:");
+	tprintf(out, "run %lld: %s, started %s UTC on %s\n", (long long)id, res->probe, when, res->sys.hostname);
+	tprintf(out, "command:");
 	for (int i = 0; i < res->argc; i++)
-		fprintf(out, " %s", res->argv[i]);
-	fprintf(out, "\n");
+		tprintf(out, " %s", res->argv[i]);
+	tprintf(out, "\n");
 	labels_format(&res->labels, labels, sizeof(labels));
 	if (labels[0])
-		fprintf(out, "labels: %s\n", labels);
+		tprintf(out, "labels: %s\n", labels);
 	text_header_system(out, res);
 	for (unsigned i = 0; i < res->nnotes; i++)
-		fprintf(out, "note: %s\n", res->notes[i]);
+		tprintf(out, "note: %s\n", res->notes[i]);
 	text_summary(out, res);
 }

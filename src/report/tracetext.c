@@ -1,4 +1,5 @@
 #include "report/tracetext.h"
+#include "report/tprint.h"
 
 #include <string.h>
 
@@ -27,19 +28,19 @@ static void contributors(FILE *out, const json_t *occ, bool stretches)
 			break;
 		const char *kind = json_string_value(json_object_get(c, "kind"));
 		const char *name = json_string_value(json_object_get(c, "name"));
-		fprintf(out, "%s", shown++ ? ", " : "");
+		tprintf(out, "%s", shown++ ? ", " : "");
 		if (kind && strcmp(kind, "task") == 0)
-			fprintf(out, "task %s (pid %lld, prio %lld)", name ? name : "?", num(c, "id"), num(c, "prio"));
+			tprintf(out, "task %s (pid %lld, prio %lld)", name ? name : "?", num(c, "id"), num(c, "prio"));
 		else if (kind && (strcmp(kind, "irq") == 0 || strcmp(kind, "softirq") == 0))
-			fprintf(out, "%s %s", kind, name ? name : "?");
+			tprintf(out, "%s %s", kind, name ? name : "?");
 		else
-			fprintf(out, "%s", kind ? kind : "?");
-		fprintf(out, " %.1fus", us(num(c, "ns")));
+			tprintf(out, "%s", kind ? kind : "?");
+		tprintf(out, " %.1fus", us(num(c, "ns")));
 		if (stretches)
-			fprintf(out, " in %lld stretch%s", num(c, "count"), num(c, "count") == 1 ? "" : "es");
+			tprintf(out, " in %lld stretch%s", num(c, "count"), num(c, "count") == 1 ? "" : "es");
 	}
 	if (!shown)
-		fprintf(out, "nothing traced");
+		tprintf(out, "nothing traced");
 }
 
 void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *indent)
@@ -48,29 +49,29 @@ void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *inden
 	const json_t *p;
 
 	if (!timer) {
-		fprintf(out, "%sgap %.1fus at %.3fs: ", indent, us(num(sp, "gap_ns")), (double)num(sp, "at_ns") / 1e9);
+		tprintf(out, "%sgap %.1fus at %.3fs: ", indent, us(num(sp, "gap_ns")), (double)num(sp, "at_ns") / 1e9);
 		contributors(out, json_object_get(sp, "occupied_by"), false);
 		if (json_object_get(sp, "window_steal_ns"))
-			fprintf(out, "; steal in that window %.1fus", us(num(sp, "window_steal_ns")));
-		fprintf(out, "\n");
+			tprintf(out, "; steal in that window %.1fus", us(num(sp, "window_steal_ns")));
+		tprintf(out, "\n");
 		return;
 	}
 	const json_t *pp = json_object_get(sp, "parts"), *before = json_object_get(sp, "before_expiry"),
 		     *after = json_object_get(sp, "after_expiry");
-	fprintf(out, "%sspike %.1fus at %.3fs:", indent, us(num(sp, "latency_ns")), (double)num(sp, "at_ns") / 1e9);
+	tprintf(out, "%sspike %.1fus at %.3fs:", indent, us(num(sp, "latency_ns")), (double)num(sp, "at_ns") / 1e9);
 	json_object_foreach((json_t *)pp, name, p)
-		fprintf(out, " %s %.1f", name, us((long long)json_integer_value(p)));
-	fprintf(out, "\n");
+		tprintf(out, " %s %.1f", name, us((long long)json_integer_value(p)));
+	tprintf(out, "\n");
 	if (before && num(before, "interrupt_not_delivered_ns") > 0)
-		fprintf(out, "%s  %.1fus of the interrupt delay had nothing able to hold it back "
+		tprintf(out, "%s  %.1fus of the interrupt delay had nothing able to hold it back "
 			"(interrupts off, or the vCPU not running)\n", indent, us(num(before, "interrupt_not_delivered_ns")));
 	if (after) {
-		fprintf(out, "%s  after the expiry: ", indent);
+		tprintf(out, "%s  after the expiry: ", indent);
 		contributors(out, after, false);
-		fprintf(out, "\n");
+		tprintf(out, "\n");
 	}
 	if (json_object_get(sp, "window_steal_ns"))
-		fprintf(out, "%s  steal in that window: %.1fus\n", indent, us(num(sp, "window_steal_ns")));
+		tprintf(out, "%s  steal in that window: %.1fus\n", indent, us(num(sp, "window_steal_ns")));
 }
 
 static void timer_cpu(FILE *out, const json_t *c)
@@ -79,15 +80,15 @@ static void timer_cpu(FILE *out, const json_t *c)
 	const char *name;
 	size_t i;
 
-	fprintf(out, "  cpu%lld  %lld of %lld samples decomposed, %lld adding up to their latency within 1us%s\n",
+	tprintf(out, "  cpu%lld  %lld of %lld samples decomposed, %lld adding up to their latency within 1us%s\n",
 		num(c, "cpu"), num(c, "matched"), num(c, "samples"), num(c, "add_up"),
 		num(c, "samples_not_logged") ? " (the log was full before the end)" : "");
 	/* What the tracing cost scales with; bench/RESULTS.md has its price in latency. */
-	fprintf(out, "        %lld trace events recorded on it, %.1f per sample\n", num(c, "trace_events"),
+	tprintf(out, "        %lld trace events recorded on it, %.1f per sample\n", num(c, "trace_events"),
 		num(c, "samples") ? (double)num(c, "trace_events") / (double)num(c, "samples") : 0.0);
-	fprintf(out, "        %-18s %9s %9s %9s %9s\n", "part (us)", "p50", "p99", "p99.9", "max");
+	tprintf(out, "        %-18s %9s %9s %9s %9s\n", "part (us)", "p50", "p99", "p99.9", "max");
 	json_object_foreach((json_t *)parts, name, p)
-		fprintf(out, "        %-18s %9.1f %9.1f %9.1f %9.1f\n", name, us(num(p, "p50_ns")), us(num(p, "p99_ns")),
+		tprintf(out, "        %-18s %9.1f %9.1f %9.1f %9.1f\n", name, us(num(p, "p50_ns")), us(num(p, "p99_ns")),
 			us(num(p, "p99.9_ns")), us(num(p, "max_ns")));
 	json_array_foreach(json_object_get(c, "spikes"), i, sp) {
 		if (i == SPIKES_SHOWN)
@@ -112,14 +113,14 @@ static void noise_cpu(FILE *out, const json_t *c)
 	const char *name;
 	size_t i;
 
-	fprintf(out, "  cpu%lld  %lld of %lld events explained; their time by kind:", num(c, "cpu"), num(c, "explained"),
+	tprintf(out, "  cpu%lld  %lld of %lld events explained; their time by kind:", num(c, "cpu"), num(c, "explained"),
 		num(c, "events"));
 	json_object_foreach((json_t *)kinds, name, v)
 		if (json_integer_value(v))
-			fprintf(out, " %s %.1fus", name, us((long long)json_integer_value(v)));
-	fprintf(out, "\n");
+			tprintf(out, " %s %.1fus", name, us((long long)json_integer_value(v)));
+	tprintf(out, "\n");
 	if (text_trace_causes(out, c, "        most time over all events: "))
-		fprintf(out, "\n");
+		tprintf(out, "\n");
 	json_array_foreach(json_object_get(c, "spikes"), i, sp) {
 		if (i == SPIKES_SHOWN)
 			break;
@@ -136,7 +137,7 @@ void text_trace(FILE *out, const struct result *res)
 		return;
 	const char *mode = json_string_value(json_object_get(res->trace, "mode"));
 	bool timer = mode && strcmp(mode, "timer") == 0;
-	fprintf(out, "where the time went (--trace, from kernel trace events):\n");
+	tprintf(out, "where the time went (--trace, from kernel trace events):\n");
 	json_array_foreach(json_object_get(res->trace, "cpus"), i, c) {
 		if (timer)
 			timer_cpu(out, c);
@@ -144,6 +145,6 @@ void text_trace(FILE *out, const struct result *res)
 			noise_cpu(out, c);
 	}
 	if (num(res->trace, "events_lost"))
-		fprintf(out, "  the trace lost %lld events: samples near them may be unexplained\n",
+		tprintf(out, "  the trace lost %lld events: samples near them may be unexplained\n",
 			num(res->trace, "events_lost"));
 }
