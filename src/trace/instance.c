@@ -1,5 +1,7 @@
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +25,64 @@ bool trace_supported(void)
 const char *trace_session_dir(const struct trace_session *s)
 {
 	return s ? s->dir : "";
+}
+
+unsigned long trace_pidns(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : TRACE_PIDNS_UNKNOWN;
+}
+
+int trace_instance_name(unsigned long pidns, long pid, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, TRACE_INSTANCE_PREFIX "%lu-%ld", pidns, pid);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* A decimal without sign or leading zero, up to the next non-digit. */
+static int parse_positive(const char *s, const char **end, unsigned long *ret)
+{
+	char *e;
+	if (*s < '1' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long v = strtoul(s, &e, 10);
+	if (errno)
+		return -EINVAL;
+	*end = e;
+	*ret = v;
+	return 0;
+}
+
+int trace_instance_parse(const char *name, unsigned long *ret_pidns, long *ret_pid)
+{
+	size_t plen = strlen(TRACE_INSTANCE_PREFIX);
+	const char *p, *q;
+	unsigned long a, b;
+
+	if (strncmp(name, TRACE_INSTANCE_PREFIX, plen) != 0 || parse_positive(name + plen, &p, &a) < 0)
+		return -EINVAL;
+	if (*p == '\0') {                       /* the older "latscope-<pid>" */
+		if (a > (unsigned long)INT32_MAX)
+			return -EINVAL;
+		*ret_pidns = TRACE_PIDNS_UNKNOWN;
+		*ret_pid = (long)a;
+		return 0;
+	}
+	if (*p != '-' || parse_positive(p + 1, &q, &b) < 0 || *q != '\0' || b > (unsigned long)INT32_MAX)
+		return -EINVAL;
+	*ret_pidns = a;
+	*ret_pid = (long)b;
+	return 0;
+}
+
+bool trace_instance_judgeable(unsigned long owner_ns, unsigned long self_ns)
+{
+	if (self_ns == TRACE_PIDNS_UNKNOWN)
+		return false;
+	if (owner_ns == TRACE_PIDNS_UNKNOWN)
+		return self_ns == TRACE_PIDNS_INIT;     /* written by an older latscope, likely the host's */
+	return owner_ns == self_ns;
 }
 
 #if !HAVE_TRACEFS
@@ -211,7 +271,10 @@ int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 	}
 	s->cpus = o->cpus;
 	s->events = want;
-	snprintf(s->name, sizeof(s->name), TRACE_INSTANCE_PREFIX "%ld", (long)getpid());
+	if ((r = trace_instance_name(trace_pidns(), (long)getpid(), s->name, sizeof(s->name))) < 0) {
+		free(s);
+		return err_set(err, errsize, r, "cannot name the tracefs instance");
+	}
 
 	errno = 0;
 	s->inst = tracefs_instance_create(s->name);
@@ -271,6 +334,7 @@ void trace_session_free(struct trace_session *s)
 
 struct stale {
 	pid_t self;
+	unsigned long pidns;
 	unsigned removed;
 	int err;
 };
@@ -278,14 +342,11 @@ struct stale {
 static int stale_one(const char *name, void *data)
 {
 	struct stale *st = data;
-	char *end;
-	size_t plen = strlen(TRACE_INSTANCE_PREFIX);
+	unsigned long owner_ns;
+	long pid;
 
-	if (strncmp(name, TRACE_INSTANCE_PREFIX, plen) != 0)
-		return 0;
-	errno = 0;
-	long pid = strtol(name + plen, &end, 10);
-	if (errno || *end || end == name + plen || pid <= 0 || pid == st->self)
+	if (trace_instance_parse(name, &owner_ns, &pid) < 0 || pid == st->self ||
+	    !trace_instance_judgeable(owner_ns, st->pidns))
 		return 0;
 	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 		return 0;               /* alive, or not ours to judge (EPERM) */
@@ -306,7 +367,7 @@ static int stale_one(const char *name, void *data)
 
 int trace_remove_stale_instances(unsigned *ret_removed)
 {
-	struct stale st = { .self = getpid() };
+	struct stale st = { .self = getpid(), .pidns = trace_pidns() };
 	const char *dir = NULL;
 
 	if (ret_removed)

@@ -1,7 +1,7 @@
 /*
  * A private tracefs instance for one latscope run.
  *
- * instances/latscope-<pid> records with the "mono" clock, so event times are
+ * instances/latscope-<pidns>-<pid> records with the "mono" clock, so event times are
  * CLOCK_MONOTONIC ns like the probes' own reads, and leaves the top-level
  * trace and anyone else's instances alone.  Without libtracefs at build time
  * every call fails with -ENOTSUP and says "built without tracefs support".
@@ -28,6 +28,25 @@
 #define TRACE_WANT_NOISE_PROBE (TRACE_WANT_TIMER | TRACE_WANT_SCHED | TRACE_WANT_IRQ | TRACE_WANT_WAKEUP)
 
 #define TRACE_INSTANCE_PREFIX "latscope-"
+/* The pid namespace of the process that owns an instance of the older form
+ * "latscope-<pid>": unknown, so only the initial namespace may judge it. */
+#define TRACE_PIDNS_UNKNOWN 0ul
+/* The inode of the initial pid namespace (the kernel's PROC_PID_INIT_INO). */
+#define TRACE_PIDNS_INIT 0xeffffffcul
+
+/*
+ * Containers may share the host's tracefs while their pids mean other
+ * processes: an instance is named by its owner's pid namespace (the inode of
+ * /proc/self/ns/pid) and pid, "latscope-4026531836-1234", and only a process
+ * of the same namespace judges whether its owner is gone.  (A boot id would
+ * add nothing: instances do not outlive a boot.)
+ */
+unsigned long trace_pidns(void);        /* TRACE_PIDNS_UNKNOWN when /proc cannot say */
+int trace_instance_name(unsigned long pidns, long pid, char *buf, size_t size);  /* -ENAMETOOLONG */
+/* Owner of an instance name, of either form; -EINVAL when it is not latscope's. */
+int trace_instance_parse(const char *name, unsigned long *ret_pidns, long *ret_pid);
+/* Whether a process in pid namespace self_ns may judge the owner of an instance in owner_ns. */
+bool trace_instance_judgeable(unsigned long owner_ns, unsigned long self_ns);
 
 struct trace_opts {
 	struct cpuset cpus;      /* CPUs to record (tracing_cpumask); others get a minimal buffer */
@@ -41,7 +60,7 @@ struct trace_session;
 bool trace_supported(void);
 
 /*
- * Create and configure instances/latscope-<pid>, then start recording.
+ * Create and configure this process's instance, then start recording.
  * On failure err holds a message naming the cause (tracefs not mounted,
  * permission denied, 'sys:event' missing, built without tracefs support), no
  * instance is left behind and a negative errno is returned: -ENOTSUP (no
@@ -64,12 +83,13 @@ int trace_session_destroy(struct trace_session *s);
 /* trace_session_destroy() when still needed, then free.  NULL is a no-op. */
 void trace_session_free(struct trace_session *s);
 
-/* "/sys/kernel/tracing/instances/latscope-1234" (for messages and tests). */
+/* "/sys/kernel/tracing/instances/latscope-4026531836-1234" (for messages and tests). */
 const char *trace_session_dir(const struct trace_session *s);
 
 /*
- * Remove latscope-<pid> instances whose process is gone (killed by SIGKILL
- * before it could clean up).  Instances of live processes are left alone.
+ * Remove latscope instances whose process is gone (killed by SIGKILL before it
+ * could clean up).  Instances of live processes, and of other pid namespaces,
+ * are left alone.
  * *ret_removed (may be NULL) counts removals.  Returns 0 or a negative errno;
  * 0 when tracefs is absent (nothing can be stale).
  */

@@ -18,7 +18,7 @@ struct trace_session {
 	unsigned events;
 	bool stopped;
 	bool destroyed;
-	char name[32];
+	char name[48];
 	char dir[PATH_MAX];
 };
 

@@ -16,8 +16,10 @@ INSTANCES = "/sys/kernel/tracing/instances"
 TRACEABLE = is_traceable()
 
 
-def ours(pid):
-    return os.path.exists(os.path.join(INSTANCES, "latscope-%d" % pid))
+def ours(pid, pidns=None):
+    """Whether latscope process pid (of pid namespace pidns, ours by default) has its instance."""
+    ns = pidns if pidns is not None else os.stat("/proc/self/ns/pid").st_ino
+    return os.path.exists(os.path.join(INSTANCES, "latscope-%d-%d" % (ns, pid)))
 
 
 @unittest.skipUnless(TRACEABLE, "needs root and tracefs with timer events")
@@ -108,6 +110,40 @@ class TimerTrace(TempDirCase):
         self.assertTrue(ours(p.pid), "SIGKILL leaves it")
         self.timer(1)
         self.assertFalse(ours(p.pid))
+
+    @unittest.skipUnless(shutil.which("unshare"), "needs unshare (util-linux)")
+    def test_a_run_in_another_pid_namespace_leaves_a_live_runs_instance_alone(self):
+        # A container sharing the host's tracefs sees the host run's pid as
+        # nobody's; it must not take that for a killed run and remove its instance.
+        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", "-q", "--no-store"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 10
+            while not ours(p.pid) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.assertTrue(ours(p.pid), "the instance was made")
+            c = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", os.path.abspath(LATSCOPE), "timer",
+                                "-a", str(CPU), "-D", "0.5", "--trace", "-q", "--no-store"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(c.returncode, 0, c.stderr)
+            self.assertNotIn("not traced", c.stderr, "the run in the namespace traced too")
+            self.assertTrue(ours(p.pid), "the live run's instance is still there")
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=60)
+        self.assertFalse(ours(p.pid))
+
+    def test_an_instance_of_the_older_name_form_left_by_a_dead_process_is_removed(self):
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        legacy = os.path.join(INSTANCES, "latscope-%d" % dead.pid)
+        os.mkdir(legacy)
+        try:
+            self.timer(0.5)
+            self.assertFalse(os.path.exists(legacy))
+        finally:
+            if os.path.exists(legacy):
+                os.rmdir(legacy)
 
 
 @unittest.skipUnless(TRACEABLE, "needs root and tracefs with timer events")

@@ -178,9 +178,11 @@ static void test_an_instance_left_by_a_killed_process_is_removed_and_a_live_ones
 		_exit(0);
 	assert_int_equal(waitpid(dead, NULL, 0), dead);
 
-	char stale[256], live[256];
-	snprintf(stale, sizeof(stale), "/sys/kernel/tracing/instances/" TRACE_INSTANCE_PREFIX "%d", (int)dead);
-	snprintf(live, sizeof(live), "/sys/kernel/tracing/instances/" TRACE_INSTANCE_PREFIX "%d", (int)getppid());
+	char stale[256], live[256], name[64];
+	assert_int_equal(trace_instance_name(trace_pidns(), dead, name, sizeof(name)), 0);
+	snprintf(stale, sizeof(stale), "/sys/kernel/tracing/instances/%s", name);
+	assert_int_equal(trace_instance_name(trace_pidns(), getppid(), name, sizeof(name)), 0);
+	snprintf(live, sizeof(live), "/sys/kernel/tracing/instances/%s", name);
 	assert_int_equal(mkdir(stale, 0700), 0);
 	bool made_live = mkdir(live, 0700) == 0;
 
@@ -192,6 +194,37 @@ static void test_an_instance_left_by_a_killed_process_is_removed_and_a_live_ones
 		assert_int_equal(access(live, F_OK), 0);
 		rmdir(live);
 	}
+}
+
+static void test_instance_names_carry_the_pid_namespace_and_parse_back(void **state)
+{
+	(void)state;
+	char name[64];
+	unsigned long ns;
+	long pid;
+
+	assert_int_equal(trace_instance_name(4026531836ul, 1234, name, sizeof(name)), 0);
+	assert_string_equal(name, "latscope-4026531836-1234");
+	assert_int_equal(trace_instance_parse(name, &ns, &pid), 0);
+	assert_true(ns == 4026531836ul && pid == 1234);
+	assert_int_equal(trace_instance_parse("latscope-77", &ns, &pid), 0);     /* the older form */
+	assert_true(ns == TRACE_PIDNS_UNKNOWN && pid == 77);
+	const char *bad[] = { "latscope-", "latscope-0", "latscope-12x", "latscope--3", "latscope-1-", "latscope-1-2-3",
+			      "latscope-01", "other-12", "latscope-99999999999999999999", "latscope-1-9999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(trace_instance_parse(bad[i], &ns, &pid), -EINVAL);
+	assert_int_equal(trace_instance_name(1, 1, name, 8), -ENAMETOOLONG);
+}
+
+static void test_only_the_owners_pid_namespace_judges_an_instance(void **state)
+{
+	(void)state;
+	assert_true(trace_instance_judgeable(4026532000ul, 4026532000ul));
+	assert_false(trace_instance_judgeable(TRACE_PIDNS_INIT, 4026532000ul));     /* the host's, seen from a container */
+	assert_false(trace_instance_judgeable(4026532000ul, TRACE_PIDNS_INIT));     /* a container's, seen from the host */
+	assert_true(trace_instance_judgeable(TRACE_PIDNS_UNKNOWN, TRACE_PIDNS_INIT));
+	assert_false(trace_instance_judgeable(TRACE_PIDNS_UNKNOWN, 4026532000ul));
+	assert_false(trace_instance_judgeable(4026532000ul, TRACE_PIDNS_UNKNOWN));
 }
 
 static void test_destroying_a_null_session_is_harmless(void **state)
@@ -206,6 +239,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_a_traced_sleep_loop_is_decomposed_and_the_instance_is_removed, free_session),
 		cmocka_unit_test(test_an_instance_left_by_a_killed_process_is_removed_and_a_live_ones_kept),
+		cmocka_unit_test(test_instance_names_carry_the_pid_namespace_and_parse_back),
+		cmocka_unit_test(test_only_the_owners_pid_namespace_judges_an_instance),
 		cmocka_unit_test(test_destroying_a_null_session_is_harmless),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
