@@ -78,6 +78,15 @@ static uint64_t op_bytes(const struct result *res)
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
 }
 
+/*
+ * One line per CPU per window, a stable format (latscope-timer(1), LIVE OUTPUT)
+ * that scripts parse: fields separated by spaces, every figure with its unit.
+ *
+ *   START cpuN n COUNT mean V sd V above THRESHOLD PCT% [MIN - MAX] global [MIN - MAX] missed N
+ *
+ * noise ends "... global [MIN - MAX] noise N above THRESHOLD, PCT% of the time"
+ * and io "... global [MIN - MAX] R ops/s [B MB/s] [system V softirq V iowait V per op on cpuN]".
+ */
 void text_window(FILE *out, const struct result *res, const struct cpu_result *cr,
 		 const struct result_window *rw)
 {
@@ -87,13 +96,18 @@ void text_window(FILE *out, const struct result *res, const struct cpu_result *c
 	const struct stats *g = &cr->gwin[0];
 	struct unit u = unit_of(res);
 	char a[32], b[32], c[32], d[32], e[32], f[32], t[32];
+	const bool tiles = ops && ops->values_tile_time, per_op = ops && ops->per_op_costs;
 
 	fmt_duration(res->threshold_ns, t, sizeof(t));
-	tprintf(out, "%8.2fs cpu%-3d n %-7llu mean %s sd %s [%s - %s]%s global [%s - %s]%s ", (double)w->start_ns / 1e9,
-		cr->cpu, (unsigned long long)m->st.n, val(u, m->st.mean, a, sizeof(a)), val(u, stats_stddev(&m->st), b, sizeof(b)),
-		val(u, (double)stats_min(&m->st), c, sizeof(c)), val(u, (double)m->st.max, d, sizeof(d)), u.name,
-		val(u, (double)stats_min(g), e, sizeof(e)), val(u, (double)g->max, f, sizeof(f)), u.name);
-	if (ops && ops->per_op_costs) {
+	tprintf(out, "%8.2fs cpu%-3d n %-7llu mean %s%s sd %s%s ", (double)w->start_ns / 1e9, cr->cpu,
+		(unsigned long long)m->st.n, val(u, m->st.mean, a, sizeof(a)), u.name,
+		val(u, stats_stddev(&m->st), b, sizeof(b)), u.name);
+	if (!tiles && !per_op)
+		tprintf(out, "above %s %.2f%% ", t, m->st.n ? 100.0 * (double)m->above / (double)m->st.n : 0.0);
+	tprintf(out, "[%s%s - %s%s] global [%s%s - %s%s] ", val(u, (double)stats_min(&m->st), c, sizeof(c)), u.name,
+		val(u, (double)m->st.max, d, sizeof(d)), u.name, val(u, (double)stats_min(g), e, sizeof(e)), u.name,
+		val(u, (double)g->max, f, sizeof(f)), u.name);
+	if (per_op) {
 		double secs = (double)(w->end_ns - w->start_ns) / 1e9;
 		uint64_t bytes = op_bytes(res);
 		tprintf(out, "%.0f ops/s", secs > 0 ? (double)m->st.n / secs : 0.0);
@@ -105,13 +119,12 @@ void text_window(FILE *out, const struct result *res, const struct cpu_result *c
 				m->st.n ? (double)rw->ctx.cpu_ns[CPU_SOFTIRQ] / 1000.0 / (double)m->st.n : 0.0,
 				m->st.n ? (double)rw->ctx.cpu_ns[CPU_IOWAIT] / 1000.0 / (double)m->st.n : 0.0, cr->cpu);
 		fputc('\n', out);
-	} else if (ops && ops->values_tile_time) {
+	} else if (tiles) {
 		double time = m->st.mean * (double)m->st.n;
 		tprintf(out, "noise %llu above %s, %.3f%% of the time\n", (unsigned long long)m->above, t,
 			time > 0 ? 100.0 * (double)m->above_ns / time : 0.0);
 	} else {
-		tprintf(out, "above %s %.2f%% missed %llu\n", t, m->st.n ? 100.0 * (double)m->above / (double)m->st.n : 0.0,
-			(unsigned long long)w->missed);
+		tprintf(out, "missed %llu\n", (unsigned long long)w->missed);
 	}
 	fflush(out);
 }
