@@ -10,6 +10,8 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "config.h"
+#include "core/suggest.h"
+#include "report/tprint.h"
 
 struct command {
 	const char *name;
@@ -84,7 +86,14 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return finish(commands[i].fn(argc - 1, argv + 1));
-	fprintf(stderr, "latscope: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		names[i] = commands[i].name;
+	long near = suggest_word(argv[1], strlen(argv[1]), names, sizeof(names) / sizeof(names[0]));
+	if (near >= 0)
+		tprintf(stderr, "latscope: unknown command '%s'; did you mean '%s'?\n", argv[1], names[near]);
+	else
+		tprintf(stderr, "latscope: unknown command '%s'\n", argv[1]);
+	fprintf(stderr, "Try 'latscope --help'.\n");
 	return EXIT_USAGE;
 }

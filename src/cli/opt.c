@@ -7,6 +7,7 @@
 
 #include "core/cpuset.h"
 #include "core/parse.h"
+#include "core/suggest.h"
 #include "core/units.h"
 #include "probe/params.h"
 
@@ -223,8 +224,16 @@ static int parse_long(const struct opt *opts, size_t nopts, int argc, char **arg
 	char as[80];
 
 	snprintf(as, sizeof(as), "--%.*s", (int)(len < 64 ? len : 64), name);
-	if (!o)
+	if (!o) {
+		const char *names[OPT_MAX];
+		size_t n = nopts < OPT_MAX ? nopts : OPT_MAX;
+		for (size_t k = 0; k < n; k++)
+			names[k] = opts[k].name;
+		long near = suggest_word(name, len, names, n);
+		if (near >= 0)
+			return fail(err, "unknown option '%s'; did you mean '--%s'?", as, names[near]);
 		return fail(err, "unknown option '%s'", as);
+	}
 	if (!takes_value(o)) {
 		if (eq)
 			return fail(err, "option '%s' takes no value", as);

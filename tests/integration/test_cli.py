@@ -34,6 +34,12 @@ class CommandLine(TempDirCase):
         p = run("frobnicate")
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown command 'frobnicate'", p.stderr)
+        self.assertEqual(p.stderr.splitlines(), ["latscope: unknown command 'frobnicate'", "Try 'latscope --help'."])
+
+    def test_a_mistyped_command_names_the_nearest_one(self):
+        p = run("tiemr")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown command 'tiemr'; did you mean 'timer'?", p.stderr)
 
     def test_timer_help_lists_every_option_and_the_exit_codes(self):
         p = run("timer", "--help")

@@ -880,6 +880,19 @@ static void test_policy_other_takes_only_priority_zero_and_defaults_to_it(void *
 
 /* ---- unknown options, bundles, positionals ---- */
 
+static void test_a_mistyped_long_option_names_the_nearest_one(void **state)
+{
+	(void)state;
+	EXPECT_ERROR("unknown option '--treshold'; did you mean '--threshold'?", NULL, NULL, "--treshold", "5");
+	EXPECT_ERROR("unknown option '--intreval'; did you mean '--interval'?", NULL, NULL, "--intreval=1ms");
+	EXPECT_ERROR("unknown option '--quit'; did you mean '--quiet'?", NULL, NULL, "--quit");
+	/* nothing near enough: no guess */
+	EXPECT_ERROR("unknown option '--bogus'", NULL, NULL, "--bogus");
+	struct timer_cmd c;
+	assert_int_equal(parse_args(&c, (const char *const[]){ "--bogus", NULL }), -EINVAL);
+	assert_null(strstr(last_err.msg, "did you mean"));
+}
+
 static void test_unknown_options_are_rejected_by_the_name_typed(void **state)
 {
 	(void)state;
@@ -1384,6 +1397,7 @@ int main(void)
 		cmocka_unit_test(test_priority_zero_is_an_error_with_fifo_and_rr),
 		cmocka_unit_test(test_policy_other_takes_only_priority_zero_and_defaults_to_it),
 		cmocka_unit_test(test_unknown_options_are_rejected_by_the_name_typed),
+		cmocka_unit_test(test_a_mistyped_long_option_names_the_nearest_one),
 		cmocka_unit_test(test_bundled_short_flags_end_with_an_option_taking_the_rest_as_value),
 		cmocka_unit_test(test_a_value_may_start_with_a_dash_or_look_like_an_option),
 		cmocka_unit_test(test_double_dash_ends_options_and_a_positional_is_unexpected),
