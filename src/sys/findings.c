@@ -99,8 +99,25 @@ static bool rule_serial_console(const struct fingerprint *fp, const struct findi
 		return false;
 	if (param)
 		add(f->saw, "; console=%s", param);
-	if (fingerprint_sysctl_i64(fp, "kernel.printk", &level) == 0)
+	bool quiet = fingerprint_param(fp, "quiet") != NULL, have_level =
+		fingerprint_sysctl_i64(fp, "kernel.printk", &level) == 0;
+	if (have_level)
 		add(f->saw, "; console loglevel %lld", (long long)level);
+	if (quiet)
+		add(f->saw, "; the command line has quiet");
+	/* Advice to boot with quiet is no help to a machine booted with it: the
+	 * loglevel in effect says what reaches the console, quiet only how it booted. */
+	static const char drop[] = "Drop the serial console= from the kernel command line where no one reads it";
+	if (have_level && level <= 1)
+		add(f->fix, "%s; the console loglevel is already %lld, so only the kernel's most urgent messages reach it.",
+		    drop, (long long)level);
+	else if ((have_level && level <= 4) || (!have_level && quiet))
+		add(f->fix, "%s. Messages are already kept down (%s), but errors still print: to keep them off it too, "
+		    "boot with loglevel=1 or run dmesg -n 1 (sysctl kernel.printk=\"1 4 1 3\").", drop,
+		    quiet ? "booted with quiet" : "console loglevel 4 or less");
+	else if (quiet)
+		add(f->fix, "%s. It was booted with quiet, but the console loglevel has been raised to %lld since: run "
+		    "dmesg -n 1 (sysctl kernel.printk=\"1 4 1 3\").", drop, (long long)level);
 	return true;
 }
 

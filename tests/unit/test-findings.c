@@ -159,6 +159,43 @@ static void test_rule_serial_console_fires_when_ttyS0_is_a_console(void **state)
 	assert_non_null(strstr(f.saw, "loglevel 4"));
 }
 
+static void test_rule_serial_console_does_not_advise_quiet_to_a_machine_booted_with_it(void **state)
+{
+	(void)state;
+	struct finding f;
+	const struct systree_file quiet[] = {
+		{ "proc/consoles", "ttyS0                -W- (EC  p a)    4:64\n" },
+		{ "proc/cmdline", "console=ttyS0 quiet reboot=k\n" },
+		{ "proc/sys/kernel/printk", "4\t4\t1\t7\n" },
+		END,
+	};
+	assert_true(fires(quiet, "serial-console", &f));
+	assert_null(strstr(f.fix, "boot with quiet"));
+	assert_non_null(strstr(f.fix, "already kept down (booted with quiet)"));
+	assert_non_null(strstr(f.fix, "loglevel=1"));
+	assert_non_null(strstr(f.saw, "the command line has quiet"));
+
+	/* quiet at boot, but the level raised since: say so */
+	const struct systree_file raised[] = {
+		{ "proc/consoles", "ttyS0                -W- (EC  p a)    4:64\n" },
+		{ "proc/cmdline", "console=ttyS0 quiet\n" },
+		{ "proc/sys/kernel/printk", "7\t4\t1\t7\n" },
+		END,
+	};
+	assert_true(fires(raised, "serial-console", &f));
+	assert_non_null(strstr(f.fix, "raised to 7 since"));
+
+	/* neither quiet nor a low level: the usual advice */
+	const struct systree_file loud[] = {
+		{ "proc/consoles", "ttyS0                -W- (EC  p a)    4:64\n" },
+		{ "proc/cmdline", "console=ttyS0\n" },
+		{ "proc/sys/kernel/printk", "7\t4\t1\t7\n" },
+		END,
+	};
+	assert_true(fires(loud, "serial-console", &f));
+	assert_non_null(strstr(f.fix, "boot with quiet or loglevel=3"));
+}
+
 static void test_rule_serial_console_fires_for_ttyAMA0_and_hvc0(void **state)
 {
 	(void)state;
@@ -850,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_rule_steal_time_is_a_warning_below_one_percent),
 		cmocka_unit_test(test_rule_steal_time_is_quiet_without_steal),
 		cmocka_unit_test(test_rule_serial_console_fires_when_ttyS0_is_a_console),
+		cmocka_unit_test(test_rule_serial_console_does_not_advise_quiet_to_a_machine_booted_with_it),
 		cmocka_unit_test(test_rule_serial_console_fires_for_ttyAMA0_and_hvc0),
 		cmocka_unit_test(test_rule_serial_console_is_quiet_for_a_virtual_terminal_or_a_disabled_port),
 		cmocka_unit_test(test_rule_clocksource_not_tsc_is_a_problem_for_hpet),
