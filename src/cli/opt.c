@@ -382,17 +382,49 @@ static void default_text(const struct opt *o, const void *defaults, char *buf, s
 	}
 }
 
+/* Append "; 10ms to 1h" to the default (or alone): what the option accepts, said before it is refused. */
+static void range_text(const struct opt *o, char *buf, size_t size)
+{
+	char lo[32], hi[32];
+	size_t len = strlen(buf);
+
+	switch (o->kind) {
+	case OPT_DURATION:
+		fmt_duration(o->min, lo, sizeof(lo));
+		fmt_duration(o->max, hi, sizeof(hi));
+		break;
+	case OPT_SIZE:
+		fmt_size(o->min, lo, sizeof(lo));
+		fmt_size(o->max, hi, sizeof(hi));
+		break;
+	case OPT_UINT:
+		snprintf(lo, sizeof(lo), "%llu", (unsigned long long)o->min);
+		snprintf(hi, sizeof(hi), "%llu", (unsigned long long)o->max);
+		break;
+	case OPT_FLAG:
+	case OPT_CPUS:
+	case OPT_ENUM:
+	case OPT_LABEL:
+	case OPT_STRING:
+	case OPT_STRLIST:
+	case OPT_HELP:
+		return;
+	}
+	snprintf(buf + len, size - len, "%s%s to %s", len ? "; " : "", lo, hi);
+}
+
 void opt_print_help(FILE *out, const struct opt *opts, size_t nopts, const void *defaults)
 {
 	for (size_t i = 0; i < nopts; i++) {
 		const struct opt *o = &opts[i];
-		char mv[64], head[160], def[64];
+		char mv[64], head[160], def[160];
 		metavar(o, mv, sizeof(mv));
 		if (o->short_name)
 			snprintf(head, sizeof(head), "-%c, --%s%s%s", o->short_name, o->name, *mv ? " " : "", mv);
 		else
 			snprintf(head, sizeof(head), "    --%s%s%s", o->name, *mv ? " " : "", mv);
 		default_text(o, defaults, def, sizeof(def));
+		range_text(o, def, sizeof(def));
 		if (strlen(head) > 28)
 			fprintf(out, "  %s\n  %-28s  %s", head, "", o->help);
 		else

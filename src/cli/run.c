@@ -96,7 +96,8 @@ static void show_progress(void *ctx, uint64_t elapsed_ns, uint64_t total_ns)
 	(void)total_ns;
 	if (!p->tty)
 		return;
-	uint64_t left = elapsed_ns < p->phase_ns ? (p->phase_ns - elapsed_ns) / NS_PER_SEC : 0;
+	/* Rounded up: "0 s left" would stand for the whole last second. */
+	uint64_t left = elapsed_ns < p->phase_ns ? (p->phase_ns - elapsed_ns + NS_PER_SEC - 1u) / NS_PER_SEC : 0;
 	fprintf(stderr, "\r\033[Klatscope run: %zu/%zu %s, %llu s left", p->phase + 1u, NPHASES, phases[p->phase].what,
 		(unsigned long long)left);
 	fflush(stderr);
@@ -112,8 +113,9 @@ static int build_argv(const struct run_cmd *c, const struct phase *ph, uint64_t 
 		return -ENOMEM;
 	argv[n++] = strdup(ph->mc->name);
 	argv[n++] = strdup("-D");
-	if (asprintf(&argv[n++], "%lluns", (unsigned long long)ns) < 0)
-		argv[n - 1] = NULL;
+	char dur[32];
+	fmt_duration_exact(ns, dur, sizeof(dur));
+	argv[n++] = strdup(dur);
 	argv[n++] = strdup("-q");
 	argv[n++] = strdup("--label");
 	if (asprintf(&argv[n++], "suite=%s", suite) < 0)
@@ -264,7 +266,8 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < NPHASES; i++) {
 		char **pargv;
 		int pargc;
-		uint64_t ns = total / 12u * phases[i].share;
+		/* whole milliseconds: the phase's command line reads as a user would write it */
+		uint64_t ns = total / 12u * phases[i].share / NS_PER_MS * NS_PER_MS;
 		if (build_argv(&c, &phases[i], ns, suite, &pargv, &pargc) < 0) {
 			fprintf(stderr, "latscope run: out of memory\n");
 			worst = EXIT_ERROR;

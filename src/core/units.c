@@ -6,23 +6,31 @@
 
 #include "core/nstime.h"
 
+static const struct {
+	const char *name;
+	uint64_t ns;
+} units[] = {
+	{ "h", 3600u * NS_PER_SEC }, { "m", 60u * NS_PER_SEC }, { "s", NS_PER_SEC },
+	{ "ms", NS_PER_MS }, { "us", NS_PER_US }, { "ns", 1 },
+};
+
+void fmt_duration_exact(uint64_t ns, char *buf, size_t size)
+{
+	size_t i = 0;
+	while (ns == 0 ? units[i].ns != NS_PER_SEC : ns % units[i].ns != 0)
+		i++;
+	snprintf(buf, size, "%llu%s", (unsigned long long)(ns / units[i].ns), units[i].name);
+}
+
 void fmt_duration(uint64_t ns, char *buf, size_t size)
 {
-	static const struct {
-		const char *name;
-		uint64_t ns;
-	} units[] = {
-		{ "h", 3600u * NS_PER_SEC }, { "m", 60u * NS_PER_SEC }, { "s", NS_PER_SEC },
-		{ "ms", NS_PER_MS }, { "us", NS_PER_US }, { "ns", 1 },
-	};
-
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		uint64_t u = units[i].ns;
 		if (ns < u && u != 1)
 			continue;
 		uint64_t whole = ns / u, rest = ns % u;
 		/* thousandths of the unit, rounded down: shown only when not zero */
-		uint64_t milli = (uint64_t)((double)rest * 1000.0 / (double)u);
+		uint64_t milli = rest / (u / 1000u ? u / 1000u : 1u);
 		if (milli == 0) {
 			snprintf(buf, size, "%llu%s", (unsigned long long)whole, units[i].name);
 			return;

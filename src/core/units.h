@@ -8,6 +8,9 @@
 /* The largest unit that keeps it short: "1ms", "250us", "1.5s", "0ns".  Up to
  * three decimals, trailing zeros dropped. */
 void fmt_duration(uint64_t ns, char *buf, size_t size);
+/* ns in the largest unit that holds it whole ("2083ms", "125s", "5m"): what a
+ * user would type, and parse_duration gives back exactly. */
+void fmt_duration_exact(uint64_t ns, char *buf, size_t size);
 
 /* Bytes in the largest binary unit that divides them: "4KiB", "1GiB", "1000B". */
 void fmt_size(uint64_t bytes, char *buf, size_t size);
