@@ -1245,8 +1245,9 @@ static void test_help_lists_every_option_with_its_short_name_and_default(void **
 		}
 		assert_non_null(strstr(text, o->help));
 	}
-	assert_non_null(strstr(text, "(default 1ms)"));
-	assert_non_null(strstr(text, "(default 95)"));
+	assert_non_null(strstr(text, "(default 1ms; 1us to 1h)"));
+	assert_non_null(strstr(text, "(default 95; 0 to 99)"));
+	assert_non_null(strstr(text, "(default 1s; 10ms to 1h)"));   /* the window's minimum is said */
 	assert_non_null(strstr(text, "(default fifo)"));
 	assert_non_null(strstr(text, "--policy fifo|rr|other"));
 	free(text);
