@@ -427,8 +427,13 @@ static void on_prepared(void *ctx, const struct result *res)
 {
 	struct cyc_live *lv = ctx;
 
-	text_notes(stderr, res, 0, false);
+	text_notes(stderr, "cyclictest", res, 0, false);
 	lv->notes_shown = res->nnotes;
+	/* P: is the priority the threads run at, not the one asked for */
+	if (!res->applied.rt_policy) {
+		lv->view.priority = 0;
+		lv->view.policy = "other/other";
+	}
 	if (res->applied.pm_qos)
 		printf("# /dev/cpu_dma_latency set to 0us\n");
 	draw(lv, res);
@@ -589,7 +594,7 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 		return code;
 	}
 	/* what went wrong while measuring (a thread that stopped early), which measure_run kept silent */
-	text_notes(stderr, &res, lv.notes_shown, false);
+	text_notes(stderr, "cyclictest", &res, lv.notes_shown, false);
 	draw(&lv, &res);
 	if (o->quiet && !o->hist)
 		cyc_print_stats(stdout, &lv.view, &res);

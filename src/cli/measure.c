@@ -145,16 +145,42 @@ struct live {
 	bool windows;
 	bool verbose;
 	bool silent;
+	bool header;                    /* print the header once the threads are set up */
+	const char *name;               /* the command, for messages */
+	const char *what;               /* what the probe does (describe) */
+	const char *load;               /* the load's text, or NULL */
+	const struct run_params *rp;
 	const struct measure_hooks *mh;
 	uint64_t duration_ns;
 	unsigned notes_shown;
 };
 
+/* The scheduling the measuring threads got, not the one asked for. */
+static void sched_applied(const struct run_params *rp, const struct result *res, char *buf, size_t size)
+{
+	if (rp->policy == POLICY_OTHER)
+		snprintf(buf, size, "%s", sched_policy_name(POLICY_OTHER));
+	else if (res->applied.rt_policy)
+		snprintf(buf, size, "%s priority %llu", sched_policy_name(rp->policy), (unsigned long long)rp->priority);
+	else
+		snprintf(buf, size, "%s (%s priority %llu not applied)", sched_policy_name(POLICY_OTHER),
+			 sched_policy_name(rp->policy), (unsigned long long)rp->priority);
+}
+
 static void on_prepared(void *ctx, const struct result *res)
 {
 	struct live *lv = ctx;
+	if (lv->header) {
+		char sched[96], what[384];
+		sched_applied(lv->rp, res, sched, sizeof(sched));
+		snprintf(what, sizeof(what), "%s, %s", lv->what, sched);
+		text_header(stdout, res, what);
+		if (lv->load)
+			printf("under load: %s\n", lv->load);
+		fflush(stdout);
+	}
 	if (!lv->silent)
-		text_notes(stderr, res, 0, lv->verbose);
+		text_notes(stderr, lv->name, res, 0, lv->verbose);
 	lv->notes_shown = res->nnotes;
 	if (lv->mh && lv->mh->prepared)
 		lv->mh->prepared(lv->mh->ctx, res);
@@ -453,14 +479,10 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		goto out;
 	}
 	mc->describe(params, what, sizeof(what));
-	if (!rp->quiet && !silent) {
-		text_header(stdout, &res, what);
-		if (lr->n || lr->cmd)
-			printf("under load: %s\n", lr->text[0] ? lr->text : "(too long for a label; see params)");
-	}
-	fflush(stdout);
 	struct live lv = { .windows = !rp->quiet && !silent && (rp->live || isatty(STDOUT_FILENO)),
-			   .verbose = !rp->quiet && !silent, .silent = silent, .mh = mh, .duration_ns = rp->duration_ns };
+			   .verbose = !rp->quiet && !silent, .silent = silent, .header = !rp->quiet && !silent,
+			   .name = mc->name, .what = what, .rp = rp, .mh = mh, .duration_ns = rp->duration_ns,
+			   .load = !(lr->n || lr->cmd) ? NULL : lr->text[0] ? lr->text : "(too long for a label; see params)" };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .tick = on_tick, .ctx = &lv };
 	r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
 	loadrun_stop(lr, &res);
@@ -489,7 +511,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	}
 	/* Notes made during the run (a thread that stopped on an error) come last. */
 	if (!silent)
-		text_notes(stderr, &res, lv.notes_shown, lv.verbose);
+		text_notes(stderr, mc->name, &res, lv.notes_shown, lv.verbose);
 	if (res.failed)
 		code = EXIT_ERROR;      /* what was measured is kept; the run did not complete */
 	if (code == EXIT_OK)

@@ -32,7 +32,8 @@ struct measure_cmd {
 	const char *path_name;          /* how --help and errors call it */
 	/* Probe-specific checks after the common ones; -EINVAL with err filled. */
 	int (*validate)(void *params, const struct opt_result *given, struct opt_error *err);
-	/* One line of what the probe does with its parameters, for the header. */
+	/* One line of what the probe does with its parameters, for the header; the
+	 * scheduling the threads got is added after it, once it is known. */
 	void (*describe)(const void *params, char *buf, size_t size);
 	/* Optional: what the user should know before the run (res->notes). */
 	void (*notes)(const void *params, struct result *res);

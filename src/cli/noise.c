@@ -128,8 +128,6 @@ static void noise_describe(const void *params, char *buf, size_t size)
 {
 	const struct noise_cmd *c = params;
 	char thr[32], dur[32], burst[96] = "";
-	static const char *const policies[] = { "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER" };
-
 	fmt_duration(c->run.threshold_ns, thr, sizeof(thr));
 	if (c->run.duration_ns)
 		fmt_duration(c->run.duration_ns, dur, sizeof(dur));
@@ -141,8 +139,7 @@ static void noise_describe(const void *params, char *buf, size_t size)
 		fmt_duration(c->p.rest_ns, r, sizeof(r));
 		snprintf(burst, sizeof(burst), ", bursts of %s every %s", b, r);
 	}
-	snprintf(buf, size, "gaps above %s are noise, clock %s, %s priority %llu, %s%s", thr,
-		 clock_choices[c->p.clock], policies[c->run.policy], (unsigned long long)c->run.priority, dur, burst);
+	snprintf(buf, size, "gaps above %s are noise, clock %s, %s%s", thr, clock_choices[c->p.clock], dur, burst);
 }
 
 const struct measure_cmd noise_command = {

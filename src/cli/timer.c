@@ -89,8 +89,6 @@ static void timer_describe(const void *params, char *buf, size_t size)
 {
 	const struct timer_cmd *c = params;
 	char iv[32], dur[32];
-	static const char *const policies[] = { "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER" };
-
 	fmt_duration(c->p.interval_ns, iv, sizeof(iv));
 	if (c->run.duration_ns)
 		fmt_duration(c->run.duration_ns, dur, sizeof(dur));
@@ -104,8 +102,7 @@ static void timer_describe(const void *params, char *buf, size_t size)
 		fmt_duration(c->p.distance_ns, d, sizeof(d));
 		snprintf(dist, sizeof(dist), " + %s per CPU", d);
 	}
-	snprintf(buf, size, "interval %s%s (%s), %s priority %llu, %s%s", iv, dist, mode_choices[c->p.mode],
-		 policies[c->run.policy], (unsigned long long)c->run.priority, dur,
+	snprintf(buf, size, "interval %s%s (%s), %s%s", iv, dist, mode_choices[c->p.mode], dur,
 		 c->p.co_correct ? ", coordinated-omission correction" : "");
 }
 

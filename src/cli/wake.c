@@ -159,7 +159,6 @@ static void wake_notes(const void *params, struct result *res)
 static void wake_describe(const void *params, char *buf, size_t size)
 {
 	const struct wake_cmd *c = params;
-	static const char *const policies[] = { "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER" };
 	int waker = cpuset_next(&c->run.cpus, 0);
 	char pace[48], dur[32];
 
@@ -176,10 +175,9 @@ static void wake_describe(const void *params, char *buf, size_t size)
 		snprintf(dur, sizeof(dur), "%llu wakeups", (unsigned long long)c->run.loops);
 	else
 		snprintf(dur, sizeof(dur), "until Ctrl-C");
-	snprintf(buf, size, "waker on cpu %d, sleeper on cpu %u (%s), via %s%s, %s, %s priority %llu, %s", waker,
+	snprintf(buf, size, "waker on cpu %d, sleeper on cpu %u (%s), via %s%s, %s, %s", waker,
 		 c->p.sleeper_cpu, (unsigned)waker == c->p.sleeper_cpu ? "same CPU" : "across CPUs",
-		 via_choices[c->p.via], c->p.pingpong ? " ping-pong" : "", pace, policies[c->run.policy],
-		 (unsigned long long)c->run.priority, dur);
+		 via_choices[c->p.via], c->p.pingpong ? " ping-pong" : "", pace, dur);
 }
 
 static const struct probe_ops *wake_ops_for(const void *params)

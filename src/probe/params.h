@@ -10,6 +10,9 @@
 
 enum sched_policy_kind { POLICY_FIFO, POLICY_RR, POLICY_OTHER };
 
+/* "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER": how the kernel and people name the policy. */
+const char *sched_policy_name(int kind);
+
 /* The statistic --fail-above compares. */
 enum fail_stat { FAIL_MAX, FAIL_WARM_MAX, FAIL_P99, FAIL_P999, FAIL_P9999, FAIL_MEAN };
 

@@ -80,7 +80,7 @@ static int policy_of(int kind)
 	return SCHED_OTHER;
 }
 
-static const char *policy_name(int kind)
+const char *sched_policy_name(int kind)
 {
 	return kind == POLICY_FIFO ? "SCHED_FIFO" : kind == POLICY_RR ? "SCHED_RR" : "SCHED_OTHER";
 }
@@ -271,10 +271,10 @@ static int check_threads(struct runner *rn, struct runner_error *err)
 		char cpus[128];
 		format_cpus(rn, sched_failed, cpus, sizeof(cpus));
 		result_note(res, "not applied: %s priority %llu on cpu %s (%s%s); measuring at normal priority",
-			    policy_name(rp->policy), (unsigned long long)rp->priority, cpus, strerror(-sched_rc),
+			    sched_policy_name(rp->policy), (unsigned long long)rp->priority, cpus, strerror(-sched_rc),
 			    sched_rc == -EPERM ? ": needs root or CAP_SYS_NICE" : "");
 		if (rp->strict) {
-			set_error(err, "--strict: %s priority %llu not applied: %s", policy_name(rp->policy),
+			set_error(err, "--strict: %s priority %llu not applied: %s", sched_policy_name(rp->policy),
 				  (unsigned long long)rp->priority, strerror(-sched_rc));
 			return sched_rc;
 		}

@@ -35,11 +35,11 @@ void text_header(FILE *out, const struct result *res, const char *what)
 	text_header_system(out, res);
 }
 
-void text_notes(FILE *out, const struct result *res, unsigned first, bool verbose)
+void text_notes(FILE *out, const char *cmd, const struct result *res, unsigned first, bool verbose)
 {
 	for (unsigned i = first; i < res->nnotes; i++)
 		if (verbose || !res->note_is_info[i])
-			tprintf(out, "latscope %s: %s\n", res->probe, res->notes[i]);
+			tprintf(out, "latscope %s: %s\n", cmd, res->notes[i]);
 }
 
 

@@ -10,7 +10,7 @@
 
 void text_header(FILE *out, const struct result *res, const char *what);
 /* Notes from index first on; information only when verbose, warnings always. */
-void text_notes(FILE *out, const struct result *res, unsigned first, bool verbose);
+void text_notes(FILE *out, const char *cmd, const struct result *res, unsigned first, bool verbose);
 void text_window(FILE *out, const struct result *res, const struct cpu_result *cr,
 		 const struct result_window *w);
 void text_summary(FILE *out, const struct result *res);

@@ -287,6 +287,16 @@ class CyclictestCompat(TempDirCase):
         self.assertEqual(summary["Total"][0] + summary["Histogram Overflows"][0], 200)
         self.assertIn("SCHED_FIFO", p.stderr, "says what it could not apply")
 
+    def test_without_privileges_p_is_the_priority_applied_and_messages_name_cyclictest(self):
+        p = self.as_nobody("cyclictest", "-p95", "-t1", "-l200", "-q", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        t = [l for l in p.stdout.splitlines() if l.startswith("T:")]
+        self.assertEqual(len(t), 1, p.stdout)
+        self.assertRegex(t[0], r" P: 0 ", "P: says the threads ran at normal priority")
+        for line in p.stderr.splitlines():
+            self.assertFalse(line.startswith("latscope timer:"), line)
+        self.assertIn("latscope cyclictest: not applied: SCHED_FIFO priority 95", p.stderr)
+
 
 if __name__ == "__main__":
     main()

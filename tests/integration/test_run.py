@@ -196,6 +196,17 @@ class NonRoot(TempDirCase):
         self.assertTrue(any("not applied" in n for n in doc["notes"]))
         self.assertGreater(doc["all"]["metrics"]["latency"]["count"], 500)
 
+    def test_non_root_header_says_the_scheduling_the_threads_got(self):
+        p = self.as_nobody("timer", "-a", "0", "-D", "1", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        header = p.stdout.splitlines()[0]
+        self.assertIn("SCHED_OTHER (SCHED_FIFO priority 95 not applied)", header)
+        self.assertNotIn("(nanosleep), SCHED_FIFO", header)
+        # as root, what was asked is what the threads got
+        p = run("timer", "-a", "0", "-D", "1", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(", SCHED_FIFO priority 95 on cpu 0", p.stdout.splitlines()[0])
+
     def with_memlock(self, limit, *args):
         return subprocess.run(["prlimit", f"--memlock={limit}:{limit}", "runuser", "-u", "nobody", "--",
                                self.exe, *args], capture_output=True, text=True, timeout=60)
