@@ -9,6 +9,7 @@
 
 #include "core/nstime.h"
 #include "core/errmsg.h"
+#include "load/console_dev.h"
 #include "load/load.h"
 #include "load/msg.h"
 #include "load/supervisor.h"
@@ -34,18 +35,33 @@ pid_t load_cmd_pgid(const struct load_set *ls)
 	return ls->cmd_pgid;
 }
 
+int load_check(const struct load_spec *s, char *err, size_t errsize)
+{
+	char why[200];
+
+	if (!load_kind_name(s->kind))
+		return err_set(err, errsize, -EINVAL, "load: unknown kind %d", (int)s->kind);
+	if (!cpuset_count(&s->cpus))
+		return err_set(err, errsize, -EINVAL, "%s: no cpus", load_kind_name(s->kind));
+	if (s->intensity_pct < 1 || s->intensity_pct > 100)
+		return err_set(err, errsize, -EINVAL, "%s: intensity %u%% is not 1-100%%", load_kind_name(s->kind),
+			       s->intensity_pct);
+	if (s->kind == LOAD_CONSOLE && *s->path) {
+		int r = console_dev_check(s->path, why, sizeof(why));
+		if (r < 0)
+			return err_set(err, errsize, r, "console: %s", why);
+	}
+	return 0;
+}
+
 static int validate(const struct load_spec *specs, size_t n, char *err, size_t errsize)
 {
 	if (n && !specs)
 		return err_set(err, errsize, -EINVAL, "load: no specs");
 	for (size_t i = 0; i < n; i++) {
-		if (!load_kind_name(specs[i].kind))
-			return err_set(err, errsize, -EINVAL, "load: unknown kind %d", (int)specs[i].kind);
-		if (!cpuset_count(&specs[i].cpus))
-			return err_set(err, errsize, -EINVAL, "%s: no cpus", load_kind_name(specs[i].kind));
-		if (specs[i].intensity_pct < 1 || specs[i].intensity_pct > 100)
-			return err_set(err, errsize, -EINVAL, "%s: intensity %u%% is not 1-100%%",
-					load_kind_name(specs[i].kind), specs[i].intensity_pct);
+		int r = load_check(&specs[i], err, errsize);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
