@@ -2,6 +2,7 @@
 """--load and --load-cmd: built-in loads change what the probes see, and a load
 command never outlives the measurement."""
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -132,6 +133,26 @@ class LoadCommand(TempDirCase):
         p.kill()
         p.wait()
         self.assert_gone(pids)
+
+    @unittest.skipUnless(is_root(), "strace -f of a root process")
+    def test_the_command_group_is_never_signalled_after_its_leader_is_reaped(self):
+        # Once reaped, the leader's pid (its group's id) is free for any new process
+        # group: a kill(-pid) after that may hit an unrelated one.
+        pidfile, log = self.path("pid"), self.path("strace.log")
+        p = strace(log, "kill,tkill,tgkill,wait4,waitid", "timer", "-a", str(CPU), "-D", "1", "-q",
+                   "--no-store", "--load-cmd", "echo $$ > %s" % pidfile)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(pidfile) as f:
+            leader = int(f.read())
+        with open(log) as f:
+            lines = f.read().splitlines()
+        reaped = [i for i, line in enumerate(lines)
+                  if (re.search(r"wait4\(.*= %d$" % leader, line)
+                      or (re.search(r"waitid\(.*si_pid=%d\b.*= 0$" % leader, line) and "WNOWAIT" not in line))]
+        self.assertEqual(len(reaped), 1, "the leader is reaped once")
+        signalled = [i for i, line in enumerate(lines) if re.search(r"\bkill\(-?%d," % leader, line)]
+        self.assertTrue(any("kill(-%d," % leader in lines[i] for i in signalled), "its group is signalled")
+        self.assertEqual([lines[i] for i in signalled if i > reaped[0]], [])
 
     def test_a_command_that_ends_early_is_noted_with_its_status(self):
         out = self.path("e.json")

@@ -557,22 +557,86 @@ static long pid_from(const char *pidfile)
 	return pid;
 }
 
-static void test_load_stop_ends_orphans_that_left_the_command_group(void **state)
+/* Start the command before FILE after, which writes a pid into FILE; that pid in ret_pid. */
+static struct load_set *start_cmd_telling_a_pid(const char *before, const char *after, pid_t *ret_pid)
 {
 	char pidfile[] = "/tmp/latscope-test-load-pid-XXXXXX", cmd[256];
-	(void)state;
 
 	int fd = mkstemp(pidfile);
 	assert_true(fd >= 0);
 	close(fd);
-	/* setsid: the sleep leaves the group and its parent shell exits, so only the subreaper knows it. */
-	snprintf(cmd, sizeof(cmd), "setsid sh -c 'echo $$ > %s; exec sleep 30' & sleep 30", pidfile);
+	snprintf(cmd, sizeof(cmd), "%s%s%s", before, pidfile, after);
 	struct load_set *ls = start_or_fail(NULL, 0, cmd);
-	long orphan = pid_from(pidfile);
-	assert_true(orphan > 0);
-	stop_or_fail(ls, NULL);
+	*ret_pid = (pid_t)pid_from(pidfile);
 	unlink(pidfile);
-	assert_int_equal(kill((pid_t)orphan, 0), -1);
+	assert_true(*ret_pid > 0);
+	return ls;
+}
+
+/* State and parent of pid from /proc; false when it is gone. */
+static bool proc_state(pid_t pid, char *ret_state, long *ret_ppid)
+{
+	char path[64], line[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char *got = fgets(line, sizeof(line), f);
+	fclose(f);
+	char *end = got ? strrchr(line, ')') : NULL;
+	return end && sscanf(end + 1, " %c %ld", ret_state, ret_ppid) == 2;
+}
+
+/* Gone, or a zombie waiting for its parent: nothing runs any more. */
+static bool ended(pid_t pid)
+{
+	char st;
+	long ppid;
+
+	return !proc_state(pid, &st, &ppid) || st == 'Z' || st == 'X';
+}
+
+static void test_load_holds_the_leader_of_a_command_that_ended_early_until_its_group_is_stopped(void **state)
+{
+	struct load_outcome out;
+	long ppid = 0;
+	pid_t child;
+	char st = '?';
+	(void)state;
+
+	struct load_set *ls = start_cmd_telling_a_pid("sleep 30 & echo $! > ", "; exit 4", &child);
+	pid_t leader = load_cmd_pgid(ls);
+	/* Reaped, the leader's pid, and so its group's id, could go to a new process
+	 * group, which the stop would then signal: it must stay a zombie of the supervisor. */
+	uint64_t deadline = mono_ns() + 2 * NS_PER_SEC;
+	while (proc_state(leader, &st, &ppid) && st != 'Z' && mono_ns() < deadline)
+		sleep_ms(10);
+	if (!proc_state(leader, &st, &ppid) || st != 'Z' || ppid != load_pgid(ls)) {
+		print_error("the ended leader %d is %c with parent %ld, want a zombie of %d\n", (int)leader, st, ppid,
+			    (int)load_pgid(ls));
+		stop_or_fail(ls, NULL);
+		fail();
+	}
+	assert_false(ended(child));
+	stop_or_fail(ls, &out);
+	assert_true(ended(child));
+	assert_true(group_gone(leader));
+	assert_true(out.cmd_ended_early);
+	assert_true(WIFEXITED(out.cmd_status));
+	assert_int_equal(WEXITSTATUS(out.cmd_status), 4);
+}
+
+static void test_load_stop_ends_orphans_that_left_the_command_group(void **state)
+{
+	pid_t orphan;
+	(void)state;
+
+	/* setsid: the sleep leaves the group and its parent shell exits, so only the subreaper knows it. */
+	struct load_set *ls = start_cmd_telling_a_pid("setsid sh -c 'echo $$ > ", "; exec sleep 30' & sleep 30",
+							    &orphan);
+	stop_or_fail(ls, NULL);
+	assert_int_equal(kill(orphan, 0), -1);
 	assert_int_equal(errno, ESRCH);
 }
 
@@ -690,6 +754,7 @@ int main(void)
 		cmocka_unit_test(test_load_io_leaves_no_scratch_file_in_its_dir),
 		cmocka_unit_test(test_load_console_writes_lines_to_the_given_terminal),
 		cmocka_unit_test(test_load_stop_ends_a_command_and_its_background_children),
+		cmocka_unit_test(test_load_holds_the_leader_of_a_command_that_ended_early_until_its_group_is_stopped),
 		cmocka_unit_test(test_load_stop_ends_orphans_that_left_the_command_group),
 		cmocka_unit_test(test_load_stop_reports_a_command_that_ended_early_with_its_status),
 		cmocka_unit_test(test_load_ends_when_the_process_that_started_it_is_killed),
