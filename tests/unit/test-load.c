@@ -640,6 +640,33 @@ static void test_load_stop_ends_orphans_that_left_the_command_group(void **state
 	assert_int_equal(errno, ESRCH);
 }
 
+static void test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs(void **state)
+{
+	char err[256] = "";
+	pid_t grandchild;
+	(void)state;
+
+	/* The orphans of a killed supervisor come to us, so that we can see them end and reap them. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	struct load_set *ls = start_cmd_telling_a_pid("sleep 1000 & echo $! > ", "; wait", &grandchild);
+	/* A supervisor that answers nothing any more: load_stop has to end the load itself. */
+	assert_int_equal(kill(load_pgid(ls), SIGSTOP), 0);
+	assert_int_not_equal(load_stop(ls, NULL, err, sizeof(err)), 0);
+	uint64_t deadline = mono_ns() + 3 * NS_PER_SEC;
+	while (!ended(grandchild) && mono_ns() < deadline)
+		sleep_ms(10);
+	bool gone = ended(grandchild);
+	if (!gone)
+		kill(grandchild, SIGKILL);      /* ours since the supervisor died: its pid is still held */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	if (!gone) {
+		print_error("the command's child %d outlived a hung supervisor\n", (int)grandchild);
+		fail();
+	}
+}
+
 static void test_load_stop_reports_a_command_that_ended_early_with_its_status(void **state)
 {
 	struct load_outcome out;
@@ -756,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_load_stop_ends_a_command_and_its_background_children),
 		cmocka_unit_test(test_load_holds_the_leader_of_a_command_that_ended_early_until_its_group_is_stopped),
 		cmocka_unit_test(test_load_stop_ends_orphans_that_left_the_command_group),
+		cmocka_unit_test(test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs),
 		cmocka_unit_test(test_load_stop_reports_a_command_that_ended_early_with_its_status),
 		cmocka_unit_test(test_load_ends_when_the_process_that_started_it_is_killed),
 		cmocka_unit_test(test_load_cpu_time_grows_with_intensity),
