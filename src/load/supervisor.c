@@ -166,7 +166,8 @@ static bool reap_ended(struct sup *s)
 		if (si.si_pid == 0)
 			return true;            /* children, none ended */
 		if (si.si_pid != s->cmd_pid) {
-			reap(s, si.si_pid, WNOHANG);
+			if (!reap(s, si.si_pid, WNOHANG))
+				return true;    /* not ours to reap after all: never spin on it */
 			continue;
 		}
 		if (!s->cmd_ended)

@@ -3,6 +3,7 @@
 command never outlives the measurement."""
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -134,7 +135,7 @@ class LoadCommand(TempDirCase):
         p.wait()
         self.assert_gone(pids)
 
-    @unittest.skipUnless(is_root(), "strace -f of a root process")
+    @unittest.skipUnless(is_root() and shutil.which("strace"), "strace -f of a root process")
     def test_the_command_group_is_never_signalled_after_its_leader_is_reaped(self):
         # Once reaped, the leader's pid (its group's id) is free for any new process
         # group: a kill(-pid) after that may hit an unrelated one.
@@ -223,7 +224,7 @@ class ConsoleDevice(TempDirCase):
     def test_console_load_refuses_a_path_that_does_not_exist(self):
         self.assert_refused(self.console(self.path("nonexistent")), "No such file or directory")
 
-    @unittest.skipUnless(is_root(), "mknod needs root")
+    @unittest.skipUnless(is_root() and shutil.which("strace"), "mknod needs root; strace")
     def test_console_load_refuses_a_block_device_and_never_opens_it_for_writing(self):
         node, log = self.path("disk"), self.path("strace.log")
         os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(unused_block_major(), 0))
