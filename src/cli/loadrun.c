@@ -36,7 +36,9 @@ int loadrun_parse(const struct run_params *rp, struct loadrun *lr, struct opt_er
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < rp->load.n; i++) {
-		if (load_parse(rp->load.items[i], &online, &lr->specs[i], why, sizeof(why)) < 0) {
+		/* What the spec names is checked too: a bad console dev is a usage error, before anything runs. */
+		if (load_parse(rp->load.items[i], &online, &lr->specs[i], why, sizeof(why)) < 0 ||
+		    load_check(&lr->specs[i], why, sizeof(why)) < 0) {
 			snprintf(err->msg, sizeof(err->msg), "option '--load': %s", why);
 			return -EINVAL;
 		}

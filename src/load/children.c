@@ -9,60 +9,89 @@
 
 #include "load/children.h"
 
-/* The kernel's list (CONFIG_PROC_CHILDREN); -ENOENT without it.  The caller is single-threaded. */
-static int signal_listed(int sig)
+/* State and parent from /proc/PID/stat; -errno when it is gone. */
+static int stat_of(const char *pid, char *ret_state, long *ret_ppid)
 {
-	char path[64];
-	int n = 0;
-	long pid;
+	char path[300], line[512];
 
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (fscanf(f, "%ld", &pid) == 1) {
-		kill((pid_t)pid, sig);
+	char *got = fgets(line, sizeof(line), f);
+	fclose(f);
+	/* The command name may hold spaces and parentheses: fields resume after the last ')'. */
+	char *end = got ? strrchr(line, ')') : NULL;
+	return end && sscanf(end + 1, " %c %ld", ret_state, ret_ppid) == 2 ? 0 : -EIO;
+}
+
+static bool is_zombie(char state)
+{
+	return state == 'Z' || state == 'X';
+}
+
+/* The kernel's list (CONFIG_PROC_CHILDREN); -ENOENT without it.  A process's
+ * children are its threads'; ours, and the supervisor's, are all its main thread's. */
+static int each_listed(pid_t parent, int (*fn)(pid_t, bool, void *), void *ctx)
+{
+	char path[64], name[24];
+	int n = 0, r = 0;
+	long pid, ppid;
+	char state;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)parent, (long)parent);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (r >= 0 && fscanf(f, "%ld", &pid) == 1) {
+		snprintf(name, sizeof(name), "%ld", pid);
+		bool zombie = stat_of(name, &state, &ppid) == 0 && is_zombie(state);
+		r = fn((pid_t)pid, zombie, ctx);
 		n++;
 	}
 	fclose(f);
-	return n;
+	return r < 0 ? r : n;
 }
 
-/* Every process whose parent is us, from each /proc/PID/stat. */
-static int signal_scanned(int sig)
+/* Every process whose parent is parent, from each /proc/PID/stat. */
+static int each_scanned(pid_t parent, int (*fn)(pid_t, bool, void *), void *ctx)
 {
-	pid_t self = getpid();
 	struct dirent *de;
-	int n = 0;
+	int n = 0, r = 0;
+	long ppid;
+	char state;
 
 	DIR *d = opendir("/proc");
 	if (!d)
 		return -errno;
-	while ((de = readdir(d))) {
-		char path[300], line[512];
+	while (r >= 0 && (de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue;
-		char *got = fgets(line, sizeof(line), f);
-		fclose(f);
-		/* The command name may hold spaces and parentheses: fields resume after the last ')'. */
-		char *end = got ? strrchr(line, ')') : NULL;
-		char state;
-		long ppid;
-		if (end && sscanf(end + 1, " %c %ld", &state, &ppid) == 2 && ppid == self) {
-			kill((pid_t)atol(de->d_name), sig);
+		if (stat_of(de->d_name, &state, &ppid) == 0 && ppid == parent) {
+			r = fn((pid_t)atol(de->d_name), is_zombie(state), ctx);
 			n++;
 		}
 	}
 	closedir(d);
-	return n;
+	return r < 0 ? r : n;
+}
+
+int children_each(pid_t parent, int (*fn)(pid_t pid, bool zombie, void *ctx), void *ctx)
+{
+	if (parent == 0)
+		parent = getpid();
+	int n = each_listed(parent, fn, ctx);
+	return n == -ENOENT ? each_scanned(parent, fn, ctx) : n;
+}
+
+static int signal_one(pid_t pid, bool zombie, void *ctx)
+{
+	(void)zombie;
+	kill(pid, *(const int *)ctx);
+	return 0;
 }
 
 int children_signal(int sig)
 {
-	int n = signal_listed(sig);
-	return n == -ENOENT ? signal_scanned(sig) : n;
+	return children_each(0, signal_one, &sig);
 }

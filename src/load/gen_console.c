@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/errmsg.h"
+#include "load/console_dev.h"
 #include "load/gen.h"
 
 static int open_pty(struct gen_shared *ret, char *err, size_t errsize)
@@ -42,9 +43,9 @@ static int console_prepare(const struct load_spec *spec, struct gen_shared *ret,
 	if (!*spec->path)
 		return open_pty(ret, err, errsize);
 	/* Check once here, so that a bad device fails with one clear message. */
-	int fd = open(spec->path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	int fd = console_dev_open(spec->path, err, errsize);
 	if (fd < 0)
-		return err_set(err, errsize, -errno, "cannot open '%s': %s", spec->path, strerror(errno));
+		return fd;
 	close(fd);
 	strcpy(ret->tty, spec->path);
 	return 0;
@@ -52,10 +53,11 @@ static int console_prepare(const struct load_spec *spec, struct gen_shared *ret,
 
 static int console_setup(struct gen_worker *w, char *err, size_t errsize)
 {
-	/* O_NOCTTY: a worker must not take the terminal as its controlling one. */
-	w->fd = open(w->shared->tty, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-	if (w->fd < 0)
-		return err_set(err, errsize, -errno, "cannot open '%s': %s", w->shared->tty, strerror(errno));
+	/* The only way a console load opens what it writes into: a terminal or /dev/kmsg. */
+	int fd = console_dev_open(w->shared->tty, err, errsize);
+	if (fd < 0)
+		return fd;
+	w->fd = fd;
 	return 0;
 }
 

@@ -22,8 +22,8 @@ struct load_spec {
 	enum load_kind kind;
 	struct cpuset cpus;        /* where its workers run; parse default: every online CPU */
 	unsigned intensity_pct;    /* 1..100, default 100: busy share of every 10 ms period */
-	/* io: directory for the scratch file (default /var/tmp); console: tty/pty
-	 * device to write to ("" = a new pty; /dev/kmsg reaches the kernel console). */
+	/* io: directory for the scratch file (default /var/tmp); console: terminal
+	 * to write to ("" = a new pty; /dev/kmsg reaches the kernel console). */
 	char path[LOAD_PATH_MAX];
 };
 
@@ -41,6 +41,15 @@ int load_parse(const char *text, const struct cpuset *online, struct load_spec *
 /* Canonical text that load_parse reads back, e.g. "cpu:cpus=0-1,intensity=100%".
  * Returns the length it needed, like snprintf. */
 size_t load_format(const struct load_spec *s, char *buf, size_t size);
+
+/*
+ * What a parsed spec names must be fit for it, checked on this machine without
+ * opening anything for writing: a console dev must be a terminal or /dev/kmsg
+ * (-ENOTTY: "console: dev '/x' is a regular file, not a terminal or /dev/kmsg").
+ * load_start checks again, and a console worker opens nothing else.
+ * Returns 0 or -errno with err set.
+ */
+int load_check(const struct load_spec *s, char *err, size_t errsize);
 
 struct load_set;
 

@@ -2,13 +2,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/nstime.h"
 #include "core/errmsg.h"
+#include "load/children.h"
+#include "load/console_dev.h"
 #include "load/load.h"
 #include "load/msg.h"
 #include "load/supervisor.h"
@@ -16,6 +20,8 @@
 /* Beyond the supervisor's own limits, for a supervisor that hangs: then it is killed. */
 #define START_TIMEOUT_MS (SUPERVISOR_READY_MS + 5000)
 #define STOP_TIMEOUT_MS 20000
+#define HUNG_STOP_MS 1000       /* for a hung supervisor to take SIGSTOP */
+#define HUNG_SWEEP_MS 2000      /* for what it left to die */
 
 struct load_set {
 	pid_t pid;
@@ -34,18 +40,33 @@ pid_t load_cmd_pgid(const struct load_set *ls)
 	return ls->cmd_pgid;
 }
 
+int load_check(const struct load_spec *s, char *err, size_t errsize)
+{
+	char why[200];
+
+	if (!load_kind_name(s->kind))
+		return err_set(err, errsize, -EINVAL, "load: unknown kind %d", (int)s->kind);
+	if (!cpuset_count(&s->cpus))
+		return err_set(err, errsize, -EINVAL, "%s: no cpus", load_kind_name(s->kind));
+	if (s->intensity_pct < 1 || s->intensity_pct > 100)
+		return err_set(err, errsize, -EINVAL, "%s: intensity %u%% is not 1-100%%", load_kind_name(s->kind),
+			       s->intensity_pct);
+	if (s->kind == LOAD_CONSOLE && *s->path) {
+		int r = console_dev_check(s->path, why, sizeof(why));
+		if (r < 0)
+			return err_set(err, errsize, r, "console: %s", why);
+	}
+	return 0;
+}
+
 static int validate(const struct load_spec *specs, size_t n, char *err, size_t errsize)
 {
 	if (n && !specs)
 		return err_set(err, errsize, -EINVAL, "load: no specs");
 	for (size_t i = 0; i < n; i++) {
-		if (!load_kind_name(specs[i].kind))
-			return err_set(err, errsize, -EINVAL, "load: unknown kind %d", (int)specs[i].kind);
-		if (!cpuset_count(&specs[i].cpus))
-			return err_set(err, errsize, -EINVAL, "%s: no cpus", load_kind_name(specs[i].kind));
-		if (specs[i].intensity_pct < 1 || specs[i].intensity_pct > 100)
-			return err_set(err, errsize, -EINVAL, "%s: intensity %u%% is not 1-100%%",
-					load_kind_name(specs[i].kind), specs[i].intensity_pct);
+		int r = load_check(&specs[i], err, errsize);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -61,9 +82,77 @@ static int wait_exit(pid_t pid)
 	return r < 0 ? -errno : status;
 }
 
+/* Whether our child pid is stopped within timeout_ms (false too when it has exited). */
+static bool wait_stopped(pid_t pid, int timeout_ms)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * NS_PER_MS;
+	const struct timespec pause = { .tv_nsec = 5000000 };
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WEXITED | WNOHANG | WNOWAIT) < 0)
+			return false;
+		if (si.si_pid == pid)
+			return si.si_code == CLD_STOPPED;
+		if (mono_ns() >= deadline)
+			return false;
+		nanosleep(&pause, NULL);
+	}
+}
+
+struct sweep {
+	pid_t leader;           /* the command's */
+	bool leader_held;       /* it is a child of the stopped supervisor */
+	unsigned live;
+};
+
+static int kill_child(pid_t pid, bool zombie, void *ctx)
+{
+	struct sweep *w = ctx;
+
+	if (pid == w->leader)
+		w->leader_held = true;
+	if (!zombie) {
+		kill(pid, SIGKILL);
+		w->live++;
+	}
+	return 0;
+}
+
+/*
+ * End the load of a supervisor that does not answer, for it.  Stopped, it reaps
+ * nothing, so every pid among its children stays its own while we signal them,
+ * and so does its command's group id while the leader is among them (it reaps
+ * the leader only after its own last signal to the group).  Its children's
+ * children come to it (a subreaper) as their parents die: until two walks in a
+ * row find none alive, or the time is up.  A supervisor that will not even stop
+ * is killed alone: what it leaves cannot be told apart safely.
+ */
+static void kill_for_hung(struct load_set *ls)
+{
+	const struct timespec pause = { .tv_nsec = 5000000 };
+
+	kill(ls->pid, SIGSTOP);
+	if (wait_stopped(ls->pid, HUNG_STOP_MS)) {
+		uint64_t deadline = mono_ns() + HUNG_SWEEP_MS * NS_PER_MS;
+		for (unsigned clean = 0; clean < 2 && mono_ns() < deadline;) {
+			struct sweep w = { .leader = ls->cmd_pgid };
+			if (children_each(ls->pid, kill_child, &w) < 0)
+				break;
+			if (w.leader > 0 && w.leader_held)
+				kill(-w.leader, SIGKILL);
+			clean = w.live ? 0 : clean + 1;
+			nanosleep(&pause, NULL);
+		}
+	}
+	kill(ls->pid, SIGKILL);
+	kill(-ls->pid, SIGKILL);
+}
+
 /*
  * Tell the supervisor to stop, read its last record into ret (type 0 when none
- * came within timeout_ms, and then kill it and its group) and reap it.
+ * came within timeout_ms, and then end its load for it) and reap it.
  * Frees ls.
  */
 static void end_supervisor(struct load_set *ls, int timeout_ms, struct load_msg *ret)
@@ -79,10 +168,8 @@ static void end_supervisor(struct load_set *ls, int timeout_ms, struct load_msg 
 		ret->error = -r;
 	}
 	/* EPIPE: it has closed its end on the way out; anything else: it hangs. */
-	if (r < 0 && r != -EPIPE) {
-		kill(ls->pid, SIGKILL);
-		kill(-ls->pid, SIGKILL);
-	}
+	if (r < 0 && r != -EPIPE)
+		kill_for_hung(ls);
 	wait_exit(ls->pid);
 	close(ls->report_fd);
 	free(ls);

@@ -37,7 +37,8 @@ struct sup {
 	unsigned nworkers, nspawned, nready;
 	int life_fd, report_fd, sig_fd, ready_fd;
 	struct pollfd *pfds;            /* 3 + n */
-	pid_t cmd_pid;
+	pid_t cmd_pid;                  /* the command's leader while it is ours (unreaped); else 0 */
+	bool cmd_ended;                 /* that leader has exited: it is held as a zombie */
 	struct load_outcome out;
 	bool stopping;                  /* latscope asked, died, or a signal came */
 	bool failed;
@@ -67,16 +68,25 @@ static struct worker_rec *worker_by_pid(struct sup *s, pid_t pid)
 	return NULL;
 }
 
+/* The command's leader has ended: when, if before the stop. */
+static void note_cmd_ended(struct sup *s)
+{
+	s->cmd_ended = true;
+	if (!s->stopping) {
+		s->out.cmd_ended_early = true;
+		s->out.cmd_ended_ns = mono_ns();
+	}
+}
+
 static void note_exit(struct sup *s, pid_t pid, int status)
 {
 	struct worker_rec *w;
 
 	if (pid == s->cmd_pid) {
 		s->out.cmd_status = status;
-		if (!s->stopping) {
-			s->out.cmd_ended_early = true;
-			s->out.cmd_ended_ns = mono_ns();
-		}
+		if (!s->cmd_ended)
+			note_cmd_ended(s);
+		s->cmd_pid = 0;         /* its pid, and the id of its group, may now go to anyone */
 	} else if ((w = worker_by_pid(s, pid))) {
 		w->gone = true;
 		if (!s->stopping && w->ready)
@@ -85,15 +95,89 @@ static void note_exit(struct sup *s, pid_t pid, int status)
 	/* Anything else is an orphan the subreaper inherited: reaping is all it needs. */
 }
 
-/* Reap whatever has ended; false once no child is left. */
-static bool reap_ended(struct sup *s)
+/* Reap pid if it has ended (flags 0: wait for it); true when it was. */
+static bool reap(struct sup *s, pid_t pid, int flags)
 {
 	int status;
-	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		note_exit(s, pid, status);
-	return !(pid < 0 && errno == ECHILD);
+	if (waitpid(pid, &status, flags) != pid)
+		return false;
+	note_exit(s, pid, status);
+	return true;
+}
+
+struct past_leader {
+	struct sup *s;
+	unsigned reaped, left;
+};
+
+static int reap_listed(pid_t pid, bool zombie, void *ctx)
+{
+	struct past_leader *p = ctx;
+
+	(void)zombie;
+	if (pid == p->s->cmd_pid)
+		return 0;
+	if (reap(p->s, pid, WNOHANG))
+		p->reaped++;
+	else
+		p->left++;
+	return 0;
+}
+
+/*
+ * The held leader is the first zombie waitid finds, and hides those behind it:
+ * reap them from the list of children instead.  Again while it reaps anything,
+ * for a child reaped may have handed its own children to us after the walk
+ * passed them.  1 while others are left, 0 once only the leader is, -errno
+ * when the children cannot be listed.
+ */
+static int reap_past_leader(struct sup *s)
+{
+	struct past_leader p;
+
+	do {
+		p = (struct past_leader){ .s = s };
+		int r = children_each(0, reap_listed, &p);
+		if (r < 0)
+			return r;
+	} while (p.reaped);
+	return p.left > 0;
+}
+
+/*
+ * Reap whatever has ended, but the command's leader.  Reaped, its pid, which
+ * is also the id of its process group, is free for any new process, and a
+ * kill(-pid) after that could hit an unrelated group (a new setsid process
+ * that got the pid).  Unreaped, a zombie, it stays ours, and so does the
+ * group's id: the leader is only noted here, and finish reaps it after the
+ * last signal to its group.  (A pidfd would not do: it holds the process, not
+ * its number, and cannot name a group.)  False once nothing is left but that
+ * zombie.
+ */
+static bool reap_ended(struct sup *s)
+{
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+			return errno != ECHILD;
+		if (si.si_pid == 0)
+			return true;            /* children, none ended */
+		if (si.si_pid != s->cmd_pid) {
+			if (!reap(s, si.si_pid, WNOHANG))
+				return true;    /* not ours to reap after all: never spin on it */
+			continue;
+		}
+		if (!s->cmd_ended)
+			note_cmd_ended(s);
+		int r = reap_past_leader(s);
+		if (r >= 0)
+			return r > 0;
+		/* Unable to see past it: let it go, and its group with it (see end_all). */
+		reap(s, s->cmd_pid, 0);
+	}
 }
 
 static void on_signals(struct sup *s)
@@ -276,7 +360,8 @@ static int start(struct sup *s, const char *cmd)
 }
 
 /* Signal every descendant until none is left or deadline_ns (0: none) passes.
- * Repeated, because a subreaper inherits new orphans as their parents die. */
+ * Repeated, because a subreaper inherits new orphans as their parents die.
+ * The command's group only while its leader is unreaped (reap_ended). */
 static void end_all(struct sup *s, int sig, uint64_t deadline_ns)
 {
 	for (;;) {
@@ -296,6 +381,9 @@ static void finish(struct sup *s)
 	s->stopping = true;
 	end_all(s, SIGTERM, mono_ns() + SUPERVISOR_GRACE_MS * NS_PER_MS);
 	end_all(s, SIGKILL, 0);
+	/* Every signal to its group sent: only now may the leader's pid go. */
+	if (s->cmd_pid > 0)
+		reap(s, s->cmd_pid, 0);
 	for (size_t i = 0; s->shared && i < s->n; i++)
 		gen_shared_release(&s->shared[i]);
 }

@@ -2,12 +2,15 @@
 """--load and --load-cmd: built-in loads change what the probes see, and a load
 command never outlives the measurement."""
 import os
+import re
+import shutil
 import signal
+import stat
 import subprocess
 import time
 import unittest
 
-from harness import LATSCOPE, TempDirCase, check_consistent, load, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run
 
 CPU = online_cpus()[-1]
 SECONDS = 2
@@ -132,6 +135,26 @@ class LoadCommand(TempDirCase):
         p.wait()
         self.assert_gone(pids)
 
+    @unittest.skipUnless(is_root() and shutil.which("strace"), "strace -f of a root process")
+    def test_the_command_group_is_never_signalled_after_its_leader_is_reaped(self):
+        # Once reaped, the leader's pid (its group's id) is free for any new process
+        # group: a kill(-pid) after that may hit an unrelated one.
+        pidfile, log = self.path("pid"), self.path("strace.log")
+        p = strace(log, "kill,tkill,tgkill,wait4,waitid", "timer", "-a", str(CPU), "-D", "1", "-q",
+                   "--no-store", "--load-cmd", "echo $$ > %s" % pidfile)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(pidfile) as f:
+            leader = int(f.read())
+        with open(log) as f:
+            lines = f.read().splitlines()
+        reaped = [i for i, line in enumerate(lines)
+                  if (re.search(r"wait4\(.*= %d$" % leader, line)
+                      or (re.search(r"waitid\(.*si_pid=%d\b.*= 0$" % leader, line) and "WNOWAIT" not in line))]
+        self.assertEqual(len(reaped), 1, "the leader is reaped once")
+        signalled = [i for i, line in enumerate(lines) if re.search(r"\bkill\(-?%d," % leader, line)]
+        self.assertTrue(any("kill(-%d," % leader in lines[i] for i in signalled), "its group is signalled")
+        self.assertEqual([lines[i] for i in signalled if i > reaped[0]], [])
+
     def test_a_command_that_ends_early_is_noted_with_its_status(self):
         out = self.path("e.json")
         p = run("timer", "-a", str(CPU), "-D", "2", "-q", "--no-store", "--json", out, "--load-cmd", "sleep 0.3; exit 3")
@@ -143,6 +166,94 @@ class LoadCommand(TempDirCase):
         self.assertGreater(outcome["ran_ns"], 0.25e9)
         self.assertLess(outcome["ran_ns"], 1.9e9)
         self.assertTrue(any("exit status 3" in n for n in doc["notes"]), doc["notes"])
+
+
+def strace(log, syscalls, *args):
+    """Run latscope under strace -f, which writes every named syscall of every process to log."""
+    # LeakSanitizer cannot work under ptrace: it would fail the run.
+    env = dict(os.environ, ASAN_OPTIONS=":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"])))
+    return subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=" + syscalls, "-o", log,
+                           LATSCOPE, *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def unused_block_major():
+    """A block major no driver has: a node with it can be opened by nothing."""
+    with open("/proc/devices") as f:
+        used = {int(line.split()[0]) for line in f.read().split("Block devices:")[1].splitlines() if line.strip()}
+    return next(m for m in range(240, 255) if m not in used)
+
+
+class ConsoleDevice(TempDirCase):
+    """console:dev= writes only into a terminal or /dev/kmsg: anything else is refused
+    while the options are checked, and never opened for writing."""
+
+    def console(self, dev, *extra):
+        return run("timer", "-a", str(CPU), "-D", "1", "-q", "--no-store", *extra,
+                   "--load", "console:cpus=%d,intensity=10%%,dev=%s" % (CPU, dev))
+
+    def assert_refused(self, p, says):
+        self.assertEqual(p.returncode, 2, p.stderr)
+        first = p.stderr.splitlines()[0]
+        self.assertIn("'--load'", first)
+        self.assertIn(says, first)
+        self.assertNotIn("latency", p.stdout, "nothing is measured")
+
+    def test_console_load_refuses_a_regular_file_and_leaves_it_unchanged(self):
+        f = self.path("victim")
+        with open(f, "w") as out:
+            out.write("precious\n")
+        self.assert_refused(self.console(f), "'%s' is a regular file, not a terminal or /dev/kmsg" % f)
+        with open(f) as back:
+            self.assertEqual(back.read(), "precious\n")
+
+    def test_console_load_refuses_a_symlink_to_a_regular_file(self):
+        f, link = self.path("victim"), self.path("link")
+        with open(f, "w") as out:
+            out.write("precious\n")
+        os.symlink(f, link)
+        self.assert_refused(self.console(link), "is a regular file")
+        with open(f) as back:
+            self.assertEqual(back.read(), "precious\n")
+
+    def test_console_load_refuses_a_directory(self):
+        self.assert_refused(self.console(self.tmp), "is a directory")
+
+    def test_console_load_refuses_a_character_device_that_is_no_terminal(self):
+        self.assert_refused(self.console("/dev/null"), "'/dev/null' is a character device, not a terminal")
+
+    def test_console_load_refuses_a_path_that_does_not_exist(self):
+        self.assert_refused(self.console(self.path("nonexistent")), "No such file or directory")
+
+    @unittest.skipUnless(is_root() and shutil.which("strace"), "mknod needs root; strace")
+    def test_console_load_refuses_a_block_device_and_never_opens_it_for_writing(self):
+        node, log = self.path("disk"), self.path("strace.log")
+        os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(unused_block_major(), 0))
+        p = strace(log, "open,openat,openat2", "timer", "-a", str(CPU), "-D", "1", "-q", "--no-store",
+                   "--load", "console:cpus=%d,dev=%s" % (CPU, node))
+        self.assert_refused(p, "'%s' is a block device" % node)
+        with open(log) as f:
+            opens = [line for line in f if node in line]
+        self.assertTrue(opens, "the check looks at the node")
+        self.assertEqual([o for o in opens if "O_WRONLY" in o or "O_RDWR" in o], [])
+
+    def test_console_load_writes_to_a_pty(self):
+        master, slave = os.openpty()
+        try:
+            p = self.console(os.ttyname(slave))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            os.set_blocking(master, False)
+            self.assertIn(b"latscope console load", os.read(master, 65536))
+        finally:
+            os.close(master)
+            os.close(slave)
+
+    @unittest.skipUnless(is_root(), "/dev/kmsg takes writes from root")
+    def test_console_load_writes_to_dev_kmsg(self):
+        with open("/proc/sys/kernel/printk_devkmsg") as f:
+            if f.read().strip() != "ratelimit":
+                self.skipTest("the kernel log would take every line")
+        p = self.console("/dev/kmsg")
+        self.assertEqual(p.returncode, 0, p.stderr)
 
 
 class BadLoads(TempDirCase):

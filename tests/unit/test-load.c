@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include <cmocka.h>
 
 #include "core/nstime.h"
+#include "load/console_dev.h"
 #include "load/load.h"
 #include "sys/cpus.h"
 
@@ -256,6 +258,141 @@ static void test_load_format_into_a_short_buffer_returns_the_needed_length(void 
 	assert_int_equal(load_format(&s, NULL, 0), want);
 }
 
+/* ---- load_check and the console's devices ---- */
+
+/* A new pty: its master (the caller closes it) and the name of its other side in name. */
+static int new_pty(char *name, size_t size)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	assert_true(master >= 0);
+	assert_int_equal(grantpt(master), 0);
+	assert_int_equal(unlockpt(master), 0);
+	assert_int_equal(ptsname_r(master, name, size), 0);
+	return master;
+}
+
+/* load_check of console:dev=path must give r and, when r < 0, reason. */
+static void expect_dev_check(const char *path, int want_r, const char *reason)
+{
+	struct load_spec s = spec_on("console:cpus=0", "0");
+	char err[256] = "";
+
+	snprintf(s.path, sizeof(s.path), "%s", path);
+	int r = load_check(&s, err, sizeof(err));
+	if (r != want_r || (r < 0 && strcmp(err, reason) != 0)) {
+		print_error("load_check(dev=%s): %d \"%s\", want %d \"%s\"\n", path, r, err, want_r, reason);
+		fail();
+	}
+}
+
+/* A scratch directory with a regular file "file" holding "precious\n" and "link" leading to it. */
+static void make_victims(char *dir, char *file, char *link, size_t size)
+{
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, size, "%s/file", dir);
+	snprintf(link, size, "%s/link", dir);
+	FILE *f = fopen(file, "we");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	fclose(f);
+	assert_int_equal(symlink(file, link), 0);
+}
+
+static void expect_unchanged(const char *file)
+{
+	char buf[64] = "";
+	FILE *f = fopen(file, "re");
+
+	assert_non_null(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	assert_string_equal(buf, "precious\n");
+}
+
+static void remove_victims(const char *dir, const char *file, const char *link)
+{
+	unlink(link);
+	unlink(file);
+	rmdir(dir);
+}
+
+static void test_load_check_accepts_a_terminal_and_dev_kmsg_as_console_dev(void **state)
+{
+	char pts[128];
+	(void)state;
+
+	int master = new_pty(pts, sizeof(pts));
+	expect_dev_check(pts, 0, "");
+	close(master);
+	expect_dev_check("/dev/kmsg", 0, "");
+	expect_dev_check("/dev/ptmx", 0, "");
+}
+
+static void test_load_check_refuses_a_console_dev_that_is_no_terminal_naming_what_it_is(void **state)
+{
+	char dir[] = "/tmp/latscope-test-load-dev-XXXXXX", file[128], link[128], want[256];
+	(void)state;
+
+	make_victims(dir, file, link, sizeof(file));
+	snprintf(want, sizeof(want), "console: dev '%s' is a regular file, not a terminal or /dev/kmsg", file);
+	expect_dev_check(file, -ENOTTY, want);
+	snprintf(want, sizeof(want), "console: dev '%s' is a regular file, not a terminal or /dev/kmsg", link);
+	expect_dev_check(link, -ENOTTY, want);
+	snprintf(want, sizeof(want), "console: dev '%s' is a directory, not a terminal or /dev/kmsg", dir);
+	expect_dev_check(dir, -ENOTTY, want);
+	expect_dev_check("/dev/null", -ENOTTY, "console: dev '/dev/null' is a character device, not a terminal or /dev/kmsg");
+	snprintf(link, sizeof(link), "%s/none", dir);
+	snprintf(want, sizeof(want), "console: cannot open '%s': No such file or directory", link);
+	expect_dev_check(link, -ENOENT, want);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	expect_dev_check("/nonexist/tty", -ENOENT, "console: cannot open '/nonexist/tty': No such file or directory");
+	expect_unchanged(file);
+	remove_victims(dir, file, link);
+}
+
+/* The place that opens for writing refuses by itself, whatever was checked before. */
+static void test_console_dev_open_refuses_what_is_no_terminal_and_leaves_it_unchanged(void **state)
+{
+	char dir[] = "/tmp/latscope-test-load-dev-XXXXXX", file[128], link[128], err[256];
+	(void)state;
+
+	make_victims(dir, file, link, sizeof(file));
+	assert_int_equal(console_dev_open(file, err, sizeof(err)), -ENOTTY);
+	assert_int_equal(console_dev_open(link, err, sizeof(err)), -ENOTTY);
+	assert_int_equal(console_dev_open(dir, err, sizeof(err)), -ENOTTY);
+	assert_int_equal(console_dev_open("/dev/null", err, sizeof(err)), -ENOTTY);
+	assert_string_equal(err, "dev '/dev/null' is a character device, not a terminal or /dev/kmsg");
+	expect_unchanged(file);
+	remove_victims(dir, file, link);
+}
+
+static void test_console_dev_open_gives_a_blocking_writer_on_a_terminal_and_dev_kmsg(void **state)
+{
+	char pts[128], err[256] = "", buf[16];
+	(void)state;
+
+	int master = new_pty(pts, sizeof(pts));
+	int fd = console_dev_open(pts, err, sizeof(err));
+	if (fd < 0) {
+		print_error("console_dev_open(%s): %s\n", pts, err);
+		fail();
+	}
+	assert_true(isatty(fd));
+	assert_int_equal(fcntl(fd, F_GETFL) & (O_ACCMODE | O_NONBLOCK), O_WRONLY);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(write(fd, "x\n", 2), 2);
+	assert_true(read(master, buf, sizeof(buf)) > 0);
+	close(fd);
+	close(master);
+	if (geteuid() == 0) {      /* /dev/kmsg takes writes from root; nothing is written here */
+		fd = console_dev_open("/dev/kmsg", err, sizeof(err));
+		assert_true(fd >= 0);
+		close(fd);
+	}
+}
+
 /* ---- load_start and load_stop ---- */
 
 static void test_load_start_and_stop_of_each_generator_on_cpu_0_leave_no_process_behind(void **state)
@@ -322,6 +459,34 @@ static void test_load_start_names_the_generator_when_the_console_device_cannot_b
 			   "console: cannot open '/nonexist/tty': No such file or directory");
 }
 
+static void test_load_start_refuses_a_console_dev_that_is_a_regular_file_and_leaves_it_unchanged(void **state)
+{
+	char path[] = "/tmp/latscope-test-load-file-XXXXXX", text[128], buf[64] = "";
+	const char precious[] = "precious\n";
+	(void)state;
+
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, precious, strlen(precious)), (ssize_t)strlen(precious));
+	close(fd);
+	snprintf(text, sizeof(text), "console:cpus=0,dev=%s", path);
+	struct load_spec s = spec_on(text, "0");
+	struct load_set *ls = NULL;
+	char err[256] = "";
+	int r = load_start(&s, 1, NULL, &ls, err, sizeof(err));
+	if (r == 0)
+		load_stop(ls, NULL, NULL, 0);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	unlink(path);
+	assert_int_equal(r, -ENOTTY);
+	assert_null(ls);
+	assert_int_equal(n, (ssize_t)strlen(precious));
+	assert_string_equal(buf, precious);
+}
+
 static void test_load_io_leaves_no_scratch_file_in_its_dir(void **state)
 {
 	char dir[] = "/tmp/latscope-test-load-XXXXXX", text[128];
@@ -376,31 +541,130 @@ static void test_load_stop_ends_a_command_and_its_background_children(void **sta
 	assert_true(WIFSIGNALED(out.cmd_status));
 }
 
-static void test_load_stop_ends_orphans_that_left_the_command_group(void **state)
+/* The pid a command wrote into pidfile, waiting up to 2 s for it. */
+static long pid_from(const char *pidfile)
+{
+	long pid = 0;
+
+	for (int i = 0; i < 200 && !pid; i++) {
+		sleep_ms(10);
+		FILE *f = fopen(pidfile, "r");
+		if (f && fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		if (f)
+			fclose(f);
+	}
+	return pid;
+}
+
+/* Start the command before FILE after, which writes a pid into FILE; that pid in ret_pid. */
+static struct load_set *start_cmd_telling_a_pid(const char *before, const char *after, pid_t *ret_pid)
 {
 	char pidfile[] = "/tmp/latscope-test-load-pid-XXXXXX", cmd[256];
-	long orphan = 0;
-	(void)state;
 
 	int fd = mkstemp(pidfile);
 	assert_true(fd >= 0);
 	close(fd);
-	/* setsid: the sleep leaves the group and its parent shell exits, so only the subreaper knows it. */
-	snprintf(cmd, sizeof(cmd), "setsid sh -c 'echo $$ > %s; exec sleep 30' & sleep 30", pidfile);
+	snprintf(cmd, sizeof(cmd), "%s%s%s", before, pidfile, after);
 	struct load_set *ls = start_or_fail(NULL, 0, cmd);
-	for (int i = 0; i < 200 && !orphan; i++) {
-		sleep_ms(10);
-		FILE *f = fopen(pidfile, "r");
-		if (f && fscanf(f, "%ld", &orphan) != 1)
-			orphan = 0;
-		if (f)
-			fclose(f);
-	}
-	assert_true(orphan > 0);
-	stop_or_fail(ls, NULL);
+	*ret_pid = (pid_t)pid_from(pidfile);
 	unlink(pidfile);
-	assert_int_equal(kill((pid_t)orphan, 0), -1);
+	assert_true(*ret_pid > 0);
+	return ls;
+}
+
+/* State and parent of pid from /proc; false when it is gone. */
+static bool proc_state(pid_t pid, char *ret_state, long *ret_ppid)
+{
+	char path[64], line[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char *got = fgets(line, sizeof(line), f);
+	fclose(f);
+	char *end = got ? strrchr(line, ')') : NULL;
+	return end && sscanf(end + 1, " %c %ld", ret_state, ret_ppid) == 2;
+}
+
+/* Gone, or a zombie waiting for its parent: nothing runs any more. */
+static bool ended(pid_t pid)
+{
+	char st;
+	long ppid;
+
+	return !proc_state(pid, &st, &ppid) || st == 'Z' || st == 'X';
+}
+
+static void test_load_holds_the_leader_of_a_command_that_ended_early_until_its_group_is_stopped(void **state)
+{
+	struct load_outcome out;
+	long ppid = 0;
+	pid_t child;
+	char st = '?';
+	(void)state;
+
+	struct load_set *ls = start_cmd_telling_a_pid("sleep 30 & echo $! > ", "; exit 4", &child);
+	pid_t leader = load_cmd_pgid(ls);
+	/* Reaped, the leader's pid, and so its group's id, could go to a new process
+	 * group, which the stop would then signal: it must stay a zombie of the supervisor. */
+	uint64_t deadline = mono_ns() + 2 * NS_PER_SEC;
+	while (proc_state(leader, &st, &ppid) && st != 'Z' && mono_ns() < deadline)
+		sleep_ms(10);
+	if (!proc_state(leader, &st, &ppid) || st != 'Z' || ppid != load_pgid(ls)) {
+		print_error("the ended leader %d is %c with parent %ld, want a zombie of %d\n", (int)leader, st, ppid,
+			    (int)load_pgid(ls));
+		stop_or_fail(ls, NULL);
+		fail();
+	}
+	assert_false(ended(child));
+	stop_or_fail(ls, &out);
+	assert_true(ended(child));
+	assert_true(group_gone(leader));
+	assert_true(out.cmd_ended_early);
+	assert_true(WIFEXITED(out.cmd_status));
+	assert_int_equal(WEXITSTATUS(out.cmd_status), 4);
+}
+
+static void test_load_stop_ends_orphans_that_left_the_command_group(void **state)
+{
+	pid_t orphan;
+	(void)state;
+
+	/* setsid: the sleep leaves the group and its parent shell exits, so only the subreaper knows it. */
+	struct load_set *ls = start_cmd_telling_a_pid("setsid sh -c 'echo $$ > ", "; exec sleep 30' & sleep 30",
+							    &orphan);
+	stop_or_fail(ls, NULL);
+	assert_int_equal(kill(orphan, 0), -1);
 	assert_int_equal(errno, ESRCH);
+}
+
+static void test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs(void **state)
+{
+	char err[256] = "";
+	pid_t grandchild;
+	(void)state;
+
+	/* The orphans of a killed supervisor come to us, so that we can see them end and reap them. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	struct load_set *ls = start_cmd_telling_a_pid("sleep 1000 & echo $! > ", "; wait", &grandchild);
+	/* A supervisor that answers nothing any more: load_stop has to end the load itself. */
+	assert_int_equal(kill(load_pgid(ls), SIGSTOP), 0);
+	assert_int_not_equal(load_stop(ls, NULL, err, sizeof(err)), 0);
+	uint64_t deadline = mono_ns() + 3 * NS_PER_SEC;
+	while (!ended(grandchild) && mono_ns() < deadline)
+		sleep_ms(10);
+	bool gone = ended(grandchild);
+	if (!gone)
+		kill(grandchild, SIGKILL);      /* ours since the supervisor died: its pid is still held */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	if (!gone) {
+		print_error("the command's child %d outlived a hung supervisor\n", (int)grandchild);
+		fail();
+	}
 }
 
 static void test_load_stop_reports_a_command_that_ended_early_with_its_status(void **state)
@@ -505,14 +769,21 @@ int main(void)
 		cmocka_unit_test(test_load_parse_rejects_empty_values_and_malformed_options),
 		cmocka_unit_test(test_load_format_round_trips_through_parse),
 		cmocka_unit_test(test_load_format_into_a_short_buffer_returns_the_needed_length),
+		cmocka_unit_test(test_load_check_accepts_a_terminal_and_dev_kmsg_as_console_dev),
+		cmocka_unit_test(test_load_check_refuses_a_console_dev_that_is_no_terminal_naming_what_it_is),
+		cmocka_unit_test(test_console_dev_open_refuses_what_is_no_terminal_and_leaves_it_unchanged),
+		cmocka_unit_test(test_console_dev_open_gives_a_blocking_writer_on_a_terminal_and_dev_kmsg),
 		cmocka_unit_test(test_load_start_and_stop_of_each_generator_on_cpu_0_leave_no_process_behind),
 		cmocka_unit_test(test_load_start_runs_several_generators_at_once),
 		cmocka_unit_test(test_load_start_names_the_generator_when_io_cannot_create_its_scratch_file),
 		cmocka_unit_test(test_load_start_names_the_generator_when_the_console_device_cannot_be_opened),
+		cmocka_unit_test(test_load_start_refuses_a_console_dev_that_is_a_regular_file_and_leaves_it_unchanged),
 		cmocka_unit_test(test_load_io_leaves_no_scratch_file_in_its_dir),
 		cmocka_unit_test(test_load_console_writes_lines_to_the_given_terminal),
 		cmocka_unit_test(test_load_stop_ends_a_command_and_its_background_children),
+		cmocka_unit_test(test_load_holds_the_leader_of_a_command_that_ended_early_until_its_group_is_stopped),
 		cmocka_unit_test(test_load_stop_ends_orphans_that_left_the_command_group),
+		cmocka_unit_test(test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs),
 		cmocka_unit_test(test_load_stop_reports_a_command_that_ended_early_with_its_status),
 		cmocka_unit_test(test_load_ends_when_the_process_that_started_it_is_killed),
 		cmocka_unit_test(test_load_cpu_time_grows_with_intensity),
