@@ -20,6 +20,7 @@
 #include "core/nstime.h"
 #include "core/units.h"
 #include "probe/probe.h"
+#include "report/tprint.h"
 
 #define DEFAULT_TOTAL_NS (60u * NS_PER_SEC)
 #define QUICK_TOTAL_NS   (10u * NS_PER_SEC)
@@ -180,9 +181,16 @@ static void table_row(const struct result *res, int64_t id, const char *what)
 	else
 		snprintf(v[5], sizeof(v[5]), "-");
 	fmt_duration(res->threshold_ns, thr, sizeof(thr));
-	printf("%-6s %-24s %11llu %9s %9s %9s %9s %11s %11s %8.3f%% > %-6s %6llu  %s\n", res->probe, what,
-	       (unsigned long long)s->count, v[0], v[1], v[2], v[3], v[4], v[5], s->above_pct, thr,
-	       (unsigned long long)res->all.missed, id ? "" : "(not stored)");
+	tprintf(stdout, "%-6s %-24s %11llu %9s %9s %9s %9s %11s %11s %8.3f%% > %-6s %6llu%s%s\n", res->probe, what,
+		(unsigned long long)s->count, v[0], v[1], v[2], v[3], v[4], v[5], s->above_pct, thr,
+		(unsigned long long)res->all.missed, id ? "" : "  (not stored)",
+		res->interrupted ? "  (stopped early)" : "");
+}
+
+/* A phase the suite never came to: a row that says so, not a gap. */
+static void missing_row(const struct phase *ph)
+{
+	printf("%-6s %-24s   (not run: the suite was stopped before it)\n", ph->mc->name, ph->what);
 }
 
 /* What root would have added: said once for the whole suite. */
@@ -235,6 +243,7 @@ int cmd_run(int argc, char **argv)
 	struct result res[NPHASES];
 	int64_t ids[NPHASES] = { 0 };
 	size_t done = 0;
+	const struct result *stopped = NULL;    /* the phase a signal ended, which ends the suite */
 	char suite[32];
 	int code, worst = EXIT_OK;
 
@@ -292,8 +301,10 @@ int cmd_run(int argc, char **argv)
 			continue;
 		ids[i] = out.stored_id;
 		done = i + 1u;
-		if (res[i].interrupted && strncmp(res[i].stop_reason, "signal", 6) == 0)
-			break;                  /* Ctrl-C ends the suite, not only this probe */
+		if (res[i].interrupted && strncmp(res[i].stop_reason, "signal", 6) == 0) {
+			stopped = &res[i];      /* Ctrl-C ends the suite, not only this probe */
+			break;
+		}
 	}
 	if (prog.tty)
 		fprintf(stderr, "\r\033[K");
@@ -303,6 +314,8 @@ int cmd_run(int argc, char **argv)
 		for (size_t i = 0; i < done; i++)
 			if (res[i].nmetrics)
 				table_row(&res[i], ids[i], phases[i].what);
+		for (size_t i = done; stopped && i < NPHASES; i++)
+			missing_row(&phases[i]);
 		root_notes(res, done);
 		show_findings(res[0].nmetrics ? &res[0] : &res[done - 1u]);   /* the timer saw every CPU */
 		if (ids[0] && ids[done - 1u] && ids[0] != ids[done - 1u])
@@ -312,6 +325,15 @@ int cmd_run(int argc, char **argv)
 		if (ids[0])
 			printf(" with the label suite=%s (latscope runs --label suite=%s; latscope show ID)\n", suite,
 			       suite);
+	}
+	if (stopped) {
+		char left[128] = "";
+		size_t len = 0;
+		for (size_t i = done; i < NPHASES && len < sizeof(left); i++)
+			len += (size_t)snprintf(left + len, sizeof(left) - len, "%s%s", i > done ? ", " : "",
+						phases[i].mc->name);
+		tprintf(stdout, "\nthe suite was cut short (%s) during %s%s%s\n", stopped->stop_reason, stopped->probe,
+			left[0] ? "; never ran: " : "", left);
 	}
 	for (size_t i = 0; i < NPHASES; i++)
 		result_free(&res[i]);

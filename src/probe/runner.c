@@ -148,8 +148,11 @@ void runner_stop_signals(sigset_t *ret)
 	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
 		struct sigaction sa;
 		/* A blocked signal is kept pending even when ignored: under nohup a
-		 * SIGHUP would still stop the run.  What the caller ignores stays so. */
-		if (sigaction(stop_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+		 * SIGHUP would still stop the run, so an ignored SIGHUP stays so.  The
+		 * others count even when ignored: a shell script's '&' ignores SIGINT
+		 * and SIGQUIT, and 'kill -INT' must still stop that run (as cyclictest's
+		 * own handlers do). */
+		if (stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
 			continue;
 		sigaddset(ret, stop_signals[i]);
 	}

@@ -28,7 +28,7 @@ struct runner_error {
 
 /*
  * The signals that end a run, never the process: SIGINT, SIGTERM, SIGHUP (a
- * dropped SSH session) and SIGQUIT, less those the caller ignores (nohup).
+ * dropped SSH session) and SIGQUIT; SIGHUP not when the caller ignores it (nohup).
  * Block them before anything is measured; the runner waits for them.
  */
 void runner_stop_signals(sigset_t *ret);

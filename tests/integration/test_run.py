@@ -135,6 +135,18 @@ class TimerRuns(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(json.loads(p.stdout)["stop_reason"], "signal SIGHUP")
 
+    def test_sigint_stops_a_run_a_shell_script_started_in_the_background(self):
+        # '&' in a script starts the command with SIGINT ignored; kill -INT must still end the run.
+        out = self.path("r.json")
+        proc = subprocess.Popen([LATSCOPE, "timer", "-a", "0", "-D", "60", "-q", "--no-store", "--json", out],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 0, stderr)
+        self.assertEqual(load(out)["stop_reason"], "signal SIGINT")
+
     def test_a_run_under_nohup_is_not_stopped_by_sighup(self):
         # nohup leaves SIGHUP ignored: latscope keeps it so and measures to the end.
         out = self.path("r.json")

@@ -71,7 +71,10 @@ class Suite(TempDirCase):
         self.assertLess(time.monotonic() - t0, 5, "the noise and wake phases did not run")
         self.assertEqual(p.returncode, 0, err)
         self.assertEqual(out.splitlines()[1].split()[0], "timer", out)
-        self.assertNotIn("\nnoise ", out)
+        self.assertIn("(stopped early)", out.splitlines()[1], "the table says the timer row was cut short")
+        for probe in ("noise", "wake"):
+            self.assertRegex(out, r"\n%s +.*\(not run: the suite was stopped before it\)" % probe)
+        self.assertIn("the suite was cut short (signal SIGINT) during timer; never ran: noise, wake", out)
         listed = run("runs", "--db", db)
         self.assertEqual(len(listed.stdout.splitlines()) - 1, 1, listed.stdout)
 
