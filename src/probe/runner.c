@@ -463,7 +463,9 @@ static int collect_last(struct runner *rn)
 static void start_trace(struct runner *rn)
 {
 	char why[256];
-	if (tracerun_start(rn->rp, rn->ops->name, &rn->trace, why, sizeof(why)) < 0)
+	if (!rn->trace)
+		result_note(rn->res, "not traced: out of memory; measuring without the decomposition");
+	else if (tracerun_start(rn->trace, rn->rp, rn->ops->name, why, sizeof(why)) < 0)
 		result_note(rn->res, "not traced: %s; measuring without the decomposition", why);
 }
 
@@ -563,6 +565,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 		set_error(err, "cannot prepare the recorders: %s", strerror(-r));
 		goto restore;
 	}
+	if (rp->trace)
+		tracerun_prepare(&rn.trace);    /* still one thread: it forks */
 	r = start_threads(&rn, err);
 	started = gate_wait_ready(&rn);
 	if (r < 0)
@@ -634,7 +638,7 @@ join:
 		    context_finish(rn.ctx, res, last_window > rn.ctx_index ? last_window : rn.ctx_index) < 0)
 			result_note(res, "interrupts and steal time of the last window could not be read");
 	}
-	if (r == 0 && rn.gate == GATE_GO && rn.trace)
+	if (r == 0 && rn.gate == GATE_GO && tracerun_active(rn.trace))
 		finish_trace(&rn);
 	context_free(rn.ctx);
 restore:

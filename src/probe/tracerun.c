@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/hist.h"
 #include "core/stats.h"
@@ -12,6 +13,7 @@
 #include "trace/causes.h"
 #include "trace/events.h"
 #include "trace/evbuf.h"
+#include "trace/guard.h"
 #include "trace/instance.h"
 
 #define SPIKES_MAX 10           /* explained spikes kept per CPU, largest first */
@@ -21,6 +23,7 @@
 #define ADD_UP_TOL_NS 1000u
 
 struct trace_run {
+	struct trace_guard guard;       /* removes the instance if latscope is killed */
 	struct trace_session *s;
 	bool timer;                     /* timer decomposition; else noise events */
 	uint64_t above_ns;              /* spikes to explain (timer) */
@@ -38,18 +41,27 @@ size_t tracerun_log_cap(const struct run_params *rp, uint64_t samples_per_sec)
 	return (size_t)(want < LOG_CAP_MAX ? want : LOG_CAP_MAX);
 }
 
-int tracerun_start(const struct run_params *rp, const char *probe, struct trace_run **ret, char *why,
-		   size_t size)
+int tracerun_prepare(struct trace_run **ret)
 {
 	struct trace_run *tr = calloc(1, sizeof(*tr));
-	struct trace_opts o = { .cpus = rp->cpus };
-	int r;
+	char name[64];
 
 	*ret = NULL;
-	if (!tr) {
-		snprintf(why, size, "out of memory");
+	if (!tr)
 		return -ENOMEM;
-	}
+	tr->guard = (struct trace_guard){ .pid = 0, .fd = -1 };
+	/* Without a guard the instance is still removed on every exit but SIGKILL,
+	 * and after a SIGKILL by the next traced run. */
+	if (trace_instance_name(trace_pidns(), (long)getpid(), name, sizeof(name)) == 0)
+		trace_guard_start(&tr->guard, name);
+	*ret = tr;
+	return 0;
+}
+
+int tracerun_start(struct trace_run *tr, const struct run_params *rp, const char *probe, char *why, size_t size)
+{
+	struct trace_opts o = { .cpus = rp->cpus };
+
 	tr->timer = strcmp(probe, "timer") == 0;
 	tr->above_ns = rp->trace_above_ns ? rp->trace_above_ns : rp->threshold_ns;
 	tr->thread_prio = rp->policy == POLICY_OTHER ? 120 : 99 - (int)rp->priority;
@@ -58,12 +70,12 @@ int tracerun_start(const struct run_params *rp, const char *probe, struct trace_
 	o.buffer_kb = tr->buffer_kb;
 	o.events = tr->timer ? TRACE_WANT_TIMER_PROBE : TRACE_WANT_NOISE_PROBE;
 	trace_remove_stale_instances(NULL);
-	if ((r = trace_session_start(&o, &tr->s, why, size)) < 0) {
-		free(tr);
-		return r;
-	}
-	*ret = tr;
-	return 0;
+	return trace_session_start(&o, &tr->s, why, size);
+}
+
+bool tracerun_active(const struct trace_run *tr)
+{
+	return tr && tr->s;
 }
 
 void tracerun_free(struct trace_run *tr)
@@ -71,6 +83,7 @@ void tracerun_free(struct trace_run *tr)
 	if (!tr)
 		return;
 	trace_session_free(tr->s);
+	trace_guard_release(&tr->guard);        /* after the instance is gone */
 	free(tr);
 }
 

@@ -8,6 +8,7 @@
 #ifndef LATSCOPE_PROBE_TRACERUN_H
 #define LATSCOPE_PROBE_TRACERUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,10 +26,14 @@ struct tracerun_thread {
 	const struct rec_log *log;
 };
 
+/* Before any thread is started (it forks the guard of trace/guard.h, which
+ * must see a single-threaded process).  0 or -ENOMEM. */
+int tracerun_prepare(struct trace_run **ret);
 /* Start recording on rp's CPUs for probe ("timer" or "noise").  On failure
- * *ret is NULL and why says what was missing; the run goes on untraced. */
-int tracerun_start(const struct run_params *rp, const char *probe, struct trace_run **ret, char *why,
-		   size_t size);
+ * why says what was missing; the run goes on untraced (tracerun_active false). */
+int tracerun_start(struct trace_run *tr, const struct run_params *rp, const char *probe, char *why, size_t size);
+/* Recording started, so tracerun_finish has a trace to read. */
+bool tracerun_active(const struct trace_run *tr);
 /* After the threads have ended: read the trace, explain every logged span,
  * and set res->trace.  -errno with why filled when nothing could be read. */
 int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,

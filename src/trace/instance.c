@@ -120,6 +120,12 @@ int trace_remove_stale_instances(unsigned *ret_removed)
 	return 0;
 }
 
+int trace_instance_remove(const char *name)
+{
+	(void)name;
+	return -ENOTSUP;
+}
+
 #else
 
 struct event_name {
@@ -351,18 +357,27 @@ static int stale_one(const char *name, void *data)
 	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 		return 0;               /* alive, or not ours to judge (EPERM) */
 
+	int r = trace_instance_remove(name);
+	if (r == 0)
+		st->removed++;
+	else if (r != -ENOENT && !st->err)
+		st->err = r;
+	return 0;
+}
+
+int trace_instance_remove(const char *name)
+{
+	if (!tracefs_instance_exists(name))
+		return -ENOENT;
 	struct tracefs_instance *inst = tracefs_instance_alloc(NULL, name);
 	if (!inst)
-		return 0;
+		return -ENOMEM;
 	tracefs_trace_off(inst);
 	tracefs_event_disable(inst, NULL, NULL);
 	errno = 0;
-	if (tracefs_instance_destroy(inst) == 0)
-		st->removed++;
-	else if (!st->err)
-		st->err = errno ? -errno : -EIO;
+	int r = tracefs_instance_destroy(inst) == 0 ? 0 : errno ? -errno : -EIO;
 	tracefs_instance_free(inst);
-	return 0;
+	return r;
 }
 
 int trace_remove_stale_instances(unsigned *ret_removed)

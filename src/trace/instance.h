@@ -95,6 +95,9 @@ const char *trace_session_dir(const struct trace_session *s);
  */
 int trace_remove_stale_instances(unsigned *ret_removed);
 
+/* Stop and remove the instance called name, when it exists.  0, -ENOENT, or -errno. */
+int trace_instance_remove(const char *name);
+
 /*
  * Ring buffer size per recorded CPU for a run: duration x expected event rate
  * x bytes per event, with headroom, within [TRACE_BUFFER_KB_MIN,

@@ -99,17 +99,38 @@ class TimerTrace(TempDirCase):
     def test_the_instance_is_gone_after_sigterm(self):
         self.interrupted(signal.SIGTERM)
 
-    def test_an_instance_left_by_a_killed_run_is_removed_by_the_next(self):
+    def traced_run_started(self):
         p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", "-q", "--no-store"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
         while not ours(p.pid) and time.monotonic() < deadline:
             time.sleep(0.02)
+        self.assertTrue(ours(p.pid), "the instance was made")
+        return p
+
+    def test_an_instance_of_a_run_killed_with_sigkill_is_removed_by_its_guard(self):
+        p = self.traced_run_started()
         p.kill()
-        p.communicate()
-        self.assertTrue(ours(p.pid), "SIGKILL leaves it")
+        p.communicate(timeout=30)
+        deadline = time.monotonic() + 10
+        while ours(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(ours(p.pid), "the guard removed the instance after the SIGKILL")
+
+    def test_an_instance_left_by_a_killed_run_and_its_guard_is_removed_by_the_next(self):
+        p = self.traced_run_started()
+        with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+            children = [int(c) for c in f.read().split()]
+        guards = [c for c in children if open("/proc/%d/cmdline" % c, "rb").read().split(b"\0")[0] ==
+                  open("/proc/%d/cmdline" % p.pid, "rb").read().split(b"\0")[0]]
+        self.assertEqual(len(guards), 1, children)
+        os.kill(guards[0], signal.SIGKILL)
+        p.kill()
+        p.communicate(timeout=30)
+        time.sleep(0.2)
+        self.assertTrue(ours(p.pid), "with the guard killed too, the instance stays")
         self.timer(1)
-        self.assertFalse(ours(p.pid))
+        self.assertFalse(ours(p.pid), "the next traced run removed it")
 
     @unittest.skipUnless(shutil.which("unshare"), "needs unshare (util-linux)")
     def test_a_run_in_another_pid_namespace_leaves_a_live_runs_instance_alone(self):

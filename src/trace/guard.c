@@ -1,0 +1,95 @@
+#include "trace/guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "trace/instance.h"
+
+#if !HAVE_TRACEFS
+
+int trace_guard_start(struct trace_guard *g, const char *name)
+{
+	(void)name;
+	g->pid = 0;
+	g->fd = -1;
+	return -ENOTSUP;
+}
+
+#else
+
+__attribute__((noreturn))
+static void guard_main(int fd, const char *name)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2 };
+	char c;
+	ssize_t n;
+
+	setsid();
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_IGN);
+	/* Hold nothing of latscope's: not its terminal, its pipes or its files. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+	}
+	if (dup2(fd, 3) < 0)
+		_exit(1);
+	close_range(4, ~0u, 0);
+	do
+		n = read(3, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		trace_instance_remove(name);    /* the pipe closed unreleased: latscope is gone */
+	_exit(0);
+}
+
+int trace_guard_start(struct trace_guard *g, const char *name)
+{
+	int p[2];
+
+	g->pid = 0;
+	g->fd = -1;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		guard_main(p[0], name);
+	}
+	close(p[0]);
+	g->pid = pid;
+	g->fd = p[1];
+	return 0;
+}
+
+#endif
+
+void trace_guard_release(struct trace_guard *g)
+{
+	if (g->fd >= 0) {
+		ssize_t n;
+		do
+			n = write(g->fd, "d", 1);
+		while (n < 0 && errno == EINTR);
+		close(g->fd);
+		g->fd = -1;
+	}
+	if (g->pid > 0) {
+		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		g->pid = 0;
+	}
+}
