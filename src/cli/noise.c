@@ -18,11 +18,11 @@ static const struct opt noise_opts[] = {
 	  .help = "what the loop reads: the cycle counter (TSC, or arm64's virtual counter) calibrated to ns, "
 		  "or clock_gettime(CLOCK_MONOTONIC)" },
 	{ "burst", 0, OPT_DURATION, offsetof(struct noise_cmd, p.burst_ns), .min = 10u * NS_PER_MS,
-	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_MS,
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC,
 	  .help = "spin in bursts this long, with --rest between them (for real-time priorities under RT "
-		  "throttling); a bare number is milliseconds" },
+		  "throttling); a bare number is seconds" },
 	{ "rest", 0, OPT_DURATION, offsetof(struct noise_cmd, p.rest_ns), .min = NS_PER_MS,
-	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_MS, .help = "the pause between bursts; a bare number is milliseconds" },
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .help = "the pause between bursts; a bare number is seconds" },
 	{ "trace", 0, OPT_FLAG, offsetof(struct noise_cmd, run.trace),
 	  .help = "explain every gap above the threshold from kernel trace events: interrupt, softirq, task or "
 		  "nothing seen (root)" },

@@ -51,7 +51,7 @@ static int parse_since(const char *text, uint64_t now_ns, uint64_t *ret)
 					       "%Y-%m-%d %H:%M", "%Y-%m-%d" };
 	uint64_t ago;
 
-	if (parse_duration(text, 0, &ago) == 0) {
+	if (parse_duration(text, NS_PER_SEC, &ago) == 0) {
 		*ret = ago < now_ns ? now_ns - ago : 0;
 		return 0;
 	}

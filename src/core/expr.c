@@ -144,23 +144,19 @@ static int parse_number(const char *s, size_t len, double *ret)
 	return 0;
 }
 
-/* TYPE_TIME: a duration with its unit, in ns. */
+/* TYPE_TIME: a duration, in ns.  A bare number is microseconds, the rule of
+ * every latency option (--threshold, --fail-above): latscope(1), BARE NUMBERS. */
 static int parse_time(const struct expr *e, const char *v, size_t len, double *ret, char *err, size_t errlen)
 {
 	char buf[64];
-	double bare;
 	uint64_t ns;
 	int r;
 
-	/* A bare number would have to mean some unit; asking beats guessing wrong by 1000x. */
-	if (parse_number(v, len, &bare) != -EINVAL)
-		return fail(err, errlen, "'%.*s' needs a unit for %s (ns, us, ms, s)", qlen(len), v,
-			    expr_stat_name(e->stat));
 	if (len >= sizeof(buf))
 		return fail(err, errlen, "'%.*s...' is too long for a duration", qlen(len), v);
 	memcpy(buf, v, len);
 	buf[len] = '\0';
-	r = parse_duration(buf, 0, &ns);
+	r = parse_duration(buf, NS_PER_US, &ns);
 	if (r == -ERANGE || (r == 0 && ns > EXACT_MAX))
 		return fail(err, errlen, "'%s' is too large for %s", buf, expr_stat_name(e->stat));
 	if (r < 0)

@@ -33,11 +33,10 @@ struct expr {
 
 /*
  * Parse text.  Stats: min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max
- * above_pct missed count.  A time stat takes a duration with a unit (ns us ms
- * s); above_pct a number (percent, an optional '%'); missed and count a whole
- * number; any stat a signed relative change "+N%" or "-N%" (a fall of 100 %
- * at most).  A time stat needs its unit: a bare "200" is refused rather than
- * guessed.  Numbers are digits with an optional fraction (15 significant
+ * above_pct missed count.  A time stat takes a duration (ns us ms s; a bare
+ * number is microseconds, as for every latency option); above_pct a number
+ * (percent, an optional '%'); missed and count a whole number; any stat a
+ * signed relative change "+N%" or "-N%" (a fall of 100 % at most).  Numbers are digits with an optional fraction (15 significant
  * digits, 22 decimals at most; no sign, exponent, nan or inf), read the same
  * in every locale; times and counts go up to 2^53 (exact in the double value).
  * 0, or -EINVAL with err (at least 128 bytes) saying what is wrong; ret is

@@ -188,6 +188,18 @@ static void test_expr_parse_reads_time_values_in_every_unit(void **state)
 	expect_expr("warm_max>0.001ms", EXPR_WARM_MAX, EXPR_GT, EXPR_ABSOLUTE, 1000.0);
 }
 
+/* One rule for bare numbers: a latency without a unit is microseconds, as --fail-above 50 is. */
+static void test_expr_parse_reads_a_bare_time_as_microseconds(void **state)
+{
+	(void)state;
+	expect_expr("max>200", EXPR_MAX, EXPR_GT, EXPR_ABSOLUTE, 200e3);
+	expect_expr("p99>=1.5", EXPR_P99, EXPR_GE, EXPR_ABSOLUTE, 1500.0);
+	expect_expr("mean<0.001", EXPR_MEAN, EXPR_LT, EXPR_ABSOLUTE, 1.0);
+	/* what is not a time keeps its own unit */
+	expect_expr("missed>200", EXPR_MISSED, EXPR_GT, EXPR_ABSOLUTE, 200.0);
+	expect_expr("above_pct>2", EXPR_ABOVE_PCT, EXPR_GT, EXPR_ABSOLUTE, 2.0);
+}
+
 static void test_expr_parse_reads_relative_changes_with_their_sign(void **state)
 {
 	(void)state;
@@ -260,9 +272,7 @@ static void test_expr_parse_names_what_is_wrong(void **state)
 		{ "p99=>5us", "bad operator '=>'" },
 		{ "p99> =5us", "bad operator '> ='" },
 		{ "p99<>5us", "bad operator '<>'" },
-		{ "p99>5", "'5' needs a unit for p99 (ns, us, ms, s)" },
-		{ "max>200", "'200' needs a unit for max (ns, us, ms, s)" },
-		{ "mean>1.5", "'1.5' needs a unit for mean" },
+		{ "p99>1.0005", "'1.0005' is not a duration for p99" },     /* a bare number is us: 0.5 ns */
 		{ "p99>5xs", "'5xs' is not a duration for p99" },
 		{ "p99>5 us", "'5 us' has a space inside" },
 		{ "p99>0.5ns", "'0.5ns' is not a duration for p99" },
@@ -563,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_expr_parse_allows_spaces_around_the_parts),
 		cmocka_unit_test(test_expr_parse_reads_the_examples_of_the_header),
 		cmocka_unit_test(test_expr_parse_reads_time_values_in_every_unit),
+		cmocka_unit_test(test_expr_parse_reads_a_bare_time_as_microseconds),
 		cmocka_unit_test(test_expr_parse_reads_relative_changes_with_their_sign),
 		cmocka_unit_test(test_expr_parse_reads_above_pct_with_or_without_a_percent_sign),
 		cmocka_unit_test(test_expr_parse_reads_numbers_exactly_like_a_decimal_literal),
