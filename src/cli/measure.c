@@ -495,6 +495,8 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		fprintf(stderr, "latscope %s: cannot summarize: %s\n", mc->name, strerror(-r));
 		goto out;
 	}
+	if (mc->after)
+		mc->after(params, &res);
 	if (!silent)
 		text_summary(stdout, &res);
 	fflush(stdout);

@@ -37,6 +37,8 @@ struct measure_cmd {
 	void (*describe)(const void *params, char *buf, size_t size);
 	/* Optional: what the user should know before the run (res->notes). */
 	void (*notes)(const void *params, struct result *res);
+	/* Optional: what the finalized result says the user should know (res->notes). */
+	void (*after)(const void *params, struct result *res);
 };
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv);

@@ -106,6 +106,27 @@ static void timer_describe(const void *params, char *buf, size_t size)
 		 c->p.co_correct ? ", coordinated-omission correction" : "");
 }
 
+/* More deadlines missed than served: the interval is below what this machine serves. */
+static void timer_after(const void *params, struct result *res)
+{
+	const struct timer_cmd *c = params;
+	const struct summary *s = &res->all.sum[0];
+	char iv[32], floor[32], want[32];
+
+	if (res->all.missed <= s->count || s->count == 0)
+		return;
+	fmt_duration(c->p.interval_ns, iv, sizeof(iv));
+	fmt_duration(s->min, floor, sizeof(floor));
+	/* the next round step above the quickest wakeup, with room for its spread */
+	uint64_t step = NS_PER_US;
+	while (step < 2u * s->min && step < NS_PER_SEC)
+		step *= 10u;
+	fmt_duration(step, want, sizeof(want));
+	result_note(res, "-i %s is shorter than this machine can serve: %llu of %llu deadlines passed while the "
+		    "thread was late (missed), and the quickest wakeup took %s; try -i %s or longer", iv,
+		    (unsigned long long)res->all.missed, (unsigned long long)(res->all.missed + s->count), floor, want);
+}
+
 const struct measure_cmd timer_command = {
 	.name = "timer",
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-d DISTANCE] [-D DURATION | -l LOOPS]\n"
@@ -124,6 +145,7 @@ const struct measure_cmd timer_command = {
 	.defaults = timer_defaults,
 	.validate = timer_validate,
 	.describe = timer_describe,
+	.after = timer_after,
 };
 
 int cmd_timer(int argc, char **argv)

@@ -160,6 +160,20 @@ class TimerRuns(TempDirCase):
         self.assertFalse(doc["interrupted"])
         self.assertEqual(doc["stop_reason"], "duration")
 
+    def test_an_interval_the_machine_cannot_serve_is_said_with_what_to_try(self):
+        # 1 us is below any clock_nanosleep wakeup (a system call and a timer interrupt): most deadlines pass.
+        out = self.path("r.json")
+        p = run("timer", "-a", "0", "-i", "1", "-D", "1", "-q", "--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        served, missed = doc["all"]["metrics"]["latency"]["count"], doc["all"]["missed"]
+        self.assertGreater(missed, served, "the premise: more deadlines missed than served")
+        self.assertIn("-i 1us is shorter than this machine can serve", p.stderr)
+        self.assertRegex(p.stderr, r"try -i \d+us or longer")
+        self.assertTrue(any("shorter than this machine can serve" in n for n in doc["notes"]))
+        p = run("timer", "-a", "0", "-D", "1", "-q", "--no-store")
+        self.assertNotIn("cannot serve", p.stderr, "a 1 ms interval is served")
+
     def test_fail_above_exits_3_when_the_limit_is_exceeded(self):
         p = run("timer", "-a", "0", "-D", "1", "-q", "--fail-above", "1ns")
         self.assertEqual(p.returncode, 3, p.stderr)
