@@ -122,14 +122,14 @@ int cmd_export(int argc, char **argv)
 			list[i] = &res[i];
 		char why[320] = "";
 		r = !list ? 0
-		    : c.format == EXPORT_GNUPLOT ? gnuplot_write(out, list, ids, n)
+		    : c.format == EXPORT_GNUPLOT ? gnuplot_write(out, list, ids, n, why, sizeof(why))
 						 : openmetrics_write(out, list, ids, n, why, sizeof(why));
 		/* Standard output that failed is main's to report (a closed pipe quietly). */
 		if (r < 0 && (c.output || !ferror(stdout)))
 			fprintf(stderr, "latscope export: cannot write the %s: %s\n",
 				c.format == EXPORT_GNUPLOT ? "gnuplot script" : "metrics", why[0] ? why : strerror(-r));
 		if (r < 0)
-			code = EXIT_ERROR;
+			code = r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;  /* runs that cannot go together */
 		free(list);
 		storecmd_free_results(res, n);
 	}

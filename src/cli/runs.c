@@ -37,7 +37,7 @@ static const struct cmd_spec runs_spec = {
 	.name = "runs",
 	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--db PATH]",
 	.about = "List the stored runs, oldest first: id, start time (UTC), probe, host, headline figures of the\n"
-		 "leading metric in microseconds, and labels.",
+		 "leading metric in the probe's own unit (us, or ns for noise), and labels.",
 	.opts = runs_opts,
 	.nopts = sizeof(runs_opts) / sizeof(runs_opts[0]),
 	.help_offset = offsetof(struct runs_cmd, help),

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/errmsg.h"
 #include "core/parse.h"
 #include "core/units.h"
+#include "probe/probe.h"
 
 /* Text in a comment: a line break in it would end the comment and start a command. */
 static void comment_text(FILE *out, const char *s)
@@ -36,12 +38,24 @@ static void block_name(char *buf, size_t size, int64_t id, int cpu)
 		snprintf(buf, size, "$run%lld_cpu%d", (long long)id, cpu);
 }
 
-/* One data block: bucket low and high in microseconds, and its count. */
-static void data_block(FILE *out, const char *name, const struct hist *h)
+/* How the probe's values read: microseconds, or whole nanoseconds (noise). */
+struct axis_unit {
+	double ns;
+	const char *name;
+};
+
+static struct axis_unit unit_of(const struct result *r)
+{
+	const struct probe_ops *ops = probe_find(r->probe);
+	return ops && ops->unit_ns == 1 ? (struct axis_unit){ 1.0, "ns" } : (struct axis_unit){ 1e3, "us" };
+}
+
+/* One data block: bucket low and high in the axis's unit, and its count. */
+static void data_block(FILE *out, const char *name, const struct hist *h, struct axis_unit u)
 {
 	fprintf(out, "%s << EOD\n", name);
 	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1u))
-		fprintf(out, "%.3f %.3f %llu\n", (double)hist_bucket_low(i) / 1e3, (double)(hist_bucket_high(i) + 1u) / 1e3,
+		fprintf(out, "%.3f %.3f %llu\n", (double)hist_bucket_low(i) / u.ns, (double)(hist_bucket_high(i) + 1u) / u.ns,
 			(unsigned long long)h->counts[i]);
 	fprintf(out, "EOD\n");
 }
@@ -68,21 +82,30 @@ static const struct cpu_result *curve(const struct result *r, bool per_cpu, size
 	return cr->hist[0].total ? cr : NULL;
 }
 
-int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n)
+int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
+		  size_t errlen)
 {
 	const bool per_cpu = n == 1;
 	char name[64], at[40];
 
 	if (n == 0)
-		return -EINVAL;
+		return err_set(err, errlen, -EINVAL, "no run to draw");
 	for (size_t i = 0; i < n; i++)
 		if (!results[i])
-			return -EINVAL;
+			return err_set(err, errlen, -EINVAL, "result %zu is missing", i + 1u);
+	/* One axis holds one metric in one unit: a gap of 30 ns and a wakeup of 30 us are not one curve's. */
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(results[i]->probe, results[0]->probe) != 0 ||
+		    strcmp(results[i]->metric_names[0], results[0]->metric_names[0]) != 0)
+			return err_set(err, errlen, -EINVAL, "runs %lld and %lld measure different things (%s %s, %s %s): "
+				       "draw them apart", (long long)ids[0], (long long)ids[i], results[0]->probe,
+				       results[0]->metric_names[0], results[i]->probe, results[i]->metric_names[0]);
+	const struct axis_unit u = unit_of(results[0]);
 
 	fprintf(out, "# latscope histogram export: draw it with `gnuplot FILE` (writes an SVG), or choose the\n"
 		     "# terminal and file: gnuplot -e 'term=\"pngcairo size 1200,700\"; outfile=\"plot.png\"' FILE\n"
-		     "#\n# Each data block: bucket low and high (us), samples in the bucket.  The buckets are\n"
-		     "# log-linear (width at most 1/64 of the value), so they are drawn as boxes of their width.\n");
+		     "#\n# Each data block: bucket low and high (%s), samples in the bucket.  The buckets are\n"
+		     "# log-linear (width at most 1/64 of the value), so they are drawn as boxes of their width.\n", u.name);
 	for (size_t i = 0; i < n; i++) {
 		const struct result *r = results[i];
 		fmt_utc(r->start_realtime_ns, at, sizeof(at));
@@ -99,7 +122,7 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 			if (!cr)
 				continue;
 			block_name(name, sizeof(name), ids[i], cr->cpu);
-			data_block(out, name, &cr->hist[0]);
+			data_block(out, name, &cr->hist[0], u);
 		}
 	}
 
@@ -115,7 +138,7 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 			 results[0]->metric_names[0], n);
 	quoted(out, title);
 	fprintf(out, "\nset xlabel ");
-	snprintf(title, sizeof(title), "%s (us, log scale)", results[0]->metric_names[0]);
+	snprintf(title, sizeof(title), "%s (%s, log scale)", results[0]->metric_names[0], u.name);
 	quoted(out, title);
 	fprintf(out, "\nset ylabel ");
 	quoted(out, "samples per bucket (log scale)");
@@ -145,5 +168,5 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 		fprintf(out, "[1:10] [1:10] 5 lc rgb 'white' notitle\n"
 			     "set label 1 'no samples in these runs: nothing to draw' at graph 0.5,0.5 center\nreplot");
 	fprintf(out, "\n");
-	return ferror(out) ? -EIO : 0;
+	return ferror(out) ? err_set(err, errlen, -EIO, "%s", strerror(EIO)) : 0;
 }

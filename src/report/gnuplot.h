@@ -17,7 +17,12 @@
 
 #include "result/result.h"
 
-/* -EINVAL for n == 0 or a NULL result; the errno of a failed write (-EIO when unknown). */
-int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n);
+/*
+ * The axis is in the probe's own unit (us, or ns for noise).  -EINVAL for
+ * n == 0, a NULL result, or runs of different probes or leading metrics (one
+ * axis, one unit); -EIO for a failed write.  err (errlen bytes) says why.
+ */
+int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
+		  size_t errlen);
 
 #endif

@@ -128,6 +128,27 @@ class GnuplotExport(TempDirCase):
         p = run("compare", "1", "--db", self.path("runs.db"))
         self.assertRegex(p.stdout, r"\| 1 +\| +- +\| +- +\|", p.stdout)
 
+    def test_a_noise_run_is_drawn_in_nanoseconds(self):
+        p = run("noise", "-a", str(CPUS[-1]), "-D", "0.5", "-q", "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        script = self.export(1)
+        self.assertIn("gap (ns, log scale)", script)
+        self.assertIn("bucket low and high (ns)", script)
+        rows = [r for b in data_blocks(script).values() for r in b]
+        self.assertTrue(rows)
+        # the loop's own period is tens of ns: as ns it is at least 1, as us it would be below 1
+        self.assertGreaterEqual(min(lo for lo, _, _ in rows), 1.0)
+
+    def test_a_timer_run_and_a_noise_run_are_refused_together(self):
+        self.measure()
+        p = run("noise", "-a", str(CPUS[-1]), "-D", "0.5", "-q", "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("export", "1", "2", "--format", "gnuplot", "-o", self.path("h.gp"), "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("runs 1 and 2 measure different things (timer latency, noise gap): draw them apart",
+                      p.stderr)
+        self.assertFalse(os.path.exists(self.path("h.gp")), "nothing written")
+
     def test_an_unknown_run_is_an_error_and_writes_nothing(self):
         self.measure()
         p = run("export", "7", "--format", "gnuplot", "-o", self.path("h.gp"), "--db", self.path("runs.db"))
