@@ -21,26 +21,35 @@
 
 enum stat_type { TYPE_TIME, TYPE_PERCENT, TYPE_COUNT };
 
+/* judged: the verdict's bootstrap can say whether a change of it is real
+ * (the mean and percentiles); a max is decided by one sample. */
 static const struct {
 	const char *name;
 	enum stat_type type;
+	bool judged;
 } stats[] = {
-	[EXPR_MIN] = { "min", TYPE_TIME },
-	[EXPR_MEAN] = { "mean", TYPE_TIME },
-	[EXPR_STDDEV] = { "stddev", TYPE_TIME },
-	[EXPR_P50] = { "p50", TYPE_TIME },
-	[EXPR_P90] = { "p90", TYPE_TIME },
-	[EXPR_P99] = { "p99", TYPE_TIME },
-	[EXPR_P999] = { "p99.9", TYPE_TIME },
-	[EXPR_P9999] = { "p99.99", TYPE_TIME },
-	[EXPR_MAX] = { "max", TYPE_TIME },
-	[EXPR_WARM_MAX] = { "warm_max", TYPE_TIME },
-	[EXPR_ABOVE_PCT] = { "above_pct", TYPE_PERCENT },
-	[EXPR_MISSED] = { "missed", TYPE_COUNT },
-	[EXPR_COUNT] = { "count", TYPE_COUNT },
+	[EXPR_MIN] = { "min", TYPE_TIME, false },
+	[EXPR_MEAN] = { "mean", TYPE_TIME, true },
+	[EXPR_STDDEV] = { "stddev", TYPE_TIME, false },
+	[EXPR_P50] = { "p50", TYPE_TIME, true },
+	[EXPR_P90] = { "p90", TYPE_TIME, true },
+	[EXPR_P99] = { "p99", TYPE_TIME, true },
+	[EXPR_P999] = { "p99.9", TYPE_TIME, true },
+	[EXPR_P9999] = { "p99.99", TYPE_TIME, true },
+	[EXPR_MAX] = { "max", TYPE_TIME, false },
+	[EXPR_WARM_MAX] = { "warm_max", TYPE_TIME, false },
+	[EXPR_ABOVE_PCT] = { "above_pct", TYPE_PERCENT, false },
+	[EXPR_MISSED] = { "missed", TYPE_COUNT, false },
+	[EXPR_COUNT] = { "count", TYPE_COUNT, false },
 };
 
+
 #define NSTATS (sizeof(stats) / sizeof(stats[0]))
+
+bool expr_stat_judged(enum expr_stat stat)
+{
+	return (unsigned)stat < NSTATS && stats[stat].judged;
+}
 
 static const char *const op_names[] = {
 	[EXPR_GT] = ">", [EXPR_GE] = ">=", [EXPR_LT] = "<", [EXPR_LE] = "<=",
@@ -290,9 +299,14 @@ int expr_parse(const char *text, struct expr *ret, char *err, size_t errlen)
 	for (size_t i = 0; i < v_len; i++)
 		if (is_space(v[i]))
 			return fail(err, errlen, "'%.*s' has a space inside (write 200us, +10%%)", qlen(v_len), v);
+	e.raw = v[v_len - 1u] == '!';
+	if (e.raw && --v_len == 0)
+		return fail(err, errlen, "missing value before '!'");
 
 	if ((r = parse_value(&e, v, v_len, err, errlen)) < 0)
 		return r;
+	if (e.raw && e.kind != EXPR_RELATIVE)
+		return fail(err, errlen, "'%.*s!': '!' asks for a relative change compared raw (+10%%!)", qlen(v_len), v);
 	*ret = e;
 	return 0;
 }
@@ -398,8 +412,8 @@ void expr_format(const struct expr *e, char *buf, size_t size)
 	if (e->kind == EXPR_RELATIVE) {
 		format_number(fabs(e->value), v + 1, sizeof(v) - 1u);
 		v[0] = signbit(e->value) ? '-' : '+';
-		snprintf(buf, size, "%s %s %s%%", expr_stat_name(e->stat),
-			 (unsigned)e->op < 4u ? op_names[e->op] : "?", v);
+		snprintf(buf, size, "%s %s %s%%%s", expr_stat_name(e->stat),
+			 (unsigned)e->op < 4u ? op_names[e->op] : "?", v, e->raw ? "!" : "");
 		return;
 	}
 	enum stat_type type = (unsigned)e->stat < NSTATS ? stats[e->stat].type : TYPE_PERCENT;

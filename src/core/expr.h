@@ -1,6 +1,7 @@
 /*
  * Regression-gate expressions for `compare --fail-if`, such as
- *     p99>+10%      p99 more than 10 % above the baseline's
+ *     p99>+10%      p99 more than 10 % above the baseline's, and the verdict calls it real
+ *     p99>+10%!     the same compared raw, whether or not the difference is significant
  *     max>200us     max above an absolute 200 us
  *     mean>=+5%     missed>0     above_pct>1.5     p99.9<-20%
  * STAT OP VALUE, no spaces needed (spaces around the parts are allowed).
@@ -29,14 +30,21 @@ struct expr {
 	enum expr_op op;
 	enum expr_kind kind;
 	double value;                   /* ns, percent or count (absolute); percent change (relative) */
+	bool raw;                       /* relative, written with '!': not judged for significance */
 };
+
+/* The mean and the percentiles: a relative gate on them asks the verdict too.
+ * The others (max, min, counts) have no verdict: their relative gates compare raw. */
+bool expr_stat_judged(enum expr_stat stat);
 
 /*
  * Parse text.  Stats: min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max
  * above_pct missed count.  A time stat takes a duration (ns us ms s; a bare
  * number is microseconds, as for every latency option); above_pct a number
  * (percent, an optional '%'); missed and count a whole number; any stat a
- * signed relative change "+N%" or "-N%" (a fall of 100 % at most).  Numbers are digits with an optional fraction (15 significant
+ * signed relative change "+N%" or "-N%" (a fall of 100 % at most), followed
+ * by '!' to compare it raw (a stat the verdict cannot judge, see
+ * expr_stat_judged, is always compared raw).  Numbers are digits with an optional fraction (15 significant
  * digits, 22 decimals at most; no sign, exponent, nan or inf), read the same
  * in every locale; times and counts go up to 2^53 (exact in the double value).
  * 0, or -EINVAL with err (at least 128 bytes) saying what is wrong; ret is

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	expr_format(&e, buf, sizeof(buf));
 	if (expr_parse(buf, &back, err, sizeof(err)) < 0 || back.stat != e.stat || back.op != e.op ||
-	    back.kind != e.kind || back.value != e.value || signbit(back.value) != signbit(e.value))
+	    back.kind != e.kind || back.raw != e.raw || back.value != e.value || signbit(back.value) != signbit(e.value))
 		abort();                        /* format and parse disagree */
 
 	/* Every path of the comparison, including the zero baseline and NaN. */

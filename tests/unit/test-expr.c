@@ -200,6 +200,25 @@ static void test_expr_parse_reads_a_bare_time_as_microseconds(void **state)
 	expect_expr("above_pct>2", EXPR_ABOVE_PCT, EXPR_GT, EXPR_ABSOLUTE, 2.0);
 }
 
+static void test_expr_parse_reads_a_raw_relative_change_and_writes_it_back(void **state)
+{
+	(void)state;
+	struct expr e;
+	char err[256], text[64];
+	assert_int_equal(expr_parse("p99>+10%!", &e, err, sizeof(err)), 0);
+	assert_true(e.raw);
+	assert_int_equal(e.kind, EXPR_RELATIVE);
+	expr_format(&e, text, sizeof(text));
+	assert_string_equal(text, "p99 > +10%!");
+	assert_int_equal(expr_parse("p99>+10%", &e, err, sizeof(err)), 0);
+	assert_false(e.raw);
+	assert_int_equal(expr_parse("max>200us!", &e, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "'!' asks for a relative change compared raw"));
+	assert_int_equal(expr_parse("p99>!", &e, err, sizeof(err)), -EINVAL);
+	assert_true(expr_stat_judged(EXPR_P99) && expr_stat_judged(EXPR_MEAN) && expr_stat_judged(EXPR_P9999));
+	assert_false(expr_stat_judged(EXPR_MAX) || expr_stat_judged(EXPR_MISSED) || expr_stat_judged(EXPR_MIN));
+}
+
 static void test_expr_parse_reads_relative_changes_with_their_sign(void **state)
 {
 	(void)state;
@@ -574,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_expr_parse_reads_the_examples_of_the_header),
 		cmocka_unit_test(test_expr_parse_reads_time_values_in_every_unit),
 		cmocka_unit_test(test_expr_parse_reads_a_bare_time_as_microseconds),
+		cmocka_unit_test(test_expr_parse_reads_a_raw_relative_change_and_writes_it_back),
 		cmocka_unit_test(test_expr_parse_reads_relative_changes_with_their_sign),
 		cmocka_unit_test(test_expr_parse_reads_above_pct_with_or_without_a_percent_sign),
 		cmocka_unit_test(test_expr_parse_reads_numbers_exactly_like_a_decimal_literal),
