@@ -49,6 +49,114 @@ class FilesCase(TempDirCase):
             con.close()
 
 
+class ResultFiles(FilesCase):
+    def make_two_runs(self):
+        for _ in range(2):
+            p = self.quick()
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+    def outputs(self):
+        """Every command that writes a result file, and the file it writes."""
+        o = self.path
+        return [(("timer", "-a", str(CPU), "-l", "20", "-q", "--no-store", "--json", o("timer.json")), o("timer.json")),
+                (("cyclictest", "-l20", "-q", "-h", "10", "--histfile=" + o("hist.txt"), "--json=" + o("cyc.json"),
+                  "--no-store"), o("hist.txt")),
+                (("cyclictest", "-l20", "-q", "--json=" + o("cyc.json"), "--no-store"), o("cyc.json")),
+                (("merge", "1", "2", "-q", "--no-store", "--json", o("merged.json")), o("merged.json")),
+                (("report", "1", "2", "-o", o("report.html")), o("report.html")),
+                (("export", "1", "-o", o("metrics.prom")), o("metrics.prom")),
+                (("compare", "1", "2", "--junit", o("junit.xml")), o("junit.xml"))]
+
+    def test_new_result_files_are_readable_only_by_their_owner(self):
+        self.make_two_runs()
+        for args, out in self.outputs():
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 0, f"{args}: {p.stderr}")
+            self.assertEqual(mode(out), 0o600, args)
+
+    @unittest.skipUnless(is_root(), "needs root to give the file to another user")
+    def test_a_replaced_result_file_keeps_its_mode_and_owner(self):
+        self.make_two_runs()
+        for args, out in self.outputs():
+            with open(out, "w") as f:
+                f.write("old\n")
+            os.chmod(out, 0o644)
+            os.chown(out, NOBODY, NOBODY)
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 0, f"{args}: {p.stderr}")
+            st = os.lstat(out)
+            self.assertNotEqual(open(out).read(), "old\n", args)
+            self.assertEqual(stat.S_IMODE(st.st_mode), 0o644, args)
+            self.assertEqual((st.st_uid, st.st_gid), (NOBODY, NOBODY), args)
+
+    def test_a_umask_that_asks_for_less_is_obeyed(self):
+        p = subprocess.run(["sh", "-c", 'umask 0277; exec "$0" "$@"', LATSCOPE, "timer", "-a", str(CPU), "-l",
+                            "20", "-q", "--no-store", "--json", self.path("r.json")], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(mode(self.path("r.json")), 0o400)
+
+    def test_a_result_file_that_is_a_symbolic_link_is_replaced_and_its_target_left_alone(self):
+        victim = self.path("victim")
+        with open(victim, "w") as f:
+            f.write("keep me\n")
+        os.chmod(victim, 0o666)
+        out = self.path("r.json")
+        os.symlink(victim, out)
+        p = self.quick("--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(open(victim).read(), "keep me\n")
+        self.assertTrue(stat.S_ISREG(os.lstat(out).st_mode))
+        self.assertEqual(mode(out), 0o600, "the link's target lends no mode")
+        load(out)
+
+
+class TempFiles(FilesCase):
+    def test_kill_9_during_a_run_leaves_nothing_beside_the_json_file(self):
+        out_dir = self.path("out")
+        os.mkdir(out_dir)
+        proc = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "30", "--no-store", "--json",
+                                 os.path.join(out_dir, "r.json")], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True, env=self.env)
+        proc.stdout.readline()          # the header: the output is open
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        self.assertEqual(os.listdir(out_dir), [])
+
+    def test_stale_temporary_files_of_dead_writers_are_removed_by_the_next_write(self):
+        out = self.path("r.json")
+        old = time.time() - 3600
+
+        def make(name, age=old, owner=None):
+            path = self.path(name)
+            with open(path, "w") as f:
+                f.write("partial")
+            os.utime(path, (age, age))
+            if owner is not None:
+                os.chown(path, owner, owner)
+            return path
+
+        dead_pid = 4194303      # above any pid this test can meet (pid_max's upper limit is 2^22)
+        stale = [make(".r.json.tmp-%d" % dead_pid), make(".r.json.latscope-a1b2c3d4e5f6")]
+        kept = [make(".r.json.tmp-%d" % os.getpid()),                     # its writer is alive
+                make(".r.json.latscope-fresh0fresh0", age=time.time()),   # just made: its writer may lock it now
+                make(".other.json.latscope-a1b2c3d4e5f6"),                # another target's
+                make("r.json.latscope-a1b2c3d4e5f6")]                     # not our pattern
+        locked = make(".r.json.latscope-locked0locke")
+        holder = open(locked)
+        fcntl.flock(holder, fcntl.LOCK_EX)                                # a writer still at work
+        self.addCleanup(holder.close)
+        kept.append(locked)
+        if is_root():
+            kept.append(make(".r.json.latscope-nobody0nobod", owner=NOBODY))
+        p = self.quick("--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for f in stale:
+            self.assertFalse(os.path.exists(f), f)
+        for f in kept:
+            self.assertTrue(os.path.exists(f), f)
+
+
 class Since(FilesCase):
     def test_dates_past_the_last_storable_time_or_before_1970_are_usage_errors(self):
         self.assertEqual(self.quick().returncode, 0)
