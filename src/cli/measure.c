@@ -10,6 +10,7 @@
 
 #include "cli/exitcode.h"
 #include "cli/loadrun.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "cli/storepath.h"
 #include "core/units.h"
@@ -415,6 +416,11 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		code = EXIT_OK;
 		goto out;
 	}
+	/* --json over the store would replace it: refused, like any two outputs that are one file. */
+	const struct output json = { "'--json'", rp->json_path };
+	if ((code = outputs_check(mc->name, &json, 1, rp->db_path, !rp->no_store)) >= 0)
+		goto out;
+	code = EXIT_ERROR;
 	if (rp->json_path && (r = atomic_file_open(rp->json_path, &sink)) < 0) {
 		snprintf(err.msg, sizeof(err.msg), "option '--json': cannot write '%s': %s", rp->json_path, strerror(-r));
 		code = usage_error(mc, err.msg);

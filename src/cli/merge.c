@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "report/text.h"
 #include "result/json.h"
@@ -60,6 +61,11 @@ int cmd_merge(int argc, char **argv)
 		return code;
 	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
 		return storecmd_usage("merge", err.msg);
+	const struct output json = { "'--json'", c.json_path };
+	if ((code = outputs_check("merge", &json, 1, c.db, true)) >= 0) {
+		free(ids);
+		return code;
+	}
 	if (c.json_path && (r = atomic_file_open(c.json_path, &sink)) < 0) {
 		snprintf(msg, sizeof(msg), "option '--json': cannot write '%s': %s", c.json_path, strerror(-r));
 		free(ids);

@@ -27,3 +27,9 @@ int store_path_resolve(const char *db_opt, char *buf, size_t size, bool *ret_cho
 		return put(buf, size, home, "/.local/share/latscope/runs.db");
 	return -ENOENT;
 }
+
+const char *store_path_source(const char *db_opt)
+{
+	const char *env = getenv("LATSCOPE_DB");
+	return db_opt ? "'--db'" : env && *env ? "LATSCOPE_DB" : "the default store";
+}

@@ -12,4 +12,7 @@
  */
 int store_path_resolve(const char *db_opt, char *buf, size_t size, bool *ret_chosen);
 
+/* What chose the store, for messages: "'--db'", "LATSCOPE_DB" or "the default store". */
+const char *store_path_source(const char *db_opt);
+
 #endif

@@ -156,6 +156,41 @@ class TempFiles(FilesCase):
         for f in kept:
             self.assertTrue(os.path.exists(f), f)
 
+    def assert_same_file_refused(self, args, cwd=None):
+        p = self.lat(*args, cwd=cwd)
+        self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+        self.assertIn("the same file", p.stderr.splitlines()[0], args)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 2, "the error and the hint")
+        self.assertEqual(p.stdout, "")
+        return p
+
+    def test_two_outputs_naming_one_file_are_a_usage_error_before_measuring(self):
+        x = self.path("x")
+        self.assert_same_file_refused(("cyclictest", "-l20", "-h", "10", "--histfile=" + x, "--json=" + x))
+        self.assertFalse(os.path.exists(x))
+        os.mkdir(self.path("d"))
+        os.symlink(self.path("d"), self.path("via"))
+        self.assert_same_file_refused(("cyclictest", "-l20", "-h", "10", "--histfile=" + self.path("d/y"),
+                                       "--json=" + self.path("via/./y")))
+        p = run("timer", "-a", str(CPU), "-l", "20", "-q", "--json", x, "--db", x, env=self.env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("the same file", p.stderr)
+        self.assertFalse(os.path.exists(x))
+        self.assert_same_file_refused(("cyclictest", "-l20", "--json=runs.db"), cwd=self.tmp)   # --db, relative
+
+    def test_no_output_may_replace_the_store_it_reads(self):
+        for _ in range(2):
+            self.assertEqual(self.quick().returncode, 0)
+        before = open(self.db, "rb").read()
+        link = self.path("hard.db")
+        os.link(self.db, link)
+        for args in (("merge", "1", "2", "--json", self.db), ("merge", "1", "2", "--no-store", "--json", link),
+                     ("report", "1", "-o", self.db), ("export", "1", "-o", self.db),
+                     ("compare", "1", "2", "--junit", link), ("timer", "-l", "20", "--json", self.db)):
+            self.assert_same_file_refused(args)
+        self.assertEqual(open(self.db, "rb").read(), before)
+        self.assertEqual(self.stored_runs(), [1, 2])
+
 
 class Since(FilesCase):
     def test_dates_past_the_last_storable_time_or_before_1970_are_usage_errors(self):
