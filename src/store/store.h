@@ -27,6 +27,11 @@ struct store_error {
  * Open the store at path, migrating an older schema.  A file that is not a
  * latscope store (another SQLite database, or not SQLite at all) is refused
  * and left untouched: -EINVAL.  -ENOENT when missing and not STORE_CREATE.
+ * A symbolic link at path is never followed: -ELOOP.  A new store is 0600 and
+ * the directories STORE_MKDIR makes 0700 (less what the umask takes).  Opened
+ * to write, a file this user or file system cannot write is -EACCES or -EROFS
+ * at once.  STORE_READONLY reads a store even where no -shm file can be made
+ * beside it (a directory the user cannot write, a read-only mount).
  */
 int store_open(const char *path, unsigned flags, struct store **ret, struct store_error *err);
 void store_close(struct store *s);

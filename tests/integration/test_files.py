@@ -48,6 +48,89 @@ class FilesCase(TempDirCase):
         finally:
             con.close()
 
+    def mount_tmpfs(self, name, size="400k"):
+        mnt = self.path(name)
+        os.mkdir(mnt)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", mnt]).returncode != 0:
+            self.skipTest("cannot mount a tmpfs here")
+        self.addCleanup(subprocess.run, ["umount", mnt])
+        return mnt
+
+
+class StorePath(FilesCase):
+    def test_a_db_path_that_is_a_symbolic_link_is_refused_and_its_target_is_not_created(self):
+        link, target = self.path("link.db"), self.path("target.db")
+        os.symlink(target, link)
+        result = self.path("r.json")
+        self.assertEqual(self.quick("--no-store", "--json", result).returncode, 0)
+        for args in (("timer", "-a", str(CPU), "-l", "20", "-q"), ("runs",), ("import", result)):
+            p = self.lat(*args, db=link)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertIn("symbolic link", p.stderr)
+            self.assertEqual(p.stdout, "", "refused before measuring")
+        p = run("runs", env=dict(self.env, LATSCOPE_DB=link))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("symbolic link", p.stderr)
+        self.assertFalse(os.path.exists(target))
+
+    def test_a_symbolic_link_to_an_existing_store_is_refused_too(self):
+        self.assertEqual(self.quick().returncode, 0)
+        link = self.path("link.db")
+        os.symlink(self.db, link)
+        before = open(self.db, "rb").read()
+        for args in (("runs",), ("show", "1"), ("rm", "1")):
+            p = self.lat(*args, db=link)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertIn("symbolic link", p.stderr)
+        self.assertEqual(open(self.db, "rb").read(), before)
+
+    def test_the_default_store_is_not_followed_through_a_symbolic_link(self):
+        xdg = self.path("xdg")
+        os.makedirs(os.path.join(xdg, "latscope"))
+        target = self.path("elsewhere.db")
+        os.symlink(target, os.path.join(xdg, "latscope", "runs.db"))
+        env = dict(self.env, XDG_DATA_HOME=xdg)
+        p = run("timer", "-a", str(CPU), "-l", "20", "-q", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not storing this run", p.stderr)
+        self.assertIn("symbolic link", p.stderr)
+        self.assertFalse(os.path.exists(target))
+
+    def test_a_directory_above_the_store_may_be_a_symbolic_link(self):
+        real = self.path("real")
+        os.mkdir(real)
+        os.symlink(real, self.path("via"))
+        p = self.quick(db=self.path("via/runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(real, "runs.db")))
+        self.assertEqual(self.lat("runs", db=self.path("via/runs.db")).returncode, 0)
+
+    def test_a_new_store_is_private_in_private_directories(self):
+        xdg = self.path("xdg")
+        env = dict(self.env, XDG_DATA_HOME=xdg)
+        p = run("timer", "-a", str(CPU), "-l", "20", "-q", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(mode(os.path.join(xdg, "latscope", "runs.db")), 0o600)
+        self.assertEqual(mode(os.path.join(xdg, "latscope")), 0o700)
+        self.assertEqual(mode(xdg), 0o700)
+        # SQLite gives its write-ahead log and shared memory the store's mode.
+        con = sqlite3.connect(os.path.join(xdg, "latscope", "runs.db"))
+        con.execute("SELECT count(*) FROM runs").fetchone()
+        self.assertEqual(mode(os.path.join(xdg, "latscope", "runs.db-wal")), 0o600)
+        con.close()
+
+    @unittest.skipUnless(can_become_nobody(), "needs root to become nobody")
+    def test_a_store_the_user_cannot_write_is_refused_before_measuring(self):
+        self.assertEqual(self.quick().returncode, 0)
+        os.chmod(self.db, 0o644)
+        started = time.monotonic()
+        p = self.as_nobody("timer", "-a", str(CPU), "-D", "2", "-q", "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("read-only", p.stderr)
+        self.assertNotIn("not an error", p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertLess(time.monotonic() - started, 2, "refused before measuring")
+
 
 class ResultFiles(FilesCase):
     def make_two_runs(self):
@@ -206,6 +289,65 @@ class Since(FilesCase):
         self.assertNotRegex(p.stdout, r"\n\s+1\s")
         p = self.lat("runs", "--since", "1970-01-01")
         self.assertRegex(p.stdout, r"\n\s+1\s")
+
+
+class ReadOnly(FilesCase):
+    def reads(self, runner, db):
+        """Every command that only reads, as runner runs it."""
+        out = os.path.join(self.tmp, "out")
+        for args in (("runs",), ("show", "1"), ("show", "2", "--json"), ("compare", "1", "2"),
+                     ("report", "1", "2", "-o", out + ".html"), ("export", "1", "2"),
+                     ("export", "1", "--format", "json")):
+            p = runner(*args, "--db", db)
+            self.assertEqual(p.returncode, 0, f"{args}: {p.stderr}")
+            self.assertNotIn("not an error", p.stderr)
+            self.assertTrue(p.stdout, args)
+
+    def make_store(self, directory):
+        db = os.path.join(directory, "runs.db")
+        for _ in range(2):
+            p = self.quick(db=db)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        return db
+
+    def root_only_store(self):
+        """A store anyone may read, in a directory only its owner may write."""
+        d = self.path("rootonly")
+        os.mkdir(d)
+        db = self.make_store(d)
+        os.chmod(d, 0o755)
+        os.chmod(db, 0o644)
+        return d, db
+
+    @unittest.skipUnless(can_become_nobody(), "needs root to become nobody")
+    def test_a_store_in_a_directory_nobody_can_write_is_read_by_nobody(self):
+        d, db = self.root_only_store()
+        self.reads(self.as_nobody, db)
+        self.assertEqual(sorted(os.listdir(d)), ["runs.db"])
+        p = self.as_nobody("rm", "1", "--db", db)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("read-only", p.stderr)
+        self.assertNotIn("not an error", p.stderr)
+
+    @unittest.skipUnless(can_become_nobody(), "needs root to become nobody")
+    def test_a_store_with_a_write_ahead_log_in_use_is_read_by_nobody(self):
+        _, db = self.root_only_store()
+        con = sqlite3.connect(db)                        # a writer that has the log open
+        con.execute("SELECT count(*) FROM runs").fetchone()
+        self.addCleanup(con.close)
+        self.assertTrue(os.path.exists(db + "-wal"))
+        self.reads(self.as_nobody, db)
+
+    @unittest.skipUnless(is_root(), "needs root to mount a tmpfs")
+    def test_a_store_on_a_read_only_mount_is_read(self):
+        mnt = self.mount_tmpfs("ro", size="4m")
+        db = self.make_store(mnt)
+        subprocess.run(["mount", "-o", "remount,ro", mnt], check=True)
+        self.reads(lambda *a: run(*a, env=self.env), db)
+        p = self.quick(db=db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("read-only", p.stderr)
+        self.assertEqual(p.stdout, "", "refused before measuring")
 
 
 if __name__ == "__main__":
