@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/nstime.h"
+#include "store/identity.h"
 #include "store/schema.h"
 #include "sys/mkdirs.h"
 
@@ -172,6 +173,9 @@ static int open_db(struct store *s, const char *name, int flags, int *ret_rc, st
 	return 0;
 }
 
+/* Identities for the runs stored before there were any (schema 3). */
+static int fill_identities(struct store *s, struct store_error *err);
+
 static int migrate(struct store *s, struct store_error *err)
 {
 	char sql[64];
@@ -188,9 +192,12 @@ static int migrate(struct store *s, struct store_error *err)
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", STORE_APPLICATION_ID);
 	if ((r = exec(s, sql, err, "cannot mark")) < 0)
 		goto rollback;
-	for (unsigned v = (unsigned)from + 1u; v <= schema_versions(); v++)
+	for (unsigned v = (unsigned)from + 1u; v <= schema_versions(); v++) {
 		if ((r = exec(s, schema_migration(v), err, "cannot upgrade")) < 0)
 			goto rollback;
+		if (schema_fills_identity(v) && (r = fill_identities(s, err)) < 0)
+			goto rollback;
+	}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %u", schema_versions());
 	if ((r = exec(s, sql, err, "cannot upgrade")) < 0 || (r = exec(s, "COMMIT", err, "cannot upgrade")) < 0)
 		goto rollback;
@@ -496,13 +503,13 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, co
 	return r;
 }
 
-static int insert_run(struct store *s, const json_t *doc, const char *json_text, int64_t *ret_id,
-		      struct store_error *err)
+static int insert_run(struct store *s, const json_t *doc, const char *json_text, const char *identity,
+		      int64_t *ret_id, struct store_error *err)
 {
 	static const char sql[] =
 		"INSERT INTO runs (stored_ns, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns,"
-		" p50_ns, p99_ns, max_ns, warm_max_ns, missed, result)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" p50_ns, p99_ns, max_ns, warm_max_ns, missed, result, identity)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	const json_t *all = json_object_get(doc, "all"), *lead = lead_metric(doc, all);
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r;
@@ -524,6 +531,7 @@ static int insert_run(struct store *s, const json_t *doc, const char *json_text,
 	bind_opt_u64(st, 13, lead, "warm_max_ns");
 	sqlite3_bind_int64(st, 14, (int64_t)ju64(all, "missed"));
 	sqlite3_bind_text(st, 15, json_text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 16, identity, -1, SQLITE_STATIC);
 	r = step_done(s, st, err);
 	sqlite3_finalize(st);
 	if (r == 0)
@@ -552,16 +560,13 @@ static int insert_labels(struct store *s, int64_t id, const json_t *labels, stru
 	return r;
 }
 
-static int find_same(struct store *s, const json_t *doc, int64_t *ret_id)
+static int find_same(struct store *s, const char *identity, int64_t *ret_id)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE host = ? AND probe = ? AND start_ns = ?", -1, &st,
-				    NULL);
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE identity = ?", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
-	sqlite3_bind_text(st, 1, jstr(json_object_get(doc, "system"), "hostname"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, jstr(doc, "probe"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 3, (int64_t)ju64(doc, "start_realtime_ns"));
+	sqlite3_bind_text(st, 1, identity, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret_id = sqlite3_column_int64(st, 0);
@@ -577,9 +582,15 @@ static int put_locked(struct store *s, const char *json_text, int64_t *ret_id, s
 	int64_t id = 0;
 	int r, rc;
 
+	char identity[STORE_IDENTITY_SIZE], why[160];
+
 	if (!doc)
 		return fail(err, -EINVAL, "the result to store is not JSON: %s", jerr.text);
-	rc = find_same(s, doc, &id);
+	if ((r = identity_of_result(doc, identity, why, sizeof(why))) < 0) {
+		r = fail(err, r, "%s", why);
+		goto out;
+	}
+	rc = find_same(s, identity, &id);
 	if (rc == SQLITE_ROW) {
 		*ret_id = id;
 		r = fail(err, -EEXIST, "this run is already stored as run %lld", (long long)id);
@@ -589,7 +600,7 @@ static int put_locked(struct store *s, const char *json_text, int64_t *ret_id, s
 		r = db_fail(err, s->path, s->db, rc, "cannot read");
 		goto out;
 	}
-	if ((r = insert_run(s, doc, json_text, &id, err)) < 0 ||
+	if ((r = insert_run(s, doc, json_text, identity, &id, err)) < 0 ||
 	    (r = insert_labels(s, id, json_object_get(doc, "labels"), err)) < 0)
 		goto out;
 	json_t *cpus = json_object_get(doc, "cpus"), *block;
@@ -643,29 +654,183 @@ rollback:
 	return r;
 }
 
-/* ---- reading ---- */
+/* ---- identities ---- */
 
-int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err)
+/* The columns a run's identity is computed from, for a SELECT ... FROM runs. */
+#define IDENTITY_SOURCE "host, probe, start_ns, CASE json_type(result, '$.params.merged_members') " \
+			"WHEN 'array' THEN json_extract(result, '$.params.merged_members') END"
+
+/* The identity of the row st is on, IDENTITY_SOURCE from column 'at'.  A
+ * merged run whose member list is not one (a file made by hand) is known by
+ * its host, probe and start, as before schema 3. */
+static void row_identity(sqlite3_stmt *st, int at, bool as_run, char out[STORE_IDENTITY_SIZE])
+{
+	const char *host = (const char *)sqlite3_column_text(st, at);
+	const char *probe = (const char *)sqlite3_column_text(st, at + 1);
+	const char *members = (const char *)sqlite3_column_text(st, at + 3);
+	uint64_t start = (uint64_t)sqlite3_column_int64(st, at + 2);
+	json_t *list = members && !as_run ? json_loads(members, 0, NULL) : NULL;
+	char why[160];
+
+	if (!list || identity_compute(host ? host : "", probe ? probe : "", start, list, out, why, sizeof(why)) < 0)
+		identity_compute(host ? host : "", probe ? probe : "", start, NULL, out, why, sizeof(why));
+	json_decref(list);
+}
+
+struct pending {
+	int64_t id;
+	char identity[STORE_IDENTITY_SIZE];
+};
+
+/* Collected first, then written: rows are not changed under a running SELECT. */
+static int collect_unnamed(struct store *s, struct pending **ret, size_t *ret_n, struct store_error *err)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT result FROM runs WHERE id = ?", -1, &st, NULL), r;
+	struct pending *p = NULL;
+	size_t n = 0, cap = 0;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id, " IDENTITY_SOURCE " FROM runs WHERE identity IS NULL", -1, &st,
+				    NULL);
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2u : 64u;
+			struct pending *grown = realloc(p, cap * sizeof(*p));
+			if (!grown) {
+				sqlite3_finalize(st);
+				free(p);
+				return fail(err, -ENOMEM, "out of memory");
+			}
+			p = grown;
+		}
+		p[n].id = sqlite3_column_int64(st, 0);
+		row_identity(st, 1, false, p[n].identity);
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(p);
+		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
+	}
+	*ret = p;
+	*ret_n = n;
+	return 0;
+}
+
+static int set_identity(sqlite3_stmt *update, int64_t id, const char *identity)
+{
+	sqlite3_bind_text(update, 1, identity, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(update, 2, id);
+	int rc = sqlite3_step(update);
+	sqlite3_reset(update);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Run id's identity as a measured run's: its host, probe and start. */
+static int own_identity(struct store *s, int64_t id, char out[STORE_IDENTITY_SIZE])
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT " IDENTITY_SOURCE " FROM runs WHERE id = ?", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row_identity(st, 0, true, out);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int fill_identities(struct store *s, struct store_error *err)
+{
+	struct pending *p = NULL;
+	size_t n = 0;
+	sqlite3_stmt *update = NULL;
+	int r = collect_unnamed(s, &p, &n, err), rc;
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_prepare_v2(s->db, "UPDATE runs SET identity = ? WHERE id = ?", -1, &update, NULL);
+	for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
+		rc = set_identity(update, p[i].id, p[i].identity);
+		/* Two rows that list the same members (files made by hand: real
+		 * merges of the same runs share host, probe and start): the later
+		 * one keeps the identity it had. */
+		if (rc == SQLITE_CONSTRAINT_UNIQUE && strncmp(p[i].identity, "merge:", 6) == 0 &&
+		    (rc = own_identity(s, p[i].id, p[i].identity)) == SQLITE_OK)
+			rc = set_identity(update, p[i].id, p[i].identity);
+	}
+	sqlite3_finalize(update);
+	free(p);
+	return rc == SQLITE_OK ? 0 : db_fail(err, s->path, s->db, rc, "cannot upgrade");
+}
+
+/*
+ * The one row of run id that sql selects, handed to take (which returns 0 or
+ * a negative errno with err filled); -ENOENT for an unknown id.
+ */
+static int one_run(struct store *s, const char *sql, int64_t id, int (*take)(sqlite3_stmt *st, void *ctx,
+									 struct store_error *err),
+		   void *ctx, struct store_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r;
 
 	err->msg[0] = '\0';
 	if (rc != SQLITE_OK)
 		return db_fail(err, s->path, s->db, rc, "cannot read");
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *text = (const char *)sqlite3_column_text(st, 0);
-		*ret_json = text ? strdup(text) : NULL;
-		r = *ret_json ? 0 : fail(err, -ENOMEM, "out of memory");
-	} else if (rc == SQLITE_DONE) {
+	if (rc == SQLITE_ROW)
+		r = take(st, ctx, err);
+	else if (rc == SQLITE_DONE)
 		r = fail(err, -ENOENT, "no run %lld in '%s'", (long long)id, s->path);
-	} else {
+	else
 		r = db_fail(err, s->path, s->db, rc, "cannot read");
-	}
 	sqlite3_finalize(st);
 	return r;
+}
+
+static int take_identity(sqlite3_stmt *st, void *ctx, struct store_error *err)
+{
+	const char *text = (const char *)sqlite3_column_text(st, 0);
+	(void)err;
+	snprintf(ctx, STORE_IDENTITY_SIZE, "%s", text ? text : "");
+	return 0;
+}
+
+static int take_computed_identity(sqlite3_stmt *st, void *ctx, struct store_error *err)
+{
+	(void)err;
+	row_identity(st, 0, false, ctx);
+	return 0;
+}
+
+int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct store_error *err)
+{
+	if (schema_has_identity((unsigned)s->version))
+		return one_run(s, "SELECT identity FROM runs WHERE id = ?", id, take_identity, ret, err);
+	/* A store of an older schema, opened to read: as the upgrade would fill it in. */
+	return one_run(s, "SELECT " IDENTITY_SOURCE " FROM runs WHERE id = ?", id, take_computed_identity, ret, err);
+}
+
+/* ---- reading ---- */
+
+static int take_text(sqlite3_stmt *st, void *ctx, struct store_error *err)
+{
+	const char *text = (const char *)sqlite3_column_text(st, 0);
+	char **ret = ctx;
+
+	*ret = text ? strdup(text) : NULL;
+	return *ret ? 0 : fail(err, -ENOMEM, "out of memory");
+}
+
+int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err)
+{
+	return one_run(s, "SELECT result FROM runs WHERE id = ?", id, take_text, ret_json, err);
 }
 
 #define INFO_COLUMNS "id, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns, p50_ns, p99_ns," \
@@ -709,25 +874,16 @@ static void read_info(sqlite3_stmt *st, struct run_info *ri)
 	ri->missed = (uint64_t)sqlite3_column_int64(st, 13);
 }
 
+static int take_info(sqlite3_stmt *st, void *ctx, struct store_error *err)
+{
+	(void)err;
+	read_info(st, ctx);
+	return 0;
+}
+
 int store_info(struct store *s, int64_t id, struct run_info *ret, struct store_error *err)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT " INFO_COLUMNS " FROM runs WHERE id = ?", -1, &st, NULL), r;
-
-	err->msg[0] = '\0';
-	if (rc != SQLITE_OK)
-		return db_fail(err, s->path, s->db, rc, "cannot read");
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		read_info(st, ret);
-		r = 0;
-	} else if (rc == SQLITE_DONE) {
-		r = fail(err, -ENOENT, "no run %lld in '%s'", (long long)id, s->path);
-	} else {
-		r = db_fail(err, s->path, s->db, rc, "cannot read");
-	}
-	sqlite3_finalize(st);
+	int r = one_run(s, "SELECT " INFO_COLUMNS " FROM runs WHERE id = ?", id, take_info, ret, err);
 	return r < 0 ? r : load_labels(s, ret, err);
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/parse.h"
+#include "store/identity.h"
 
 struct store;
 
@@ -55,13 +56,16 @@ struct run_info {
 /*
  * Store a result given as its JSON text (already checked by result_from_json).
  * *ret_id is the new run's id; -EEXIST with *ret_id the stored copy when the
- * same run (host, probe, start time) is already there.
+ * same run (the same identity, store/identity.h) is already there.
  */
 int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct store_error *err);
 /* Several results in one transaction: all are stored or none.  A run already
  * there is not an error: ret_dup[i] says so and ret_ids[i] is its id. */
 int store_put_all(struct store *s, const char *const *texts, size_t n, int64_t *ret_ids, bool *ret_dup,
 		  struct store_error *err);
+
+/* The identity of run id, what a merge of it lists.  -ENOENT for an unknown id. */
+int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct store_error *err);
 
 /* The stored JSON text of run id (malloc'ed).  -ENOENT for an unknown id. */
 int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err);

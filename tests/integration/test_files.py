@@ -275,6 +275,116 @@ class TempFiles(FilesCase):
         self.assertEqual(self.stored_runs(), [1, 2])
 
 
+class Identity(FilesCase):
+    def three_runs(self):
+        for c in "abc":
+            p = self.quick("--label", "config=" + c)
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+    def merge(self, *ids, extra=()):
+        p = self.lat("merge", *[str(i) for i in ids], *extra)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout.strip().splitlines()[-1]
+
+    def test_two_merges_sharing_their_earliest_run_are_both_stored(self):
+        self.three_runs()
+        self.assertTrue(self.merge(1, 2).startswith("stored as run 4"))
+        self.assertTrue(self.merge(1, 3).startswith("stored as run 5"))
+        self.assertEqual(self.stored_runs(), [1, 2, 3, 4, 5])
+
+    def test_the_same_merge_twice_is_already_stored_in_any_order(self):
+        self.three_runs()
+        self.assertTrue(self.merge(1, 2).startswith("stored as run 4"))
+        self.assertIn("already stored as run 4", self.merge(1, 2))
+        self.assertIn("already stored as run 4", self.merge(2, 1))
+        p = self.lat("merge", "1", "2", "-q")
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""), "quiet, and no error")
+        self.assertEqual(self.stored_runs(), [1, 2, 3, 4])
+
+    def test_merges_of_merges_are_told_apart_by_their_members(self):
+        self.three_runs()
+        self.assertTrue(self.merge(1, 2).startswith("stored as run 4"))      # a+b
+        self.assertTrue(self.merge(1, 3).startswith("stored as run 5"))      # a+c
+        self.assertTrue(self.merge(4, 3).startswith("stored as run 6"))      # (a+b)+c
+        self.assertTrue(self.merge(5, 2).startswith("stored as run 7"))      # (a+c)+b: the same runs, merged otherwise
+        self.assertIn("already stored as run 6", self.merge(3, 4))
+
+    def test_a_merged_result_keeps_its_identity_in_another_store(self):
+        self.three_runs()
+        ab, ac = self.path("ab.json"), self.path("ac.json")
+        self.merge(1, 2, extra=("--json", ab))
+        self.merge(1, 3, extra=("--json", ac))
+        doc = load(ab)
+        members = doc["params"]["merged_members"]
+        self.assertEqual(len(members), 2)
+        for m in members:
+            self.assertRegex(m, r"^run:[0-9a-f]{64}$")
+        other = self.path("other.db")
+        p = self.lat("import", ab, ac, db=other)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.count("stored as run"), 2)
+        p = self.lat("import", ab, db=other)
+        self.assertIn("already stored as run 1", p.stdout)
+        # Merging the same runs in the other store is the same merge.
+        for i in (1, 2):
+            shown = self.path("run%d.json" % i)
+            with open(shown, "w") as f:
+                f.write(self.lat("show", str(i), "--json").stdout)
+        third = self.path("third.db")
+        self.assertEqual(self.lat("import", self.path("run1.json"), self.path("run2.json"), ab, db=third).returncode, 0)
+        p = self.lat("merge", "1", "2", "-q", db=third)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.stored_runs(third), [1, 2, 3], "the merge was already there, imported")
+
+    def test_a_store_of_schema_version_2_is_migrated_and_keeps_its_runs(self):
+        con = sqlite3.connect(self.db)
+        with open(os.path.join(FIXTURES, "store-v2.sql")) as f:
+            con.executescript(f.read())
+        con.close()
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len([l for l in p.stdout.splitlines()[1:] if l.strip()]), 3)
+        unmigrated = self.path("m.json")                # read only: the identities are worked out
+        p = self.lat("merge", "1", "3", "-q", "--no-store", "--json", unmigrated)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("merge", "1", "2", "-q")           # writing migrates; the new merge has its new identity
+        self.assertEqual(p.returncode, 0, p.stderr)
+        con = sqlite3.connect(self.db)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 3)
+        ids = [r[0] for r in con.execute("SELECT identity FROM runs ORDER BY id")]
+        con.close()
+        self.assertEqual(load(unmigrated)["params"]["merged_members"], [ids[0], ids[2]],
+                         "as the migration filled them in")
+        self.assertEqual(len(ids), 4)
+        self.assertEqual(len(set(ids)), 4, ids)
+        self.assertTrue(all(ids), ids)
+        self.assertIn("already stored as run 4", self.merge(2, 1))
+        self.assertTrue(self.merge(1, 4).startswith("stored as run 5"))
+        for rid in (1, 2, 3):
+            self.assertEqual(self.lat("show", str(rid)).returncode, 0)
+
+
+    def test_stored_results_that_list_the_same_members_all_survive_the_migration(self):
+        con = sqlite3.connect(self.db)
+        with open(os.path.join(FIXTURES, "store-v2.sql")) as f:
+            con.executescript(f.read())
+        member = "run:" + "0" * 64
+        con.execute("UPDATE runs SET result = json_set(result, '$.params.merged_members', json_array(?))"
+                    " WHERE id = 3", (member,))
+        con.execute("INSERT INTO runs SELECT 4, stored_ns, start_time, start_ns + 1, host, probe, interrupted, count,"
+                    " min_ns, mean_ns, p50_ns, p99_ns, max_ns, warm_max_ns, missed, result FROM runs WHERE id = 3")
+        con.commit()
+        con.close()
+        self.assertEqual(self.quick().returncode, 0)    # writing migrates
+        con = sqlite3.connect(self.db)
+        ids = dict(con.execute("SELECT id, identity FROM runs"))
+        con.close()
+        self.assertEqual(len(ids), 5)
+        self.assertEqual(len(set(ids.values())), 5, ids)
+        self.assertTrue(ids[3].startswith("merge:"))
+        self.assertTrue(ids[4].startswith("run:"), "the second keeps its host, probe and start")
+
+
 class Since(FilesCase):
     def test_dates_past_the_last_storable_time_or_before_1970_are_usage_errors(self):
         self.assertEqual(self.quick().returncode, 0)

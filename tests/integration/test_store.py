@@ -179,10 +179,12 @@ class Safety(StoreCase):
         self.assertEqual(p.returncode, 0, p.stderr)     # read-only: no migration needed to list
         self.measure(duration="500ms")                        # writing migrates
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 2)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 3)
         rows = con.execute("SELECT cpu, count FROM cpu_stats WHERE run_id = 1 ORDER BY cpu").fetchall()
+        identity = con.execute("SELECT identity FROM runs WHERE id = 1").fetchone()[0]
         con.close()
         self.assertTrue(rows, "the old run's per-CPU figures were filled in from its JSON")
+        self.assertRegex(identity, r"^run:[0-9a-f]{64}$", "and its identity")
         p = self.lat("show", "1", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
         check_consistent(self, json.loads(p.stdout))
