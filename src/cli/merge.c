@@ -8,6 +8,7 @@
 #include "cli/exitcode.h"
 #include "cli/outputs.h"
 #include "cli/storecmd.h"
+#include "cli/unstored.h"
 #include "report/text.h"
 #include "result/json.h"
 #include "result/merge.h"
@@ -132,7 +133,7 @@ int cmd_merge(int argc, char **argv)
 				printf("this merge is already stored as run %lld\n", (long long)id);
 		} else if (r < 0) {
 			fprintf(stderr, "latscope merge: cannot store the merged result: %s\n", serr.msg);
-			code = EXIT_ERROR;
+			code = unstored_keep("merge", text, &out, true, c.json_path, c.db);
 		} else if (!c.quiet)
 			printf("stored as run %lld in %s\n", (long long)id, store_path(st));
 	}

@@ -12,7 +12,7 @@ import subprocess
 import time
 import unittest
 
-from harness import LATSCOPE, TempDirCase, is_root, load, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, fill_disk, is_root, load, main, online_cpus, run
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 CPU = online_cpus()[-1]
@@ -48,6 +48,9 @@ class FilesCase(TempDirCase):
         finally:
             con.close()
 
+    def unstored(self):
+        return sorted(glob.glob(os.path.join(self.state, "latscope", "unstored", "*.json")))
+
     def mount_tmpfs(self, name, size="400k"):
         mnt = self.path(name)
         os.mkdir(mnt)
@@ -55,6 +58,40 @@ class FilesCase(TempDirCase):
             self.skipTest("cannot mount a tmpfs here")
         self.addCleanup(subprocess.run, ["umount", mnt])
         return mnt
+
+    def run_then_fill(self, mnt, *args, env=None, cwd=None):
+        """A one-second run on a store in mnt, whose disk fills once the store is open."""
+        proc = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "1", "--db", os.path.join(mnt, "runs.db"),
+                                 *args], env=env or self.env, cwd=cwd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        proc.stdout.readline()          # the header: the store is open, the run begins
+        filler = fill_disk(mnt)
+        out, err = proc.communicate(timeout=60)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), filler
+
+    def assert_kept_and_importable(self, p, before, db=None):
+        """The run the store did not take is in one new file, which imports cleanly."""
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("latscope import", p.stderr)
+        self.assertNotIn("not an error", p.stderr)
+        files = [f for f in self.unstored() if f not in before]
+        self.assertEqual(len(files), 1, p.stderr)
+        kept = files[0]
+        self.assertIn(kept, p.stderr, "says where the run is")
+        self.assertEqual(mode(kept), 0o600)
+        self.assertEqual(mode(os.path.dirname(kept)), 0o700)
+        return kept
+
+    def import_and_show(self, kept, db=None):
+        p = self.lat("import", kept, db=db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rid = int(p.stdout.split()[-1])
+        p = self.lat("show", str(rid), "--json", db=db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        shown = json.loads(p.stdout)
+        shown.pop("id")
+        self.assertEqual(shown, load(kept))
+        return rid
 
 
 class StorePath(FilesCase):
@@ -192,6 +229,91 @@ class ResultFiles(FilesCase):
         self.assertTrue(stat.S_ISREG(os.lstat(out).st_mode))
         self.assertEqual(mode(out), 0o600, "the link's target lends no mode")
         load(out)
+
+
+class Unstored(FilesCase):
+    def hold_lock(self):
+        con = sqlite3.connect(self.db, isolation_level=None)
+        con.execute("BEGIN EXCLUSIVE")
+        self.addCleanup(con.close)
+        return con
+
+    def test_a_run_the_locked_store_cannot_take_is_kept_and_imports_later(self):
+        self.assertEqual(self.quick().returncode, 0)
+        con = self.hold_lock()
+        p = self.quick()
+        self.assertIn("stayed locked", p.stderr)
+        kept = self.assert_kept_and_importable(p, [])
+        self.assertTrue(os.path.basename(kept).endswith("-timer.json"), kept)
+        con.close()
+        self.assertEqual(self.import_and_show(kept), 2)
+        p = self.lat("import", kept)
+        self.assertIn("already stored as run 2", p.stdout)
+
+    def test_a_merge_the_locked_store_cannot_take_is_kept_and_imports_later(self):
+        for _ in range(2):
+            self.assertEqual(self.quick().returncode, 0)
+        con = self.hold_lock()
+        p = self.lat("merge", "1", "2", "-q")
+        self.assertIn("stayed locked", p.stderr)
+        kept = self.assert_kept_and_importable(p, [])
+        con.close()
+        self.assertEqual(self.import_and_show(kept), 3)
+
+    @unittest.skipUnless(is_root(), "needs root to mount a small tmpfs")
+    def test_a_run_is_kept_when_the_store_becomes_unwritable_while_measuring(self):
+        mnt = self.mount_tmpfs("tiny")
+        db = os.path.join(mnt, "runs.db")
+        self.assertEqual(self.quick(db=db).returncode, 0)
+        p, filler = self.run_then_fill(mnt)
+        self.assertIn("the disk is full", p.stderr)
+        kept = self.assert_kept_and_importable(p, [])
+        os.remove(filler)
+        self.assertEqual(self.import_and_show(kept, db=db), 2)
+
+    @unittest.skipUnless(is_root(), "needs root to mount a small tmpfs")
+    def test_without_a_state_directory_the_run_goes_beside_the_json_file_then_into_the_current_one(self):
+        mnt = self.mount_tmpfs("tiny")
+        db = os.path.join(mnt, "runs.db")
+        self.assertEqual(self.quick(db=db).returncode, 0)
+        with open(self.path("afile"), "w") as f:
+            f.write("a file where a directory would be\n")
+        env = dict(self.env, XDG_STATE_HOME=self.path("afile/state"))
+        out_dir, cwd = self.path("out"), self.path("cwd")
+        os.mkdir(out_dir)
+        os.mkdir(cwd)
+        p, filler = self.run_then_fill(mnt, "--json", os.path.join(out_dir, "r.json"), env=env, cwd=cwd)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        beside = glob.glob(os.path.join(out_dir, "latscope-unstored-*-timer.json"))
+        self.assertEqual(len(beside), 1, p.stderr)
+        self.assertIn(beside[0], p.stderr)
+        self.assertEqual(mode(beside[0]), 0o600)
+        os.remove(filler)
+        p, filler = self.run_then_fill(mnt, env=env, cwd=cwd)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        here = glob.glob(os.path.join(cwd, "latscope-unstored-*-timer.json"))
+        self.assertEqual(len(here), 1, p.stderr)
+        os.remove(filler)
+        for kept in beside + here:
+            self.import_and_show(kept, db=db)
+        self.assertEqual(len(self.stored_runs(db)), 3)
+
+    @unittest.skipUnless(is_root(), "needs root to mount tmpfs file systems")
+    def test_when_no_place_can_take_the_run_every_reason_is_given(self):
+        mnt = self.mount_tmpfs("tiny")
+        db = os.path.join(mnt, "runs.db")
+        self.assertEqual(self.quick(db=db).returncode, 0)
+        ro = self.mount_tmpfs("ro", size="64k")
+        subprocess.run(["mount", "-o", "remount,ro", ro], check=True)
+        with open(self.path("afile"), "w") as f:
+            f.write("x\n")
+        env = dict(self.env, XDG_STATE_HOME=self.path("afile/state"))
+        p, _ = self.run_then_fill(mnt, env=env, cwd=ro)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("the run is lost", p.stderr)
+        self.assertIn("Not a directory", p.stderr)
+        self.assertIn("Read-only file system", p.stderr)
+        self.assertEqual(os.listdir(ro), [])
 
 
 class TempFiles(FilesCase):

@@ -9,7 +9,8 @@ import subprocess
 import time
 import unittest
 
-from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, fill_disk, is_root, load, main, online_cpus,
+                     run)
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 CPU = online_cpus()[-1]
@@ -268,14 +269,7 @@ class FullDisk(StoreCase):
 
     def test_a_full_disk_is_a_clear_error_and_the_store_keeps_its_runs(self):
         self.measure(duration="500ms")
-        filler = os.path.join(self.mnt, "fill")
-        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            while True:
-                os.write(fd, b"\0" * 4096)
-        except OSError:
-            pass
-        os.close(fd)
+        filler = fill_disk(self.mnt)
         p = self.lat("timer", "-a", str(CPU), "-D", "1", "-q")
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("the disk is full", p.stderr)
