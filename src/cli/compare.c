@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "core/bootstrap.h"
 #include "core/expr.h"
@@ -686,6 +687,9 @@ int cmd_compare(int argc, char **argv)
 	if (x.c.by && (code = split_list(x.c.by, x.by, sizeof(x.by) / sizeof(x.by[0]), &x.nby, "--by")) != EXIT_OK)
 		return code;
 	if ((code = parse_cpu(&x)) != EXIT_OK)
+		return code;
+	const struct output junit = { "'--junit'", x.c.junit };
+	if ((code = outputs_check("compare", &junit, 1, x.c.db, true)) >= 0)
 		return code;
 	if ((code = storecmd_open("compare", x.c.db, STORE_READONLY, &st)) != EXIT_OK)
 		return code;

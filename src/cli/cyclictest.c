@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "cli/timer.h"
 #include "config.h"
@@ -536,6 +537,9 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 		o->priority = (uint64_t)cpuset_count(&cpus) + 1u;
 		fprintf(stderr, "defaulting realtime priority to %llu\n", (unsigned long long)o->priority);
 	}
+	const struct output outs[] = { { "'--histfile'", o->histfile }, { "'--json'", o->json } };
+	if ((code = outputs_check("cyclictest", outs, 2, o->db, !o->no_store)) >= 0)
+		return code;
 	if (o->histfile && (code = open_sink("--histfile", o->histfile, &hist_sink)) >= 0)
 		return code;
 	if (o->json && (code = open_sink("--json", o->json, &json_sink)) >= 0) {

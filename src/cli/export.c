@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "report/gnuplot.h"
 #include "report/openmetrics.h"
@@ -96,6 +97,11 @@ int cmd_export(int argc, char **argv)
 		return code;
 	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
 		return storecmd_usage("export", err.msg);
+	const struct output file = { "'--output'", c.output };
+	if ((code = outputs_check("export", &file, 1, c.db, true)) >= 0) {
+		free(ids);
+		return code;
+	}
 	if (c.output) {
 		/* Collected in memory, then written whole: a scraper never reads half a file. */
 		if ((r = atomic_file_open(c.output, &sink)) < 0) {

@@ -10,8 +10,10 @@
 
 #include "cli/exitcode.h"
 #include "cli/loadrun.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "cli/storepath.h"
+#include "cli/unstored.h"
 #include "core/units.h"
 #include "probe/runner.h"
 #include "report/text.h"
@@ -345,8 +347,9 @@ static int open_store(const struct measure_cmd *mc, const struct run_params *rp,
 	return 0;
 }
 
-static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, bool quiet,
-			int64_t *ret_id)
+/* A run the store cannot take is kept in a file instead (cli/unstored.h). */
+static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, const struct result *res,
+			const struct run_params *rp, bool quiet, int64_t *ret_id)
 {
 	struct store_error serr;
 	int64_t id;
@@ -354,7 +357,7 @@ static int store_result(const struct measure_cmd *mc, struct store *st, const ch
 
 	if (r < 0) {
 		fprintf(stderr, "latscope %s: cannot store the run: %s\n", mc->name, serr.msg);
-		return EXIT_ERROR;
+		return unstored_keep(mc->name, text, res, false, rp->json_path, rp->db_path);
 	}
 	if (ret_id)
 		*ret_id = id;
@@ -441,6 +444,11 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		code = EXIT_OK;
 		goto out;
 	}
+	/* --json over the store would replace it: refused, like any two outputs that are one file. */
+	const struct output json = { "'--json'", rp->json_path };
+	if ((code = outputs_check(mc->name, &json, 1, rp->db_path, !rp->no_store)) >= 0)
+		goto out;
+	code = EXIT_ERROR;
 	if (rp->json_path && (r = atomic_file_open(rp->json_path, &sink)) < 0) {
 		snprintf(err.msg, sizeof(err.msg), "option '--json': cannot write '%s': %s", rp->json_path, strerror(-r));
 		code = usage_error(mc, err.msg);
@@ -507,7 +515,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 			code = EXIT_ERROR;
 		if (text && rp->json_path)
 			code = write_json(mc, &sink, text);
-		if (text && st && store_result(mc, st, text, rp->quiet || silent, out ? &out->stored_id : NULL) != EXIT_OK)
+		if (text && st && store_result(mc, st, text, &res, rp, rp->quiet || silent, out ? &out->stored_id : NULL) != EXIT_OK)
 			code = EXIT_ERROR;
 		free(text);
 	}

@@ -6,7 +6,9 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
+#include "cli/unstored.h"
 #include "report/text.h"
 #include "result/json.h"
 #include "result/merge.h"
@@ -42,6 +44,29 @@ static const struct cmd_spec merge_spec = {
 	.pos_name = "run id",
 };
 
+/* What each run is, wherever it is stored: the merge is made of these.
+ * One allocation: n pointers, then the n identities they point to. */
+static int member_identities(const char *name, struct store *st, const int64_t *ids, size_t n, char ***ret)
+{
+	char **list = malloc(n * (sizeof(char *) + STORE_IDENTITY_SIZE));
+	struct store_error serr;
+
+	if (!list) {
+		fprintf(stderr, "latscope %s: out of memory\n", name);
+		return EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n; i++) {
+		list[i] = (char *)(list + n) + i * STORE_IDENTITY_SIZE;
+		if (store_identity(st, ids[i], list[i], &serr) < 0) {
+			fprintf(stderr, "latscope %s: %s\n", name, serr.msg);
+			free(list);
+			return EXIT_ERROR;
+		}
+	}
+	*ret = list;
+	return EXIT_OK;
+}
+
 int cmd_merge(int argc, char **argv)
 {
 	struct merge_cmd c = { 0 };
@@ -51,6 +76,7 @@ int cmd_merge(int argc, char **argv)
 	struct result *in = NULL, out;
 	struct atomic_file sink = { .fd = -1 };
 	int64_t *ids = NULL;
+	char **identities = NULL;
 	size_t n = 0;
 	bool merged = false;
 	char msg[320];
@@ -60,6 +86,11 @@ int cmd_merge(int argc, char **argv)
 		return code;
 	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
 		return storecmd_usage("merge", err.msg);
+	const struct output json = { "'--json'", c.json_path };
+	if ((code = outputs_check("merge", &json, 1, c.db, true)) >= 0) {
+		free(ids);
+		return code;
+	}
 	if (c.json_path && (r = atomic_file_open(c.json_path, &sink)) < 0) {
 		snprintf(msg, sizeof(msg), "option '--json': cannot write '%s': %s", c.json_path, strerror(-r));
 		free(ids);
@@ -71,7 +102,9 @@ int cmd_merge(int argc, char **argv)
 		in = NULL;
 		goto out;
 	}
-	if ((r = result_merge(in, ids, n, &out, msg, sizeof(msg))) < 0) {
+	if ((code = member_identities("merge", st, ids, n, &identities)) != EXIT_OK)
+		goto out;
+	if ((r = result_merge(in, ids, (const char *const *)identities, n, &out, msg, sizeof(msg))) < 0) {
 		fprintf(stderr, "latscope merge: %s\n", msg);
 		code = r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
 		goto out;
@@ -95,11 +128,12 @@ int cmd_merge(int argc, char **argv)
 		struct store_error serr;
 		int64_t id;
 		r = store_put(st, text, &id, &serr);
-		if (r == -EEXIST && !c.quiet)
-			printf("this merge is already stored as run %lld\n", (long long)id);
-		else if (r < 0) {
+		if (r == -EEXIST) {
+			if (!c.quiet)
+				printf("this merge is already stored as run %lld\n", (long long)id);
+		} else if (r < 0) {
 			fprintf(stderr, "latscope merge: cannot store the merged result: %s\n", serr.msg);
-			code = EXIT_ERROR;
+			code = unstored_keep("merge", text, &out, true, c.json_path, c.db);
 		} else if (!c.quiet)
 			printf("stored as run %lld in %s\n", (long long)id, store_path(st));
 	}
@@ -110,6 +144,7 @@ out:
 	atomic_file_close(&sink);
 	storecmd_free_results(in, in ? n : 0);
 	store_close(st);
+	free(identities);
 	free(ids);
 	return code;
 }

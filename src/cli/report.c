@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "report/htmlreport.h"
 #include "sys/atomicfile.h"
@@ -65,6 +66,9 @@ int cmd_report(int argc, char **argv)
 	if (!c.output)
 		c.output = "report.html";
 	to_stdout = strcmp(c.output, "-") == 0;
+	const struct output file = { "'--output'", to_stdout ? NULL : c.output };
+	if ((code = outputs_check("report", &file, 1, c.db, true)) >= 0)
+		return code;
 	/* Prove the file writable before reading any run. */
 	if (!to_stdout && (r = atomic_file_open(c.output, &sink)) < 0) {
 		char msg[4200];

@@ -44,7 +44,11 @@ static const struct cmd_spec runs_spec = {
 	.pos_name = "argument",
 };
 
-/* WHEN as CLOCK_REALTIME ns: a UTC date or date-time, or a duration before now. */
+/* The last second a stored time can hold: the store keeps nanoseconds as INT64. */
+#define LAST_STORABLE_S ((time_t)(INT64_MAX / (int64_t)NS_PER_SEC))
+
+/* WHEN as CLOCK_REALTIME ns: a UTC date or date-time, or a duration before now.
+ * -ERANGE for a date before 1970 or after the last storable second. */
 static int parse_since(const char *text, uint64_t now_ns, uint64_t *ret)
 {
 	static const char *const formats[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M",
@@ -62,7 +66,7 @@ static int parse_since(const char *text, uint64_t now_ns, uint64_t *ret)
 		if (!end || *end)
 			continue;
 		time_t t = timegm(&tm);
-		if (t < 0)
+		if (t < 0 || t > LAST_STORABLE_S)
 			return -ERANGE;
 		*ret = (uint64_t)t * NS_PER_SEC;
 		return 0;
@@ -83,10 +87,17 @@ int cmd_runs(int argc, char **argv)
 
 	if (code >= 0)
 		return code;
-	if (c.since && parse_since(c.since, realtime_ns(), &f.since_ns) < 0) {
-		char msg[256];
-		snprintf(msg, sizeof(msg), "option '--since': '%s' is not a date (2026-11-30), a date and time "
-			 "(2026-11-30T08:00:00) or a duration (2h)", c.since);
+	if (c.since && (code = parse_since(c.since, realtime_ns(), &f.since_ns)) < 0) {
+		char msg[320], last[32];
+		time_t t = LAST_STORABLE_S;
+		struct tm tm;
+		strftime(last, sizeof(last), "%Y-%m-%dT%H:%M:%S", gmtime_r(&t, &tm));
+		if (code == -ERANGE)
+			snprintf(msg, sizeof(msg), "option '--since': '%s' is outside the times a run can have "
+				 "(1970-01-01 to %s UTC)", c.since, last);
+		else
+			snprintf(msg, sizeof(msg), "option '--since': '%s' is not a date (2026-11-30), a date and time "
+				 "(2026-11-30T08:00:00) or a duration (2h)", c.since);
 		return storecmd_usage("runs", msg);
 	}
 	f.probe = c.probe;

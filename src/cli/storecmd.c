@@ -59,8 +59,9 @@ int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct s
 	if (r == 0)
 		return EXIT_OK;
 	fprintf(stderr, "latscope %s: %s\n", name, err.msg);
-	/* A path the user named that cannot serve is their input; the rest is ours. */
-	return r == -ENOENT || (chosen && (r == -EINVAL || r == -EACCES)) ? EXIT_USAGE : EXIT_ERROR;
+	/* A path the user named that cannot serve is their input, and so is a
+	 * symbolic link put where the store goes; the rest is ours. */
+	return r == -ENOENT || r == -ELOOP || (chosen && (r == -EINVAL || r == -EACCES)) ? EXIT_USAGE : EXIT_ERROR;
 }
 
 static int parse_id(const char *s, size_t len, int64_t *ret)

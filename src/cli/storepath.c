@@ -10,9 +10,23 @@ static int put(char *buf, size_t size, const char *a, const char *b)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* An XDG base directory: the variable when it is absolute (a relative one is
+ * invalid and must be ignored), else fallback under HOME. */
+static int xdg(const char *var, const char *fallback, const char *sub, char *buf, size_t size)
+{
+	const char *dir = getenv(var), *home = getenv("HOME");
+	char base[4096];
+
+	if (dir && dir[0] == '/')
+		return put(buf, size, dir, sub);
+	if (!home || home[0] != '/')
+		return -ENOENT;
+	return put(base, sizeof(base), home, fallback) < 0 ? -ENAMETOOLONG : put(buf, size, base, sub);
+}
+
 int store_path_resolve(const char *db_opt, char *buf, size_t size, bool *ret_chosen)
 {
-	const char *env = getenv("LATSCOPE_DB"), *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+	const char *env = getenv("LATSCOPE_DB");
 
 	*ret_chosen = true;
 	if (db_opt)
@@ -20,10 +34,16 @@ int store_path_resolve(const char *db_opt, char *buf, size_t size, bool *ret_cho
 	if (env && *env)
 		return put(buf, size, env, "");
 	*ret_chosen = false;
-	/* XDG: a relative XDG_DATA_HOME is invalid and must be ignored. */
-	if (xdg && xdg[0] == '/')
-		return put(buf, size, xdg, "/latscope/runs.db");
-	if (home && home[0] == '/')
-		return put(buf, size, home, "/.local/share/latscope/runs.db");
-	return -ENOENT;
+	return xdg("XDG_DATA_HOME", "/.local/share", "/latscope/runs.db", buf, size);
+}
+
+const char *store_path_source(const char *db_opt)
+{
+	const char *env = getenv("LATSCOPE_DB");
+	return db_opt ? "'--db'" : env && *env ? "LATSCOPE_DB" : "the default store";
+}
+
+int unstored_dir_resolve(char *buf, size_t size)
+{
+	return xdg("XDG_STATE_HOME", "/.local/state", "/latscope/unstored", buf, size);
 }

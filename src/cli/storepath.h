@@ -1,4 +1,5 @@
-/* Where runs are stored: --db, then $LATSCOPE_DB, then the XDG data directory. */
+/* Where runs are stored: --db, then $LATSCOPE_DB, then the XDG data directory;
+ * and where a run the store could not take is kept instead. */
 #ifndef LATSCOPE_CLI_STOREPATH_H
 #define LATSCOPE_CLI_STOREPATH_H
 
@@ -11,5 +12,12 @@
  * default location only earns a warning.  -ENOENT when no home is known.
  */
 int store_path_resolve(const char *db_opt, char *buf, size_t size, bool *ret_chosen);
+
+/* What chose the store, for messages: "'--db'", "LATSCOPE_DB" or "the default store". */
+const char *store_path_source(const char *db_opt);
+
+/* $XDG_STATE_HOME/latscope/unstored (default ~/.local/state/...) into buf;
+ * -ENOENT when no home is known. */
+int unstored_dir_resolve(char *buf, size_t size);
 
 #endif

@@ -85,7 +85,8 @@ static int merge_cpu(const struct result *res, struct cpu_result *dst, const str
 	return 0;
 }
 
-int result_merge(const struct result *in, const int64_t *ids, size_t n, struct result *ret, char *err, size_t errlen)
+int result_merge(const struct result *in, const int64_t *ids, const char *const *identities, size_t n,
+		 struct result *ret, char *err, size_t errlen)
 {
 	struct cpuset cpus;
 	const char *names[REC_MAX_METRICS];
@@ -153,10 +154,22 @@ int result_merge(const struct result *in, const int64_t *ids, size_t n, struct r
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld", i ? "," : "", (long long)ids[i]);
 	result_info(ret, "merged from runs %s", list);
 	ret->params = json_deep_copy(in[0].params);
-	json_t *from = json_array();
-	for (size_t i = 0; from && i < n; i++)
-		json_array_append_new(from, json_integer(ids[i]));
-	if (!ret->params || !from || json_object_set_new(ret->params, "merged_from", from) < 0) {
+	/* Ids for the reader of this store; identities for any store: what the merge is. */
+	json_t *from = json_array(), *members = json_array();
+	bool ok = ret->params && from && members;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = json_array_append_new(from, json_integer(ids[i])) == 0 &&
+		     json_array_append_new(members, json_string(identities[i])) == 0;
+	if (!ok) {
+		json_decref(from);
+		json_decref(members);
+		r = -ENOMEM;
+		goto fail;
+	}
+	/* set_new takes the value whatever it returns: both are called */
+	int bad_from = json_object_set_new(ret->params, "merged_from", from);
+	int bad_members = json_object_set_new(ret->params, "merged_members", members);
+	if (bad_from < 0 || bad_members < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}

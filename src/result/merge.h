@@ -15,9 +15,12 @@
  * CPUs are merged by number and windows by index, labels kept where every
  * run agrees, the system described where every run agrees ("(mixed)" where
  * not), and the host called "merged: ..." so the store tells it apart from
- * its sources.  ids name the runs in the merged result's notes and params.
+ * its sources.  ids name the runs in the merged result's notes and params
+ * (merged_from); identities, their store identities (store_identity), are
+ * what the merged result is (params.merged_members).
  * -EINVAL with err filled, -ENOMEM.
  */
-int result_merge(const struct result *in, const int64_t *ids, size_t n, struct result *ret, char *err, size_t errlen);
+int result_merge(const struct result *in, const int64_t *ids, const char *const *identities, size_t n,
+		 struct result *ret, char *err, size_t errlen);
 
 #endif

@@ -7,6 +7,9 @@
 
 #include <stddef.h>
 
+/* Version 3 onwards: runs.identity is filled in C (store/identity.h) for the rows stored before. */
+#define FIRST_WITH_IDENTITY 3u
+
 static const char *const migrations[] = {
 	/* 1: runs, kept whole as their JSON, with what lists and filters need */
 	"CREATE TABLE runs ("
@@ -66,11 +69,27 @@ static const char *const migrations[] = {
 	"    json_each(json_insert(json_extract(runs.result, '$.cpus'), '$[#]', json(json_extract(runs.result, '$.all')))) AS c,"
 	"    json_each(c.value, '$.metrics') AS m;"
 	"CREATE INDEX labels_by_key ON labels(key, value);",
+
+	/* 3: a run is told apart by its identity: a merge by the runs it is made
+	 * of, not by its host, probe and start, which two merges can share */
+	"ALTER TABLE runs ADD COLUMN identity TEXT;"
+	"DROP INDEX runs_identity;"
+	"CREATE UNIQUE INDEX runs_by_identity ON runs(identity);",
 };
 
 unsigned schema_versions(void)
 {
 	return (unsigned)(sizeof(migrations) / sizeof(migrations[0]));
+}
+
+bool schema_fills_identity(unsigned version)
+{
+	return version == FIRST_WITH_IDENTITY;
+}
+
+bool schema_has_identity(unsigned version)
+{
+	return version >= FIRST_WITH_IDENTITY;
 }
 
 const char *schema_migration(unsigned version)

@@ -2,11 +2,17 @@
 #ifndef LATSCOPE_STORE_SCHEMA_H
 #define LATSCOPE_STORE_SCHEMA_H
 
+#include <stdbool.h>
+
 /* 'LatS': marks a SQLite file as a latscope store. */
 #define STORE_APPLICATION_ID 0x4c617453
 
 unsigned schema_versions(void);
 /* The SQL that takes the schema from version - 1 to version. */
 const char *schema_migration(unsigned version);
+/* Whether that migration leaves runs.identity for the store to fill in. */
+bool schema_fills_identity(unsigned version);
+/* Whether a store of this version has runs.identity. */
+bool schema_has_identity(unsigned version);
 
 #endif

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,13 +15,21 @@
 #include <unistd.h>
 
 #include "core/nstime.h"
+#include "store/identity.h"
 #include "store/schema.h"
+#include "sys/mkdirs.h"
 
 #define BUSY_TIMEOUT_MS 10000
+/* SQLite's shared-lock bytes on the database file (its os_unix.c: PENDING_BYTE + 2, 510 of them). */
+#define SHARED_FIRST 0x40000002
+#define SHARED_SIZE 510
 
 struct store {
 	sqlite3 *db;
-	char *path;
+	char *path;                     /* as the user gave it: what messages name */
+	char *real;                     /* its directory resolved: what SQLite opens, no symbolic link on the way */
+	int lock_fd;                    /* reading a store nobody may write beside: keeps writers from checkpointing */
+	int64_t version;                /* of the schema, as opened */
 };
 
 static int fail(struct store_error *err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -32,10 +42,19 @@ static int fail(struct store_error *err, int r, const char *fmt, ...)
 	return r;
 }
 
+static int symlink_refused(struct store_error *err, const char *path)
+{
+	return fail(err, -ELOOP, "'%s' is a symbolic link: a store is opened only by its own name "
+		    "(give the path it points to)", path);
+}
+
 /* An SQLite failure as an errno and a sentence that names the file. */
 static int db_fail(struct store_error *err, const char *path, sqlite3 *db, int rc, const char *doing)
 {
-	const char *why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+	/* The connection's message only when it is about rc: a rollback since may have reset it. */
+	const char *why = db && sqlite3_extended_errcode(db) == rc ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+	if (rc == SQLITE_CANTOPEN_SYMLINK)
+		return symlink_refused(err, path);
 	switch (rc & 0xff) {
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
@@ -84,44 +103,23 @@ static int pragma_int(sqlite3 *db, const char *sql, int64_t *ret)
 	return rc;
 }
 
-/* Create the directories above path, like mkdir -p on its dirname. */
-static int mkdir_parents(const char *path)
-{
-	char *dir = strdup(path), *slash;
-	int r = 0;
-
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir) {
-		free(dir);              /* in the current or the root directory: nothing to create */
-		return 0;
-	}
-	*slash = '\0';
-	for (char *p = dir + 1; r == 0; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			r = -errno;
-		*p = c;
-		if (!c)
-			break;
-	}
-	free(dir);
-	return r;
-}
-
 /* A non-empty file must start with SQLite's header before SQLite may touch it. */
 static int check_header(const char *path, struct store_error *err)
 {
 	static const char magic[16] = "SQLite format 3";
 	char head[16];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
+	if (fd < 0 && errno == ELOOP)
+		return symlink_refused(err, path);
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT : fail(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, -EINVAL, "'%s' is not a latscope store (%s); it was left as it is", path,
+			    S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+	}
 	ssize_t n = read(fd, head, sizeof(head));
 	close(fd);
 	if (n == 0)
@@ -130,6 +128,53 @@ static int check_header(const char *path, struct store_error *err)
 		return fail(err, -EINVAL, "'%s' is not a latscope store (not an SQLite database); it was left as it is", path);
 	return 0;
 }
+
+/* The path with its directory resolved (malloc'ed): SQLite's NOFOLLOW refuses
+ * a symbolic link anywhere on the way, and only the last name should count. */
+static int resolve(const char *path, char **ret)
+{
+	char *dcopy = strdup(path), *bcopy = strdup(path), *dir = NULL;
+	int r = -ENOMEM;
+
+	if (dcopy && bcopy && (dir = realpath(dirname(dcopy), NULL)) == NULL)
+		r = -errno;
+	else if (dir)
+		r = asprintf(ret, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, basename(bcopy)) < 0 ? -ENOMEM : 0;
+	free(dir);
+	free(dcopy);
+	free(bcopy);
+	return r;
+}
+
+/* A new store is the user's alone (less what the umask takes); SQLite gives its
+ * journal files the same mode. */
+static int create_private(struct store *s, struct store_error *err)
+{
+	int fd = open(s->real, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == EEXIST)            /* another latscope made it just now */
+		return 0;
+	return errno == ELOOP ? symlink_refused(err, s->path)
+			      : fail(err, -errno, "cannot create '%s': %s", s->path, strerror(errno));
+}
+
+static int open_db(struct store *s, const char *name, int flags, int *ret_rc, struct store_error *err)
+{
+	int rc = sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE, NULL);
+
+	*ret_rc = rc;
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot open");
+	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+	return 0;
+}
+
+/* Identities for the runs stored before there were any (schema 3). */
+static int fill_identities(struct store *s, struct store_error *err);
 
 static int migrate(struct store *s, struct store_error *err)
 {
@@ -147,12 +192,16 @@ static int migrate(struct store *s, struct store_error *err)
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", STORE_APPLICATION_ID);
 	if ((r = exec(s, sql, err, "cannot mark")) < 0)
 		goto rollback;
-	for (unsigned v = (unsigned)from + 1u; v <= schema_versions(); v++)
+	for (unsigned v = (unsigned)from + 1u; v <= schema_versions(); v++) {
 		if ((r = exec(s, schema_migration(v), err, "cannot upgrade")) < 0)
 			goto rollback;
+		if (schema_fills_identity(v) && (r = fill_identities(s, err)) < 0)
+			goto rollback;
+	}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %u", schema_versions());
 	if ((r = exec(s, sql, err, "cannot upgrade")) < 0 || (r = exec(s, "COMMIT", err, "cannot upgrade")) < 0)
 		goto rollback;
+	s->version = schema_versions();
 	return 0;
 rollback:
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -179,23 +228,28 @@ static int set_wal(struct store *s, struct store_error *err)
 	return rc == SQLITE_OK ? 0 : db_fail(err, s->path, s->db, rc, "cannot open");
 }
 
-/* Refuse what is not ours before changing anything in the file. */
-static int check_identity(struct store *s, bool readonly, int64_t *ret_version, struct store_error *err)
+/* Refuse what is not ours before changing anything in the file.  *ret_rc is
+ * SQLite's code when reading failed. */
+static int check_identity(struct store *s, bool readonly, int *ret_rc, struct store_error *err)
 {
 	int64_t app = 0, version = 0, tables = 0;
 	int rc;
 
 	/* One read transaction: another latscope creating the store between two
 	 * reads would show tables without the mark, like a stranger's database. */
-	if ((rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
+	if ((rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK) {
+		*ret_rc = rc;
 		return db_fail(err, s->path, s->db, rc, "cannot read");
+	}
 	if ((rc = pragma_int(s->db, "PRAGMA application_id", &app)) != SQLITE_OK ||
 	    (rc = pragma_int(s->db, "PRAGMA user_version", &version)) != SQLITE_OK ||
 	    (rc = pragma_int(s->db, "SELECT count(*) FROM sqlite_master", &tables)) != SQLITE_OK) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		*ret_rc = rc;
 		return db_fail(err, s->path, s->db, rc, "cannot read");
 	}
 	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	*ret_rc = SQLITE_OK;
 	if (app != STORE_APPLICATION_ID && (app != 0 || tables != 0))
 		return fail(err, -EINVAL, "'%s' is an SQLite database of another program, not a latscope store; "
 			    "it was left as it is", s->path);
@@ -204,24 +258,130 @@ static int check_identity(struct store *s, bool readonly, int64_t *ret_version, 
 			    s->path, (long long)version, schema_versions());
 	if (readonly && version == 0)
 		return fail(err, -ENOENT, "'%s' holds no runs yet", s->path);
-	*ret_version = version;
+	s->version = version;
 	return 0;
+}
+
+/* SQLite opened the file read-only because this user or file system cannot write it. */
+static int refuse_readonly(struct store *s, struct store_error *err)
+{
+	int e = faccessat(AT_FDCWD, s->real, W_OK, AT_EACCESS) < 0 ? errno : EACCES;
+
+	if (e == EROFS)
+		return fail(err, -EROFS, "cannot write '%s': it is on a read-only file system", s->path);
+	return fail(err, -EACCES, "cannot write '%s': it is read-only to this user (%s)", s->path, strerror(e));
+}
+
+static int open_writing(struct store *s, struct store_error *err)
+{
+	int r, rc;
+
+	if ((r = open_db(s, s->real, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &rc, err)) < 0)
+		return r;
+	if (sqlite3_db_readonly(s->db, "main") == 1)
+		return refuse_readonly(s, err);
+	if ((r = check_identity(s, false, &rc, err)) < 0)
+		return r;
+	/* FULL: a committed run survives power loss too.  No automatic checkpoint:
+	 * only the last connection's, at close, which waits for every reader's
+	 * shared lock, so the file a lock-holding reader reads without the log
+	 * (open_frozen) does not change under it. */
+	if ((r = set_wal(s, err)) < 0 || (r = exec(s, "PRAGMA synchronous = FULL", err, "cannot open")) < 0 ||
+	    (r = exec(s, "PRAGMA wal_autocheckpoint = 0", err, "cannot open")) < 0)
+		return r;
+	return s->version < (int64_t)schema_versions() ? migrate(s, err) : 0;
+}
+
+/* The store's path as an SQLite URI that reads it as it is on disk. */
+static char *frozen_uri(const char *path)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._~-";
+	size_t len = strlen(path);
+	char *uri = malloc(len * 3u + sizeof("file:?immutable=1")), *p = uri;
+
+	if (!uri)
+		return NULL;
+	p += sprintf(p, "file:");
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+		p += strchr(safe, *c) ? sprintf(p, "%c", *c) : sprintf(p, "%%%02X", *c);
+	sprintf(p, "?immutable=1");
+	return uri;
+}
+
+/*
+ * A reader that cannot make the -shm file (a directory it may not write, a
+ * read-only mount): with no write-ahead log there is nothing but the file, and
+ * SQLite may read it as immutable while a shared lock, held the way SQLite's
+ * readers hold theirs, keeps any writer that comes along from checkpointing
+ * into it.
+ */
+static int open_frozen(struct store *s, struct store_error *err)
+{
+	struct flock lk = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = SHARED_FIRST, .l_len = SHARED_SIZE };
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	struct stat st;
+	char wal[PATH_MAX + 8], *uri;
+	int r, rc;
+
+	s->lock_fd = open(s->real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->lock_fd < 0)
+		return fail(err, -errno, "cannot open '%s': %s", s->path, strerror(errno));
+	for (int waited = 0; fcntl(s->lock_fd, F_OFD_SETLK, &lk) < 0; waited += 20) {
+		if ((errno != EAGAIN && errno != EACCES) || waited >= BUSY_TIMEOUT_MS)
+			return fail(err, -EBUSY, "'%s' stayed locked by another writer for %d s", s->path,
+				    BUSY_TIMEOUT_MS / 1000);
+		nanosleep(&pause, NULL);
+	}
+	snprintf(wal, sizeof(wal), "%s-wal", s->real);
+	if (stat(wal, &st) == 0 && st.st_size > 0) {
+		char *dcopy = strdup(s->real);
+		r = fail(err, -EACCES, "cannot read '%s': its write-ahead log holds runs that only a user who can write "
+			 "'%s' can read (open the store once as one)", s->path, dcopy ? dirname(dcopy) : "its directory");
+		free(dcopy);
+		return r;
+	}
+	if (!(uri = frozen_uri(s->real)))
+		return fail(err, -ENOMEM, "out of memory");
+	r = open_db(s, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &rc, err);
+	free(uri);
+	return r < 0 ? r : check_identity(s, true, &rc, err);
+}
+
+static int open_reading(struct store *s, struct store_error *err)
+{
+	int r, rc;
+
+	r = open_db(s, s->real, SQLITE_OPEN_READONLY, &rc, err);
+	if (r == 0)
+		r = check_identity(s, true, &rc, err);
+	/* No -shm file could be made or opened for the write-ahead log. */
+	if (r == 0 || ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN))
+		return r;
+	sqlite3_close(s->db);
+	s->db = NULL;
+	return open_frozen(s, err);
 }
 
 int store_open(const char *path, unsigned flags, struct store **ret, struct store_error *err)
 {
-	bool readonly = flags & STORE_READONLY;
+	bool readonly = flags & STORE_READONLY, create = false;
 	struct store *s;
-	int64_t version = 0;
-	int r, rc;
+	int r;
 
 	err->msg[0] = '\0';
 	r = check_header(path, err);
 	if (r == -ENOENT) {
 		if (!(flags & STORE_CREATE) || readonly)
 			return fail(err, -ENOENT, "no store at '%s' yet: nothing has been stored there", path);
-		if ((flags & STORE_MKDIR) && (r = mkdir_parents(path)) < 0)
+		char *dcopy = strdup(path);
+		if (!dcopy)
+			return fail(err, -ENOMEM, "out of memory");
+		/* Directories only latscope uses: the user's alone, like the store. */
+		r = flags & STORE_MKDIR ? make_dirs(dirname(dcopy), 0700) : 0;
+		free(dcopy);
+		if (r < 0)
 			return fail(err, r, "cannot create the directory of '%s': %s", path, strerror(-r));
+		create = true;
 	} else if (r < 0) {
 		return r;
 	}
@@ -231,24 +391,14 @@ int store_open(const char *path, unsigned flags, struct store **ret, struct stor
 		free(s);
 		return fail(err, -ENOMEM, "out of memory");
 	}
-	rc = sqlite3_open_v2(path, &s->db,
-			     readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-	if (rc != SQLITE_OK) {
-		r = db_fail(err, path, s->db, rc, "cannot open");
+	s->lock_fd = -1;
+	if ((r = resolve(path, &s->real)) < 0) {
+		r = fail(err, r, "cannot open '%s': %s", path, strerror(-r));
 		goto fail;
 	}
-	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-	if ((r = check_identity(s, readonly, &version, err)) < 0)
-		goto fail;
-	if (!readonly) {
-		/* FULL: a committed run survives power loss too. */
-		if ((r = set_wal(s, err)) < 0 || (r = exec(s, "PRAGMA synchronous = FULL", err, "cannot open")) < 0)
-			goto fail;
-		if (version < (int64_t)schema_versions() && (r = migrate(s, err)) < 0)
-			goto fail;
-	}
-	if ((r = exec(s, "PRAGMA foreign_keys = ON", err, "cannot open")) < 0)
+	if ((create && (r = create_private(s, err)) < 0) ||
+	    (r = readonly ? open_reading(s, err) : open_writing(s, err)) < 0 ||
+	    (r = exec(s, "PRAGMA foreign_keys = ON", err, "cannot open")) < 0)
 		goto fail;
 	*ret = s;
 	return 0;
@@ -262,7 +412,10 @@ void store_close(struct store *s)
 	if (!s)
 		return;
 	sqlite3_close(s->db);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	free(s->path);
+	free(s->real);
 	free(s);
 }
 
@@ -350,13 +503,13 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, co
 	return r;
 }
 
-static int insert_run(struct store *s, const json_t *doc, const char *json_text, int64_t *ret_id,
-		      struct store_error *err)
+static int insert_run(struct store *s, const json_t *doc, const char *json_text, const char *identity,
+		      int64_t *ret_id, struct store_error *err)
 {
 	static const char sql[] =
 		"INSERT INTO runs (stored_ns, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns,"
-		" p50_ns, p99_ns, max_ns, warm_max_ns, missed, result)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" p50_ns, p99_ns, max_ns, warm_max_ns, missed, result, identity)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	const json_t *all = json_object_get(doc, "all"), *lead = lead_metric(doc, all);
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r;
@@ -378,6 +531,7 @@ static int insert_run(struct store *s, const json_t *doc, const char *json_text,
 	bind_opt_u64(st, 13, lead, "warm_max_ns");
 	sqlite3_bind_int64(st, 14, (int64_t)ju64(all, "missed"));
 	sqlite3_bind_text(st, 15, json_text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 16, identity, -1, SQLITE_STATIC);
 	r = step_done(s, st, err);
 	sqlite3_finalize(st);
 	if (r == 0)
@@ -406,16 +560,13 @@ static int insert_labels(struct store *s, int64_t id, const json_t *labels, stru
 	return r;
 }
 
-static int find_same(struct store *s, const json_t *doc, int64_t *ret_id)
+static int find_same(struct store *s, const char *identity, int64_t *ret_id)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE host = ? AND probe = ? AND start_ns = ?", -1, &st,
-				    NULL);
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE identity = ?", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
-	sqlite3_bind_text(st, 1, jstr(json_object_get(doc, "system"), "hostname"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, jstr(doc, "probe"), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 3, (int64_t)ju64(doc, "start_realtime_ns"));
+	sqlite3_bind_text(st, 1, identity, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret_id = sqlite3_column_int64(st, 0);
@@ -431,9 +582,15 @@ static int put_locked(struct store *s, const char *json_text, int64_t *ret_id, s
 	int64_t id = 0;
 	int r, rc;
 
+	char identity[STORE_IDENTITY_SIZE], why[160];
+
 	if (!doc)
 		return fail(err, -EINVAL, "the result to store is not JSON: %s", jerr.text);
-	rc = find_same(s, doc, &id);
+	if ((r = identity_of_result(doc, identity, why, sizeof(why))) < 0) {
+		r = fail(err, r, "%s", why);
+		goto out;
+	}
+	rc = find_same(s, identity, &id);
 	if (rc == SQLITE_ROW) {
 		*ret_id = id;
 		r = fail(err, -EEXIST, "this run is already stored as run %lld", (long long)id);
@@ -443,7 +600,7 @@ static int put_locked(struct store *s, const char *json_text, int64_t *ret_id, s
 		r = db_fail(err, s->path, s->db, rc, "cannot read");
 		goto out;
 	}
-	if ((r = insert_run(s, doc, json_text, &id, err)) < 0 ||
+	if ((r = insert_run(s, doc, json_text, identity, &id, err)) < 0 ||
 	    (r = insert_labels(s, id, json_object_get(doc, "labels"), err)) < 0)
 		goto out;
 	json_t *cpus = json_object_get(doc, "cpus"), *block;
@@ -497,29 +654,183 @@ rollback:
 	return r;
 }
 
-/* ---- reading ---- */
+/* ---- identities ---- */
 
-int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err)
+/* The columns a run's identity is computed from, for a SELECT ... FROM runs. */
+#define IDENTITY_SOURCE "host, probe, start_ns, CASE json_type(result, '$.params.merged_members') " \
+			"WHEN 'array' THEN json_extract(result, '$.params.merged_members') END"
+
+/* The identity of the row st is on, IDENTITY_SOURCE from column 'at'.  A
+ * merged run whose member list is not one (a file made by hand) is known by
+ * its host, probe and start, as before schema 3. */
+static void row_identity(sqlite3_stmt *st, int at, bool as_run, char out[STORE_IDENTITY_SIZE])
+{
+	const char *host = (const char *)sqlite3_column_text(st, at);
+	const char *probe = (const char *)sqlite3_column_text(st, at + 1);
+	const char *members = (const char *)sqlite3_column_text(st, at + 3);
+	uint64_t start = (uint64_t)sqlite3_column_int64(st, at + 2);
+	json_t *list = members && !as_run ? json_loads(members, 0, NULL) : NULL;
+	char why[160];
+
+	if (!list || identity_compute(host ? host : "", probe ? probe : "", start, list, out, why, sizeof(why)) < 0)
+		identity_compute(host ? host : "", probe ? probe : "", start, NULL, out, why, sizeof(why));
+	json_decref(list);
+}
+
+struct pending {
+	int64_t id;
+	char identity[STORE_IDENTITY_SIZE];
+};
+
+/* Collected first, then written: rows are not changed under a running SELECT. */
+static int collect_unnamed(struct store *s, struct pending **ret, size_t *ret_n, struct store_error *err)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT result FROM runs WHERE id = ?", -1, &st, NULL), r;
+	struct pending *p = NULL;
+	size_t n = 0, cap = 0;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id, " IDENTITY_SOURCE " FROM runs WHERE identity IS NULL", -1, &st,
+				    NULL);
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2u : 64u;
+			struct pending *grown = realloc(p, cap * sizeof(*p));
+			if (!grown) {
+				sqlite3_finalize(st);
+				free(p);
+				return fail(err, -ENOMEM, "out of memory");
+			}
+			p = grown;
+		}
+		p[n].id = sqlite3_column_int64(st, 0);
+		row_identity(st, 1, false, p[n].identity);
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(p);
+		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
+	}
+	*ret = p;
+	*ret_n = n;
+	return 0;
+}
+
+static int set_identity(sqlite3_stmt *update, int64_t id, const char *identity)
+{
+	sqlite3_bind_text(update, 1, identity, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(update, 2, id);
+	int rc = sqlite3_step(update);
+	sqlite3_reset(update);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Run id's identity as a measured run's: its host, probe and start. */
+static int own_identity(struct store *s, int64_t id, char out[STORE_IDENTITY_SIZE])
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT " IDENTITY_SOURCE " FROM runs WHERE id = ?", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row_identity(st, 0, true, out);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int fill_identities(struct store *s, struct store_error *err)
+{
+	struct pending *p = NULL;
+	size_t n = 0;
+	sqlite3_stmt *update = NULL;
+	int r = collect_unnamed(s, &p, &n, err), rc;
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_prepare_v2(s->db, "UPDATE runs SET identity = ? WHERE id = ?", -1, &update, NULL);
+	for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
+		rc = set_identity(update, p[i].id, p[i].identity);
+		/* Two rows that list the same members (files made by hand: real
+		 * merges of the same runs share host, probe and start): the later
+		 * one keeps the identity it had. */
+		if (rc == SQLITE_CONSTRAINT_UNIQUE && strncmp(p[i].identity, "merge:", 6) == 0 &&
+		    (rc = own_identity(s, p[i].id, p[i].identity)) == SQLITE_OK)
+			rc = set_identity(update, p[i].id, p[i].identity);
+	}
+	sqlite3_finalize(update);
+	free(p);
+	return rc == SQLITE_OK ? 0 : db_fail(err, s->path, s->db, rc, "cannot upgrade");
+}
+
+/*
+ * The one row of run id that sql selects, handed to take (which returns 0 or
+ * a negative errno with err filled); -ENOENT for an unknown id.
+ */
+static int one_run(struct store *s, const char *sql, int64_t id, int (*take)(sqlite3_stmt *st, void *ctx,
+									 struct store_error *err),
+		   void *ctx, struct store_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r;
 
 	err->msg[0] = '\0';
 	if (rc != SQLITE_OK)
 		return db_fail(err, s->path, s->db, rc, "cannot read");
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *text = (const char *)sqlite3_column_text(st, 0);
-		*ret_json = text ? strdup(text) : NULL;
-		r = *ret_json ? 0 : fail(err, -ENOMEM, "out of memory");
-	} else if (rc == SQLITE_DONE) {
+	if (rc == SQLITE_ROW)
+		r = take(st, ctx, err);
+	else if (rc == SQLITE_DONE)
 		r = fail(err, -ENOENT, "no run %lld in '%s'", (long long)id, s->path);
-	} else {
+	else
 		r = db_fail(err, s->path, s->db, rc, "cannot read");
-	}
 	sqlite3_finalize(st);
 	return r;
+}
+
+static int take_identity(sqlite3_stmt *st, void *ctx, struct store_error *err)
+{
+	const char *text = (const char *)sqlite3_column_text(st, 0);
+	(void)err;
+	snprintf(ctx, STORE_IDENTITY_SIZE, "%s", text ? text : "");
+	return 0;
+}
+
+static int take_computed_identity(sqlite3_stmt *st, void *ctx, struct store_error *err)
+{
+	(void)err;
+	row_identity(st, 0, false, ctx);
+	return 0;
+}
+
+int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct store_error *err)
+{
+	if (schema_has_identity((unsigned)s->version))
+		return one_run(s, "SELECT identity FROM runs WHERE id = ?", id, take_identity, ret, err);
+	/* A store of an older schema, opened to read: as the upgrade would fill it in. */
+	return one_run(s, "SELECT " IDENTITY_SOURCE " FROM runs WHERE id = ?", id, take_computed_identity, ret, err);
+}
+
+/* ---- reading ---- */
+
+static int take_text(sqlite3_stmt *st, void *ctx, struct store_error *err)
+{
+	const char *text = (const char *)sqlite3_column_text(st, 0);
+	char **ret = ctx;
+
+	*ret = text ? strdup(text) : NULL;
+	return *ret ? 0 : fail(err, -ENOMEM, "out of memory");
+}
+
+int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err)
+{
+	return one_run(s, "SELECT result FROM runs WHERE id = ?", id, take_text, ret_json, err);
 }
 
 #define INFO_COLUMNS "id, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns, p50_ns, p99_ns," \
@@ -563,25 +874,16 @@ static void read_info(sqlite3_stmt *st, struct run_info *ri)
 	ri->missed = (uint64_t)sqlite3_column_int64(st, 13);
 }
 
+static int take_info(sqlite3_stmt *st, void *ctx, struct store_error *err)
+{
+	(void)err;
+	read_info(st, ctx);
+	return 0;
+}
+
 int store_info(struct store *s, int64_t id, struct run_info *ret, struct store_error *err)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT " INFO_COLUMNS " FROM runs WHERE id = ?", -1, &st, NULL), r;
-
-	err->msg[0] = '\0';
-	if (rc != SQLITE_OK)
-		return db_fail(err, s->path, s->db, rc, "cannot read");
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		read_info(st, ret);
-		r = 0;
-	} else if (rc == SQLITE_DONE) {
-		r = fail(err, -ENOENT, "no run %lld in '%s'", (long long)id, s->path);
-	} else {
-		r = db_fail(err, s->path, s->db, rc, "cannot read");
-	}
-	sqlite3_finalize(st);
+	int r = one_run(s, "SELECT " INFO_COLUMNS " FROM runs WHERE id = ?", id, take_info, ret, err);
 	return r < 0 ? r : load_labels(s, ret, err);
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/parse.h"
+#include "store/identity.h"
 
 struct store;
 
@@ -27,6 +28,11 @@ struct store_error {
  * Open the store at path, migrating an older schema.  A file that is not a
  * latscope store (another SQLite database, or not SQLite at all) is refused
  * and left untouched: -EINVAL.  -ENOENT when missing and not STORE_CREATE.
+ * A symbolic link at path is never followed: -ELOOP.  A new store is 0600 and
+ * the directories STORE_MKDIR makes 0700 (less what the umask takes).  Opened
+ * to write, a file this user or file system cannot write is -EACCES or -EROFS
+ * at once.  STORE_READONLY reads a store even where no -shm file can be made
+ * beside it (a directory the user cannot write, a read-only mount).
  */
 int store_open(const char *path, unsigned flags, struct store **ret, struct store_error *err);
 void store_close(struct store *s);
@@ -50,13 +56,16 @@ struct run_info {
 /*
  * Store a result given as its JSON text (already checked by result_from_json).
  * *ret_id is the new run's id; -EEXIST with *ret_id the stored copy when the
- * same run (host, probe, start time) is already there.
+ * same run (the same identity, store/identity.h) is already there.
  */
 int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct store_error *err);
 /* Several results in one transaction: all are stored or none.  A run already
  * there is not an error: ret_dup[i] says so and ret_ids[i] is its id. */
 int store_put_all(struct store *s, const char *const *texts, size_t n, int64_t *ret_ids, bool *ret_dup,
 		  struct store_error *err);
+
+/* The identity of run id, what a merge of it lists.  -ENOENT for an unknown id. */
+int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct store_error *err);
 
 /* The stored JSON text of run id (malloc'ed).  -ENOENT for an unknown id. */
 int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err);

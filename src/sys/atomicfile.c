@@ -1,64 +1,205 @@
+#include "sys/atomicfile.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "sys/atomicfile.h"
+#define TMP_TAG ".latscope-"
+#define TMP_RANDOM 12
+#define TMP_BASE_MAX 200                /* of the target's name in the temporary one: NAME_MAX is 255 */
+#define STALE_AGE_S 300                 /* a named temporary file this old, unlocked, has no writer */
 
-static int fsync_dir_of(const char *path)
+/* ".NAME.latscope-" (NAME cut to fit), the prefix of NAME's temporary files. */
+static char *tmp_prefix(const char *name)
 {
-	char *copy = strdup(path);
-	if (!copy)
-		return -ENOMEM;
-	int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(copy);
+	char *p;
+	return asprintf(&p, ".%.*s" TMP_TAG, TMP_BASE_MAX, name) < 0 ? NULL : p;
+}
+
+/* A new name for a temporary file: the prefix and random letters. */
+static char *tmp_name(const char *name)
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[TMP_RANDOM];
+	char *prefix = tmp_prefix(name), *p = NULL;
+
+	if (!prefix)
+		return NULL;
+	if (getrandom(rnd, sizeof(rnd), 0) == (ssize_t)sizeof(rnd)) {
+		char tail[TMP_RANDOM + 1];
+		for (size_t i = 0; i < TMP_RANDOM; i++)
+			tail[i] = letters[rnd[i] % (sizeof(letters) - 1u)];
+		tail[TMP_RANDOM] = '\0';
+		if (asprintf(&p, "%s%s", prefix, tail) < 0)
+			p = NULL;
+	}
+	free(prefix);
+	return p;
+}
+
+static bool all_of(const char *s, const char *set, size_t len)
+{
+	return strlen(s) == len && strspn(s, set) == len;
+}
+
+/* A file of ours, left by a writer that is gone: safe to remove. */
+static bool stale(int dirfd, const char *entry, const char *prefix, const char *legacy)
+{
+	struct stat st, again;
+	const char *rest;
+	bool gone = false;
+
+	if (fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    time(NULL) - st.st_mtime < STALE_AGE_S)
+		return false;
+	if (strncmp(entry, legacy, strlen(legacy)) == 0) {
+		/* What latscope 0.1.0 left: .NAME.tmp-PID, never locked; its pid tells. */
+		rest = entry + strlen(legacy);
+		if (*rest == '\0' || strlen(rest) > 10 || strspn(rest, "0123456789") != strlen(rest))
+			return false;
+		long pid = strtol(rest, NULL, 10);
+		return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	}
+	rest = entry + strlen(prefix);
+	if (strncmp(entry, prefix, strlen(prefix)) != 0 || !all_of(rest, "abcdefghijklmnopqrstuvwxyz0123456789", TMP_RANDOM))
+		return false;
+	/* A writer holds its lock until it commits or dies. */
+	int fd = openat(dirfd, entry, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	int r = fsync(fd) < 0 ? -errno : 0;
+		return false;
+	gone = flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &again) == 0 && again.st_ino == st.st_ino &&
+	       again.st_dev == st.st_dev;
 	close(fd);
+	return gone;
+}
+
+/* Remove the temporary files of name that a killed writer left. */
+static void remove_stale(int dirfd, const char *name)
+{
+	char *prefix = tmp_prefix(name), *legacy = NULL;
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d && fd >= 0)
+		close(fd);
+	if (!d || !prefix || asprintf(&legacy, ".%s.tmp-", name) < 0)
+		legacy = NULL;
+	while (d && prefix && legacy && (e = readdir(d)))
+		if (e->d_name[0] == '.' && stale(dirfd, e->d_name, prefix, legacy))
+			unlinkat(dirfd, e->d_name, 0);
+	if (d)
+		closedir(d);
+	free(prefix);
+	free(legacy);
+}
+
+/* A named temporary file in dirfd, locked; its name in *ret_tmp. */
+static int open_named(int dirfd, const char *name, char **ret_tmp)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		char *tmp = tmp_name(name);
+		if (!tmp)
+			return -ENOMEM;
+		int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			flock(fd, LOCK_EX | LOCK_NB);
+			*ret_tmp = tmp;
+			return fd;
+		}
+		free(tmp);
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* An unnamed temporary file in dirfd that linkat can name later, or -1. */
+static int open_unnamed(int dirfd)
+{
+	char proc[64];
+	struct stat st;
+	int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return errno == EOPNOTSUPP || errno == EISDIR || errno == ENOENT || errno == EINVAL ? -1 : -errno;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (stat(proc, &st) < 0) {              /* no /proc: linkat could not name it */
+		close(fd);
+		return -1;
+	}
+	/* Named for a moment before the rename: locked like a named one. */
+	flock(fd, LOCK_EX | LOCK_NB);
+	return fd;
+}
+
+static int open_in_dir(const char *path, bool named, struct atomic_file *ret)
+{
+	struct stat st;
+	struct atomic_file f = { .fd = -1, .dirfd = -1 };
+	char *dcopy = strdup(path), *bcopy = strdup(path);
+	int r = -ENOMEM;
+
+	if (!*path) {
+		r = -ENOENT;
+		goto fail;
+	}
+	if ((stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || path[strlen(path) - 1] == '/') {
+		r = -EISDIR;
+		goto fail;
+	}
+	if (!dcopy || !bcopy || !(f.path = strdup(path)) || !(f.name = strdup(basename(bcopy))))
+		goto fail;
+	if (!f.name[0] || strcmp(f.name, ".") == 0 || strcmp(f.name, "..") == 0 || strcmp(f.name, "/") == 0) {
+		r = -EISDIR;
+		goto fail;
+	}
+	f.dirfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f.dirfd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	remove_stale(f.dirfd, f.name);
+	f.fd = named ? -1 : open_unnamed(f.dirfd);
+	if (f.fd == -1)
+		f.fd = open_named(f.dirfd, f.name, &f.tmp);
+	if (f.fd < 0) {
+		r = f.fd;
+		goto fail;
+	}
+	free(dcopy);
+	free(bcopy);
+	*ret = f;
+	return 0;
+fail:
+	if (f.dirfd >= 0)
+		close(f.dirfd);
+	free(f.path);
+	free(f.name);
+	free(dcopy);
+	free(bcopy);
 	return r;
 }
 
 int atomic_file_open(const char *path, struct atomic_file *ret)
 {
-	struct stat st;
-	struct atomic_file s = { .fd = -1 };
-	char *dcopy = NULL, *bcopy = NULL;
-	int r;
+	return open_in_dir(path, false, ret);
+}
 
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return -EISDIR;
-	dcopy = strdup(path);
-	bcopy = strdup(path);
-	s.path = strdup(path);
-	if (!dcopy || !bcopy || !s.path) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	if (asprintf(&s.tmp, "%s/.%s.tmp-%ld", dirname(dcopy), basename(bcopy), (long)getpid()) < 0) {
-		s.tmp = NULL;
-		r = -ENOMEM;
-		goto fail;
-	}
-	s.fd = open(s.tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (s.fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	free(dcopy);
-	free(bcopy);
-	*ret = s;
-	return 0;
-fail:
-	free(dcopy);
-	free(bcopy);
-	free(s.path);
-	free(s.tmp);
-	return r;
+int atomic_file_open_named(const char *path, struct atomic_file *ret)
+{
+	return open_in_dir(path, true, ret);
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -82,34 +223,103 @@ int atomic_file_write(struct atomic_file *f, const void *data, size_t len)
 	return f->fd < 0 ? -EBADF : write_all(f->fd, data, len);
 }
 
-int atomic_file_commit(struct atomic_file *f)
+/* The file being replaced lends its permission bits and owner (set-id bits
+ * never: they would not mean the same on this file). */
+static int keep_mode(struct atomic_file *f)
 {
-	if (f->fd < 0)
-		return -EBADF;
-	if (fsync(f->fd) < 0)
+	struct stat st;
+
+	if (fstatat(f->dirfd, f->name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (fchown(f->fd, st.st_uid, st.st_gid) < 0 && errno != EPERM)
 		return -errno;
-	if (close(f->fd) < 0) {
-		f->fd = -1;
-		return -errno;
-	}
-	f->fd = -1;
-	if (rename(f->tmp, f->path) < 0)
-		return -errno;
-	free(f->tmp);
-	f->tmp = NULL;
-	return fsync_dir_of(f->path);
+	return fchmod(f->fd, st.st_mode & 0777) < 0 ? -errno : 0;
 }
 
-void atomic_file_close(struct atomic_file *sink)
+/* Give the unnamed temporary file a name. */
+static int link_unnamed(struct atomic_file *f, const char *name)
 {
-	/* An open sink always has its temporary file; a zeroed one has fd 0, which is not ours. */
-	if (sink->tmp && sink->fd >= 0)
-		close(sink->fd);
-	sink->fd = -1;
-	if (sink->tmp)
-		unlink(sink->tmp);
-	free(sink->tmp);
-	free(sink->path);
-	sink->tmp = NULL;
-	sink->path = NULL;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->fd);
+	return linkat(AT_FDCWD, proc, f->dirfd, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+}
+
+static int put_in_place(struct atomic_file *f, bool replace)
+{
+	int r;
+
+	if (!f->tmp) {
+		/* The target's name, if it is free; else a temporary one to rename from. */
+		r = link_unnamed(f, f->name);
+		if (r != -EEXIST || !replace)
+			return r;
+		for (int tries = 0; r == -EEXIST && tries < 100; tries++) {
+			free(f->tmp);
+			if (!(f->tmp = tmp_name(f->name)))
+				return -ENOMEM;
+			r = link_unnamed(f, f->tmp);
+		}
+		if (r < 0) {
+			free(f->tmp);
+			f->tmp = NULL;
+			return r;
+		}
+	}
+	if (replace)
+		return renameat(f->dirfd, f->tmp, f->dirfd, f->name) < 0 ? -errno : 0;
+	if (renameat2(f->dirfd, f->tmp, f->dirfd, f->name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* A file system without RENAME_NOREPLACE: a hard link cannot replace either. */
+	if (linkat(f->dirfd, f->tmp, f->dirfd, f->name, 0) < 0)
+		return -errno;
+	unlinkat(f->dirfd, f->tmp, 0);
+	return 0;
+}
+
+static int commit(struct atomic_file *f, bool replace)
+{
+	int r;
+
+	if (f->fd < 0)
+		return -EBADF;
+	if ((replace && (r = keep_mode(f)) < 0) || (r = fsync(f->fd) < 0 ? -errno : 0) < 0)
+		return r;
+	if ((r = put_in_place(f, replace)) < 0)
+		return r;
+	free(f->tmp);
+	f->tmp = NULL;
+	r = close(f->fd) < 0 ? -errno : 0;
+	f->fd = -1;
+	if (r == 0 && fsync(f->dirfd) < 0)
+		r = -errno;
+	return r;
+}
+
+int atomic_file_commit(struct atomic_file *f)
+{
+	return commit(f, true);
+}
+
+int atomic_file_commit_new(struct atomic_file *f)
+{
+	return commit(f, false);
+}
+
+void atomic_file_close(struct atomic_file *f)
+{
+	/* Only an opened one has a path; a zeroed one's fd 0 is not ours. */
+	if (!f->path)
+		return;
+	if (f->tmp)
+		unlinkat(f->dirfd, f->tmp, 0);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->dirfd >= 0)
+		close(f->dirfd);
+	free(f->tmp);
+	free(f->path);
+	free(f->name);
+	*f = (struct atomic_file){ .fd = -1, .dirfd = -1 };
 }

@@ -13,10 +13,11 @@ LAT_INJECT = os.environ.get("LAT_INJECT", "build/tests/integration/lat-inject")
 SANITIZED = bool(os.environ.get("LATSCOPE_SANITIZED"))
 
 # Runs a test leaves without --db go to a store of the test process's own, never
-# into the store of the user running the tests.
+# into the store of the user running the tests; so do runs a store could not take.
 STORE_HOME = tempfile.mkdtemp(prefix="latscope-test-data-")
 atexit.register(shutil.rmtree, STORE_HOME, True)
 os.environ["XDG_DATA_HOME"] = STORE_HOME
+os.environ["XDG_STATE_HOME"] = os.path.join(STORE_HOME, "state")
 os.environ.pop("LATSCOPE_DB", None)
 
 
@@ -43,6 +44,20 @@ def online_cpus():
 
 def is_root():
     return os.geteuid() == 0
+
+
+def fill_disk(directory):
+    """Fill the file system of directory with one file; its path, to remove."""
+    filler = os.path.join(directory, "fill")
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return filler
 
 
 def load(path):
@@ -76,7 +91,7 @@ class TempDirCase(unittest.TestCase):
         if not os.path.exists(exe):
             shutil.copy(LATSCOPE, exe)
             os.chmod(exe, 0o755)
-        env = {k: v for k, v in os.environ.items() if k != "XDG_DATA_HOME"}     # nobody's own default
+        env = {k: v for k, v in os.environ.items() if k not in ("XDG_DATA_HOME", "XDG_STATE_HOME")}  # nobody's own
         return subprocess.run(["runuser", "-u", "nobody", "--", exe, *args], capture_output=True, text=True,
                               timeout=timeout, cwd=self.tmp, env=env)
 

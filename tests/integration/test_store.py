@@ -9,7 +9,8 @@ import subprocess
 import time
 import unittest
 
-from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, fill_disk, is_root, load, main, online_cpus,
+                     run)
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 CPU = online_cpus()[-1]
@@ -179,10 +180,12 @@ class Safety(StoreCase):
         self.assertEqual(p.returncode, 0, p.stderr)     # read-only: no migration needed to list
         self.measure(duration="500ms")                        # writing migrates
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 2)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 3)
         rows = con.execute("SELECT cpu, count FROM cpu_stats WHERE run_id = 1 ORDER BY cpu").fetchall()
+        identity = con.execute("SELECT identity FROM runs WHERE id = 1").fetchone()[0]
         con.close()
         self.assertTrue(rows, "the old run's per-CPU figures were filled in from its JSON")
+        self.assertRegex(identity, r"^run:[0-9a-f]{64}$", "and its identity")
         p = self.lat("show", "1", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
         check_consistent(self, json.loads(p.stdout))
@@ -266,14 +269,7 @@ class FullDisk(StoreCase):
 
     def test_a_full_disk_is_a_clear_error_and_the_store_keeps_its_runs(self):
         self.measure(duration="500ms")
-        filler = os.path.join(self.mnt, "fill")
-        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            while True:
-                os.write(fd, b"\0" * 4096)
-        except OSError:
-            pass
-        os.close(fd)
+        filler = fill_disk(self.mnt)
         p = self.lat("timer", "-a", str(CPU), "-D", "1", "-q")
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("the disk is full", p.stderr)

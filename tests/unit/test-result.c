@@ -32,6 +32,7 @@
 #include "result/result.h"
 
 #include "rng.h"
+#include "tmpdir.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -896,34 +897,6 @@ static void test_result_to_json_keeps_the_params_object(void **state)
 
 /* ---- the JSON file ---- */
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/latscope-test-result-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-	(void)state;
-	DIR *d = opendir(tmpdir);
-	struct dirent *e;
-	char path[512];
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-			snprintf(path, sizeof(path), "%s/%s", tmpdir, e->d_name);
-			unlink(path);
-		}
-	closedir(d);
-	rmdir(tmpdir);
-	return 0;
-}
-
 /* The entries of the temporary directory, "." and ".." left out. */
 static size_t dir_entries(char names_out[][256], size_t max)
 {
@@ -962,11 +935,10 @@ static void test_json_file_commit_writes_the_file_and_leaves_no_temporary_file(v
 	snprintf(path, sizeof(path), "%s/out.json", tmpdir);
 	assert_int_equal(atomic_file_open(path, &sink), 0);
 	assert_true(sink.fd >= 0);
-	assert_non_null(sink.tmp);
-	/* Opening proves the directory writable but does not create the target yet. */
+	/* Opening proves the directory writable but does not create the target yet
+	 * (the temporary file's own name, when it has one: test-atomicfile.c). */
 	assert_int_equal(stat(path, &st), -1);
 	assert_int_equal(errno, ENOENT);
-	assert_int_equal(stat(sink.tmp, &st), 0);
 
 	json_t *doc = json_pack("{s:s, s:i, s:[i,i]}", "schema", "x", "n", 3, "a", 1, 2);
 	assert_non_null(doc);
@@ -1005,7 +977,7 @@ static void test_atomic_file_close_without_commit_leaves_no_file_at_all(void **s
 
 	snprintf(path, sizeof(path), "%s/never.json", tmpdir);
 	assert_int_equal(atomic_file_open(path, &sink), 0);
-	assert_int_equal(dir_entries(names_found, 4), 1);       /* only the temporary file */
+	assert_true(dir_entries(names_found, 4) <= 1);          /* at most the temporary file */
 	atomic_file_close(&sink);
 	assert_int_equal(dir_entries(names_found, 4), 0);
 	assert_int_equal(sink.fd, -1);
