@@ -311,12 +311,10 @@ static int write_json(const struct measure_cmd *mc, struct atomic_file *sink, co
 }
 
 /*
- * Open the store before measuring: a store the user named must work (usage
- * error otherwise); the default one only earns a warning, so a user without a
- * home directory can still measure.
+ * Open the store before measuring: like every output, the store that would
+ * keep the run must work, named or default; --no-store measures without one.
  */
-static int open_store(const struct measure_cmd *mc, const struct run_params *rp, struct store **ret,
-		      struct opt_error *err)
+static int open_store(const struct run_params *rp, struct store **ret, struct opt_error *err)
 {
 	char path[4096];
 	bool chosen;
@@ -328,9 +326,8 @@ static int open_store(const struct measure_cmd *mc, const struct run_params *rp,
 		return 0;
 	r = store_path_resolve(rp->db_path, path, sizeof(path), &chosen);
 	if (r < 0 && !chosen) {
-		fprintf(stderr, "latscope %s: not storing this run: no home directory to keep the store in "
-			"(use --db PATH or --no-store)\n", mc->name);
-		return 0;
+		snprintf(err->msg, sizeof(err->msg), "no home directory to keep the store in: use --db PATH or --no-store");
+		return -EINVAL;
 	}
 	if (r < 0) {
 		snprintf(err->msg, sizeof(err->msg), "%s: path too long", rp->db_path ? "option '--db'" : "LATSCOPE_DB");
@@ -339,12 +336,11 @@ static int open_store(const struct measure_cmd *mc, const struct run_params *rp,
 	r = store_open(path, STORE_CREATE | STORE_MKDIR, ret, &serr);
 	if (r == 0)
 		return 0;
-	if (chosen) {
+	if (chosen)
 		snprintf(err->msg, sizeof(err->msg), "%s: %s", rp->db_path ? "option '--db'" : "LATSCOPE_DB", serr.msg);
-		return r;
-	}
-	fprintf(stderr, "latscope %s: not storing this run: %s (use --db PATH or --no-store)\n", mc->name, serr.msg);
-	return 0;
+	else
+		snprintf(err->msg, sizeof(err->msg), "the default store: %s (use --db PATH or --no-store)", serr.msg);
+	return r;
 }
 
 /* A run the store cannot take is kept in a file instead (cli/unstored.h). */
@@ -454,7 +450,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		code = usage_error(mc, err.msg);
 		goto out;
 	}
-	if ((r = open_store(mc, rp, &st, &err)) < 0) {
+	if ((r = open_store(rp, &st, &err)) < 0) {
 		/* The user's store cannot serve: their input, unless the system failed. */
 		if (r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM)
 			fprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);

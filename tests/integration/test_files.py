@@ -128,9 +128,11 @@ class StorePath(FilesCase):
         os.symlink(target, os.path.join(xdg, "latscope", "runs.db"))
         env = dict(self.env, XDG_DATA_HOME=xdg)
         p = run("timer", "-a", str(CPU), "-l", "20", "-q", env=env)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("not storing this run", p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("the default store", p.stderr)
         self.assertIn("symbolic link", p.stderr)
+        self.assertIn("--no-store", p.stderr)
+        self.assertNotIn("latency", p.stdout, "nothing was measured")
         self.assertFalse(os.path.exists(target))
 
     def test_a_directory_above_the_store_may_be_a_symbolic_link(self):

@@ -211,7 +211,7 @@ class NonRoot(TempDirCase):
 
     def test_non_root_runs_and_says_what_was_not_applied(self):
         out = self.path("r.json")
-        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--json", out)
+        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not applied: SCHED_FIFO priority 95", p.stderr)
         self.assertIn("not applied: PM QoS", p.stderr)
@@ -221,6 +221,15 @@ class NonRoot(TempDirCase):
         self.assertFalse(doc["applied"]["pm_qos"])
         self.assertTrue(any("not applied" in n for n in doc["notes"]))
         self.assertGreater(doc["all"]["metrics"]["latency"]["count"], 500)
+
+    def test_a_default_store_that_cannot_be_made_stops_the_run_before_it_measures(self):
+        # nobody's home (/nonexistent) cannot hold a store: said at once, not after the run
+        out = self.path("r.json")
+        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--json", out)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("the default store", p.stderr.splitlines()[0])
+        self.assertIn("--no-store", p.stderr.splitlines()[0])
+        self.assertFalse(os.path.exists(out), "nothing was measured")
 
     def test_non_root_header_says_the_scheduling_the_threads_got(self):
         p = self.as_nobody("timer", "-a", "0", "-D", "1", "--no-store")
@@ -240,7 +249,7 @@ class NonRoot(TempDirCase):
     @unittest.skipUnless(shutil.which("prlimit"), "needs prlimit")
     @unittest.skipIf(SANITIZED, "a sanitizer's shadow memory does not fit any memory-lock limit")
     def test_non_root_memory_lock_fits_in_8_mib(self):
-        p = self.with_memlock(8 << 20, "timer", "-D", "1", "-q")
+        p = self.with_memlock(8 << 20, "timer", "-D", "1", "-q", "--no-store")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("memory lock", p.stderr)
 
@@ -248,7 +257,7 @@ class NonRoot(TempDirCase):
     @unittest.skipIf(SANITIZED, "AddressSanitizer intercepts mlockall and makes it succeed without locking")
     def test_too_small_memlock_rlimit_is_explained_not_a_crash(self):
         out = self.path("r.json")
-        p = self.with_memlock(65536, "timer", "-a", "0", "-D", "1", "-q", "--json", out)
+        p = self.with_memlock(65536, "timer", "-a", "0", "-D", "1", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not applied: memory lock", p.stderr)
         self.assertIn("RLIMIT_MEMLOCK is 64 KiB", p.stderr)
@@ -257,7 +266,7 @@ class NonRoot(TempDirCase):
         check_consistent(self, doc)
 
     def test_non_root_with_strict_refuses_to_run(self):
-        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--strict")
+        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--no-store", "--strict")
         self.assertEqual(p.returncode, 1)
         self.assertIn("--strict", p.stderr)
         self.assertNotIn("latency (us)", p.stdout)
