@@ -16,9 +16,12 @@
 #include "core/bootstrap.h"
 #include "core/expr.h"
 #include "core/nstime.h"
+#include "probe/probe.h"
 #include "report/junit.h"
 #include "report/table.h"
+#include "report/tprint.h"
 #include "result/compare.h"
+#include "sys/atomicfile.h"
 
 enum { FMT_TEXT, FMT_MARKDOWN, FMT_CSV, FMT_JSON };
 static const char *const format_choices[] = { "text", "markdown", "csv", "json", NULL };
@@ -42,7 +45,7 @@ static const struct opt compare_opts[] = {
 	{ "label", 0, OPT_LABEL, offsetof(struct compare_cmd, labels),
 	  .help = "compare the runs with this label (repeatable: all must match) instead of listing ids" },
 	{ "probe", 0, OPT_STRING, offsetof(struct compare_cmd, probe), .metavar = "PROBE",
-	  .help = "with --label: only runs of this probe" },
+	  .help = "only the runs of this probe (of the ids given, or of the --label selection)" },
 	{ "by", 0, OPT_STRING, offsetof(struct compare_cmd, by), .metavar = "KEYS",
 	  .help = "one row per group of runs with the same values of these labels (config,domain,sched), in that order" },
 	{ "columns", 0, OPT_STRING, offsetof(struct compare_cmd, columns), .metavar = "LIST",
@@ -51,10 +54,10 @@ static const struct opt compare_opts[] = {
 	{ "baseline", 0, OPT_STRING, offsetof(struct compare_cmd, baseline), .metavar = "ID",
 	  .help = "the run (or its group) every other row is measured against (default: the first row)" },
 	{ "format", 0, OPT_ENUM, offsetof(struct compare_cmd, format), .choices = format_choices,
-	  .help = "text and markdown in microseconds; csv and json in nanoseconds" },
+	  .help = "text and markdown in the probe's unit (us, or ns for noise); csv and json in nanoseconds" },
 	{ "fail-if", 0, OPT_STRLIST, offsetof(struct compare_cmd, fail_if), .metavar = "EXPR",
-	  .help = "exit with status 3 when a row fails this gate: p99>+10% (against the baseline), max>200us, "
-		  "missed>0; repeatable" },
+	  .help = "exit with status 3 when a row fails this gate: p99>+10% (against the baseline, when the verdict "
+		  "also calls it real; p99>+10%! compares raw), max>200us, missed>0; repeatable" },
 	{ "junit", 0, OPT_STRING, offsetof(struct compare_cmd, junit), .metavar = "FILE",
 	  .help = "write the gates' outcome as JUnit XML to FILE" },
 	{ "cpu", 0, OPT_STRING, offsetof(struct compare_cmd, cpu), .metavar = "CPU",
@@ -71,7 +74,8 @@ static const struct cmd_spec compare_spec = {
 		    "                        [--format text|markdown|csv|json] [--fail-if EXPR]... [--junit FILE] [--db PATH]",
 	.about = "Put stored runs side by side: one row per run, or per group of runs with --by.  Under the table,\n"
 		 "each row is judged against the baseline: is the difference in mean and p99 real?  The verdict\n"
-		 "comes from a bootstrap over the runs' windows (see doc/compare-method.md).",
+		 "comes from a bootstrap over the runs' windows (see doc/compare-method.md).  Runs of several\n"
+		 "probes (a suite's) get a table and verdicts per probe.",
 	.opts = compare_opts,
 	.nopts = sizeof(compare_opts) / sizeof(compare_opts[0]),
 	.help_offset = offsetof(struct compare_cmd, help),
@@ -118,6 +122,10 @@ struct ctx {
 	size_t nrows;
 	size_t ref;                     /* the baseline row */
 	struct expr gates[STRLIST_MAX];
+	double unit_ns;                 /* how the probe's times read: 1000 (us) or 1 (ns) */
+	const char *unit;               /* "us" or "ns" */
+	bool several;                   /* one of several probes' blocks: say which */
+	int64_t baseline_id;            /* --baseline; 0: the first row */
 };
 
 static const struct cpu_result *block_of(const struct ctx *x, const struct result *r)
@@ -328,32 +336,14 @@ static void free_rows(struct ctx *x)
 	free(x->rows);
 }
 
-static int find_baseline(struct ctx *x)
+/* The row holding --baseline's run (checked by check_baseline), else the first. */
+static void find_baseline(struct ctx *x)
 {
-	struct opt_error err;
-	int64_t *ids;
-	size_t n;
-
 	x->ref = 0;
-	if (!x->c.baseline)
-		return EXIT_OK;
-	const char *arg = x->c.baseline;
-	if (storecmd_parse_ids(&arg, 1, &ids, &n, &err) < 0 || n != 1) {
-		if (n > 1)
-			free(ids);
-		return storecmd_usage("compare", "option '--baseline': one run id, please");
-	}
-	for (size_t g = 0; g < x->nrows; g++)
+	for (size_t g = 0; x->baseline_id && g < x->nrows; g++)
 		for (size_t k = 0; k < x->rows[g].nruns; k++)
-			if (x->ids[x->rows[g].runs[k]] == ids[0]) {
+			if (x->ids[x->rows[g].runs[k]] == x->baseline_id)
 				x->ref = g;
-				free(ids);
-				return EXIT_OK;
-			}
-	fprintf(stderr, "latscope compare: option '--baseline': run %lld is not among the compared runs\n",
-		(long long)ids[0]);
-	free(ids);
-	return EXIT_USAGE;
 }
 
 /* ---- output ---- */
@@ -370,14 +360,14 @@ static void row_name(const struct ctx *x, const struct row *w, char *buf, size_t
 		len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", k ? " " : "", x->by[k], w->key.items[k].value);
 }
 
-static void fmt_value(enum expr_stat s, double v, bool raw, char *buf, size_t size)
+static void fmt_value(const struct ctx *x, enum expr_stat s, double v, bool raw, char *buf, size_t size)
 {
 	if (s == EXPR_ABOVE_PCT)
 		snprintf(buf, size, raw ? "%.6g" : "%.3f", v);
-	else if (!cmp_stat_is_time(s) || raw)
+	else if (!cmp_stat_is_time(s) || raw || x->unit_ns == 1.0)
 		snprintf(buf, size, "%.0f", v);
 	else
-		snprintf(buf, size, "%.1f", v / 1000.0);
+		snprintf(buf, size, "%.1f", v / x->unit_ns);
 }
 
 static double change_pct(double v, double base)
@@ -405,7 +395,8 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 	for (size_t c = 0; c < x->ncols; c++) {
 		const struct column *col = &x->cols[c];
 		bool time = col->kind == COL_STAT && cmp_stat_is_time(col->stat);
-		table_set(t, 0, nkey + c, "%s%s", col->name, time ? (raw ? " (ns)" : " (us)") : "");
+		table_set(t, 0, nkey + c, "%s%s%s%s", col->name, time ? " (" : "", time ? (raw ? "ns" : x->unit) : "",
+			  time ? ")" : "");
 		if (col->kind == COL_STAT)
 			table_align_right(t, nkey + c);
 	}
@@ -445,7 +436,7 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 				table_set(t, (size_t)ri, nkey + c, "-");
 				continue;
 			}
-			fmt_value(col->stat, val, raw, v, sizeof(v));
+			fmt_value(x, col->stat, val, raw, v, sizeof(v));
 			if (g == x->ref || !x->c.baseline || bnone || raw)
 				table_set(t, (size_t)ri, nkey + c, "%s", v);
 			else
@@ -466,10 +457,77 @@ static int judge(const struct ctx *x, size_t g, double stat, struct verdict *ret
 struct gate_outcome {
 	size_t row, gate;
 	bool failed;
-	char message[640];
+	char cls[240];                  /* the row's name (with its probe when there are several) */
+	char message[1024];
 };
 
-static size_t run_gates(const struct ctx *x, struct gate_outcome *out)
+/* The bootstrap's statistic for a judged one (expr_stat_judged). */
+static double verdict_stat(enum expr_stat s)
+{
+	switch (s) {
+	case EXPR_P50: return 50.0;
+	case EXPR_P90: return 90.0;
+	case EXPR_P99: return 99.0;
+	case EXPR_P999: return 99.9;
+	case EXPR_P9999: return 99.99;
+	case EXPR_MEAN:
+	case EXPR_MIN:
+	case EXPR_STDDEV:
+	case EXPR_MAX:
+	case EXPR_WARM_MAX:
+	case EXPR_ABOVE_PCT:
+	case EXPR_MISSED:
+	case EXPR_COUNT:
+		break;
+	}
+	return BOOT_MEAN;
+}
+
+/*
+ * A relative gate on the mean or a percentile fails only when the verdict
+ * agrees that the change is real and goes the gate's way: the figure alone
+ * moves by more than 10 % between two runs of one configuration on a noisy
+ * machine.  '!' asks for the raw comparison; other statistics have no verdict.
+ */
+static int gate_one(const struct ctx *x, const struct expr *e, size_t g, struct gate_outcome *o)
+{
+	bool none, bnone;
+	double v = stat_value(&x->rows[g], e->stat, &none);
+	double base = stat_value(&x->rows[x->ref], e->stat, &bnone);
+	char name[192], ex[96], vs[64], bs[64], why[512] = "";
+	const char *unit = cmp_stat_is_time(e->stat) ? x->unit : "";
+
+	row_name(x, &x->rows[g], name, sizeof(name));
+	expr_format(e, ex, sizeof(ex));
+	fmt_value(x, e->stat, v, false, vs, sizeof(vs));
+	fmt_value(x, e->stat, base, false, bs, sizeof(bs));
+	o->failed = !none && !(e->kind == EXPR_RELATIVE && bnone) && expr_fails(e, v, base);
+	if (o->failed && e->kind == EXPR_RELATIVE && !e->raw && expr_stat_judged(e->stat)) {
+		struct verdict vd;
+		char aname[192];
+		int r = judge(x, g, verdict_stat(e->stat), &vd);
+		if (r < 0)
+			return r;
+		int want = e->op == EXPR_GT || e->op == EXPR_GE ? 1 : -1;
+		o->failed = vd.direction == want;
+		row_name(x, &x->rows[x->ref], aname, sizeof(aname));
+		cmp_verdict_text(name, aname, expr_stat_name(e->stat), &vd, why, sizeof(why));
+		if (!o->failed)
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), ": not failed, the change is not shown real "
+				 "(add '!' to compare raw)");
+	}
+	if (none)
+		snprintf(o->message, sizeof(o->message), "%s: %s has no value: not judged", name, expr_stat_name(e->stat));
+	else if (e->kind == EXPR_RELATIVE)
+		snprintf(o->message, sizeof(o->message), "%s: %s %s%s vs baseline %s%s (%+.1f%%): %s%s%s", name,
+			 expr_stat_name(e->stat), vs, unit, bs, unit, change_pct(v, base), ex, why[0] ? "; " : "", why);
+	else
+		snprintf(o->message, sizeof(o->message), "%s: %s %s%s: %s", name, expr_stat_name(e->stat), vs, unit, ex);
+	snprintf(o->cls, sizeof(o->cls), "%s%s%s", x->several ? x->res[0].probe : "", x->several ? ": " : "", name);
+	return 0;
+}
+
+static int run_gates(const struct ctx *x, struct gate_outcome *out, size_t *ret_n)
 {
 	size_t n = 0;
 	for (unsigned k = 0; k < x->c.fail_if.n; k++) {
@@ -477,55 +535,38 @@ static size_t run_gates(const struct ctx *x, struct gate_outcome *out)
 		for (size_t g = 0; g < x->nrows; g++) {
 			if (e->kind == EXPR_RELATIVE && g == x->ref)
 				continue;
-			bool none, bnone;
-			double v = stat_value(&x->rows[g], e->stat, &none);
-			double base = stat_value(&x->rows[x->ref], e->stat, &bnone);
-			char name[192], ex[96], vs[64], bs[64];
 			struct gate_outcome *o = &out[n++];
 			o->row = g;
 			o->gate = k;
-			o->failed = !none && !(e->kind == EXPR_RELATIVE && bnone) && expr_fails(e, v, base);
-			row_name(x, &x->rows[g], name, sizeof(name));
-			expr_format(e, ex, sizeof(ex));
-			fmt_value(e->stat, v, false, vs, sizeof(vs));
-			fmt_value(e->stat, base, false, bs, sizeof(bs));
-			const char *unit = cmp_stat_is_time(e->stat) ? "us" : "";
-			if (none)
-				snprintf(o->message, sizeof(o->message), "%s: %s has no value: not judged", name,
-					 expr_stat_name(e->stat));
-			else if (e->kind == EXPR_RELATIVE)
-				snprintf(o->message, sizeof(o->message), "%s: %s %s%s vs baseline %s%s (%+.1f%%): %s", name,
-					 expr_stat_name(e->stat), vs, unit, bs, unit, change_pct(v, base), ex);
-			else
-				snprintf(o->message, sizeof(o->message), "%s: %s %s%s: %s", name, expr_stat_name(e->stat), vs, unit,
-					 ex);
+			if (gate_one(x, e, g, o) < 0)
+				return -ENOMEM;
 		}
 	}
-	return n;
+	*ret_n = n;
+	return 0;
 }
 
-static int write_junit(const struct ctx *x, const struct gate_outcome *o, size_t n)
+/* Every block's gates as test cases, into the file opened before anything was read. */
+static int write_junit(const struct compare_cmd *c, const struct expr *gates, const struct gate_outcome *o, size_t n,
+		       struct atomic_file *sink)
 {
 	struct junit_case *cases = calloc(n ? n : 1, sizeof(*cases));
 	char (*names)[160] = calloc(n ? n : 1, sizeof(*names));
-	char (*classes)[192] = calloc(n ? n : 1, sizeof(*classes));
 	int r = -ENOMEM;
 
-	if (cases && names && classes) {
+	if (cases && names) {
 		for (size_t i = 0; i < n; i++) {
-			row_name(x, &x->rows[o[i].row], classes[i], sizeof(classes[i]));
-			expr_format(&x->gates[o[i].gate], names[i], sizeof(names[i]));
-			cases[i] = (struct junit_case){ .classname = classes[i], .name = names[i], .failed = o[i].failed,
+			expr_format(&gates[o[i].gate], names[i], sizeof(names[i]));
+			cases[i] = (struct junit_case){ .classname = o[i].cls, .name = names[i], .failed = o[i].failed,
 							.message = o[i].failed ? o[i].message : NULL,
 							.detail = o[i].failed ? o[i].message : NULL };
 		}
-		r = junit_write(x->c.junit, "latscope compare", cases, n);
+		r = junit_write_to(sink, "latscope compare", cases, n);
 	}
 	free(cases);
 	free(names);
-	free(classes);
 	if (r < 0)
-		fprintf(stderr, "latscope compare: option '--junit': cannot write '%s': %s\n", x->c.junit, strerror(-r));
+		fprintf(stderr, "latscope compare: option '--junit': cannot write '%s': %s\n", c->junit, strerror(-r));
 	return r;
 }
 
@@ -594,33 +635,49 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 	return doc;
 }
 
-static int report(struct ctx *x)
+/* Add a block's gate outcomes to those of every block before it. */
+static int keep_outcomes(struct gate_outcome **all, size_t *nall, const struct gate_outcome *o, size_t n)
+{
+	struct gate_outcome *grown = realloc(*all, (*nall + n + 1u) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	memcpy(grown + *nall, o, n * sizeof(*o));
+	*all = grown;
+	*nall += n;
+	return 0;
+}
+
+/* One probe's block: its table and verdicts (or its JSON into groups), and its gates. */
+static int report(struct ctx *x, json_t *groups, struct gate_outcome **all, size_t *nall)
 {
 	struct verdict (*v)[2] = calloc(x->nrows, sizeof(*v));
 	struct gate_outcome *o = calloc((size_t)x->c.fail_if.n * x->nrows + 1u, sizeof(*o));
 	struct table t = { 0 };
-	int code = EXIT_OK;
-	size_t no;
+	size_t no = 0;
+	int r = -ENOMEM;
 
 	if (!v || !o)
-		goto oom;
+		goto out;
 	for (size_t g = 0; g < x->nrows; g++)
 		if (g != x->ref && (judge(x, g, BOOT_MEAN, &v[g][0]) < 0 || judge(x, g, 99.0, &v[g][1]) < 0))
-			goto oom;
-	no = run_gates(x, o);
+			goto out;
+	if (run_gates(x, o, &no) < 0)
+		goto out;
 	if (x->c.format == FMT_JSON) {
 		json_t *doc = json_output(x, (const struct verdict (*)[2])v, o, no);
-		char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) : NULL;
-		json_decref(doc);
-		if (!text)
-			goto oom;
-		puts(text);
-		free(text);
+		if (!doc || json_array_append_new(groups, doc) < 0)
+			goto out;
 	} else {
 		if (fill_table(x, &t, x->c.format == FMT_CSV) < 0)
-			goto oom;
-		table_print(stdout, &t, x->c.format == FMT_TEXT ? TABLE_TEXT : x->c.format == FMT_MARKDOWN ? TABLE_MARKDOWN
-												     : TABLE_CSV);
+			goto out;
+		if (x->several && x->c.format == FMT_MARKDOWN)
+			tprintf(stdout, "#### %s\n\n", x->res[0].probe);
+		else if (x->several && x->c.format == FMT_TEXT)
+			tprintf(stdout, "%s, %s (%s):\n", x->res[0].probe, x->res[0].metric_names[x->metric], x->unit);
+		if (table_print(stdout, &t, x->c.format == FMT_TEXT ? TABLE_TEXT : x->c.format == FMT_MARKDOWN
+												 ? TABLE_MARKDOWN
+												 : TABLE_CSV) < 0)
+			goto out;
 		if (x->c.format != FMT_CSV) {
 			char aname[192], bname[192], line[640];
 			row_name(x, &x->rows[x->ref], aname, sizeof(aname));
@@ -631,28 +688,17 @@ static int report(struct ctx *x)
 				row_name(x, &x->rows[g], bname, sizeof(bname));
 				for (int k = 0; k < 2; k++) {
 					cmp_verdict_text(bname, aname, k ? "p99" : "mean", &v[g][k], line, sizeof(line));
-					printf("%s%s\n", x->c.format == FMT_MARKDOWN ? "- " : "", line);
+					tprintf(stdout, "%s%s\n", x->c.format == FMT_MARKDOWN ? "- " : "", line);
 				}
 			}
 		}
 	}
-	for (size_t i = 0; i < no; i++)
-		if (o[i].failed) {
-			fprintf(stderr, "latscope compare: FAIL %s\n", o[i].message);
-			code = EXIT_THRESHOLD;
-		}
-	if (x->c.junit && write_junit(x, o, no) < 0)
-		code = EXIT_ERROR;
+	r = keep_outcomes(all, nall, o, no);
+out:
 	table_free(&t);
 	free(v);
 	free(o);
-	return code;
-oom:
-	table_free(&t);
-	free(v);
-	free(o);
-	fprintf(stderr, "latscope compare: out of memory\n");
-	return EXIT_ERROR;
+	return r;
 }
 
 static int parse_cpu(struct ctx *x)
@@ -667,12 +713,121 @@ static int parse_cpu(struct ctx *x)
 	return EXIT_OK;
 }
 
+/* The probes among the runs, in the order they first come. */
+static size_t probes_of(const struct result *res, size_t n, const char **ret)
+{
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		while (k < np && strcmp(ret[k], res[i].probe) != 0)
+			k++;
+		if (k == np)
+			ret[np++] = res[i].probe;
+	}
+	return np;
+}
+
+/* The runs of one probe as a context of their own (shallow copies: x owns the results). */
+static int compare_probe(const struct ctx *x, const char *probe, bool several, json_t *groups,
+			 struct gate_outcome **all, size_t *nall)
+{
+	struct ctx g = *x;
+	const struct probe_ops *ops = probe_find(probe);
+	int code;
+
+	g.res = calloc(x->nres, sizeof(*g.res));
+	g.ids = calloc(x->nres, sizeof(*g.ids));
+	g.nres = 0;
+	g.rows = NULL;
+	g.nrows = 0;
+	g.ncols = 0;
+	g.several = several;
+	g.unit_ns = ops && ops->unit_ns == 1 ? 1.0 : 1000.0;
+	g.unit = ops && ops->unit_ns == 1 ? "ns" : "us";
+	if (!g.res || !g.ids) {
+		code = EXIT_ERROR;
+		goto oom;
+	}
+	for (size_t i = 0; i < x->nres; i++)
+		if (strcmp(x->res[i].probe, probe) == 0) {
+			g.res[g.nres] = x->res[i];
+			g.ids[g.nres++] = x->ids[i];
+		}
+	if ((code = check_runs(&g)) != EXIT_OK || (code = parse_columns(&g)) != EXIT_OK)
+		goto done;
+	if (build_rows(&g) < 0)
+		goto oom;
+	find_baseline(&g);
+	if (report(&g, groups, all, nall) < 0)
+		goto oom;
+	code = EXIT_OK;
+	goto done;
+oom:
+	fprintf(stderr, "latscope compare: out of memory\n");
+	code = EXIT_ERROR;
+done:
+	free_rows(&g);
+	free(g.res);
+	free(g.ids);
+	return code;
+}
+
+/* --baseline names one of the runs; each probe's block without it is judged against its first row. */
+static int check_baseline(struct ctx *x)
+{
+	struct opt_error err;
+	int64_t *ids;
+	size_t n;
+
+	if (!x->c.baseline)
+		return EXIT_OK;
+	const char *arg = x->c.baseline;
+	if (storecmd_parse_ids(&arg, 1, &ids, &n, &err) < 0 || n != 1) {
+		if (n > 1)
+			free(ids);
+		return storecmd_usage("compare", "option '--baseline': one run id, please");
+	}
+	bool found = false;
+	for (size_t i = 0; i < x->nres && !found; i++)
+		found = x->ids[i] == ids[0];
+	x->baseline_id = ids[0];
+	if (!found)
+		fprintf(stderr, "latscope compare: option '--baseline': run %lld is not among the compared runs\n",
+			(long long)ids[0]);
+	free(ids);
+	return found ? EXIT_OK : EXIT_USAGE;
+}
+
+/* With ids, --probe keeps those of that probe. */
+static int keep_probe(struct ctx *x)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < x->nres; i++) {
+		if (strcmp(x->res[i].probe, x->c.probe) != 0) {
+			result_free(&x->res[i]);
+			continue;
+		}
+		x->res[n] = x->res[i];
+		x->ids[n++] = x->ids[i];
+	}
+	x->nres = n;
+	if (n == 0) {
+		tprintf(stderr, "latscope compare: option '--probe': none of the runs given is of probe '%s'\n", x->c.probe);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct ctx x;
 	struct opt_result given;
 	struct store *st = NULL;
-	int code;
+	struct atomic_file jsink = { .fd = -1 };
+	struct gate_outcome *outcomes = NULL;
+	size_t noutcomes = 0;
+	json_t *groups = NULL;
+	int code, r;
 
 	memset(&x, 0, sizeof(x));
 	if ((code = storecmd_parse(&compare_spec, argc, argv, &x.c, &given)) >= 0)
@@ -691,26 +846,67 @@ int cmd_compare(int argc, char **argv)
 	const struct output junit = { "'--junit'", x.c.junit };
 	if ((code = outputs_check("compare", &junit, 1, x.c.db, true)) >= 0)
 		return code;
+	/* Like every output, before anything is read: a gate's outcome must not be lost after the table. */
+	if (x.c.junit && (r = atomic_file_open(x.c.junit, &jsink)) < 0) {
+		char msg[4200];
+		snprintf(msg, sizeof(msg), "option '--junit': cannot write '%s': %s", x.c.junit, strerror(-r));
+		return storecmd_usage("compare", msg);
+	}
 	if ((code = storecmd_open("compare", x.c.db, STORE_READONLY, &st)) != EXIT_OK)
-		return code;
-	if ((code = storecmd_select("compare", &given, x.c.probe, &x.c.labels, st, &x.ids, &x.nres)) != EXIT_OK)
+		goto out;
+	if ((code = storecmd_select("compare", &given, given.npos ? NULL : x.c.probe, &x.c.labels, st, &x.ids,
+				    &x.nres)) != EXIT_OK)
 		goto out;
 	if ((code = storecmd_load("compare", st, x.ids, x.nres, &x.res)) != EXIT_OK) {
 		x.res = NULL;
 		goto out;
 	}
-	if ((code = check_runs(&x)) != EXIT_OK || (code = parse_columns(&x)) != EXIT_OK)
+	if (given.npos && x.c.probe && (code = keep_probe(&x)) != EXIT_OK)
 		goto out;
-	if (build_rows(&x) < 0) {
+	if ((code = check_baseline(&x)) != EXIT_OK)
+		goto out;
+	const char **probes = calloc(x.nres, sizeof(*probes));
+	groups = json_array();
+	if (!probes || !groups) {
+		free(probes);
 		fprintf(stderr, "latscope compare: out of memory\n");
 		code = EXIT_ERROR;
 		goto out;
 	}
-	if ((code = find_baseline(&x)) != EXIT_OK)
+	size_t np = probes_of(x.res, x.nres, probes);
+	for (size_t p = 0; p < np && code == EXIT_OK; p++) {
+		if (p && x.c.format != FMT_JSON)
+			putchar('\n');         /* the probes' blocks apart */
+		code = compare_probe(&x, probes[p], np > 1, groups, &outcomes, &noutcomes);
+	}
+	free(probes);
+	if (code != EXIT_OK)
 		goto out;
-	code = report(&x);
+	if (x.c.format == FMT_JSON) {
+		/* one probe: its object as ever; several: one each, under "probes" */
+		json_t *doc = json_array_size(groups) == 1 ? json_incref(json_array_get(groups, 0))
+							  : json_pack("{s:O}", "probes", groups);
+		char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) : NULL;
+		json_decref(doc);
+		if (!text) {
+			fprintf(stderr, "latscope compare: out of memory\n");
+			code = EXIT_ERROR;
+			goto out;
+		}
+		puts(text);
+		free(text);
+	}
+	for (size_t i = 0; i < noutcomes; i++)
+		if (outcomes[i].failed) {
+			tprintf(stderr, "latscope compare: FAIL %s\n", outcomes[i].message);
+			code = EXIT_THRESHOLD;
+		}
+	if (x.c.junit && write_junit(&x.c, x.gates, outcomes, noutcomes, &jsink) < 0)
+		code = EXIT_ERROR;
 out:
-	free_rows(&x);
+	json_decref(groups);
+	free(outcomes);
+	atomic_file_close(&jsink);
 	storecmd_free_results(x.res, x.nres);
 	free(x.ids);
 	store_close(st);

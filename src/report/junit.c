@@ -95,11 +95,26 @@ static void put_document(FILE *out, const char *suite, const struct junit_case *
 int junit_write(const char *path, const char *suite, const struct junit_case *cases, size_t n)
 {
 	struct atomic_file file = { .fd = -1 };
+	int r;
+
+	if (!path || !suite || (n && !cases))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!cases[i].name)
+			return -EINVAL;
+	if ((r = atomic_file_open(path, &file)) == 0)
+		r = junit_write_to(&file, suite, cases, n);
+	atomic_file_close(&file);
+	return r;
+}
+
+int junit_write_to(struct atomic_file *sink, const char *suite, const struct junit_case *cases, size_t n)
+{
 	char *text = NULL;
 	size_t len;
 	int r;
 
-	if (!path || !suite || (n && !cases))
+	if (!sink || !suite || (n && !cases))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (!cases[i].name)
@@ -114,9 +129,8 @@ int junit_write(const char *path, const char *suite, const struct junit_case *ca
 		free(text);
 		return -ENOMEM;
 	}
-	if ((r = atomic_file_open(path, &file)) == 0 && (r = atomic_file_write(&file, text, len)) == 0)
-		r = atomic_file_commit(&file);
-	atomic_file_close(&file);
+	if ((r = atomic_file_write(sink, text, len)) == 0)
+		r = atomic_file_commit(sink);
 	free(text);
 	return r;
 }

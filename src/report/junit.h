@@ -26,4 +26,8 @@ struct junit_case {
  */
 int junit_write(const char *path, const char *suite, const struct junit_case *cases, size_t n);
 
+struct atomic_file;
+/* The same into a file the caller opened (atomic_file_open) before its work: committed here. */
+int junit_write_to(struct atomic_file *sink, const char *suite, const struct junit_case *cases, size_t n);
+
 #endif

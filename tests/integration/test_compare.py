@@ -1,0 +1,130 @@
+"""compare: units that fit the probe, one block per probe, gates that agree with the verdict."""
+import json
+import os
+import random
+import re
+import unittest
+
+import synth
+from harness import TempDirCase, load, main, online_cpus, run
+
+CPU = online_cpus()[-1]
+
+
+class CompareCase(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.db = self.path("runs.db")
+
+    def lat(self, *args, timeout=120):
+        return run(*args, "--db", self.db, timeout=timeout)
+
+
+class Gates(CompareCase):
+    """Known answers: runs the test makes from values it chose."""
+
+    def setUp(self):
+        super().setUp()
+        p = run("timer", "-a", str(CPU), "-D", "1", "--window", "500ms", "-q", "--no-store", "--json",
+                self.path("t.json"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        template = load(self.path("t.json"))
+        rng = random.Random(7)
+
+        def windows(scale, halves):
+            # twenty windows of 200 wakeups around 10 us, the second half of them `halves` times slower
+            return [[int(rng.randint(9000, 11000) * scale * (1 if k < 10 else halves)) for _ in range(200)]
+                    for k in range(20)]
+        runs = [windows(1.0, 2), windows(1.3, 2), windows(6.0, 1)]
+        files = []
+        for i, w in enumerate(runs):
+            files.append(self.path("r%d.json" % i))
+            with open(files[-1], "w") as f:
+                json.dump(synth.result(template, w, 1764580000000000000 + i * 10**11), f)
+        p = self.lat("import", *files)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def gates(self, *exprs):
+        junit = self.path("gate.xml")
+        args = ["compare", "1", "2", "3", "--junit", junit]
+        for e in exprs:
+            args += ["--fail-if", e]
+        p = self.lat(*args)
+        with open(junit) as f:
+            xml = f.read()
+        failed = {m for m in re.findall(r'<testcase classname="(run \d)" name="[^"]*">\s*<failure', xml)}
+        return p, failed
+
+    def test_a_relative_gate_fails_only_when_the_verdict_calls_the_change_real(self):
+        # run 2 is 30 % above run 1, but both runs drift by 100 % within themselves: no verdict; run 3 is 6x
+        p, failed = self.gates("p99>+10%")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertRegex(p.stdout, r"run 2 vs run 1 at p99: no significant difference \(\+30\.\d%")
+        self.assertRegex(p.stdout, r"run 3 is slower than run 1 at p99")
+        self.assertEqual(failed, {"run 3"}, "the gate agrees with the verdicts above it")
+        self.assertNotIn("FAIL run 2", p.stderr)
+
+    def test_a_gate_ending_in_a_bang_compares_the_figures_raw(self):
+        p, failed = self.gates("p99>+10%!")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(failed, {"run 2", "run 3"})
+
+    def test_a_relative_gate_on_the_max_is_raw_and_an_absolute_one_is_too(self):
+        p, failed = self.gates("max>+10%")
+        self.assertEqual(failed, {"run 2", "run 3"}, "the max has no verdict: compared raw")
+        p, failed = self.gates("max>50")          # a bare number is microseconds
+        self.assertEqual(failed, {"run 3"})
+
+
+class Units(CompareCase):
+    def test_noise_runs_are_compared_in_nanoseconds(self):
+        for _ in range(2):
+            p = self.lat("noise", "-a", str(CPU), "-D", "0.5", "-q")
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("compare", "1", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        header = p.stdout.splitlines()[1]
+        self.assertIn("min (ns)", header)
+        self.assertNotIn("(us)", p.stdout)
+        row = p.stdout.splitlines()[3].split("|")
+        self.assertRegex(row[2].strip(), r"^[1-9]\d*$", "a gap of tens of ns is not 0.0")
+
+
+class SeveralProbes(CompareCase):
+    def test_a_suite_selection_gives_a_table_and_verdicts_per_probe(self):
+        p = self.lat("run", "-D", "5s", "-q", timeout=90)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        suite = re.search(r"--label suite=(\S+?);", p.stdout).group(1)
+        p = self.lat("compare", "--label", "suite=" + suite)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(re.findall(r"^(\w+), \w+ \((us|ns)\):$", p.stdout, re.M),
+                         [("timer", "us"), ("noise", "ns"), ("wake", "us")])
+        p = self.lat("compare", "--label", "suite=" + suite, "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([g["probe"] for g in json.loads(p.stdout)["probes"]], ["timer", "noise", "wake"])
+
+    def test_probe_picks_the_runs_of_one_probe_among_the_ids(self):
+        p = self.lat("run", "-D", "5s", "-q", timeout=90)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("compare", "1-3", "--probe", "noise")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("min (ns)", p.stdout)
+        self.assertNotIn("timer", p.stdout)
+        p = self.lat("compare", "1", "--probe", "noise")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("none of the runs given is of probe 'noise'", p.stderr)
+
+
+class Outputs(CompareCase):
+    def test_an_unwritable_junit_path_is_refused_before_anything_is_printed(self):
+        for _ in range(2):
+            p = self.lat("timer", "-a", str(CPU), "-D", "0.3", "-q")
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("compare", "1", "2", "--junit", self.path("no/such/dir/g.xml"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stdout, "", "nothing was read or printed")
+        self.assertIn("option '--junit'", p.stderr.splitlines()[0])
+
+
+if __name__ == "__main__":
+    main()
