@@ -502,7 +502,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	if (mc->after)
 		mc->after(params, &res);
 	if (!silent)
-		text_summary(stdout, &res);
+		text_summary(stdout, &res, !rp->quiet);     /* -q: the summary is the first thing printed */
 	fflush(stdout);
 	code = EXIT_OK;
 	if (rp->json_path || st) {
@@ -511,7 +511,8 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 			code = EXIT_ERROR;
 		if (text && rp->json_path)
 			code = write_json(mc, &sink, text);
-		if (text && st && store_result(mc, st, text, &res, rp, rp->quiet || silent, out ? &out->stored_id : NULL) != EXIT_OK)
+		/* -q keeps the run's id: a CI log needs it to find the run again */
+		if (text && st && store_result(mc, st, text, &res, rp, silent, out ? &out->stored_id : NULL) != EXIT_OK)
 			code = EXIT_ERROR;
 		free(text);
 	}

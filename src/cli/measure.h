@@ -118,7 +118,7 @@ extern const char *const fail_stat_choices[];
 	{ "label", 0, OPT_LABEL, offsetof(T, run.labels), .flags = OPT_NOT_PARAM, \
 	  .help = "tag the run, such as config=guest; repeatable" }, \
 	{ "quiet", 'q', OPT_FLAG, offsetof(T, run.quiet), .flags = OPT_NOT_PARAM, \
-	  .help = "print only the summary" }, \
+	  .help = "print only the summary and the id the run is stored as" }, \
 	{ "live", 0, OPT_FLAG, offsetof(T, run.live), .flags = OPT_NOT_PARAM, \
 	  .help = "print the window lines even when standard output is not a terminal" }, \
 	{ "no-pm-qos", 0, OPT_FLAG, offsetof(T, run.no_pm_qos), \

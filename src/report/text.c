@@ -315,7 +315,7 @@ static void op_costs(FILE *out, const struct result *res)
 		(double)m->irqs / ops, (double)m->softirqs / ops, (double)m->switches / ops);
 }
 
-void text_summary(FILE *out, const struct result *res)
+void text_summary(FILE *out, const struct result *res, bool separate)
 {
 	const struct probe_ops *ops = probe_find(res->probe);
 	struct unit u = unit_of(res);
@@ -323,7 +323,7 @@ void text_summary(FILE *out, const struct result *res)
 
 	fmt_duration(res->threshold_ns, t, sizeof(t));
 	fmt_duration(res->elapsed_ns, el, sizeof(el));
-	tprintf(out, "\n%s (%s) after %s%s%s%s\n", res->metric_names[0], u.name, el,
+	tprintf(out, "%s%s (%s) after %s%s%s%s\n", separate ? "\n" : "", res->metric_names[0], u.name, el,
 		res->interrupted ? ", stopped early (" : "", res->interrupted ? res->stop_reason : "",
 		res->interrupted ? ")" : "");
 	summary_table(out, res, u, 0);
@@ -397,5 +397,5 @@ void text_result(FILE *out, const struct result *res, int64_t id)
 	text_header_system(out, res);
 	for (unsigned i = 0; i < res->nnotes; i++)
 		tprintf(out, "note: %s\n", res->notes[i]);
-	text_summary(out, res);
+	text_summary(out, res, true);
 }

@@ -13,7 +13,8 @@ void text_header(FILE *out, const struct result *res, const char *what);
 void text_notes(FILE *out, const char *cmd, const struct result *res, unsigned first, bool verbose);
 void text_window(FILE *out, const struct result *res, const struct cpu_result *cr,
 		 const struct result_window *w);
-void text_summary(FILE *out, const struct result *res);
+/* separate: a blank line first, after what was printed before it. */
+void text_summary(FILE *out, const struct result *res, bool separate);
 /* The whole of a stored result for people: where and how it ran, then the summary. */
 void text_result(FILE *out, const struct result *res, int64_t id);
 /* One line per stored run. */

@@ -174,6 +174,13 @@ class TimerRuns(TempDirCase):
         p = run("timer", "-a", "0", "-D", "1", "-q", "--no-store")
         self.assertNotIn("cannot serve", p.stderr, "a 1 ms interval is served")
 
+    def test_quiet_output_starts_with_the_summary_and_keeps_the_stored_id(self):
+        p = run("timer", "-a", "0", "-D", "0.5", "-q", "--db", self.path("q.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("latency (us) after"), lines[:2])
+        self.assertEqual(lines[-1], "stored as run 1 in " + self.path("q.db"))
+
     def test_fail_above_exits_3_when_the_limit_is_exceeded(self):
         p = run("timer", "-a", "0", "-D", "1", "-q", "--fail-above", "1ns")
         self.assertEqual(p.returncode, 3, p.stderr)
