@@ -10,6 +10,7 @@
 #include "cli/storecmd.h"
 #include "cli/unstored.h"
 #include "report/text.h"
+#include "report/tprint.h"
 #include "result/json.h"
 #include "result/merge.h"
 
@@ -118,24 +119,30 @@ int cmd_merge(int argc, char **argv)
 		code = EXIT_ERROR;
 		goto out;
 	}
-	if (!c.quiet)
-		text_result(stdout, &out, 0);
 	if (c.json_path && (r = json_file_commit(&sink, text)) < 0) {
 		fprintf(stderr, "latscope merge: cannot write '%s': %s\n", c.json_path, strerror(-r));
 		code = EXIT_ERROR;
 	}
+	/* Stored first, so that what is printed carries the id it is stored as. */
+	int64_t id = 0;
+	const char *said = NULL;
 	if (!c.no_store) {
 		struct store_error serr;
-		int64_t id;
 		r = store_put(st, text, &id, &serr);
 		if (r == -EEXIST) {
-			if (!c.quiet)
-				printf("this merge is already stored as run %lld\n", (long long)id);
+			said = "this merge is already stored as run";
 		} else if (r < 0) {
 			fprintf(stderr, "latscope merge: cannot store the merged result: %s\n", serr.msg);
 			code = unstored_keep("merge", text, &out, true, c.json_path, c.db);
-		} else if (!c.quiet)
-			printf("stored as run %lld in %s\n", (long long)id, store_path(st));
+			id = 0;
+		} else {
+			said = "stored as run";
+		}
+	}
+	if (!c.quiet) {
+		text_result(stdout, &out, id);
+		if (said)
+			tprintf(stdout, "%s %lld in %s\n", said, (long long)id, store_path(st));
 	}
 	free(text);
 out:

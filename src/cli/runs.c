@@ -28,7 +28,7 @@ static const struct opt runs_opts[] = {
 	  .help = "only runs started since WHEN: a UTC date (2026-11-30), date and time (2026-11-30T08:00:00), "
 		  "or a duration ago (2h, 7d)" },
 	{ "limit", 'n', OPT_UINT, offsetof(struct runs_cmd, limit), .min = 1, .max = 1000000,
-	  .help = "only the newest N runs" },
+	  .help = "only the last N runs stored" },
 	DB_OPT(struct runs_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct runs_cmd, help), .help = "show this help" },
 };
@@ -36,7 +36,8 @@ static const struct opt runs_opts[] = {
 static const struct cmd_spec runs_spec = {
 	.name = "runs",
 	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--db PATH]",
-	.about = "List the stored runs, oldest first: id, start time (UTC), probe, host, headline figures of the\n"
+	.about = "List the stored runs in the order they were stored (by id), oldest first: id, start time\n"
+		 "(UTC), probe, host, headline figures of the\n"
 		 "leading metric in the probe's own unit (us, or ns for noise), and labels.",
 	.opts = runs_opts,
 	.nopts = sizeof(runs_opts) / sizeof(runs_opts[0]),

@@ -386,7 +386,10 @@ void text_result(FILE *out, const struct result *res, int64_t id)
 	char when[64], labels[512];
 
 	fmt_utc(res->start_realtime_ns, when, sizeof(when));
-	tprintf(out, "run %lld: %s, started %s UTC on %s\n", (long long)id, res->probe, when, res->sys.hostname);
+	if (id > 0)
+		tprintf(out, "run %lld: %s, started %s UTC on %s\n", (long long)id, res->probe, when, res->sys.hostname);
+	else
+		tprintf(out, "not stored: %s, started %s UTC on %s\n", res->probe, when, res->sys.hostname);
 	tprintf(out, "command:");
 	for (int i = 0; i < res->argc; i++)
 		tprintf(out, " %s", res->argv[i]);

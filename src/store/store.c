@@ -897,14 +897,16 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 	int rc, r = 0, k = 1;
 
 	err->msg[0] = '\0';
-	/* Newest first so LIMIT keeps the newest; handed back oldest first. */
+	/* In the order they were stored (id), not their start: a merge or an import
+	 * of old runs is the newest the user made.  Newest first so LIMIT keeps
+	 * the newest; handed back oldest first. */
 	len = (size_t)snprintf(sql, sizeof(sql), "SELECT " INFO_COLUMNS " FROM runs WHERE start_ns >= ?%s",
 			       f->probe ? " AND probe = ?" : "");
 	for (unsigned i = 0; i < f->labels.n && len < sizeof(sql); i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
 					" AND EXISTS (SELECT 1 FROM labels WHERE run_id = runs.id AND key = ? AND value = ?)");
 	if (len < sizeof(sql))
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " ORDER BY start_ns DESC, id DESC%s",
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " ORDER BY id DESC%s",
 					f->limit ? " LIMIT ?" : "");
 	if (len >= sizeof(sql))
 		return fail(err, -E2BIG, "too many filters");

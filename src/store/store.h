@@ -77,7 +77,8 @@ struct run_filter {
 	uint64_t limit;                 /* 0: all; else the newest N */
 };
 
-/* Runs matching f, oldest first (malloc'ed array).  */
+/* Runs matching f in the order they were stored, oldest first (malloc'ed
+ * array); f->limit keeps the last stored. */
 int store_list(struct store *s, const struct run_filter *f, struct run_info **ret, size_t *ret_n,
 	       struct store_error *err);
 /* One run's info.  -ENOENT for an unknown id. */

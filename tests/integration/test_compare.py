@@ -115,6 +115,32 @@ class SeveralProbes(CompareCase):
         self.assertIn("none of the runs given is of probe 'noise'", p.stderr)
 
 
+class Merged(CompareCase):
+    def test_merge_prints_the_id_it_is_stored_as_and_runs_lists_it_newest(self):
+        for _ in range(2):
+            p = self.lat("timer", "-a", str(CPU), "-D", "0.3", "-q")
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("merge", "1", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("run 3: timer, started "), p.stdout[:80])
+        self.assertNotIn("run 0", p.stdout)
+        self.assertEqual(p.stdout.splitlines()[-1], "stored as run 3 in " + self.db)
+        # the merge starts when its first member did, yet it is the newest run stored
+        p = self.lat("runs", "--limit", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout.splitlines()[1], r"^\s+3\s")
+        p = self.lat("runs")
+        self.assertEqual([int(l.split()[0]) for l in p.stdout.splitlines()[1:]], [1, 2, 3])
+
+    def test_a_merge_not_stored_says_so_instead_of_an_id(self):
+        for _ in range(2):
+            p = self.lat("timer", "-a", str(CPU), "-D", "0.3", "-q")
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("merge", "1", "2", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("not stored: timer, started "), p.stdout[:80])
+
+
 class Outputs(CompareCase):
     def test_an_unwritable_junit_path_is_refused_before_anything_is_printed(self):
         for _ in range(2):
