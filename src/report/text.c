@@ -323,7 +323,9 @@ void text_summary(FILE *out, const struct result *res, bool separate)
 
 	fmt_duration(res->threshold_ns, t, sizeof(t));
 	fmt_duration(res->elapsed_ns, el, sizeof(el));
-	tprintf(out, "%s%s (%s) after %s%s%s%s\n", separate ? "\n" : "", res->metric_names[0], u.name, el,
+	if (separate)
+		fputc('\n', out);
+	tprintf(out, "%s (%s) after %s%s%s%s\n", res->metric_names[0], u.name, el,
 		res->interrupted ? ", stopped early (" : "", res->interrupted ? res->stop_reason : "",
 		res->interrupted ? ")" : "");
 	summary_table(out, res, u, 0);

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -22,10 +23,26 @@ int trace_guard_start(struct trace_guard *g, const char *name)
 
 #else
 
+/*
+ * latscope's pipe closes as it exits, but its other files (those of the
+ * instance among them, which keep its rmdir EBUSY) may still be open for a
+ * moment: the kernel closes them all before it hands the guard to a new
+ * parent, so wait for that, then retry what is still busy.
+ */
+static void remove_after(pid_t parent, const char *name)
+{
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	for (int i = 0; i < 250 && getppid() == parent; i++)
+		nanosleep(&tick, NULL);
+	for (int i = 0; i < 250 && trace_instance_remove(name) == -EBUSY; i++)
+		nanosleep(&tick, NULL);
+}
+
 __attribute__((noreturn))
 static void guard_main(int fd, const char *name)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2 };
+	pid_t parent = getppid();
 	char c;
 	ssize_t n;
 
@@ -46,7 +63,7 @@ static void guard_main(int fd, const char *name)
 		n = read(3, &c, 1);
 	while (n < 0 && errno == EINTR);
 	if (n != 1)
-		trace_instance_remove(name);    /* the pipe closed unreleased: latscope is gone */
+		remove_after(parent, name);     /* the pipe closed unreleased: latscope is gone */
 	_exit(0);
 }
 
