@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "core/count.h"
+
 int sparse_from_hist(const struct hist *h, struct sparse_hist *ret)
 {
 	uint32_t n = 0;
@@ -21,8 +23,16 @@ int sparse_from_hist(const struct hist *h, struct sparse_hist *ret)
 
 int sparse_merge(struct sparse_hist *dst, const struct sparse_hist *src)
 {
+	uint64_t total = 0;
 	if (src->n == 0)
 		return 0;
+	/* When the totals fit, so does every bucket's sum. */
+	for (uint32_t i = 0; i < dst->n; i++)
+		if (!count_add(&total, dst->b[i].count))
+			return -EOVERFLOW;
+	for (uint32_t i = 0; i < src->n; i++)
+		if (!count_add(&total, src->b[i].count))
+			return -EOVERFLOW;
 	struct hist_bucket *out = malloc(((size_t)dst->n + src->n) * sizeof(*out));
 	if (!out)
 		return -ENOMEM;

@@ -22,7 +22,8 @@ struct sparse_hist {
 
 /* ret gets the non-empty buckets of h.  -ENOMEM; ret untouched on failure. */
 int sparse_from_hist(const struct hist *h, struct sparse_hist *ret);
-/* dst += src, keeping the order.  -ENOMEM; dst untouched on failure. */
+/* dst += src, keeping the order.  -ENOMEM, or -EOVERFLOW when the total would
+ * pass COUNT_MAX (core/count.h); dst untouched on failure. */
 int sparse_merge(struct sparse_hist *dst, const struct sparse_hist *src);
 /* dst (dense) += src. */
 void sparse_add_to(const struct sparse_hist *src, struct hist *dst);

@@ -35,8 +35,9 @@ static inline void stats_add(struct stats *s, uint64_t v)
 	s->m2 += delta * (x - s->mean);
 }
 
-/* dst absorbs src as if every value of src had been added to dst. */
-void stats_merge(struct stats *dst, const struct stats *src);
+/* dst absorbs src as if every value of src had been added to dst.  -EOVERFLOW,
+ * dst unchanged, when the count would pass COUNT_MAX (core/count.h). */
+int stats_merge(struct stats *dst, const struct stats *src);
 
 /* Population standard deviation (divides by n); 0 for fewer than two values. */
 double stats_stddev(const struct stats *s);

@@ -15,13 +15,6 @@ struct reader {
 	char *err;
 	size_t errlen;
 	char path[160];
-	/*
-	 * The largest count (or sum of ns) a CPU may hold: INT64_MAX / ncpus.  The
-	 * merged row and its windows add the CPUs up and are written back as JSON
-	 * integers, so no sum may pass INT64_MAX (or wrap around).
-	 */
-	uint64_t count_max;
-	size_t ncpus;
 };
 
 static int bad(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -83,23 +76,6 @@ static int get_u64(struct reader *rd, const json_t *o, const char *key, uint64_t
 	return 0;
 }
 
-/* A value the merged row adds up over the CPUs. */
-static int get_count(struct reader *rd, const json_t *o, const char *key, uint64_t *ret)
-{
-	uint64_t v;
-	int r = get_u64(rd, o, key, &v);
-	if (r < 0)
-		return r;
-	if (v > rd->count_max) {
-		size_t at = enter(rd, key, 0);
-		r = bad(rd, "is too large to add up over %zu CPUs", rd->ncpus);
-		leave(rd, at);
-		return r;
-	}
-	*ret = v;
-	return 0;
-}
-
 static int get_real(struct reader *rd, const json_t *o, const char *key, double *ret)
 {
 	const json_t *v = json_object_get(o, key);
@@ -144,7 +120,7 @@ static int read_stats(struct reader *rd, const json_t *o, struct stats *st)
 	uint64_t n, mn, mx;
 	double mean, sd;
 	int r;
-	if ((r = get_count(rd, o, "count", &n)) < 0 || (r = get_u64(rd, o, "min_ns", &mn)) < 0 ||
+	if ((r = get_u64(rd, o, "count", &n)) < 0 || (r = get_u64(rd, o, "min_ns", &mn)) < 0 ||
 	    (r = get_u64(rd, o, "max_ns", &mx)) < 0 || (r = get_real(rd, o, "mean_ns", &mean)) < 0 ||
 	    (r = get_real(rd, o, "stddev_ns", &sd)) < 0)
 		return r;
@@ -238,14 +214,14 @@ static int read_buckets(struct reader *rd, const json_t *h, uint64_t want, struc
 	return r;
 }
 
-static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns, bool per_cpu)
+static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns)
 {
 	if (!json_is_object(o))
 		return bad(rd, "cpu_ns is not an object");
 	size_t at = enter(rd, "cpu_ns", 0);
 	int r = 0;
 	for (int k = 0; k < CPU_TIME_KINDS && r == 0; k++)
-		r = per_cpu ? get_count(rd, o, cpu_time_names[k], &ns[k]) : get_u64(rd, o, cpu_time_names[k], &ns[k]);
+		r = get_u64(rd, o, cpu_time_names[k], &ns[k]);
 	leave(rd, at);
 	return r;
 }
@@ -259,7 +235,7 @@ static int read_machine_window(struct reader *rd, const json_t *o, struct machin
 	if (with_index)
 		r = get_u64(rd, o, "index", &w->index);
 	if (r == 0)
-		r = read_cpu_ns(rd, json_object_get(o, "cpu_ns"), w->cpu_ns, false);
+		r = read_cpu_ns(rd, json_object_get(o, "cpu_ns"), w->cpu_ns);
 	if (r == 0)
 		r = get_u64(rd, o, "irqs", &w->irqs);
 	if (r == 0)
@@ -271,25 +247,6 @@ static int read_machine_window(struct reader *rd, const json_t *o, struct machin
 	if (r == 0)
 		r = get_u64(rd, o, "self_system_ns", &w->self_system_ns);
 	return r;
-}
-
-/* Sums that wrapped around could otherwise match the totals. */
-static bool machine_sums_wrap(const struct machine_context *m)
-{
-	struct machine_window sum = { 0 };
-	bool wrapped = false;
-
-	for (size_t i = 0; i < m->nwin; i++) {
-		const struct machine_window *w = &m->win[i];
-		for (int k = 0; k < CPU_TIME_KINDS; k++)
-			wrapped |= __builtin_add_overflow(sum.cpu_ns[k], w->cpu_ns[k], &sum.cpu_ns[k]);
-		wrapped |= __builtin_add_overflow(sum.irqs, w->irqs, &sum.irqs) ||
-			   __builtin_add_overflow(sum.softirqs, w->softirqs, &sum.softirqs) ||
-			   __builtin_add_overflow(sum.switches, w->switches, &sum.switches) ||
-			   __builtin_add_overflow(sum.self_user_ns, w->self_user_ns, &sum.self_user_ns) ||
-			   __builtin_add_overflow(sum.self_system_ns, w->self_system_ns, &sum.self_system_ns);
-	}
-	return wrapped;
 }
 
 /* Optional: the whole machine beside every window. */
@@ -314,11 +271,13 @@ static int read_machine(struct reader *rd, const json_t *doc, struct result *res
 		size_t at2 = enter(rd, "windows", 0);
 		enter(rd, NULL, i);
 		r = read_machine_window(rd, w, &mw, true);
+		if (r == 0 && (r = machine_append(&res->machine, &mw)) == -EOVERFLOW)
+			r = bad(rd, "the windows add up past 2^63");
 		leave(rd, at2);
-		if (r == 0 && (r = machine_append(&res->machine, &mw)) < 0)
+		if (r < 0)
 			break;
 	}
-	if (r == 0 && (machine_sums_wrap(&res->machine) || memcmp(&total, &res->machine.total, sizeof(total)) != 0))
+	if (r == 0 && memcmp(&total, &res->machine.total, sizeof(total)) != 0)
 		r = bad(rd, "the windows do not add up to the totals");
 	leave(rd, at);
 	return r;
@@ -329,7 +288,7 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 	int r;
 	memset(rw, 0, sizeof(*rw));
 	if ((r = get_u64(rd, o, "index", &rw->w.index)) < 0 || (r = get_u64(rd, o, "start_ns", &rw->w.start_ns)) < 0 ||
-	    (r = get_u64(rd, o, "end_ns", &rw->w.end_ns)) < 0 || (r = get_count(rd, o, "missed", &rw->w.missed)) < 0)
+	    (r = get_u64(rd, o, "end_ns", &rw->w.end_ns)) < 0 || (r = get_u64(rd, o, "missed", &rw->w.missed)) < 0)
 		return r;
 	const json_t *ov = json_object_get(o, "overhead_ns");
 	stats_reset(&rw->w.overhead);
@@ -346,15 +305,15 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		if (!json_is_object(ctx))
 			r = bad(rd, "is not an object");
 		if (r == 0)
-			r = get_count(rd, ctx, "irqs", &rw->ctx.irqs);
+			r = get_u64(rd, ctx, "irqs", &rw->ctx.irqs);
 		if (r == 0)
-			r = get_count(rd, ctx, "softirqs", &rw->ctx.softirqs);
+			r = get_u64(rd, ctx, "softirqs", &rw->ctx.softirqs);
 		if (r == 0)
-			r = get_count(rd, ctx, "involuntary_switches", &rw->ctx.involuntary);
+			r = get_u64(rd, ctx, "involuntary_switches", &rw->ctx.involuntary);
 		if (r == 0)
-			r = get_count(rd, ctx, "steal_ns", &rw->ctx.cpu_ns[CPU_STEAL]);
+			r = get_u64(rd, ctx, "steal_ns", &rw->ctx.cpu_ns[CPU_STEAL]);
 		if (r == 0 && json_object_get(ctx, "cpu_ns"))
-			r = read_cpu_ns(rd, json_object_get(ctx, "cpu_ns"), rw->ctx.cpu_ns, true);
+			r = read_cpu_ns(rd, json_object_get(ctx, "cpu_ns"), rw->ctx.cpu_ns);
 		leave(rd, at);
 		if (r < 0)
 			return r;
@@ -367,8 +326,8 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		if (!mo)
 			return -EINVAL;
 		size_t at = enter(rd, res->metric_names[m], 0);
-		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_count(rd, mo, "above", &rw->w.m[m].above)) < 0 ||
-		    (json_object_get(mo, "above_total_ns") && (r = get_count(rd, mo, "above_total_ns", &rw->w.m[m].above_ns)) < 0)) {
+		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_u64(rd, mo, "above", &rw->w.m[m].above)) < 0 ||
+		    (json_object_get(mo, "above_total_ns") && (r = get_u64(rd, mo, "above_total_ns", &rw->w.m[m].above_ns)) < 0)) {
 			leave(rd, at);
 			return r;
 		}
@@ -437,10 +396,8 @@ static int read_counts(struct reader *rd, const json_t *o, const char *key, stru
 			return bad(rd, "%s.%.40s...: the name is longer than %d bytes", key, name, RESULT_SOURCE_LEN - 1);
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return bad(rd, "%s.%.40s is not a count", key, name);
-		if ((uint64_t)json_integer_value(v) > rd->count_max)
-			return bad(rd, "%s.%.40s is too large to add up over %zu CPUs", key, name, rd->ncpus);
 		if (named_counts_add(c, name, (uint64_t)json_integer_value(v)) < 0)
-			return -ENOMEM;
+			return -ENOMEM;         /* each name once (an object's keys), each count a JSON integer */
 	}
 	return 0;
 }
@@ -453,7 +410,7 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 
 	if (!metrics || !wins || !ov)
 		return -EINVAL;
-	if ((r = get_count(rd, o, "missed", &cr->missed)) < 0)
+	if ((r = get_u64(rd, o, "missed", &cr->missed)) < 0)
 		return r;
 	size_t at = enter(rd, "overhead", 0);
 	const json_t *cc = need(rd, ov, "clock_read_ns", JSON_OBJECT), *wr = need(rd, ov, "wakeup_to_recorded_ns", JSON_OBJECT);
@@ -475,9 +432,9 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 		size_t at2 = enter(rd, res->metric_names[m], 0);
 		r = read_stats(rd, mo, &cr->st[m]);
 		if (r == 0)
-			r = get_count(rd, mo, "above", &cr->above[m]);
+			r = get_u64(rd, mo, "above", &cr->above[m]);
 		if (r == 0 && json_object_get(mo, "above_total_ns"))
-			r = get_count(rd, mo, "above_total_ns", &cr->above_ns[m]);
+			r = get_u64(rd, mo, "above_total_ns", &cr->above_ns[m]);
 		if (r == 0 && cr->above[m] > cr->st[m].n)
 			r = bad(rd, "above is more than count");
 		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
@@ -628,8 +585,6 @@ static int read_head(struct reader *rd, const json_t *doc, struct result *res, c
 		return bad(rd, "cpus is empty");
 	if ((r = result_init(res, probe, (unsigned)json_array_size(metrics), names, &set)) < 0)
 		return r == -EINVAL ? bad(rd, "probe or metric names are too long") : r;
-	rd->ncpus = cpuset_count(&set);
-	rd->count_max = (uint64_t)INT64_MAX / rd->ncpus;
 	*ret_cpus = cpus;
 	return 0;
 }
@@ -719,7 +674,7 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 
 int result_from_json(const json_t *doc, struct result *ret, char *err, size_t errlen)
 {
-	struct reader rd = { .err = err, .errlen = errlen, .count_max = INT64_MAX, .ncpus = 1 };
+	struct reader rd = { .err = err, .errlen = errlen };
 	const json_t *schema, *version, *cpus;
 	int r;
 
@@ -741,8 +696,13 @@ int result_from_json(const json_t *doc, struct result *ret, char *err, size_t er
 	if ((r = read_head(&rd, doc, ret, &cpus)) < 0)
 		return r;
 	r = read_rest(&rd, doc, ret, cpus);
-	if (r == 0)
-		r = result_finalize(ret);
+	if (r == 0) {
+		/* The "all" row adds the CPUs up: it must fit where the CPUs each did. */
+		char why[200];
+		r = result_finalize_why(ret, why, sizeof(why));
+		if (r == -EOVERFLOW)
+			r = bad(&rd, "the CPUs cannot be added up: %s", why);
+	}
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	if (r < 0)

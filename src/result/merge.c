@@ -55,40 +55,38 @@ static void merge_labels(struct labels *dst, const struct result *in, size_t n)
 	}
 }
 
-static int merge_cpu(const struct result *res, struct cpu_result *dst, const struct cpu_result *src)
+static int merge_cpu(const struct result *res, struct cpu_result *dst, const struct cpu_result *src, char *why,
+		     size_t whylen)
 {
-	for (unsigned m = 0; m < res->nmetrics; m++) {
-		stats_merge(&dst->st[m], &src->st[m]);
-		hist_add(&dst->hist[m], &src->hist[m]);
-		dst->above[m] += src->above[m];
-		dst->above_ns[m] += src->above_ns[m];
-	}
-	dst->missed += src->missed;
-	stats_merge(&dst->overhead, &src->overhead);
-	stats_merge(&dst->clock_cost, &src->clock_cost);
+	int r = cpu_result_add(res, dst, src, why, whylen);
+	if (r < 0)
+		return r;
 	struct rec_event top[2u * REC_TOP];
 	memcpy(top, dst->top, dst->ntop * sizeof(*top));
 	memcpy(top + dst->ntop, src->top, src->ntop * sizeof(*top));
 	result_set_top(dst, top, dst->ntop + src->ntop);
-	dst->has_context |= src->has_context;
-	int rc = named_counts_merge(&dst->irqs, &src->irqs);
-	if (rc == 0)
-		rc = named_counts_merge(&dst->softirqs, &src->softirqs);
-	if (rc < 0)
-		return rc;
-	/* Windows by index: the k-th window of every run covers the same span of its run. */
-	for (size_t k = 0; k < src->nwin; k++) {
-		int r = result_merge_window(res, dst, &src->win[k]);
-		if (r < 0)
-			return r;
-	}
 	return 0;
+}
+
+/* "runs 3 and 4", "runs 3, 4 and 5", or "the 12 runs". */
+static void name_runs(char *buf, size_t size, const int64_t *ids, size_t n)
+{
+	size_t len = 0;
+	if (n > 4) {
+		snprintf(buf, size, "the %zu runs", n);
+		return;
+	}
+	len = (size_t)snprintf(buf, size, "runs");
+	for (size_t i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld", i == 0 ? " " : i + 1u == n ? " and " : ", ",
+					(long long)ids[i]);
 }
 
 int result_merge(const struct result *in, const int64_t *ids, size_t n, struct result *ret, char *err, size_t errlen)
 {
 	struct cpuset cpus;
 	const char *names[REC_MAX_METRICS];
+	char why[200] = "";
 	int r;
 
 	err[0] = '\0';
@@ -139,7 +137,7 @@ int result_merge(const struct result *in, const int64_t *ids, size_t n, struct r
 			for (size_t k = 0; k < ret->ncpus; k++)
 				if (ret->cpus[k].cpu == in[i].cpus[c].cpu)
 					dst = &ret->cpus[k];
-			if ((r = merge_cpu(ret, dst, &in[i].cpus[c])) < 0)
+			if ((r = merge_cpu(ret, dst, &in[i].cpus[c], why, sizeof(why))) < 0)
 				goto fail;
 		}
 	}
@@ -161,11 +159,17 @@ int result_merge(const struct result *in, const int64_t *ids, size_t n, struct r
 		goto fail;
 	}
 	char *argv[] = { (char *)"latscope", (char *)"merge", list };
-	if ((r = result_set_argv(ret, 3, argv)) < 0 || (r = result_finalize(ret)) < 0)
+	if ((r = result_set_argv(ret, 3, argv)) < 0 || (r = result_finalize_why(ret, why, sizeof(why))) < 0)
 		goto fail;
 	return 0;
 fail:
-	snprintf(err, errlen, "out of memory");
+	if (r == -EOVERFLOW) {
+		char runs[64];
+		name_runs(runs, sizeof(runs), ids, n);
+		snprintf(err, errlen, "%s cannot be merged: %s", runs, why);
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
 	result_free(ret);
 	return r;
 }

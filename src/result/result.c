@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/count.h"
+
 static int cpu_result_init(struct cpu_result *cr, int cpu, unsigned nmetrics)
 {
 	memset(cr, 0, sizeof(*cr));
@@ -213,15 +215,20 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		rw.p50[m] = hist_percentile(&hist[m], 50.0);
 		rw.p99[m] = hist_percentile(&hist[m], 99.0);
-		hist_add(&cr->hist[m], &hist[m]);
-		stats_merge(&cr->st[m], &w->m[m].st);
-		stats_merge(&cr->gwin[m], &w->m[m].st);
-		cr->above[m] += w->m[m].above;
-		cr->above_ns[m] += w->m[m].above_ns;
 	}
-	cr->missed += w->missed;
-	stats_merge(&cr->overhead, &w->overhead);
-	if ((r = result_append_window(cr, &rw)) < 0)
+	/* A measurement cannot count 2^63 of anything; the checks keep the sums true regardless. */
+	r = 0;
+	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
+		stats_merge(&cr->gwin[m], &w->m[m].st);
+		if (hist_add(&cr->hist[m], &hist[m]) < 0 || stats_merge(&cr->st[m], &w->m[m].st) < 0 ||
+		    !count_add(&cr->above[m], w->m[m].above) || !count_add(&cr->above_ns[m], w->m[m].above_ns))
+			r = -EOVERFLOW;
+	}
+	if (r == 0 && (!count_add(&cr->missed, w->missed) || stats_merge(&cr->overhead, &w->overhead) < 0))
+		r = -EOVERFLOW;
+	if (r == 0)
+		r = result_append_window(cr, &rw);
+	if (r < 0)
 		for (unsigned m = 0; m < res->nmetrics; m++)
 			sparse_free(&rw.hist[m]);
 	return r;
@@ -266,8 +273,151 @@ static void summarize(const struct result *res, struct cpu_result *cr)
 	}
 }
 
-int result_merge_window(const struct result *res, struct cpu_result *dst, const struct result_window *src)
+/*
+ * Adding up results (CPUs into "all", runs into a merge): every count and sum of
+ * ns goes through count_add, and the first one that would pass COUNT_MAX is
+ * named in why, "cpu 3's sample count would reach 2^63".  On failure dst is
+ * left part-added: the caller throws it away.
+ */
+struct adding {
+	const struct result *res;
+	const struct cpu_result *dst;
+	char *why;
+	size_t whylen;
+	int r;                          /* 0, or the first failure */
+};
+
+/* Text from a result (a file from elsewhere) in a message: no control character. */
+static void printable(char *dst, size_t size, const char *src)
 {
+	size_t i = 0;
+	for (; src[i] && i + 1u < size; i++)
+		dst[i] = (unsigned char)src[i] < 0x20u || src[i] == 0x7f ? '?' : src[i];
+	dst[i] = '\0';
+}
+
+static void too_big(struct adding *a, unsigned m, const char *what, const char *name, const struct result_window *w)
+{
+	char who[24], metric[RESULT_NAME_LEN + 1], in_window[40] = "", quoted[RESULT_SOURCE_LEN + 2];
+
+	if (a->r < 0)
+		return;
+	a->r = -EOVERFLOW;
+	if (!a->why || !a->whylen)
+		return;
+	if (a->dst->cpu >= 0)
+		snprintf(who, sizeof(who), "cpu %d's", a->dst->cpu);
+	else
+		snprintf(who, sizeof(who), "all CPUs'");
+	printable(metric, sizeof(metric), m ? a->res->metric_names[m] : "");
+	if (m)
+		strcat(metric, " ");
+	if (w)
+		snprintf(in_window, sizeof(in_window), " in window %llu", (unsigned long long)w->w.index);
+	printable(quoted, sizeof(quoted), name ? name : "");
+	snprintf(a->why, a->whylen, "%s %s%s%s%s%s%s would reach 2^63", who, metric, what, name ? " '" : "", quoted,
+		 name ? "'" : "", in_window);
+}
+
+static void add_count(struct adding *a, uint64_t *dst, uint64_t v, unsigned m, const char *what,
+		      const struct result_window *w)
+{
+	if (!count_add(dst, v))
+		too_big(a, m, what, NULL, w);
+}
+
+static void add_stats(struct adding *a, struct stats *dst, const struct stats *src, unsigned m, const char *what,
+		      const struct result_window *w)
+{
+	if (stats_merge(dst, src) < 0)
+		too_big(a, m, what, NULL, w);
+}
+
+static void add_context(struct adding *a, struct win_context *dst, const struct win_context *src,
+			const struct result_window *w)
+{
+	static const char *const counters[] = { "interrupts", "softirqs", "involuntary switches" };
+	char what[32];
+	int field;
+
+	if (win_context_add(dst, src, &field) == 0)
+		return;
+	if (field < 3)
+		snprintf(what, sizeof(what), "%s", counters[field]);
+	else
+		snprintf(what, sizeof(what), "%s time", cpu_time_names[field - 3]);
+	too_big(a, 0, what, NULL, w);
+}
+
+int win_context_add(struct win_context *dst, const struct win_context *src, int *ret_field)
+{
+	uint64_t *mine[3 + CPU_TIME_KINDS] = { &dst->irqs, &dst->softirqs, &dst->involuntary };
+	uint64_t theirs[3 + CPU_TIME_KINDS] = { src->irqs, src->softirqs, src->involuntary };
+
+	if (!src->valid)
+		return 0;
+	for (int k = 0; k < CPU_TIME_KINDS; k++) {
+		mine[3 + k] = &dst->cpu_ns[k];
+		theirs[3 + k] = src->cpu_ns[k];
+	}
+	dst->valid = true;
+	for (int i = 0; i < 3 + CPU_TIME_KINDS; i++)
+		if (!count_add(mine[i], theirs[i])) {
+			if (ret_field)
+				*ret_field = i;
+			return -EOVERFLOW;
+		}
+	return 0;
+}
+
+int machine_window_add(struct machine_window *dst, const struct machine_window *src)
+{
+	bool ok = true;
+	for (int k = 0; k < CPU_TIME_KINDS; k++)
+		ok &= count_add(&dst->cpu_ns[k], src->cpu_ns[k]);
+	ok &= count_add(&dst->irqs, src->irqs);
+	ok &= count_add(&dst->softirqs, src->softirqs);
+	ok &= count_add(&dst->switches, src->switches);
+	ok &= count_add(&dst->self_user_ns, src->self_user_ns);
+	ok &= count_add(&dst->self_system_ns, src->self_system_ns);
+	return ok ? 0 : -EOVERFLOW;
+}
+
+static void add_window_into(struct adding *a, struct result_window *dw, const struct result_window *src)
+{
+	const struct result *res = a->res;
+
+	if (src->w.end_ns > dw->w.end_ns)
+		dw->w.end_ns = src->w.end_ns;
+	add_count(a, &dw->w.missed, src->w.missed, 0, "missed periods", src);
+	add_stats(a, &dw->w.overhead, &src->w.overhead, 0, "wakeup-to-recorded count", src);
+	add_context(a, &dw->ctx, &src->ctx, src);
+	for (unsigned m = 0; m < res->nmetrics && a->r == 0; m++) {
+		add_stats(a, &dw->w.m[m].st, &src->w.m[m].st, m, "sample count", src);
+		add_count(a, &dw->w.m[m].above, src->w.m[m].above, m, "count above the threshold", src);
+		add_count(a, &dw->w.m[m].above_ns, src->w.m[m].above_ns, m, "time above the threshold", src);
+		if (a->r < 0)
+			break;
+		int r = sparse_merge(&dw->hist[m], &src->hist[m]);
+		if (r == -EOVERFLOW)
+			too_big(a, m, "sample count", NULL, src);
+		else if (r < 0)
+			a->r = r;
+		else {
+			/* Percentiles do not add up; the merged histogram has them. */
+			struct hist h;
+			hist_reset(&h);
+			sparse_add_to(&dw->hist[m], &h);
+			dw->p50[m] = hist_percentile(&h, 50.0);
+			dw->p99[m] = hist_percentile(&h, 99.0);
+		}
+	}
+}
+
+/* Fold src into dst's window of the same index (a copy when dst has none). */
+static void merge_window(struct adding *a, struct cpu_result *dst, const struct result_window *src)
+{
+	const struct result *res = a->res;
 	size_t lo = 0, hi = dst->nwin;
 
 	while (lo < hi) {       /* windows are kept sorted by index */
@@ -278,27 +428,8 @@ int result_merge_window(const struct result *res, struct cpu_result *dst, const 
 			hi = mid;
 	}
 	if (lo < dst->nwin && dst->win[lo].w.index == src->w.index) {
-		struct result_window *dw = &dst->win[lo];
-		if (src->w.end_ns > dw->w.end_ns)
-			dw->w.end_ns = src->w.end_ns;
-		dw->w.missed += src->w.missed;
-		stats_merge(&dw->w.overhead, &src->w.overhead);
-		win_context_add(&dw->ctx, &src->ctx);
-		for (unsigned m = 0; m < res->nmetrics; m++) {
-			stats_merge(&dw->w.m[m].st, &src->w.m[m].st);
-			dw->w.m[m].above += src->w.m[m].above;
-			dw->w.m[m].above_ns += src->w.m[m].above_ns;
-			int r = sparse_merge(&dw->hist[m], &src->hist[m]);
-			if (r < 0)
-				return r;
-			/* Percentiles do not add up; the merged histogram has them. */
-			struct hist h;
-			hist_reset(&h);
-			sparse_add_to(&dw->hist[m], &h);
-			dw->p50[m] = hist_percentile(&h, 50.0);
-			dw->p99[m] = hist_percentile(&h, 99.0);
-		}
-		return 0;
+		add_window_into(a, &dst->win[lo], src);
+		return;
 	}
 	struct result_window copy = *src;       /* with its own copy of the histograms */
 	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
@@ -308,41 +439,55 @@ int result_merge_window(const struct result *res, struct cpu_result *dst, const 
 		if (r < 0) {
 			for (unsigned k = 0; k <= m; k++)
 				sparse_free(&copy.hist[k]);
-			return r;
+			a->r = r;
+			return;
 		}
 	}
 	int r = result_append_window(dst, &copy);
 	if (r < 0) {
 		for (unsigned m = 0; m < res->nmetrics; m++)
 			sparse_free(&copy.hist[m]);
-		return r;
+		a->r = r;
+		return;
 	}
 	memmove(&dst->win[lo + 1u], &dst->win[lo], (dst->nwin - 1u - lo) * sizeof(*dst->win));
 	dst->win[lo] = copy;
-	return 0;
 }
 
-void win_context_add(struct win_context *dst, const struct win_context *src)
+static void add_named(struct adding *a, struct named_counts *dst, const struct named_counts *src, const char *what)
 {
-	if (!src->valid)
-		return;
-	dst->valid = true;
-	dst->irqs += src->irqs;
-	dst->softirqs += src->softirqs;
-	dst->involuntary += src->involuntary;
-	for (int k = 0; k < CPU_TIME_KINDS; k++)
-		dst->cpu_ns[k] += src->cpu_ns[k];
+	const char *name = NULL;
+	int r = named_counts_merge(dst, src, &name);
+	if (r == -EOVERFLOW)
+		too_big(a, 0, what, name, NULL);
+	else if (r < 0 && a->r == 0)
+		a->r = r;
 }
 
-void machine_window_add(struct machine_window *dst, const struct machine_window *src)
+int cpu_result_add(const struct result *res, struct cpu_result *dst, const struct cpu_result *src, char *why,
+		   size_t whylen)
 {
-	for (int k = 0; k < CPU_TIME_KINDS; k++)
-		dst->cpu_ns[k] += src->cpu_ns[k];
-	dst->irqs += src->irqs;
-	dst->softirqs += src->softirqs;
-	dst->switches += src->switches;
-	dst->self_user_ns += src->self_user_ns;
-	dst->self_system_ns += src->self_system_ns;
+	struct adding a = { .res = res, .dst = dst, .why = why, .whylen = whylen };
+
+	for (unsigned m = 0; m < res->nmetrics; m++) {
+		add_stats(&a, &dst->st[m], &src->st[m], m, "sample count", NULL);
+		if (hist_add(&dst->hist[m], &src->hist[m]) < 0)
+			too_big(&a, m, "sample count", NULL, NULL);
+		add_count(&a, &dst->above[m], src->above[m], m, "count above the threshold", NULL);
+		add_count(&a, &dst->above_ns[m], src->above_ns[m], m, "time above the threshold", NULL);
+	}
+	add_count(&a, &dst->missed, src->missed, 0, "missed periods", NULL);
+	add_stats(&a, &dst->overhead, &src->overhead, 0, "wakeup-to-recorded count", NULL);
+	add_stats(&a, &dst->clock_cost, &src->clock_cost, 0, "clock read count", NULL);
+	dst->has_context |= src->has_context;
+	add_named(&a, &dst->irqs, &src->irqs, "interrupts from");
+	add_named(&a, &dst->softirqs, &src->softirqs, "softirqs from");
+	/* Windows by index: the k-th window of every run covers the same span of its run. */
+	for (size_t k = 0; k < src->nwin && a.r == 0; k++)
+		merge_window(&a, dst, &src->win[k]);
+	if (a.r == -ENOMEM && why && whylen)
+		snprintf(why, whylen, "out of memory");
+	return a.r;
 }
 
 int machine_append(struct machine_context *m, const struct machine_window *w)
@@ -351,8 +496,11 @@ int machine_append(struct machine_context *m, const struct machine_window *w)
 	if (!grown)
 		return -ENOMEM;
 	m->win = grown;
+	struct machine_window total = m->total;
+	if (machine_window_add(&total, w) < 0)
+		return -EOVERFLOW;
 	m->win[m->nwin++] = *w;
-	machine_window_add(&m->total, w);
+	m->total = total;
 	m->valid = true;
 	return 0;
 }
@@ -363,7 +511,7 @@ void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_
 	for (size_t i = cr->nwin; i-- > 0;) {
 		if (cr->win[i].w.index > index)
 			continue;
-		win_context_add(&cr->win[i].ctx, ctx);
+		win_context_add(&cr->win[i].ctx, ctx, NULL);   /* a run cannot count 2^63 interrupts */
 		return;
 	}
 }
@@ -371,10 +519,10 @@ void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_
 int named_counts_add(struct named_counts *c, const char *name, uint64_t count)
 {
 	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->items[i].name, name) == 0) {
-			c->items[i].count += count;
-			return 0;
-		}
+		if (strcmp(c->items[i].name, name) == 0)
+			return count_add(&c->items[i].count, count) ? 0 : -EOVERFLOW;
+	if (count > COUNT_MAX)
+		return -EOVERFLOW;
 	struct named_count *grown = realloc(c->items, (c->n + 1u) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
@@ -441,21 +589,26 @@ static void merge_top(struct result *res)
 	}
 }
 
-int named_counts_merge(struct named_counts *dst, const struct named_counts *src)
+int named_counts_merge(struct named_counts *dst, const struct named_counts *src, const char **ret_name)
 {
 	for (size_t i = 0; i < src->n; i++) {
 		int r = named_counts_add(dst, src->items[i].name, src->items[i].count);
-		if (r < 0)
+		if (r < 0) {
+			if (ret_name)
+				*ret_name = src->items[i].name;
 			return r;
+		}
 	}
 	return 0;
 }
 
-int result_finalize(struct result *res)
+int result_finalize_why(struct result *res, char *why, size_t whylen)
 {
 	struct cpu_result *all = &res->all;
 	int r;
 
+	if (why && whylen)
+		why[0] = '\0';
 	free_windows(all);
 	named_counts_free(&all->irqs);
 	named_counts_free(&all->softirqs);
@@ -473,23 +626,15 @@ int result_finalize(struct result *res)
 	for (size_t i = 0; i < res->ncpus; i++) {
 		struct cpu_result *cr = &res->cpus[i];
 		summarize(res, cr);
-		for (unsigned m = 0; m < res->nmetrics; m++) {
-			stats_merge(&all->st[m], &cr->st[m]);
-			hist_add(&all->hist[m], &cr->hist[m]);
-			all->above[m] += cr->above[m];
-			all->above_ns[m] += cr->above_ns[m];
-		}
-		all->missed += cr->missed;
-		stats_merge(&all->overhead, &cr->overhead);
-		stats_merge(&all->clock_cost, &cr->clock_cost);
-		for (size_t k = 0; k < cr->nwin; k++)
-			if ((r = result_merge_window(res, all, &cr->win[k])) < 0)
-				return r;
-		all->has_context |= cr->has_context;
-		if ((r = named_counts_merge(&all->irqs, &cr->irqs)) < 0 || (r = named_counts_merge(&all->softirqs, &cr->softirqs)) < 0)
+		if ((r = cpu_result_add(res, all, cr, why, whylen)) < 0)
 			return r;
 	}
 	merge_top(res);
 	summarize(res, all);
 	return 0;
+}
+
+int result_finalize(struct result *res)
+{
+	return result_finalize_why(res, NULL, 0);
 }

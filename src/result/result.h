@@ -163,24 +163,33 @@ int result_set_argv(struct result *res, int argc, char *const *argv);
 int result_add_window(struct result *res, struct cpu_result *cr,
 		      const struct rec_window *w, const struct hist *hist);
 
-/* dst += src (nothing when src was not sampled). */
-void win_context_add(struct win_context *dst, const struct win_context *src);
-void machine_window_add(struct machine_window *dst, const struct machine_window *src);
-/* Append a machine window (copied).  -ENOMEM. */
+/* dst += src (nothing when src was not sampled).  -EOVERFLOW when a sum would
+ * pass COUNT_MAX (core/count.h): win_context_add says which in *ret_field (0
+ * irqs, 1 softirqs, 2 involuntary, 3 + k cpu_ns[k]; may be NULL). */
+int win_context_add(struct win_context *dst, const struct win_context *src, int *ret_field);
+int machine_window_add(struct machine_window *dst, const struct machine_window *src);
+/* Append a machine window (copied).  -ENOMEM, -EOVERFLOW (nothing appended). */
 int machine_append(struct machine_context *m, const struct machine_window *w);
 /* Add what else happened during window index to the window that covers it. */
 void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx);
-/* Add count to name in c (a new name is appended).  -ENOMEM. */
+/* Add count to name in c (a new name is appended).  -ENOMEM, -EOVERFLOW (past COUNT_MAX). */
 int named_counts_add(struct named_counts *c, const char *name, uint64_t count);
 void named_counts_free(struct named_counts *c);
-int named_counts_merge(struct named_counts *dst, const struct named_counts *src);
+/* dst += src.  -ENOMEM, -EOVERFLOW with *ret_name (may be NULL) the count's name. */
+int named_counts_merge(struct named_counts *dst, const struct named_counts *src, const char **ret_name);
 /* Keep the REC_TOP largest of up to 2 * REC_TOP values (the recorder's, read
  * back from JSON, or two runs' merged), largest first. */
 void result_set_top(struct cpu_result *cr, const struct rec_event *ev, unsigned n);
 
-/* Fold src into dst's window of the same index (a copy when dst has none):
- * counts, stats and histograms add up; percentiles come from the sum. */
-int result_merge_window(const struct result *res, struct cpu_result *dst, const struct result_window *src);
+/*
+ * dst += src, two rows of res's layout: counts, stats and histograms add up,
+ * windows merge by index (percentiles from the merged histogram), named counts
+ * by name.  -ENOMEM, or -EOVERFLOW when a sum would pass COUNT_MAX
+ * (core/count.h), with why (may be NULL) saying which: "cpu 3's sample count
+ * would reach 2^63".  On failure dst is part-added and must be thrown away.
+ */
+int cpu_result_add(const struct result *res, struct cpu_result *dst, const struct cpu_result *src, char *why,
+		   size_t whylen);
 
 /* Append a window to cr, taking over its histograms.  -ENOMEM (rw still owned by the caller). */
 int result_append_window(struct cpu_result *cr, const struct result_window *rw);
@@ -194,7 +203,9 @@ void result_note(struct result *res, const char *fmt, ...) __attribute__((format
 /* Note something merely worth knowing. */
 void result_info(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Compute summaries and the merged "all" row.  -ENOMEM. */
+/* Compute summaries and the merged "all" row.  -ENOMEM, or -EOVERFLOW when the
+ * CPUs add up past COUNT_MAX; result_finalize_why says why (as cpu_result_add). */
 int result_finalize(struct result *res);
+int result_finalize_why(struct result *res, char *why, size_t whylen);
 
 #endif

@@ -122,6 +122,17 @@ def synthetic(cpus, start_ns=1700000000000000000, host="elsewhere"):
             "cpus": blocks, "all": allb}
 
 
+def huge(count, value=5000, start_ns=1700000000000000000):
+    """A one-CPU result holding count samples of value ns: count may be near INT64_MAX."""
+    doc = synthetic({0: {0: [value]}}, start_ns=start_ns)
+    for block in (doc["cpus"][0], doc["all"]):
+        for s in (block["metrics"]["latency"], block["windows"][0]["latency"]):
+            s["count"] = count
+            s["histogram"]["buckets"][0][2] = count
+            s["histogram"]["count"] = count
+    return doc
+
+
 def dump(doc, path, compact=True):
     with open(path, "w") as f:
         json.dump(doc, f, separators=(",", ":") if compact else None, indent=None if compact else 1)
@@ -200,6 +211,28 @@ class RunIds(ImportCase):
         self.assertIn("one run id, please", p.stderr)
         # Sorting 10^5 ids costs milliseconds; comparing each with those before it, seconds.
         self.assertLess(long, 20 * short + 0.05, f"1-99999 took {long:.3f} s of CPU, 1-10 {short:.3f} s")
+
+
+class Overflow(ImportCase):
+    def test_merge_refuses_counts_that_would_overflow(self):
+        for i in (1, 2):
+            self.imported(dump(huge(2 ** 62, start_ns=1700000000000000000 + i), self.path("%d.json" % i)))
+        p = self.lat("merge", "1", "2", "-q")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(p.stderr, "latscope merge: runs 1 and 2 cannot be merged: "
+                                   "cpu 0's sample count would reach 2^63\n")
+        self.assertEqual(self.lat("show", "3").returncode, 2, "nothing was stored")
+        # One sample fewer fits, and the sum is stored and read back.
+        self.imported(dump(huge(2 ** 62 - 1, start_ns=1700000000000000003), self.path("3.json")))
+        p = self.lat("merge", "1", "3", "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.stored(4)["all"]["metrics"]["latency"]["count"], INT64_MAX)
+
+    def test_merge_help_and_man_page_say_what_cannot_be_merged(self):
+        p = run("merge", "--help")
+        self.assertIn("2^63", p.stdout)
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "doc", "latscope.1")) as f:
+            self.assertIn("2^63", f.read())
 
 
 if __name__ == "__main__":
