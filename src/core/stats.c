@@ -28,6 +28,21 @@ int stats_merge(struct stats *dst, const struct stats *src)
 	return 0;
 }
 
+void stats_from_figures(struct stats *st, uint64_t n, uint64_t min, uint64_t max, double mean, double sd)
+{
+	double sd_max = ((double)max - (double)min) / 2.0;
+	stats_reset(st);
+	if (n == 0)
+		return;
+	if (sd > sd_max)
+		sd = sd_max;
+	st->n = n;
+	st->min = min;
+	st->max = max;
+	st->mean = mean;
+	st->m2 = sd * sd * (double)n;
+}
+
 double stats_stddev(const struct stats *s)
 {
 	if (s->n < 2 || s->m2 <= 0.0)

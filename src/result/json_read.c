@@ -7,14 +7,19 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "result/json.h"
+
+#define NOT_A_RESULT "not a latscope result (no \"schema\": \"" RESULT_SCHEMA "\")"
 
 struct reader {
 	char *err;
 	size_t errlen;
 	char path[160];
+	/* Dense histograms the CPUs holding samples need, and what the text's size allows (see dense_budget). */
+	size_t dense_used, dense_max;
 };
 
 static int bad(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -131,16 +136,7 @@ static int read_stats(struct reader *rd, const json_t *o, struct stats *st)
 	double sd_max = ((double)mx - (double)mn) / 2.0;
 	if (n && sd > sd_max * 1.001 + 1.0)
 		return bad(rd, "stddev_ns is larger than min and max allow");
-	if (sd > sd_max)
-		sd = sd_max;            /* the writer's rounding: keep it from growing on each round trip */
-	stats_reset(st);
-	if (n == 0)
-		return 0;
-	st->n = n;
-	st->min = mn;
-	st->max = mx;
-	st->mean = mean;
-	st->m2 = sd * sd * (double)n;   /* stored as the population deviation */
+	stats_from_figures(st, n, mn, mx, mean, sd);
 	return 0;
 }
 
@@ -377,8 +373,7 @@ static int read_largest(struct reader *rd, const json_t *o, struct cpu_result *c
 	return 0;
 }
 
-/* Far more interrupt sources than a machine has; named_counts_add is linear, so
- * an unbounded object would cost quadratic time. */
+/* Far more interrupt sources than a machine has. */
 #define NAMED_COUNTS_MAX 4096
 
 static int read_counts(struct reader *rd, const json_t *o, const char *key, struct named_counts *c)
@@ -396,10 +391,43 @@ static int read_counts(struct reader *rd, const json_t *o, const char *key, stru
 			return bad(rd, "%s.%.40s...: the name is longer than %d bytes", key, name, RESULT_SOURCE_LEN - 1);
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return bad(rd, "%s.%.40s is not a count", key, name);
-		if (named_counts_add(c, name, (uint64_t)json_integer_value(v)) < 0)
-			return -ENOMEM;         /* each name once (an object's keys), each count a JSON integer */
+		/* Each name once (an object's keys, never cut): appended without a search. */
+		if (named_counts_append(c, name, (uint64_t)json_integer_value(v)) < 0)
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * A CPU holding samples gets dense histograms (result_cpu_hists): 30 KB per
+ * metric, however few buckets its text lists.  A file of small CPU blocks could
+ * so cost hundreds of times its size (4,096 CPUs of one sample in 1.6 MB: 120
+ * MB), so they may take DENSE_FLOOR plus DENSE_PER_BYTE times the text: a real
+ * result lists at least a window's histogram beside each CPU's and spends no
+ * less than 4 KB of text per CPU and metric, compact, where 30 KB of dense
+ * histograms need 3.8 KB at 8 per byte; the floor covers 1,100 CPU-metrics of
+ * even the smallest runs.  CPUs without samples share one empty histogram.
+ */
+#define DENSE_FLOOR ((size_t)32 << 20)
+#define DENSE_PER_BYTE 8u
+
+static size_t dense_budget(size_t text_len)
+{
+	return DENSE_FLOOR + DENSE_PER_BYTE * text_len;
+}
+
+/* cr's own histograms (*ret is NULL until then), charged to the budget the first time. */
+static int dense_hists(struct reader *rd, const struct result *res, struct cpu_result *cr, struct hist **ret)
+{
+	size_t cost = res->nmetrics * sizeof(struct hist);
+	if (*ret)
+		return 0;
+	if (cost > rd->dense_max - rd->dense_used)
+		return bad(rd, "the CPUs holding samples need more than the %zu MiB of histograms a result of this "
+			   "size may", rd->dense_max >> 20);
+	rd->dense_used += cost;
+	*ret = result_cpu_hists(res, cr);
+	return *ret ? 0 : -ENOMEM;
 }
 
 static int read_cpu(struct reader *rd, struct result *res, const json_t *o, struct cpu_result *cr)
@@ -423,6 +451,7 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 	if (r < 0)
 		return r;
 	at = enter(rd, "metrics", 0);
+	struct hist *dense = NULL;
 	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
 		const json_t *mo = need(rd, metrics, res->metric_names[m], JSON_OBJECT);
 		if (!mo) {
@@ -440,9 +469,11 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
 		if (r == 0 && !h)
 			r = -EINVAL;
+		if (r == 0 && cr->st[m].n)
+			r = dense_hists(rd, res, cr, &dense);
 		if (r == 0) {
 			size_t at3 = enter(rd, "histogram", 0);
-			r = read_buckets(rd, h, cr->st[m].n, &cr->hist[m], NULL);
+			r = read_buckets(rd, h, cr->st[m].n, dense ? &dense[m] : NULL, NULL);
 			leave(rd, at3);
 		}
 		leave(rd, at2);
@@ -585,8 +616,17 @@ static int read_head(struct reader *rd, const json_t *doc, struct result *res, c
 		return bad(rd, "cpus is empty");
 	if ((r = result_init(res, probe, (unsigned)json_array_size(metrics), names, &set)) < 0)
 		return r == -EINVAL ? bad(rd, "probe or metric names are too long") : r;
+	/* What wrote it: kept as it is, as params are. */
+	if (!(res->tool = json_deep_copy(tool)))
+		return -ENOMEM;
 	*ret_cpus = cpus;
 	return 0;
+}
+
+static int by_cpu(const void *key, const void *elem)
+{
+	int cpu = *(const int *)key, other = ((const struct cpu_result *)elem)->cpu;
+	return (cpu > other) - (cpu < other);
 }
 
 static int read_rest(struct reader *rd, const json_t *doc, struct result *res, const json_t *cpus)
@@ -658,10 +698,8 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 		return r;
 	json_array_foreach(cpus, i, v) {
 		int cpu = (int)json_integer_value(json_object_get(v, "cpu"));
-		struct cpu_result *cr = NULL;
-		for (size_t k = 0; k < res->ncpus; k++)
-			if (res->cpus[k].cpu == cpu)
-				cr = &res->cpus[k];
+		/* result_init made one row per CPU, in CPU order. */
+		struct cpu_result *cr = bsearch(&cpu, res->cpus, res->ncpus, sizeof(*res->cpus), by_cpu);
 		at = enter(rd, "cpus", 0);
 		enter(rd, NULL, i);
 		r = cr ? read_cpu(rd, res, v, cr) : -EINVAL;
@@ -672,9 +710,10 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 	return 0;
 }
 
-int result_from_json(const json_t *doc, struct result *ret, char *err, size_t errlen)
+/* The document read whole; text_len is the size of the text it came from (for the budgets). */
+static int read_doc(const json_t *doc, size_t text_len, struct result *ret, char *err, size_t errlen)
 {
-	struct reader rd = { .err = err, .errlen = errlen };
+	struct reader rd = { .err = err, .errlen = errlen, .dense_max = dense_budget(text_len) };
 	const json_t *schema, *version, *cpus;
 	int r;
 
@@ -684,7 +723,7 @@ int result_from_json(const json_t *doc, struct result *ret, char *err, size_t er
 		return bad(&rd, "not a JSON object");
 	schema = json_object_get(doc, "schema");
 	if (!json_is_string(schema) || strcmp(json_string_value(schema), RESULT_SCHEMA) != 0)
-		return bad(&rd, "not a latscope result (no \"schema\": \"%s\")", RESULT_SCHEMA);
+		return bad(&rd, "%s", NOT_A_RESULT);
 	version = json_object_get(doc, "schema_version");
 	if (!json_is_integer(version) || json_integer_value(version) < 1)
 		return bad(&rd, "schema_version is missing or not a positive integer");
@@ -693,8 +732,10 @@ int result_from_json(const json_t *doc, struct result *ret, char *err, size_t er
 			 (long long)json_integer_value(version), RESULT_SCHEMA_VERSION);
 		return -EPROTO;
 	}
-	if ((r = read_head(&rd, doc, ret, &cpus)) < 0)
-		return r;
+	if ((r = read_head(&rd, doc, ret, &cpus)) < 0) {
+		result_free(ret);
+		return r == -ENOMEM ? (snprintf(err, errlen, "out of memory"), r) : r;
+	}
 	r = read_rest(&rd, doc, ret, cpus);
 	if (r == 0) {
 		/* The "all" row adds the CPUs up: it must fit where the CPUs each did. */
@@ -710,15 +751,206 @@ int result_from_json(const json_t *doc, struct result *ret, char *err, size_t er
 	return r;
 }
 
+/*
+ * Reading costs memory in proportion to the text, never more:
+ *
+ * - RESULT_TEXT_MAX bounds the text, checked before anything is read or
+ *   parsed (see json.h);
+ * - a text that is not an object naming "schema": "latscope.result" at its top
+ *   level is refused by one pass over its bytes, before any tree is built
+ *   (jansson's tree of a JSON text costs up to 75 times the text);
+ * - jansson's allocations are counted while it parses, and the parse is
+ *   refused once they pass TREE_PER_BYTE times the text (plus TREE_FLOOR): the
+ *   tree of a result latscope wrote costs 4 times its text as written
+ *   (indented) and 10 to 13 times compacted, so 16 refuses only what no result
+ *   needs;
+ * - dense histograms are budgeted too (dense_budget).
+ */
+#define TREE_PER_BYTE 16u
+#define TREE_FLOOR ((size_t)1 << 20)
+
+struct parse_budget {
+	size_t used, limit;
+	bool exceeded;
+};
+
+static _Thread_local struct parse_budget *budget;
+
+static void *counted_malloc(size_t size)
+{
+	struct parse_budget *b = budget;
+	if (b) {
+		size_t cost = size + 16u;       /* and the allocator's own header */
+		if (cost > b->limit - b->used) {
+			b->exceeded = true;
+			return NULL;
+		}
+		b->used += cost;
+	}
+	return malloc(size);
+}
+
+static void counted_free(void *p)
+{
+	free(p);
+}
+
+/* Before main, so that every jansson allocation, whoever makes it, is a plain malloc; only
+ * a parse here sets a budget, on its own thread. */
+__attribute__((constructor)) static void count_jansson(void)
+{
+	json_set_alloc_funcs(counted_malloc, counted_free);
+}
+
+static size_t skip_ws(const char *t, size_t len, size_t i)
+{
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* Past the string that starts at t[i] (a quote): just after its closing quote, or len. */
+static size_t skip_string(const char *t, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (t[i] == '\\')
+			i++;
+		else if (t[i] == '"')
+			return i + 1u;
+	}
+	return len;
+}
+
+/* Past the value at t[i], to the ',' or '}' after it: brackets counted, strings skipped,
+ * nothing checked (jansson does that). */
+static size_t skip_value(const char *t, size_t len, size_t i)
+{
+	size_t depth = 0;
+	while (i < len) {
+		char c = t[i];
+		if (c == '"') {
+			i = skip_string(t, len, i);
+			continue;
+		}
+		if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return i;
+			depth--;
+		} else if (c == ',' && depth == 0)
+			return i;
+		i++;
+	}
+	return len;
+}
+
+enum shape { SHAPE_RESULT, SHAPE_NOT_OBJECT, SHAPE_NO_SCHEMA, SHAPE_UNKNOWN };
+
+/*
+ * What the text is, by one pass over its bytes: an object whose member
+ * "schema" is "latscope.result", something else, or malformed (for jansson to
+ * say where).  The bytes are compared as they are: a key or value written with
+ * escapes is not recognised, as latscope never writes them so.
+ */
+static enum shape text_shape(const char *t, size_t len)
+{
+	static const char key[] = "\"schema\"", value[] = "\"" RESULT_SCHEMA "\"";
+	size_t i = skip_ws(t, len, 0);
+
+	if (i >= len)
+		return SHAPE_UNKNOWN;
+	if (t[i] != '{')
+		return t[i] == '[' || t[i] == '"' || t[i] == '-' || (t[i] >= '0' && t[i] <= '9') || t[i] == 't' ||
+		       t[i] == 'f' || t[i] == 'n' ? SHAPE_NOT_OBJECT : SHAPE_UNKNOWN;
+	for (i++;;) {
+		i = skip_ws(t, len, i);
+		if (i < len && t[i] == '}')
+			return SHAPE_NO_SCHEMA;
+		if (i >= len || t[i] != '"')
+			return SHAPE_UNKNOWN;
+		size_t k = i;
+		i = skip_string(t, len, i);
+		bool schema = i - k == sizeof(key) - 1u && memcmp(t + k, key, sizeof(key) - 1u) == 0;
+		i = skip_ws(t, len, i);
+		if (i >= len || t[i] != ':')
+			return SHAPE_UNKNOWN;
+		i = skip_ws(t, len, i + 1u);
+		if (schema) {
+			size_t v = i;
+			if (i < len && t[i] == '"')
+				i = skip_string(t, len, i);
+			return i - v == sizeof(value) - 1u && memcmp(t + v, value, sizeof(value) - 1u) == 0
+				       ? SHAPE_RESULT
+				       : SHAPE_NO_SCHEMA;
+		}
+		i = skip_ws(t, len, skip_value(t, len, i));
+		if (i >= len)
+			return SHAPE_UNKNOWN;
+		if (t[i] == '}')
+			return SHAPE_NO_SCHEMA;
+		if (t[i] != ',')
+			return SHAPE_UNKNOWN;
+		i++;
+	}
+}
+
+int result_text_too_large(size_t len, char *err, size_t errlen)
+{
+	if (len <= RESULT_TEXT_MAX)
+		return 0;
+	snprintf(err, errlen, "larger than %u MiB, the most a result may be", RESULT_TEXT_MAX >> 20);
+	return -EFBIG;
+}
+
+json_t *result_json_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+	struct parse_budget b = { .limit = TREE_FLOOR + TREE_PER_BYTE * len };
+	json_error_t jerr;
+
+	err[0] = '\0';
+	if (result_text_too_large(len, err, errlen) < 0)
+		return NULL;
+	switch (text_shape(text, len)) {
+	case SHAPE_NOT_OBJECT:
+		snprintf(err, errlen, "not a JSON object");
+		return NULL;
+	case SHAPE_NO_SCHEMA:
+		snprintf(err, errlen, "%s", NOT_A_RESULT);
+		return NULL;
+	case SHAPE_RESULT:
+	case SHAPE_UNKNOWN:
+		break;
+	}
+	budget = &b;
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	budget = NULL;
+	if (!doc && b.exceeded)
+		snprintf(err, errlen, "its JSON needs more memory to read than a text of its size may take (%u times "
+			 "its size)", TREE_PER_BYTE);
+	else if (!doc)
+		snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
+	return doc;
+}
+
 int result_from_text(const char *text, size_t len, struct result *ret, char *err, size_t errlen)
 {
-	json_error_t jerr;
-	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *doc = result_json_parse(text, len, err, errlen);
 	if (!doc) {
-		snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
+		memset(ret, 0, sizeof(*ret));
 		return -EINVAL;
 	}
-	int r = result_from_json(doc, ret, err, errlen);
+	int r = read_doc(doc, len, ret, err, errlen);
 	json_decref(doc);
 	return r;
+}
+
+char *result_store_text(const struct result *res)
+{
+	char *out = NULL;
+	json_t *doc = result_to_json(res);
+	if (doc && (!res->tool || json_object_set(doc, "tool", res->tool) == 0))
+		out = result_json_dump(doc);
+	json_decref(doc);
+	return out;
 }

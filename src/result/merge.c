@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void agree(char *dst, size_t size, const char *other)
@@ -55,17 +56,60 @@ static void merge_labels(struct labels *dst, const struct result *in, size_t n)
 	}
 }
 
-static int merge_cpu(const struct result *res, struct cpu_result *dst, const struct cpu_result *src, char *why,
-		     size_t whylen)
+/* dst = the sum of src[0..n-1] (one CPU of every run that measured it), with their largest values. */
+static int merge_cpu(const struct result *res, struct cpu_result *dst, const struct cpu_result *const *src, size_t n,
+		     char *why, size_t whylen)
 {
-	int r = cpu_result_add(res, dst, src, why, whylen);
-	if (r < 0)
-		return r;
-	struct rec_event top[2u * REC_TOP];
-	memcpy(top, dst->top, dst->ntop * sizeof(*top));
-	memcpy(top + dst->ntop, src->top, src->ntop * sizeof(*top));
-	result_set_top(dst, top, dst->ntop + src->ntop);
-	return 0;
+	int r = cpu_result_sum(res, dst, src, n, why, whylen);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct rec_event top[2u * REC_TOP];
+		memcpy(top, dst->top, dst->ntop * sizeof(*top));
+		memcpy(top + dst->ntop, src[i]->top, src[i]->ntop * sizeof(*top));
+		result_set_top(dst, top, dst->ntop + src[i]->ntop);
+	}
+	return r;
+}
+
+static int by_cpu(const void *key, const void *elem)
+{
+	int cpu = *(const int *)key, other = ((const struct cpu_result *)elem)->cpu;
+	return (cpu > other) - (cpu < other);
+}
+
+/* Every CPU of every run into ret's CPU of that number, in run order. */
+static int merge_cpus(const struct result *in, size_t n, struct result *ret, char *why, size_t whylen)
+{
+	size_t total = 0, *count = calloc(ret->ncpus, sizeof(*count)), *at = calloc(ret->ncpus + 1u, sizeof(*at));
+	const struct cpu_result **src = NULL;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += in[i].ncpus;
+	if (!count || !at || !(src = malloc((total ? total : 1u) * sizeof(*src))))
+		r = -ENOMEM;
+	/* ret's CPUs are in CPU order (result_init): where each run's CPU goes is a binary search. */
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		for (size_t i = 0; i < n; i++)
+			for (size_t c = 0; c < in[i].ncpus; c++) {
+				const struct cpu_result *dst = bsearch(&in[i].cpus[c].cpu, ret->cpus, ret->ncpus,
+								       sizeof(*ret->cpus), by_cpu);
+				size_t k = (size_t)(dst - ret->cpus);
+				if (pass == 0)
+					count[k]++;
+				else
+					src[at[k] + count[k]++] = &in[i].cpus[c];
+			}
+		for (size_t k = 0; pass == 0 && k < ret->ncpus; k++) {
+			at[k + 1u] = at[k] + count[k];
+			count[k] = 0;
+		}
+	}
+	for (size_t k = 0; k < ret->ncpus && r == 0; k++)
+		r = merge_cpu(ret, &ret->cpus[k], src + at[k], count[k], why, whylen);
+	free(count);
+	free(at);
+	free(src);
+	return r;
 }
 
 /* "runs 3 and 4", "runs 3, 4 and 5", or "the 12 runs". */
@@ -132,15 +176,9 @@ int result_merge(const struct result *in, const int64_t *ids, size_t n, struct r
 		if (in[i].threshold_ns != ret->threshold_ns)
 			result_note(ret, "run %lld used another threshold (%llu ns): 'above' mixes thresholds",
 				    (long long)ids[i], (unsigned long long)in[i].threshold_ns);
-		for (size_t c = 0; c < in[i].ncpus; c++) {
-			struct cpu_result *dst = NULL;
-			for (size_t k = 0; k < ret->ncpus; k++)
-				if (ret->cpus[k].cpu == in[i].cpus[c].cpu)
-					dst = &ret->cpus[k];
-			if ((r = merge_cpu(ret, dst, &in[i].cpus[c], why, sizeof(why))) < 0)
-				goto fail;
-		}
 	}
+	if ((r = merge_cpus(in, n, ret, why, sizeof(why))) < 0)
+		goto fail;
 	snprintf(ret->stop_reason, sizeof(ret->stop_reason), "merged");
 	merge_system(&ret->sys, in, n);
 	merge_labels(&ret->labels, in, n);

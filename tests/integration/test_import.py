@@ -3,15 +3,16 @@ and no file costs time or memory out of proportion to its size."""
 import json
 import math
 import os
-import resource
 import subprocess
 import unittest
 
-from harness import LATSCOPE, TempDirCase, check_consistent, load, main, online_cpus, run
+from harness import LATSCOPE, SANITIZED, TempDirCase, check_consistent, load, main, online_cpus, run
 
 INT64_MAX = 2 ** 63 - 1
 CPUS = online_cpus()[:2]
 TWO = len(CPUS) == 2
+# Peak memory of import and show over the file's size (see RESULT_READ_BUDGET in src/result/json_read.c).
+MEMORY_MULTIPLE = 28
 FUZZ_SEEDS = os.path.join(os.path.dirname(__file__), "..", "fuzz", "corpus", "import")
 
 
@@ -139,47 +140,72 @@ def dump(doc, path, compact=True):
     return path
 
 
-def run_measured(*args, timeout=600):
-    """Run latscope; returns (CompletedProcess-like, cpu_seconds, peak_rss_bytes) of that process alone."""
-    outp, errp = os.pipe(), os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-            os.dup2(outp[1], 1)
-            os.dup2(errp[1], 2)
-            os.execv(LATSCOPE, [LATSCOPE, *args])
-        finally:
-            os._exit(127)
-    os.close(outp[1])
-    os.close(errp[1])
-    out, err = b"", b""
-    import selectors
-    sel = selectors.DefaultSelector()
-    sel.register(outp[0], selectors.EVENT_READ, "out")
-    sel.register(errp[0], selectors.EVENT_READ, "err")
-    open_fds = 2
-    while open_fds:
-        for key, _ in sel.select(timeout):
-            data = os.read(key.fd, 65536)
-            if not data:
-                sel.unregister(key.fd)
-                os.close(key.fd)
-                open_fds -= 1
-            elif key.data == "out":
-                out += data
-            else:
-                err += data
-    _, status, ru = os.wait4(pid, 0)
-    result = subprocess.CompletedProcess([LATSCOPE, *args], os.waitstatus_to_exitcode(status),
-                                         out.decode(errors="replace"), err.decode(errors="replace"))
-    return result, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
+class Spawner:
+    """Runs latscope from a small process forked when this module is loaded.
+
+    A child's peak RSS (ru_maxrss) starts at its parent's RSS when it was forked, even across exec: forked
+    from this test process once it has built files of tens of MB, every child would seem to take that much.
+    The spawner stays small, so what its children report is what they took."""
+
+    def __init__(self):
+        self.req_r, self.req_w = os.pipe()
+        self.rep_r, self.rep_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.req_w)
+            os.close(self.rep_r)
+            self.serve()
+            os._exit(0)
+        os.close(self.req_r)
+        os.close(self.rep_w)
+        self.rep = os.fdopen(self.rep_r, "r")
+        self.req = os.fdopen(self.req_w, "w")
+
+    def serve(self):
+        with os.fdopen(self.req_r, "r") as req, os.fdopen(self.rep_w, "w") as rep:
+            for line in req:
+                args, out, err = json.loads(line)
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+                        os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
+                        os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
+                        os.execv(args[0], args)
+                    finally:
+                        os._exit(127)
+                _, status, ru = os.wait4(pid, 0)
+                rep.write(json.dumps([os.waitstatus_to_exitcode(status), ru.ru_utime + ru.ru_stime,
+                                      ru.ru_maxrss * 1024]) + "\n")
+                rep.flush()
+
+    def run(self, args, out, err):
+        self.req.write(json.dumps([args, out, err]) + "\n")
+        self.req.flush()
+        return json.loads(self.rep.readline())
+
+
+SPAWNER = Spawner()
+
+
+def run_measured(*args, tmp="/tmp"):
+    """Run latscope; returns (CompletedProcess, CPU seconds, peak RSS in bytes) of that process alone."""
+    out, err = os.path.join(tmp, "measured.out"), os.path.join(tmp, "measured.err")
+    code, cpu, rss = SPAWNER.run([LATSCOPE, *args], out, err)
+    with open(out, errors="replace") as f, open(err, errors="replace") as g:
+        result = subprocess.CompletedProcess([LATSCOPE, *args], code, f.read(), g.read())
+    os.remove(out)
+    os.remove(err)
+    return result, cpu, rss
 
 
 class ImportCase(TempDirCase):
     def setUp(self):
         super().setUp()
         self.db = self.path("runs.db")
+
+    def measured(self, *args):
+        return run_measured(*args, tmp=self.tmp)
 
     def lat(self, *args, db=None, timeout=300):
         return run(*args, "--db", db or self.db, timeout=timeout)
@@ -203,14 +229,112 @@ class RunIds(ImportCase):
     def test_show_of_a_long_range_of_run_ids_says_one_run_id_at_once(self):
         dump(synthetic({0: {0: [5000]}}), self.path("one.json"))
         self.imported(self.path("one.json"))
-        p, short, _ = run_measured("show", "1-10", "--db", self.db)
+        p, short, _ = self.measured("show", "1-10", "--db", self.db)
         self.assertEqual(p.returncode, 2)
         self.assertIn("one run id, please", p.stderr)
-        p, long, _ = run_measured("show", "1-99999", "--db", self.db)
+        p, long, _ = self.measured("show", "1-99999", "--db", self.db)
         self.assertEqual(p.returncode, 2)
         self.assertIn("one run id, please", p.stderr)
         # Sorting 10^5 ids costs milliseconds; comparing each with those before it, seconds.
         self.assertLess(long, 20 * short + 0.05, f"1-99999 took {long:.3f} s of CPU, 1-10 {short:.3f} s")
+
+
+def disjoint(nwin):
+    """Two CPUs with nwin windows in all, none of one index: CPU 0 the even ones, CPU 1 the odd ones."""
+    return synthetic({0: {i: [4000 + i % 97] for i in range(0, nwin, 2)},
+                      1: {i: [6000 + i % 89] for i in range(1, nwin, 2)}})
+
+
+def empty_cpus(n):
+    doc = synthetic({c: {} for c in range(n)})
+    return doc
+
+
+class Cost(ImportCase):
+    """Import and every read cost time O(n log n) and memory a small multiple of the file."""
+
+    def assert_memory(self, peak, base, size, multiple):
+        """What the process took beyond its needs at rest is at most multiple times the file's size."""
+        print(f"\n    {size / 2**20:.1f} MiB: peak {peak / 2**20:.0f} MiB, {base / 2**20:.0f} at rest: "
+              f"{(peak - base) / size:.1f} times the file", end=" ")
+        if SANITIZED:
+            return              # AddressSanitizer's redzones and quarantine are no measure of the code
+        self.assertLess(peak - base, multiple * size, f"{size / 2**20:.1f} MiB file: peak {peak / 2**20:.0f} MiB, "
+                                                      f"{base / 2**20:.0f} MiB at rest")
+
+    def baseline(self):
+        """Peak RSS of importing and showing a small real-looking file: what latscope needs whatever the file."""
+        path = dump(synthetic({0: {0: [5000, 6000]}, 1: {0: [7000]}}), self.path("small.json"))
+        db = self.path("small.db")
+        p, _, imp = self.measured("import", path, "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p, _, show = self.measured("show", "1", "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return max(imp, show)
+
+    def cost(self, path, db):
+        """CPU seconds and peak RSS of importing path into db, then of showing it."""
+        p, t1, m1 = self.measured("import", path, "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rid = p.stdout.strip().split()[-1]
+        p, t2, m2 = self.measured("show", rid, "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p, t3, m3 = self.measured("show", rid, "--json", "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return t1 + t2 + t3, max(m1, m2, m3)
+
+    def test_import_of_disjoint_windows_is_not_quadratic(self):
+        n = 15000
+        t_small, _ = self.cost(dump(disjoint(n), self.path("n.json")), self.path("n.db"))
+        path = dump(disjoint(4 * n), self.path("4n.json"))
+        base = self.baseline()
+        t_large, peak = self.cost(path, self.db)
+        self.assertEqual(len(self.stored(1)["all"]["windows"]), 4 * n, "every window, merged by index")
+        # Four times the windows: four times the time, give or take the allocator.  The merged row used
+        # to insert each of CPU 1's windows among CPU 0's, moving those after it: twelve to eighteen times.
+        self.assertLess(t_large, 7 * t_small, f"{n} windows: {t_small:.2f} s of CPU, {4 * n}: {t_large:.2f} s")
+        self.assert_memory(peak, base, os.path.getsize(path), MEMORY_MULTIPLE)
+
+    def test_import_of_many_empty_cpus_takes_memory_in_proportion_to_the_file(self):
+        path = dump(empty_cpus(4096), self.path("cpus.json"))
+        size = os.path.getsize(path)
+        base = self.baseline()
+        _, peak = self.cost(path, self.db)
+        self.assertEqual(len(self.stored(1)["cpus"]), 4096)
+        self.assert_memory(peak, base, size, MEMORY_MULTIPLE)
+
+    def test_import_of_a_big_file_that_is_not_a_result_is_refused_before_it_is_parsed(self):
+        path = self.path("big.json")
+        with open(path, "w") as f:          # the costliest JSON per byte for a parser that builds a tree
+            f.write('{"data": [' + ",".join(["{}"] * 10_000_000) + "]}")
+        size = os.path.getsize(path)
+        base = self.baseline()
+        p, _, peak = self.measured("import", path, "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not a latscope result", p.stderr)
+        self.assert_memory(peak, base, size, 1.5)      # the text, and nothing built of it
+
+    def test_import_of_a_result_whose_tree_costs_more_than_its_budget_is_refused(self):
+        doc = synthetic({0: {0: [5000]}})
+        doc["params"] = {"x": [{}] * 3_000_000}     # valid JSON, and 72 bytes of tree per 3 of text
+        path = dump(doc, self.path("wide.json"))
+        size = os.path.getsize(path)
+        base = self.baseline()
+        p, _, peak = self.measured("import", path, "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("more memory to read than", p.stderr)
+        self.assert_memory(peak, base, size, 17)       # the text and at most 16 times it of tree
+
+    def test_import_refuses_a_file_past_the_size_limit_before_reading_it(self):
+        path = self.path("huge.json")
+        with open(path, "wb") as f:
+            f.write(b'{"schema": "latscope.result", "notes": ["')
+            f.truncate(256 * 2**20 + 1)                 # sparse: costs no disk
+        base = self.baseline()
+        p, _, peak = self.measured("import", path, "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr, f"latscope import: '{path}': larger than 256 MiB, the most a result may be\n")
+        self.assert_memory(peak, base, 2**20, 1)        # not read
 
 
 class Overflow(ImportCase):

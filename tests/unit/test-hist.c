@@ -807,6 +807,40 @@ static void test_sparse_merge_refuses_a_count_past_int64_max_and_changes_nothing
 	test_free(h);
 }
 
+static void test_sparse_percentile_and_sum_agree_with_the_dense_histogram(void **state)
+{
+	(void)state;
+	enum { PARTS = 5, N = 3000 };
+	struct hist *all = hist_new(), *part = hist_new();
+	struct sparse_hist sp[PARTS], sum;
+	const struct sparse_hist *src[PARTS];
+	rng_seed(21);
+	for (int p = 0; p < PARTS; p++) {
+		hist_reset(part);
+		for (int i = 0; i < N * (p + 1); i++) {
+			uint64_t v = rng_next() >> (20 + rng_below(40));
+			hist_record(part, v);
+			hist_record(all, v);
+		}
+		assert_int_equal(sparse_from_hist(part, &sp[p]), 0);
+		src[p] = &sp[p];
+	}
+	assert_int_equal(sparse_sum(src, PARTS, &sum), 0);
+	hist_reset(part);
+	sparse_add_to(&sum, part);
+	assert_memory_equal(part, all, sizeof(*all));
+	static const double ps[] = { 0.0, 0.001, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0 };
+	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+		assert_int_equal(sparse_percentile(&sum, ps[i]), hist_percentile(all, ps[i]));
+	struct sparse_hist none = { 0 };
+	assert_int_equal(sparse_percentile(&none, 50.0), 0);
+	sparse_free(&sum);
+	for (int p = 0; p < PARTS; p++)
+		sparse_free(&sp[p]);
+	test_free(part);
+	test_free(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -844,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_hist_next_visits_exactly_the_non_empty_buckets_and_counts_add_to_total),
 		cmocka_unit_test(test_hist_add_refuses_a_total_past_int64_max_and_changes_nothing),
 		cmocka_unit_test(test_sparse_merge_refuses_a_count_past_int64_max_and_changes_nothing),
+		cmocka_unit_test(test_sparse_percentile_and_sum_agree_with_the_dense_histogram),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -613,6 +613,16 @@ static void test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max(void *
 	result_free(&res);
 }
 
+static void test_result_from_text_refuses_a_text_past_the_limit_without_reading_it(void **state)
+{
+	(void)state;
+	struct result res;
+	char err[256];
+	static const char text[] = "{";     /* what a reader would run off the end of */
+	assert_int_equal(result_from_text(text, (size_t)RESULT_TEXT_MAX + 1u, &res, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "larger than 256 MiB, the most a result may be");
+}
+
 /* ---- summaries ---- */
 
 static void test_summary_percentiles_are_ordered_and_within_min_and_max(void **state)
@@ -1251,6 +1261,7 @@ int main(void)
 		cmocka_unit_test(test_finalize_twice_gives_the_same_all_row),
 		cmocka_unit_test(test_merge_refuses_counts_that_would_overflow),
 		cmocka_unit_test(test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max),
+		cmocka_unit_test(test_result_from_text_refuses_a_text_past_the_limit_without_reading_it),
 		cmocka_unit_test(test_summary_percentiles_are_ordered_and_within_min_and_max),
 		cmocka_unit_test(test_summary_of_a_single_value_is_that_value_at_every_percentile),
 		cmocka_unit_test(test_warm_max_skips_windows_before_the_warmup),
