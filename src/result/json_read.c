@@ -210,6 +210,67 @@ static int read_buckets(struct reader *rd, const json_t *h, uint64_t want, struc
 	return r;
 }
 
+/* The bucket that holds the value of rank r (1-based) in h. */
+static unsigned bucket_of_rank(const struct sparse_hist *h, uint64_t rank)
+{
+	uint64_t seen = 0;
+	for (uint32_t i = 0; i < h->n; i++)
+		if ((seen += h->b[i].count) >= rank)
+			return h->b[i].index;
+	return h->b[h->n - 1u].index;
+}
+
+struct pct_key {
+	const char *key;
+	double p;
+};
+
+static const struct pct_key summary_pcts[] = {
+	{ "p50_ns", 50.0 }, { "p90_ns", 90.0 }, { "p99_ns", 99.0 }, { "p99_9_ns", 99.9 }, { "p99_99_ns", 99.99 },
+};
+static const struct pct_key window_pcts[] = { { "p50_ns", 50.0 }, { "p99_ns", 99.0 } };
+
+/*
+ * A file's figures must be those its histogram h (of st.n values) gives: min in
+ * the first bucket, max in the last, and each percentile present the value of
+ * its rank's bucket, give or take one rank (writers may round the rank
+ * differently; latscope reports the midpoint, clamped to [min, max] in a
+ * summary).  latscope recomputes them all; a file that says otherwise lied.
+ */
+static int check_figures(struct reader *rd, const json_t *o, const struct stats *st, const struct sparse_hist *h,
+			 const struct pct_key *pcts, size_t npcts, bool clamped)
+{
+	if (st->n == 0)
+		return 0;                       /* then the buckets are none (read_buckets) */
+	unsigned first = h->b[0].index, last = h->b[h->n - 1u].index;
+	if (st->min < hist_bucket_low(first) || st->min > hist_bucket_high(first))
+		return bad(rd, "min_ns %llu is not in the histogram's first bucket [%llu, %llu]",
+			   (unsigned long long)st->min, (unsigned long long)hist_bucket_low(first),
+			   (unsigned long long)hist_bucket_high(first));
+	if (st->max < hist_bucket_low(last) || st->max > hist_bucket_high(last))
+		return bad(rd, "max_ns %llu is not in the histogram's last bucket [%llu, %llu]",
+			   (unsigned long long)st->max, (unsigned long long)hist_bucket_low(last),
+			   (unsigned long long)hist_bucket_high(last));
+	for (size_t i = 0; i < npcts; i++) {
+		uint64_t v, rank = hist_rank(pcts[i].p, st->n);
+		int r;
+		if (!json_object_get(o, pcts[i].key))
+			continue;
+		if ((r = get_u64(rd, o, pcts[i].key, &v)) < 0)
+			return r;
+		uint64_t lo = hist_bucket_low(bucket_of_rank(h, rank > 1u ? rank - 1u : 1u));
+		uint64_t hi = hist_bucket_high(bucket_of_rank(h, rank < st->n ? rank + 1u : st->n));
+		if (clamped) {
+			lo = lo > st->min ? lo : st->min;
+			hi = hi < st->max ? hi : st->max;
+		}
+		if (v < lo || v > hi)
+			return bad(rd, "%s %llu is not what the histogram gives (%llu to %llu)", pcts[i].key,
+				   (unsigned long long)v, (unsigned long long)lo, (unsigned long long)hi);
+	}
+	return 0;
+}
+
 static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns)
 {
 	if (!json_is_object(o))
@@ -332,10 +393,6 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 			leave(rd, at);
 			return r;
 		}
-		if (json_object_get(mo, "p50_ns"))
-			r = get_u64(rd, mo, "p50_ns", &rw->p50[m]);
-		if (r == 0 && json_object_get(mo, "p99_ns"))
-			r = get_u64(rd, mo, "p99_ns", &rw->p99[m]);
 		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
 		if (r == 0 && !h)
 			r = -EINVAL;
@@ -344,6 +401,11 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 			r = read_buckets(rd, h, rw->w.m[m].st.n, NULL, &rw->hist[m]);
 			leave(rd, at2);
 		}
+		if (r == 0)
+			r = check_figures(rd, mo, &rw->w.m[m].st, &rw->hist[m], window_pcts,
+					  sizeof(window_pcts) / sizeof(window_pcts[0]), false);
+		rw->p50[m] = sparse_percentile(&rw->hist[m], 50.0);
+		rw->p99[m] = sparse_percentile(&rw->hist[m], 99.0);
 		leave(rd, at);
 		if (r < 0)
 			return r;
@@ -471,11 +533,16 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 			r = -EINVAL;
 		if (r == 0 && cr->st[m].n)
 			r = dense_hists(rd, res, cr, &dense);
+		struct sparse_hist listed = { 0 };
 		if (r == 0) {
 			size_t at3 = enter(rd, "histogram", 0);
-			r = read_buckets(rd, h, cr->st[m].n, dense ? &dense[m] : NULL, NULL);
+			r = read_buckets(rd, h, cr->st[m].n, dense ? &dense[m] : NULL, &listed);
 			leave(rd, at3);
 		}
+		if (r == 0)
+			r = check_figures(rd, mo, &cr->st[m], &listed, summary_pcts,
+					  sizeof(summary_pcts) / sizeof(summary_pcts[0]), true);
+		sparse_free(&listed);
 		leave(rd, at2);
 	}
 	leave(rd, at);
@@ -710,6 +777,94 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 	return 0;
 }
 
+static int disagree(struct reader *rd, const char *what, uint64_t file, uint64_t sum)
+{
+	return bad(rd, "%s %llu is not what the CPUs add up to (%llu)", what, (unsigned long long)file,
+		   (unsigned long long)sum);
+}
+
+/* A real of the file's all block against latscope's sum of the CPUs: theirs was added up
+ * before rounding to RESULT_REAL_DIGITS, ours after, so a lie is what passes the rounding. */
+static bool close_enough(double file, double sum, double scale)
+{
+	return fabs(file - sum) <= 1e-6 * (fabs(sum) + scale) + 1e-3;
+}
+
+/* The metric m of the all block o, against res->all. */
+static int check_all_metric(struct reader *rd, const json_t *mo, const struct result *res, unsigned m)
+{
+	const struct cpu_result *all = &res->all;
+	const struct stats *sum = &all->st[m];
+	struct sparse_hist listed = { 0 };
+	struct stats st;
+	uint64_t above, above_ns = all->above_ns[m];
+	int r;
+
+	if ((r = read_stats(rd, mo, &st)) < 0 || (r = get_u64(rd, mo, "above", &above)) < 0 ||
+	    (json_object_get(mo, "above_total_ns") && (r = get_u64(rd, mo, "above_total_ns", &above_ns)) < 0))
+		return r;
+	if (st.n != sum->n)
+		return disagree(rd, "count", st.n, sum->n);
+	if (stats_min(&st) != stats_min(sum))
+		return disagree(rd, "min_ns", stats_min(&st), stats_min(sum));
+	if (st.max != sum->max)
+		return disagree(rd, "max_ns", st.max, sum->max);
+	if (above != all->above[m])
+		return disagree(rd, "above", above, all->above[m]);
+	if (above_ns != all->above_ns[m])
+		return disagree(rd, "above_total_ns", above_ns, all->above_ns[m]);
+	if (!close_enough(st.mean, sum->mean, 0.0))
+		return bad(rd, "mean_ns %.12g is not what the CPUs add up to (%.12g)", st.mean, sum->mean);
+	if (!close_enough(stats_stddev(&st), stats_stddev(sum), sum->mean))
+		return bad(rd, "stddev_ns %.12g is not what the CPUs add up to (%.12g)", stats_stddev(&st),
+			   stats_stddev(sum));
+	const json_t *h = need(rd, mo, "histogram", JSON_OBJECT);
+	if (!h)
+		return -EINVAL;
+	size_t at = enter(rd, "histogram", 0);
+	r = read_buckets(rd, h, st.n, NULL, &listed);
+	unsigned i = hist_next(&all->hist[m], 0);
+	for (uint32_t k = 0; r == 0 && (k < listed.n || i < HIST_BUCKETS); k++, i = hist_next(&all->hist[m], i + 1u))
+		if (k >= listed.n || i >= HIST_BUCKETS || listed.b[k].index != i ||
+		    listed.b[k].count != all->hist[m].counts[i])
+			r = bad(rd, "the buckets are not the sum of the CPUs'");
+	leave(rd, at);
+	if (r == 0)
+		r = check_figures(rd, mo, sum, &listed, summary_pcts, sizeof(summary_pcts) / sizeof(summary_pcts[0]),
+				  true);
+	sparse_free(&listed);
+	return r;
+}
+
+/*
+ * The file's "all" block must be the sum of its CPUs, which latscope has added
+ * up again (result_finalize): counts, extremes, above, missed and histogram
+ * exactly, mean and stddev within their rounding, percentiles as the sum's
+ * histogram gives them.  Its windows and largest values are rebuilt, unread.
+ */
+static int check_all(struct reader *rd, const json_t *o, const struct result *res)
+{
+	const json_t *metrics = need(rd, o, "metrics", JSON_OBJECT);
+	uint64_t missed;
+	int r;
+
+	if (!metrics)
+		return -EINVAL;
+	if ((r = get_u64(rd, o, "missed", &missed)) < 0)
+		return r;
+	if (missed != res->all.missed)
+		return disagree(rd, "missed", missed, res->all.missed);
+	size_t at = enter(rd, "metrics", 0);
+	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
+		const json_t *mo = need(rd, metrics, res->metric_names[m], JSON_OBJECT);
+		size_t at2 = enter(rd, res->metric_names[m], 0);
+		r = mo ? check_all_metric(rd, mo, res, m) : -EINVAL;
+		leave(rd, at2);
+	}
+	leave(rd, at);
+	return r;
+}
+
 /* The document read whole; text_len is the size of the text it came from (for the budgets). */
 static int read_doc(const json_t *doc, size_t text_len, struct result *ret, char *err, size_t errlen)
 {
@@ -743,6 +898,11 @@ static int read_doc(const json_t *doc, size_t text_len, struct result *ret, char
 		r = result_finalize_why(ret, why, sizeof(why));
 		if (r == -EOVERFLOW)
 			r = bad(&rd, "the CPUs cannot be added up: %s", why);
+	}
+	if (r == 0) {
+		size_t at = enter(&rd, "all", 0);
+		r = check_all(&rd, json_object_get(doc, "all"), ret);
+		leave(&rd, at);
 	}
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory");

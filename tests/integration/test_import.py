@@ -216,12 +216,14 @@ class ImportCase(TempDirCase):
         return int(p.stdout.strip().split()[-1])
 
     def refused(self, path, *needles):
-        p = self.lat("import", path)
+        """Importing path into a store of its own is refused, with one line naming each needle."""
+        db = self.path("refused-%d.db" % len(os.listdir(self.tmp)))
+        p = self.lat("import", path, db=db)
         self.assertEqual(p.returncode, 2, f"{path}: {p.stdout}{p.stderr}")
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         for needle in needles:
             self.assertIn(needle, p.stderr)
-        self.assertFalse(os.path.exists(self.db) and self.lat("runs").stdout.count("\n") > 1, "nothing was stored")
+        self.assertFalse(os.path.exists(db), "nothing was stored")
         return p.stderr
 
 
@@ -335,6 +337,163 @@ class Cost(ImportCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertEqual(p.stderr, f"latscope import: '{path}': larger than 256 MiB, the most a result may be\n")
         self.assert_memory(peak, base, 2**20, 1)        # not read
+
+
+SUMMARY_KEYS = ("count", "min_ns", "max_ns", "mean_ns", "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns",
+                "p99_99_ns", "warm_max_ns", "above", "above_pct", "above_total_ns")
+
+
+def figures(doc):
+    """What a result says of every CPU and of all: its summary figures and missed periods."""
+    out = {}
+    for block in doc["cpus"] + [doc["all"]]:
+        for name in doc["metrics"]:
+            m = block["metrics"][name]
+            out[(block["cpu"], name)] = {k: m.get(k) for k in SUMMARY_KEYS}
+        out[(block["cpu"], "missed")] = block["missed"]
+    return out
+
+
+class Trust(ImportCase):
+    """What import stores is what latscope computed from the file's histograms, and the file must agree."""
+
+    def file(self, doc, name="f.json"):
+        return dump(doc, self.path(name))
+
+    def test_import_refuses_an_all_block_that_disagrees_with_its_cpus(self):
+        # The trust issue's example: one sample of 5 ms, and an "all" of 999,999 samples whose largest is 0.
+        doc = synthetic({0: {0: [5_000_000]}})
+        doc["all"]["metrics"]["latency"].update(count=999999, min_ns=0, max_ns=0, mean_ns=0.0, stddev_ns=0.0,
+                                                histogram={"count": 999999, "buckets": [[0, 0, 999999]]})
+        self.refused(self.file(doc), "all.metrics.latency: count 999999 is not what the CPUs add up to (1)")
+
+        def lie(change):
+            doc = synthetic({0: {0: [4_000_000, 5_000_000]}, 1: {0: [6_000_000]}})
+            change(doc["all"], doc["all"]["metrics"]["latency"])
+            return doc
+        cases = ((lambda a, m: a.update(missed=7), "all: missed 7 is not what the CPUs add up to (0)"),
+                 (lambda a, m: m.update(max_ns=7_000_000), "all.metrics.latency: max_ns 7000000 is not what the "
+                                                            "CPUs add up to (6000000)"),
+                 (lambda a, m: m.update(mean_ns=4.5e6), "all.metrics.latency: mean_ns 4500000 is not"),
+                 (lambda a, m: m.update(stddev_ns=10.0), "all.metrics.latency: stddev_ns 10 is not"),
+                 (lambda a, m: m.update(above=0, above_total_ns=0), "all.metrics.latency: above 0 is not"),
+                 (lambda a, m: m["histogram"]["buckets"][0].__setitem__(2, 2) or m["histogram"]["buckets"].pop(1),
+                  "all.metrics.latency.histogram: the buckets are not the sum of the CPUs'"),
+                 (lambda a, m: m.update(p99_ns=4_000_000), "all.metrics.latency: p99_ns 4000000 is not"))
+        for change, needle in cases:
+            with self.subTest(needle):
+                self.refused(self.file(lie(change)), needle)
+
+    def test_import_refuses_figures_that_contradict_their_histograms(self):
+        def lie(change):
+            # buckets [4992, 5055] (ten samples) and [8960, 9087] (one)
+            doc = synthetic({0: {0: [5000] * 5 + [5010] * 5 + [9000]}})
+            change(doc["cpus"][0]["metrics"]["latency"], doc["cpus"][0]["windows"][0]["latency"])
+            return doc
+        cases = ((lambda m, w: m.update(min_ns=4000), "cpus[0].metrics.latency: min_ns 4000 is not in the "
+                                                       "histogram's first bucket [4992, 5055]"),
+                 (lambda m, w: m.update(min_ns=5100), "min_ns 5100 is not in the histogram's first bucket"),
+                 (lambda m, w: m.update(max_ns=9999), "max_ns 9999 is not in the histogram's last bucket"),
+                 (lambda m, w: m.update(mean_ns=1.0), "min, mean and max are not in order"),
+                 (lambda m, w: m.update(p50_ns=9000), "cpus[0].metrics.latency: p50_ns 9000 is not what the "
+                                                       "histogram gives (5000 to 5055)"),
+                 (lambda m, w: w.update(max_ns=9100), "cpus[0].windows[0].latency: max_ns 9100 is not in the "
+                                                       "histogram's last bucket"),
+                 (lambda m, w: w.update(p50_ns=9000), "cpus[0].windows[0].latency: p50_ns 9000 is not what"))
+        for change, needle in cases:
+            with self.subTest(needle):
+                self.refused(self.file(lie(change)), needle)
+
+    def test_import_stores_what_latscope_recomputed_not_the_files_text(self):
+        doc = synthetic({0: {0: [5000], 3: [7000, 7100]}, 1: {1: [6000]}})
+        doc["junk"] = "not part of a result"
+        doc["tool"] = {"name": "latscope", "version": "0.0.9-elsewhere"}
+        m = doc["cpus"][0]["metrics"]["latency"]
+        m.update(warm_max_ns=1, above_pct=55.5)           # derived figures: recomputed, not checked
+        # the windows give no p50_ns and p99_ns (they are optional): computed from their histograms
+        self.imported(self.file(doc))
+        stored = self.stored(1)
+        self.assertNotIn("junk", stored)
+        self.assertEqual(stored["tool"], {"name": "latscope", "version": "0.0.9-elsewhere"}, "who wrote it is kept")
+        m = stored["cpus"][0]["metrics"]["latency"]
+        self.assertEqual(m["warm_max_ns"], 7100)
+        self.assertEqual(m["above_pct"], 0.0)
+        w = stored["cpus"][0]["windows"][1]["latency"]
+        self.assertEqual(w["p99_ns"], bucket_value(bucket_index(7100)))
+        self.assertEqual([w["index"] for w in stored["all"]["windows"]], [0, 1, 3])
+        check_consistent(self, stored)
+        with open(self.path("f.json")) as f:
+            self.assertNotEqual(json.load(f), stored)
+
+    def test_import_derives_start_time_from_start_realtime_ns(self):
+        doc = synthetic({0: {0: [5000]}}, start_ns=1700000000123456789)
+        doc["start_time"] = "1999-12-31T23:59:59.000Z"
+        self.imported(self.file(doc))
+        self.assertEqual(self.stored(1)["start_time"], "2023-11-14T22:13:20.123Z")
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("2023-11-14 22:13:20", p.stdout)
+        self.assertNotIn("1999", p.stdout)
+
+
+class Property(ImportCase):
+    """Any stored run, shown with --json and imported into a fresh store, has the very same figures."""
+
+    def again(self, db, rid):
+        shown = self.path("shown.json")
+        p = self.lat("show", str(rid), "--json", db=db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(shown, "w") as f:
+            f.write(p.stdout)
+        fresh = self.path("fresh-%s-%d.db" % (os.path.basename(db), rid))
+        again = self.imported(shown, db=fresh)
+        before, after = json.loads(p.stdout), self.stored(again, os.path.basename(fresh))
+        self.assertEqual(figures(after), figures(before))
+        before.pop("id")
+        after.pop("id")
+        self.assertEqual(after, before, "the whole result reads back the same")
+        return after
+
+    def measure(self, *args):
+        p = self.lat(*args, "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return int(p.stdout.strip().split()[-3]) if "stored as run" in p.stdout else None
+
+    def last_id(self):
+        p = self.lat("runs")
+        return int([l for l in p.stdout.splitlines() if l.strip()[:1].isdigit()][-1].split()[0])
+
+    def test_a_stored_run_shown_and_imported_again_has_the_same_figures(self):
+        cpus = ",".join(map(str, CPUS))
+        data = self.path("data")
+        p = run("io", "--make", data, "--size", "4M")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for args in (["timer", "-a", cpus, "-l", "400", "-i", "500us", "--window", "50ms"],
+                     ["noise", "-a", str(CPUS[-1]), "-D", "1", "--window", "250ms"],
+                     ["wake", "-l", "300", "--window", "50ms"],
+                     ["io", data, "-n", "300", "--window", "50ms"],
+                     ["timer", "-a", cpus, "-l", "200", "--window", "50ms", "--label", "m=1"]):
+            with self.subTest(args[0]):
+                self.lat(*args, "-q")
+                rid = self.last_id()
+                check_consistent(self, self.again(self.db, rid))
+        p = self.lat("merge", "1", str(self.last_id()), "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.again(self.db, self.last_id())
+
+    def test_the_fuzz_seeds_read_back_with_the_same_figures(self):
+        seeds = sorted(f for f in os.listdir(FUZZ_SEEDS) if f.startswith("seed-"))
+        self.assertTrue(seeds)
+        accepted = 0
+        for name in seeds:
+            db = self.path(name + ".db")
+            p = run("import", os.path.join(FUZZ_SEEDS, name), "--db", db)
+            if p.returncode != 0:
+                continue                    # a seed of a refused kind
+            accepted += 1
+            with self.subTest(name):
+                self.again(db, 1)
+        self.assertGreater(accepted, len(seeds) // 2)
 
 
 class Overflow(ImportCase):

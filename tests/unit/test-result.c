@@ -1037,6 +1037,29 @@ static void test_result_to_json_describes_every_cpu_and_the_merged_row(void **st
 	result_free(&res);
 }
 
+static void test_a_result_read_back_and_written_again_is_the_same_text(void **state)
+{
+	(void)state;
+	struct result res, back;
+	char err[256];
+
+	build_json_result(&res);
+	/* Means and deviations that 12 digits cannot hold: all's sums must come out the same either way. */
+	res.cpus[0].st[0].mean += 1.0 / 3.0;
+	res.cpus[1].st[0].m2 *= 1.0 + 1.0 / 7.0;
+	assert_int_equal(result_finalize(&res), 0);
+	char *first = result_store_text(&res);
+	assert_non_null(first);
+	assert_int_equal(result_from_text(first, strlen(first), &back, err, sizeof(err)), 0);
+	char *second = result_store_text(&back);
+	assert_non_null(second);
+	assert_string_equal(second, first);
+	free(first);
+	free(second);
+	result_free(&back);
+	result_free(&res);
+}
+
 static void test_result_to_json_keeps_the_params_object(void **state)
 {
 	(void)state;
@@ -1271,6 +1294,7 @@ int main(void)
 		cmocka_unit_test(test_a_note_cut_inside_a_multibyte_character_still_makes_valid_json),
 		cmocka_unit_test(test_result_to_json_describes_every_cpu_and_the_merged_row),
 		cmocka_unit_test(test_result_to_json_keeps_the_params_object),
+		cmocka_unit_test(test_a_result_read_back_and_written_again_is_the_same_text),
 		cmocka_unit_test(test_json_file_commit_writes_the_file_and_leaves_no_temporary_file),
 		cmocka_unit_test(test_atomic_file_close_without_commit_leaves_no_file_at_all),
 		cmocka_unit_test(test_atomic_file_open_fails_in_a_missing_directory_and_on_a_directory),
