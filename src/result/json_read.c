@@ -430,6 +430,10 @@ static int read_largest(struct reader *rd, const json_t *o, struct cpu_result *c
 		    json_integer_value(v) < 0)
 			return bad(rd, "largest[%zu] is not [at_ns, value_ns]", i);
 		ev[i] = (struct rec_event){ .at_ns = (uint64_t)json_integer_value(a), .value = (uint64_t)json_integer_value(v) };
+		/* They are samples of the leading metric: no more of them than it counted, each in [min, max]. */
+		if (i >= cr->st[0].n || ev[i].value < cr->st[0].min || ev[i].value > cr->st[0].max)
+			return bad(rd, "largest[%zu]: %llu ns is not one of the %llu samples in [min_ns, max_ns]", i,
+				   (unsigned long long)ev[i].value, (unsigned long long)cr->st[0].n);
 	}
 	result_set_top(cr, ev, (unsigned)json_array_size(arr));
 	return 0;

@@ -388,8 +388,14 @@ class Trust(ImportCase):
         def lie(change):
             # buckets [4992, 5055] (ten samples) and [8960, 9087] (one)
             doc = synthetic({0: {0: [5000] * 5 + [5010] * 5 + [9000]}})
+            doc["cpus"][0]["largest"] = [[300, 9000], [100, 5010]]
             change(doc["cpus"][0]["metrics"]["latency"], doc["cpus"][0]["windows"][0]["latency"])
+            if change is largest:
+                doc["cpus"][0]["largest"][0][1] = 3_600_000_000_000
             return doc
+
+        def largest(m, w):
+            pass
         cases = ((lambda m, w: m.update(min_ns=4000), "cpus[0].metrics.latency: min_ns 4000 is not in the "
                                                        "histogram's first bucket [4992, 5055]"),
                  (lambda m, w: m.update(min_ns=5100), "min_ns 5100 is not in the histogram's first bucket"),
@@ -399,7 +405,8 @@ class Trust(ImportCase):
                                                        "histogram gives (5000 to 5055)"),
                  (lambda m, w: w.update(max_ns=9100), "cpus[0].windows[0].latency: max_ns 9100 is not in the "
                                                        "histogram's last bucket"),
-                 (lambda m, w: w.update(p50_ns=9000), "cpus[0].windows[0].latency: p50_ns 9000 is not what"))
+                 (lambda m, w: w.update(p50_ns=9000), "cpus[0].windows[0].latency: p50_ns 9000 is not what"),
+                 (largest, "cpus[0]: largest[0]: 3600000000000 ns is not one of the 11 samples in [min_ns, max_ns]"))
         for change, needle in cases:
             with self.subTest(needle):
                 self.refused(self.file(lie(change)), needle)
