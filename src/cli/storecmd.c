@@ -109,7 +109,8 @@ static size_t drop_repeats(struct given_id *ids, size_t n, int64_t *out)
 
 	if (!keep)
 		return SIZE_MAX;
-	qsort(ids, n, sizeof(*ids), by_id_then_place);
+	if (n)
+		qsort(ids, n, sizeof(*ids), by_id_then_place);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || ids[i].id != ids[i - 1u].id) {
 			keep[ids[i].at] = true;

@@ -76,7 +76,8 @@ int sparse_sum(const struct sparse_hist *const *src, size_t n, struct sparse_his
 	for (size_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < src[i]->n; j++)
 			b[k++] = src[i]->b[j];
-	qsort(b, total, sizeof(*b), by_bucket);
+	if (total)
+		qsort(b, total, sizeof(*b), by_bucket);
 	size_t out = 0;
 	for (size_t i = 0; i < total; i++) {
 		if (out && b[out - 1u].index == b[i].index)
