@@ -1,16 +1,16 @@
 /* latscope import: results made elsewhere (other hosts, --json files) into the store. */
 #include <errno.h>
-#include <jansson.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
 #include "result/json.h"
-
-#define IMPORT_MAX_BYTES (1024L * 1024L * 1024L)
 
 struct import_cmd {
 	const char *db;
@@ -26,7 +26,10 @@ static const struct cmd_spec import_spec = {
 	.name = "import",
 	.synopsis = "FILE.json... [--db PATH]",
 	.about = "Store results written with --json, here or on other hosts.  Every file is checked first; when\n"
-		 "one is not a latscope result, nothing is stored.  A run already in the store is skipped.",
+		 "one is not a latscope result, nothing is stored.  A run already in the store is skipped.\n"
+		 "A file's figures must agree with its histograms and its \"all\" block with its CPUs; what is\n"
+		 "stored is what latscope computes from the histograms and CPUs again, not the file's text.\n"
+		 "A file may be at most 256 MiB.",
 	.opts = import_opts,
 	.nopts = sizeof(import_opts) / sizeof(import_opts[0]),
 	.help_offset = offsetof(struct import_cmd, help),
@@ -35,33 +38,86 @@ static const struct cmd_spec import_spec = {
 	.pos_name = "file",
 };
 
-/* The file's result in the store's form (the same text --json writes), checked whole. */
-static int load_file(const char *path, char **ret_text)
+/* The whole file, refused unread when larger than a result may be. */
+static int read_file(const char *path, char **ret_text, size_t *ret_len, char *err, size_t errlen)
 {
-	json_error_t jerr;
-	struct result res;
-	char err[320];
-	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	int r;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *text = NULL;
+	size_t len = 0;
+	int r = 0;
 
-	if (!doc) {
-		fprintf(stderr, "latscope import: '%s': %s\n", path,
-			json_error_code(&jerr) == json_error_cannot_open_file ? jerr.text : "not valid JSON");
-		if (json_error_code(&jerr) != json_error_cannot_open_file)
-			fprintf(stderr, "latscope import: '%s': line %d: %s\n", path, jerr.line, jerr.text);
-		return -EINVAL;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s", strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		snprintf(err, errlen, "not a regular file");
+	} else if ((r = result_text_too_large((size_t)st.st_size, err, errlen)) == 0) {
+		/* One byte more than the limit shows a file that grew meanwhile. */
+		size_t cap = (size_t)st.st_size + 1u;
+		if (!(text = malloc(cap + 1u)))
+			r = -ENOMEM;
+		while (r == 0) {
+			ssize_t n = read(fd, text + len, cap - len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				r = -errno;
+				snprintf(err, errlen, "%s", strerror(errno));
+			} else if (n == 0) {
+				break;
+			} else if ((len += (size_t)n) == cap) {
+				r = result_text_too_large(RESULT_TEXT_MAX + 1u, err, errlen);
+				if (len <= RESULT_TEXT_MAX)
+					snprintf(err, errlen, "it changed while it was read");
+			}
+		}
+		if (r == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
 	}
-	r = result_from_json(doc, &res, err, sizeof(err));
+	if (fd >= 0)
+		close(fd);
 	if (r < 0) {
-		fprintf(stderr, "latscope import: '%s': %s\n", path, err);
-		json_decref(doc);
+		free(text);
 		return r;
 	}
-	result_free(&res);
-	json_object_del(doc, "id");     /* from `show --json`: the store gives its own */
-	*ret_text = result_json_dump(doc);
-	json_decref(doc);
-	return *ret_text ? 0 : -ENOMEM;
+	text[len] = '\0';
+	*ret_text = text;
+	*ret_len = len;
+	return 0;
+}
+
+/* The file's result in the store's form: checked whole, then written again by latscope. */
+static int load_file(const char *path, char **ret_text)
+{
+	char err[320], *text;
+	size_t len;
+	int r = read_file(path, &text, &len, err, sizeof(err));
+
+	if (r == 0) {
+		struct result res;
+		r = result_from_text(text, len, &res, err, sizeof(err));
+		free(text);             /* before the result is written again: what import takes is the larger */
+		if (r == 0) {
+			if (!(*ret_text = result_store_text(&res)))
+				r = -ENOMEM;
+			/* Written again with every figure and the merged row's windows, a compact file grows:
+			 * the store must not keep what no command could read back. */
+			else if (result_text_too_large(strlen(*ret_text), err, sizeof(err)) < 0) {
+				snprintf(err, sizeof(err), "as latscope writes it, the result would be larger than %u MiB, "
+					 "the most a result may be", RESULT_TEXT_MAX >> 20);
+				free(*ret_text);
+				r = -EFBIG;
+			}
+			result_free(&res);
+		}
+	}
+	if (r == -ENOMEM)
+		snprintf(err, sizeof(err), "out of memory");
+	if (r < 0)
+		fprintf(stderr, "latscope import: '%s': %s\n", path, err);
+	return r;
 }
 
 int cmd_import(int argc, char **argv)

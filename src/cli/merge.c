@@ -36,7 +36,9 @@ static const struct cmd_spec merge_spec = {
 	.synopsis = "ID... [--json FILE] [--no-store] [-q] [--db PATH]",
 	.about = "Merge runs of one probe, for example the same probe on many hosts, into one result: histograms\n"
 		 "and statistics add up exactly.  CPUs are merged by number, windows by their index in each run.\n"
-		 "The merged result is stored as a new run (its host reads \"merged: ...\").",
+		 "The merged result is stored as a new run (its host reads \"merged: ...\").  Runs of different\n"
+		 "probes are a usage error (2); runs whose counts or sums of time would reach 2^63 together\n"
+		 "(what a JSON integer cannot hold) cannot be merged: an error (1), and nothing is stored.",
 	.opts = merge_opts,
 	.nopts = sizeof(merge_opts) / sizeof(merge_opts[0]),
 	.help_offset = offsetof(struct merge_cmd, help),

@@ -38,8 +38,9 @@ static const struct cmd_spec show_spec = {
 
 static int print_json(const char *text, int64_t id)
 {
-	json_error_t jerr;
-	json_t *doc = json_loads(text, 0, &jerr);
+	char err[256];
+	/* A store is a file too, maybe from elsewhere: parsed within the same bounds as an import. */
+	json_t *doc = result_json_parse(text, strlen(text), err, sizeof(err));
 	char *out = NULL;
 
 	if (doc && json_object_set_new(doc, "id", json_integer(id)) == 0)
@@ -47,7 +48,7 @@ static int print_json(const char *text, int64_t id)
 	json_decref(doc);
 	if (!out) {
 		fprintf(stderr, "latscope show: run %lld cannot be printed: %s\n", (long long)id,
-			doc ? "out of memory" : jerr.text);
+			doc ? "out of memory" : err);
 		return EXIT_ERROR;
 	}
 	puts(out);

@@ -1,6 +1,8 @@
 #include "cli/storecmd.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,27 +80,53 @@ static int parse_id(const char *s, size_t len, int64_t *ret)
 	return 0;
 }
 
-static int push_id(int64_t **ids, size_t *n, size_t *cap, int64_t id)
+#define MAX_RANGE 100000
+
+/* The most run ids one command takes, ranges expanded (before repeats are dropped). */
+#define MAX_IDS 100000
+
+struct given_id {
+	int64_t id;
+	size_t at;                      /* where it was named */
+};
+
+static int by_id_then_place(const void *a, const void *b)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*ids)[i] == id)
-			return 0;       /* named twice: once is enough */
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2u : 16u;
-		int64_t *grown = realloc(*ids, c * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		*ids = grown;
-		*cap = c;
-	}
-	(*ids)[(*n)++] = id;
-	return 0;
+	const struct given_id *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->at > y->at) - (x->at < y->at);
 }
 
-#define MAX_RANGE 100000
+/*
+ * ids[0..n-1] keeping the first of each id, in the order given: sorted by id
+ * (then place) the repeats sit together, so this is O(n log n) where a scan of
+ * the ids kept so far for each one would be quadratic (1-99999 took seconds).
+ */
+static size_t drop_repeats(struct given_id *ids, size_t n, int64_t *out)
+{
+	bool *keep = calloc(n ? n : 1u, sizeof(*keep));
+	size_t k = 0;
+
+	if (!keep)
+		return SIZE_MAX;
+	if (n)
+		qsort(ids, n, sizeof(*ids), by_id_then_place);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || ids[i].id != ids[i - 1u].id) {
+			keep[ids[i].at] = true;
+			out[ids[i].at] = ids[i].id;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (keep[i])
+			out[k++] = out[i];
+	free(keep);
+	return k;
+}
 
 int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, size_t *ret_n, struct opt_error *err)
 {
+	struct given_id *given = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0, cap = 0;
 
@@ -119,20 +147,38 @@ int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, siz
 				snprintf(err->msg, sizeof(err->msg), "'%s': the range is reversed or longer than %d runs", args[a], MAX_RANGE);
 				goto fail;
 			}
-			for (int64_t id = lo; id <= hi; id++)
-				if (push_id(&ids, &n, &cap, id) < 0) {
-					snprintf(err->msg, sizeof(err->msg), "out of memory");
-					goto fail;
-				}
+			/* Counted before anything is made of them: `show 1-99999` is refused at once. */
+			if ((uint64_t)(hi - lo) + 1u > MAX_IDS - n) {
+				snprintf(err->msg, sizeof(err->msg), "'%s': more than %d run ids in all", args[a], MAX_IDS);
+				goto fail;
+			}
+			if (n + (size_t)(hi - lo) + 1u > cap) {
+				size_t c = cap ? cap : 16u;
+				while (c < n + (size_t)(hi - lo) + 1u)
+					c *= 2u;
+				struct given_id *grown = realloc(given, c * sizeof(*grown));
+				if (!grown)
+					goto oom;
+				given = grown;
+				cap = c;
+			}
+			for (int64_t id = lo; id <= hi; id++, n++)
+				given[n] = (struct given_id){ .id = id, .at = n };
 			if (p[len] == '\0')
 				break;
 			p += len + 1u;
 		}
 	}
+	if (!(ids = malloc((n ? n : 1u) * sizeof(*ids))) || (n = drop_repeats(given, n, ids)) == SIZE_MAX)
+		goto oom;
+	free(given);
 	*ret = ids;
 	*ret_n = n;
 	return 0;
+oom:
+	snprintf(err->msg, sizeof(err->msg), "out of memory");
 fail:
+	free(given);
 	free(ids);
 	return -EINVAL;
 }

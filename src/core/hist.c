@@ -1,7 +1,10 @@
 #include "core/hist.h"
 
+#include <errno.h>
 #include <float.h>
 #include <string.h>
+
+#include "core/count.h"
 
 void hist_reset(struct hist *h)
 {
@@ -14,11 +17,17 @@ void hist_record_n(struct hist *h, uint64_t v, uint64_t n)
 	h->total += n;
 }
 
-void hist_add(struct hist *dst, const struct hist *src)
+int hist_add(struct hist *dst, const struct hist *src)
 {
-	for (unsigned i = 0; i < HIST_BUCKETS; i++)
-		dst->counts[i] += src->counts[i];
-	dst->total += src->total;
+	uint64_t total = dst->total;
+	/* No bucket holds more than its total: when the totals fit, so does every bucket. */
+	if (!count_add(&total, src->total))
+		return -EOVERFLOW;
+	if (src->total)
+		for (unsigned i = 0; i < HIST_BUCKETS; i++)
+			dst->counts[i] += src->counts[i];
+	dst->total = total;
+	return 0;
 }
 
 uint64_t hist_bucket_low(unsigned i)

@@ -47,8 +47,9 @@ static inline void hist_record(struct hist *h, uint64_t v)
 
 void hist_reset(struct hist *h);
 void hist_record_n(struct hist *h, uint64_t v, uint64_t n);
-/* dst += src.  Both must be valid histograms. */
-void hist_add(struct hist *dst, const struct hist *src);
+/* dst += src.  Both must be valid histograms (each count at most the total).
+ * -EOVERFLOW, dst unchanged, when the total would pass COUNT_MAX (core/count.h). */
+int hist_add(struct hist *dst, const struct hist *src);
 
 /* Smallest and largest value that land in bucket i (inclusive). */
 uint64_t hist_bucket_low(unsigned i);

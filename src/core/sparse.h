@@ -22,8 +22,14 @@ struct sparse_hist {
 
 /* ret gets the non-empty buckets of h.  -ENOMEM; ret untouched on failure. */
 int sparse_from_hist(const struct hist *h, struct sparse_hist *ret);
-/* dst += src, keeping the order.  -ENOMEM; dst untouched on failure. */
+/* dst += src, keeping the order.  -ENOMEM, or -EOVERFLOW when the total would
+ * pass COUNT_MAX (core/count.h); dst untouched on failure. */
 int sparse_merge(struct sparse_hist *dst, const struct sparse_hist *src);
+/* *ret = the sum of src[0..n-1], whose buckets are sorted together: O(b log b)
+ * in all their buckets.  -ENOMEM, -EOVERFLOW (a total past COUNT_MAX). */
+int sparse_sum(const struct sparse_hist *const *src, size_t n, struct sparse_hist *ret);
+/* As hist_percentile on the dense histogram, in O(buckets). */
+uint64_t sparse_percentile(const struct sparse_hist *s, double p);
 /* dst (dense) += src. */
 void sparse_add_to(const struct sparse_hist *src, struct hist *dst);
 uint64_t sparse_total(const struct sparse_hist *s);

@@ -35,8 +35,16 @@ static inline void stats_add(struct stats *s, uint64_t v)
 	s->m2 += delta * (x - s->mean);
 }
 
-/* dst absorbs src as if every value of src had been added to dst. */
-void stats_merge(struct stats *dst, const struct stats *src);
+/* dst absorbs src as if every value of src had been added to dst.  -EOVERFLOW,
+ * dst unchanged, when the count would pass COUNT_MAX (core/count.h). */
+int stats_merge(struct stats *dst, const struct stats *src);
+
+/*
+ * The stats of n values with these figures (as a file gives them): m2 from the
+ * population deviation sd, capped at (max - min) / 2, past which no values in
+ * [min, max] spread (a writer's rounding would otherwise grow it each round trip).
+ */
+void stats_from_figures(struct stats *st, uint64_t n, uint64_t min, uint64_t max, double mean, double sd);
 
 /* Population standard deviation (divides by n); 0 for fewer than two values. */
 double stats_stddev(const struct stats *s);

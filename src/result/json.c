@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -328,7 +329,19 @@ fail:
 
 char *result_json_dump(const json_t *doc)
 {
-	return json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(12));
+	const size_t flags = JSON_INDENT(1) | JSON_REAL_PRECISION(RESULT_REAL_DIGITS);
+	/* Sized first, then written into exactly that: json_dumps grows its buffer by
+	 * doubling, which for a large result costs twice the text at the end. */
+	size_t n = json_dumpb(doc, NULL, 0, flags);
+	char *text = n ? malloc(n + 1u) : NULL;
+
+	if (text && json_dumpb(doc, text, n, flags) != n) {
+		free(text);
+		return NULL;
+	}
+	if (text)
+		text[n] = '\0';
+	return text;
 }
 
 int json_file_commit(struct atomic_file *f, const char *text)

@@ -7,21 +7,19 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "result/json.h"
+
+#define NOT_A_RESULT "not a latscope result (no \"schema\": \"" RESULT_SCHEMA "\")"
 
 struct reader {
 	char *err;
 	size_t errlen;
 	char path[160];
-	/*
-	 * The largest count (or sum of ns) a CPU may hold: INT64_MAX / ncpus.  The
-	 * merged row and its windows add the CPUs up and are written back as JSON
-	 * integers, so no sum may pass INT64_MAX (or wrap around).
-	 */
-	uint64_t count_max;
-	size_t ncpus;
+	/* Dense histograms the CPUs holding samples need, and what the text's size allows (see dense_budget). */
+	size_t dense_used, dense_max;
 };
 
 static int bad(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -83,23 +81,6 @@ static int get_u64(struct reader *rd, const json_t *o, const char *key, uint64_t
 	return 0;
 }
 
-/* A value the merged row adds up over the CPUs. */
-static int get_count(struct reader *rd, const json_t *o, const char *key, uint64_t *ret)
-{
-	uint64_t v;
-	int r = get_u64(rd, o, key, &v);
-	if (r < 0)
-		return r;
-	if (v > rd->count_max) {
-		size_t at = enter(rd, key, 0);
-		r = bad(rd, "is too large to add up over %zu CPUs", rd->ncpus);
-		leave(rd, at);
-		return r;
-	}
-	*ret = v;
-	return 0;
-}
-
 static int get_real(struct reader *rd, const json_t *o, const char *key, double *ret)
 {
 	const json_t *v = json_object_get(o, key);
@@ -144,7 +125,7 @@ static int read_stats(struct reader *rd, const json_t *o, struct stats *st)
 	uint64_t n, mn, mx;
 	double mean, sd;
 	int r;
-	if ((r = get_count(rd, o, "count", &n)) < 0 || (r = get_u64(rd, o, "min_ns", &mn)) < 0 ||
+	if ((r = get_u64(rd, o, "count", &n)) < 0 || (r = get_u64(rd, o, "min_ns", &mn)) < 0 ||
 	    (r = get_u64(rd, o, "max_ns", &mx)) < 0 || (r = get_real(rd, o, "mean_ns", &mean)) < 0 ||
 	    (r = get_real(rd, o, "stddev_ns", &sd)) < 0)
 		return r;
@@ -155,16 +136,7 @@ static int read_stats(struct reader *rd, const json_t *o, struct stats *st)
 	double sd_max = ((double)mx - (double)mn) / 2.0;
 	if (n && sd > sd_max * 1.001 + 1.0)
 		return bad(rd, "stddev_ns is larger than min and max allow");
-	if (sd > sd_max)
-		sd = sd_max;            /* the writer's rounding: keep it from growing on each round trip */
-	stats_reset(st);
-	if (n == 0)
-		return 0;
-	st->n = n;
-	st->min = mn;
-	st->max = mx;
-	st->mean = mean;
-	st->m2 = sd * sd * (double)n;   /* stored as the population deviation */
+	stats_from_figures(st, n, mn, mx, mean, sd);
 	return 0;
 }
 
@@ -238,14 +210,75 @@ static int read_buckets(struct reader *rd, const json_t *h, uint64_t want, struc
 	return r;
 }
 
-static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns, bool per_cpu)
+/* The bucket that holds the value of rank r (1-based) in h. */
+static unsigned bucket_of_rank(const struct sparse_hist *h, uint64_t rank)
+{
+	uint64_t seen = 0;
+	for (uint32_t i = 0; i < h->n; i++)
+		if ((seen += h->b[i].count) >= rank)
+			return h->b[i].index;
+	return h->b[h->n - 1u].index;
+}
+
+struct pct_key {
+	const char *key;
+	double p;
+};
+
+static const struct pct_key summary_pcts[] = {
+	{ "p50_ns", 50.0 }, { "p90_ns", 90.0 }, { "p99_ns", 99.0 }, { "p99_9_ns", 99.9 }, { "p99_99_ns", 99.99 },
+};
+static const struct pct_key window_pcts[] = { { "p50_ns", 50.0 }, { "p99_ns", 99.0 } };
+
+/*
+ * A file's figures must be those its histogram h (of st.n values) gives: min in
+ * the first bucket, max in the last, and each percentile present the value of
+ * its rank's bucket, give or take one rank (writers may round the rank
+ * differently; latscope reports the midpoint, clamped to [min, max] in a
+ * summary).  latscope recomputes them all; a file that says otherwise lied.
+ */
+static int check_figures(struct reader *rd, const json_t *o, const struct stats *st, const struct sparse_hist *h,
+			 const struct pct_key *pcts, size_t npcts, bool clamped)
+{
+	if (st->n == 0)
+		return 0;                       /* then the buckets are none (read_buckets) */
+	unsigned first = h->b[0].index, last = h->b[h->n - 1u].index;
+	if (st->min < hist_bucket_low(first) || st->min > hist_bucket_high(first))
+		return bad(rd, "min_ns %llu is not in the histogram's first bucket [%llu, %llu]",
+			   (unsigned long long)st->min, (unsigned long long)hist_bucket_low(first),
+			   (unsigned long long)hist_bucket_high(first));
+	if (st->max < hist_bucket_low(last) || st->max > hist_bucket_high(last))
+		return bad(rd, "max_ns %llu is not in the histogram's last bucket [%llu, %llu]",
+			   (unsigned long long)st->max, (unsigned long long)hist_bucket_low(last),
+			   (unsigned long long)hist_bucket_high(last));
+	for (size_t i = 0; i < npcts; i++) {
+		uint64_t v, rank = hist_rank(pcts[i].p, st->n);
+		int r;
+		if (!json_object_get(o, pcts[i].key))
+			continue;
+		if ((r = get_u64(rd, o, pcts[i].key, &v)) < 0)
+			return r;
+		uint64_t lo = hist_bucket_low(bucket_of_rank(h, rank > 1u ? rank - 1u : 1u));
+		uint64_t hi = hist_bucket_high(bucket_of_rank(h, rank < st->n ? rank + 1u : st->n));
+		if (clamped) {
+			lo = lo > st->min ? lo : st->min;
+			hi = hi < st->max ? hi : st->max;
+		}
+		if (v < lo || v > hi)
+			return bad(rd, "%s %llu is not what the histogram gives (%llu to %llu)", pcts[i].key,
+				   (unsigned long long)v, (unsigned long long)lo, (unsigned long long)hi);
+	}
+	return 0;
+}
+
+static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns)
 {
 	if (!json_is_object(o))
 		return bad(rd, "cpu_ns is not an object");
 	size_t at = enter(rd, "cpu_ns", 0);
 	int r = 0;
 	for (int k = 0; k < CPU_TIME_KINDS && r == 0; k++)
-		r = per_cpu ? get_count(rd, o, cpu_time_names[k], &ns[k]) : get_u64(rd, o, cpu_time_names[k], &ns[k]);
+		r = get_u64(rd, o, cpu_time_names[k], &ns[k]);
 	leave(rd, at);
 	return r;
 }
@@ -259,7 +292,7 @@ static int read_machine_window(struct reader *rd, const json_t *o, struct machin
 	if (with_index)
 		r = get_u64(rd, o, "index", &w->index);
 	if (r == 0)
-		r = read_cpu_ns(rd, json_object_get(o, "cpu_ns"), w->cpu_ns, false);
+		r = read_cpu_ns(rd, json_object_get(o, "cpu_ns"), w->cpu_ns);
 	if (r == 0)
 		r = get_u64(rd, o, "irqs", &w->irqs);
 	if (r == 0)
@@ -271,25 +304,6 @@ static int read_machine_window(struct reader *rd, const json_t *o, struct machin
 	if (r == 0)
 		r = get_u64(rd, o, "self_system_ns", &w->self_system_ns);
 	return r;
-}
-
-/* Sums that wrapped around could otherwise match the totals. */
-static bool machine_sums_wrap(const struct machine_context *m)
-{
-	struct machine_window sum = { 0 };
-	bool wrapped = false;
-
-	for (size_t i = 0; i < m->nwin; i++) {
-		const struct machine_window *w = &m->win[i];
-		for (int k = 0; k < CPU_TIME_KINDS; k++)
-			wrapped |= __builtin_add_overflow(sum.cpu_ns[k], w->cpu_ns[k], &sum.cpu_ns[k]);
-		wrapped |= __builtin_add_overflow(sum.irqs, w->irqs, &sum.irqs) ||
-			   __builtin_add_overflow(sum.softirqs, w->softirqs, &sum.softirqs) ||
-			   __builtin_add_overflow(sum.switches, w->switches, &sum.switches) ||
-			   __builtin_add_overflow(sum.self_user_ns, w->self_user_ns, &sum.self_user_ns) ||
-			   __builtin_add_overflow(sum.self_system_ns, w->self_system_ns, &sum.self_system_ns);
-	}
-	return wrapped;
 }
 
 /* Optional: the whole machine beside every window. */
@@ -314,11 +328,13 @@ static int read_machine(struct reader *rd, const json_t *doc, struct result *res
 		size_t at2 = enter(rd, "windows", 0);
 		enter(rd, NULL, i);
 		r = read_machine_window(rd, w, &mw, true);
+		if (r == 0 && (r = machine_append(&res->machine, &mw)) == -EOVERFLOW)
+			r = bad(rd, "the windows add up past 2^63");
 		leave(rd, at2);
-		if (r == 0 && (r = machine_append(&res->machine, &mw)) < 0)
+		if (r < 0)
 			break;
 	}
-	if (r == 0 && (machine_sums_wrap(&res->machine) || memcmp(&total, &res->machine.total, sizeof(total)) != 0))
+	if (r == 0 && memcmp(&total, &res->machine.total, sizeof(total)) != 0)
 		r = bad(rd, "the windows do not add up to the totals");
 	leave(rd, at);
 	return r;
@@ -329,7 +345,7 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 	int r;
 	memset(rw, 0, sizeof(*rw));
 	if ((r = get_u64(rd, o, "index", &rw->w.index)) < 0 || (r = get_u64(rd, o, "start_ns", &rw->w.start_ns)) < 0 ||
-	    (r = get_u64(rd, o, "end_ns", &rw->w.end_ns)) < 0 || (r = get_count(rd, o, "missed", &rw->w.missed)) < 0)
+	    (r = get_u64(rd, o, "end_ns", &rw->w.end_ns)) < 0 || (r = get_u64(rd, o, "missed", &rw->w.missed)) < 0)
 		return r;
 	const json_t *ov = json_object_get(o, "overhead_ns");
 	stats_reset(&rw->w.overhead);
@@ -346,15 +362,15 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		if (!json_is_object(ctx))
 			r = bad(rd, "is not an object");
 		if (r == 0)
-			r = get_count(rd, ctx, "irqs", &rw->ctx.irqs);
+			r = get_u64(rd, ctx, "irqs", &rw->ctx.irqs);
 		if (r == 0)
-			r = get_count(rd, ctx, "softirqs", &rw->ctx.softirqs);
+			r = get_u64(rd, ctx, "softirqs", &rw->ctx.softirqs);
 		if (r == 0)
-			r = get_count(rd, ctx, "involuntary_switches", &rw->ctx.involuntary);
+			r = get_u64(rd, ctx, "involuntary_switches", &rw->ctx.involuntary);
 		if (r == 0)
-			r = get_count(rd, ctx, "steal_ns", &rw->ctx.cpu_ns[CPU_STEAL]);
+			r = get_u64(rd, ctx, "steal_ns", &rw->ctx.cpu_ns[CPU_STEAL]);
 		if (r == 0 && json_object_get(ctx, "cpu_ns"))
-			r = read_cpu_ns(rd, json_object_get(ctx, "cpu_ns"), rw->ctx.cpu_ns, true);
+			r = read_cpu_ns(rd, json_object_get(ctx, "cpu_ns"), rw->ctx.cpu_ns);
 		leave(rd, at);
 		if (r < 0)
 			return r;
@@ -367,8 +383,8 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		if (!mo)
 			return -EINVAL;
 		size_t at = enter(rd, res->metric_names[m], 0);
-		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_count(rd, mo, "above", &rw->w.m[m].above)) < 0 ||
-		    (json_object_get(mo, "above_total_ns") && (r = get_count(rd, mo, "above_total_ns", &rw->w.m[m].above_ns)) < 0)) {
+		if ((r = read_stats(rd, mo, &rw->w.m[m].st)) < 0 || (r = get_u64(rd, mo, "above", &rw->w.m[m].above)) < 0 ||
+		    (json_object_get(mo, "above_total_ns") && (r = get_u64(rd, mo, "above_total_ns", &rw->w.m[m].above_ns)) < 0)) {
 			leave(rd, at);
 			return r;
 		}
@@ -377,10 +393,6 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 			leave(rd, at);
 			return r;
 		}
-		if (json_object_get(mo, "p50_ns"))
-			r = get_u64(rd, mo, "p50_ns", &rw->p50[m]);
-		if (r == 0 && json_object_get(mo, "p99_ns"))
-			r = get_u64(rd, mo, "p99_ns", &rw->p99[m]);
 		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
 		if (r == 0 && !h)
 			r = -EINVAL;
@@ -389,6 +401,11 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 			r = read_buckets(rd, h, rw->w.m[m].st.n, NULL, &rw->hist[m]);
 			leave(rd, at2);
 		}
+		if (r == 0)
+			r = check_figures(rd, mo, &rw->w.m[m].st, &rw->hist[m], window_pcts,
+					  sizeof(window_pcts) / sizeof(window_pcts[0]), false);
+		rw->p50[m] = sparse_percentile(&rw->hist[m], 50.0);
+		rw->p99[m] = sparse_percentile(&rw->hist[m], 99.0);
 		leave(rd, at);
 		if (r < 0)
 			return r;
@@ -413,13 +430,16 @@ static int read_largest(struct reader *rd, const json_t *o, struct cpu_result *c
 		    json_integer_value(v) < 0)
 			return bad(rd, "largest[%zu] is not [at_ns, value_ns]", i);
 		ev[i] = (struct rec_event){ .at_ns = (uint64_t)json_integer_value(a), .value = (uint64_t)json_integer_value(v) };
+		/* They are samples of the leading metric: no more of them than it counted, each in [min, max]. */
+		if (i >= cr->st[0].n || ev[i].value < cr->st[0].min || ev[i].value > cr->st[0].max)
+			return bad(rd, "largest[%zu]: %llu ns is not one of the %llu samples in [min_ns, max_ns]", i,
+				   (unsigned long long)ev[i].value, (unsigned long long)cr->st[0].n);
 	}
 	result_set_top(cr, ev, (unsigned)json_array_size(arr));
 	return 0;
 }
 
-/* Far more interrupt sources than a machine has; named_counts_add is linear, so
- * an unbounded object would cost quadratic time. */
+/* Far more interrupt sources than a machine has. */
 #define NAMED_COUNTS_MAX 4096
 
 static int read_counts(struct reader *rd, const json_t *o, const char *key, struct named_counts *c)
@@ -437,12 +457,43 @@ static int read_counts(struct reader *rd, const json_t *o, const char *key, stru
 			return bad(rd, "%s.%.40s...: the name is longer than %d bytes", key, name, RESULT_SOURCE_LEN - 1);
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return bad(rd, "%s.%.40s is not a count", key, name);
-		if ((uint64_t)json_integer_value(v) > rd->count_max)
-			return bad(rd, "%s.%.40s is too large to add up over %zu CPUs", key, name, rd->ncpus);
-		if (named_counts_add(c, name, (uint64_t)json_integer_value(v)) < 0)
+		/* Each name once (an object's keys, never cut): appended without a search. */
+		if (named_counts_append(c, name, (uint64_t)json_integer_value(v)) < 0)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * A CPU holding samples gets dense histograms (result_cpu_hists): 30 KB per
+ * metric, however few buckets its text lists.  A file of small CPU blocks could
+ * so cost hundreds of times its size (4,096 CPUs of one sample in 1.6 MB: 120
+ * MB), so they may take DENSE_FLOOR plus DENSE_PER_BYTE times the text.
+ * latscope's smallest results (20 samples a CPU) spend 4.5 KB of text per CPU
+ * and metric as written, 1.8 KB compacted: as written they always fit (8 times
+ * 4.5 KB is more than 30 KB); compacted, the floor holds 1,100 CPU-metrics of
+ * them.  CPUs without samples cost nothing: they share one empty histogram.
+ */
+#define DENSE_FLOOR ((size_t)32 << 20)
+#define DENSE_PER_BYTE 8u
+
+static size_t dense_budget(size_t text_len)
+{
+	return DENSE_FLOOR + DENSE_PER_BYTE * text_len;
+}
+
+/* cr's own histograms (*ret is NULL until then), charged to the budget the first time. */
+static int dense_hists(struct reader *rd, const struct result *res, struct cpu_result *cr, struct hist **ret)
+{
+	size_t cost = res->nmetrics * sizeof(struct hist);
+	if (*ret)
+		return 0;
+	if (cost > rd->dense_max - rd->dense_used)
+		return bad(rd, "the CPUs holding samples need more than the %zu MiB of histograms a result of this "
+			   "size may", rd->dense_max >> 20);
+	rd->dense_used += cost;
+	*ret = result_cpu_hists(res, cr);
+	return *ret ? 0 : -ENOMEM;
 }
 
 static int read_cpu(struct reader *rd, struct result *res, const json_t *o, struct cpu_result *cr)
@@ -453,7 +504,7 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 
 	if (!metrics || !wins || !ov)
 		return -EINVAL;
-	if ((r = get_count(rd, o, "missed", &cr->missed)) < 0)
+	if ((r = get_u64(rd, o, "missed", &cr->missed)) < 0)
 		return r;
 	size_t at = enter(rd, "overhead", 0);
 	const json_t *cc = need(rd, ov, "clock_read_ns", JSON_OBJECT), *wr = need(rd, ov, "wakeup_to_recorded_ns", JSON_OBJECT);
@@ -466,6 +517,7 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 	if (r < 0)
 		return r;
 	at = enter(rd, "metrics", 0);
+	struct hist *dense = NULL;
 	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
 		const json_t *mo = need(rd, metrics, res->metric_names[m], JSON_OBJECT);
 		if (!mo) {
@@ -475,19 +527,26 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 		size_t at2 = enter(rd, res->metric_names[m], 0);
 		r = read_stats(rd, mo, &cr->st[m]);
 		if (r == 0)
-			r = get_count(rd, mo, "above", &cr->above[m]);
+			r = get_u64(rd, mo, "above", &cr->above[m]);
 		if (r == 0 && json_object_get(mo, "above_total_ns"))
-			r = get_count(rd, mo, "above_total_ns", &cr->above_ns[m]);
+			r = get_u64(rd, mo, "above_total_ns", &cr->above_ns[m]);
 		if (r == 0 && cr->above[m] > cr->st[m].n)
 			r = bad(rd, "above is more than count");
 		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
 		if (r == 0 && !h)
 			r = -EINVAL;
+		if (r == 0 && cr->st[m].n)
+			r = dense_hists(rd, res, cr, &dense);
+		struct sparse_hist listed = { 0 };
 		if (r == 0) {
 			size_t at3 = enter(rd, "histogram", 0);
-			r = read_buckets(rd, h, cr->st[m].n, &cr->hist[m], NULL);
+			r = read_buckets(rd, h, cr->st[m].n, dense ? &dense[m] : NULL, &listed);
 			leave(rd, at3);
 		}
+		if (r == 0)
+			r = check_figures(rd, mo, &cr->st[m], &listed, summary_pcts,
+					  sizeof(summary_pcts) / sizeof(summary_pcts[0]), true);
+		sparse_free(&listed);
 		leave(rd, at2);
 	}
 	leave(rd, at);
@@ -628,10 +687,17 @@ static int read_head(struct reader *rd, const json_t *doc, struct result *res, c
 		return bad(rd, "cpus is empty");
 	if ((r = result_init(res, probe, (unsigned)json_array_size(metrics), names, &set)) < 0)
 		return r == -EINVAL ? bad(rd, "probe or metric names are too long") : r;
-	rd->ncpus = cpuset_count(&set);
-	rd->count_max = (uint64_t)INT64_MAX / rd->ncpus;
+	/* What wrote it: kept as it is, as params are. */
+	if (!(res->tool = json_deep_copy(tool)))
+		return -ENOMEM;
 	*ret_cpus = cpus;
 	return 0;
+}
+
+static int by_cpu(const void *key, const void *elem)
+{
+	int cpu = *(const int *)key, other = ((const struct cpu_result *)elem)->cpu;
+	return (cpu > other) - (cpu < other);
 }
 
 static int read_rest(struct reader *rd, const json_t *doc, struct result *res, const json_t *cpus)
@@ -703,10 +769,8 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 		return r;
 	json_array_foreach(cpus, i, v) {
 		int cpu = (int)json_integer_value(json_object_get(v, "cpu"));
-		struct cpu_result *cr = NULL;
-		for (size_t k = 0; k < res->ncpus; k++)
-			if (res->cpus[k].cpu == cpu)
-				cr = &res->cpus[k];
+		/* result_init made one row per CPU, in CPU order. */
+		struct cpu_result *cr = bsearch(&cpu, res->cpus, res->ncpus, sizeof(*res->cpus), by_cpu);
 		at = enter(rd, "cpus", 0);
 		enter(rd, NULL, i);
 		r = cr ? read_cpu(rd, res, v, cr) : -EINVAL;
@@ -717,9 +781,98 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 	return 0;
 }
 
-int result_from_json(const json_t *doc, struct result *ret, char *err, size_t errlen)
+static int disagree(struct reader *rd, const char *what, uint64_t file, uint64_t sum)
 {
-	struct reader rd = { .err = err, .errlen = errlen, .count_max = INT64_MAX, .ncpus = 1 };
+	return bad(rd, "%s %llu is not what the CPUs add up to (%llu)", what, (unsigned long long)file,
+		   (unsigned long long)sum);
+}
+
+/* A real of the file's all block against latscope's sum of the CPUs: theirs was added up
+ * before rounding to RESULT_REAL_DIGITS, ours after, so a lie is what passes the rounding. */
+static bool close_enough(double file, double sum, double scale)
+{
+	return fabs(file - sum) <= 1e-6 * (fabs(sum) + scale) + 1e-3;
+}
+
+/* The metric m of the all block o, against res->all. */
+static int check_all_metric(struct reader *rd, const json_t *mo, const struct result *res, unsigned m)
+{
+	const struct cpu_result *all = &res->all;
+	const struct stats *sum = &all->st[m];
+	struct sparse_hist listed = { 0 };
+	struct stats st;
+	uint64_t above, above_ns = all->above_ns[m];
+	int r;
+
+	if ((r = read_stats(rd, mo, &st)) < 0 || (r = get_u64(rd, mo, "above", &above)) < 0 ||
+	    (json_object_get(mo, "above_total_ns") && (r = get_u64(rd, mo, "above_total_ns", &above_ns)) < 0))
+		return r;
+	if (st.n != sum->n)
+		return disagree(rd, "count", st.n, sum->n);
+	if (stats_min(&st) != stats_min(sum))
+		return disagree(rd, "min_ns", stats_min(&st), stats_min(sum));
+	if (st.max != sum->max)
+		return disagree(rd, "max_ns", st.max, sum->max);
+	if (above != all->above[m])
+		return disagree(rd, "above", above, all->above[m]);
+	if (above_ns != all->above_ns[m])
+		return disagree(rd, "above_total_ns", above_ns, all->above_ns[m]);
+	if (!close_enough(st.mean, sum->mean, 0.0))
+		return bad(rd, "mean_ns %.12g is not what the CPUs add up to (%.12g)", st.mean, sum->mean);
+	if (!close_enough(stats_stddev(&st), stats_stddev(sum), sum->mean))
+		return bad(rd, "stddev_ns %.12g is not what the CPUs add up to (%.12g)", stats_stddev(&st),
+			   stats_stddev(sum));
+	const json_t *h = need(rd, mo, "histogram", JSON_OBJECT);
+	if (!h)
+		return -EINVAL;
+	size_t at = enter(rd, "histogram", 0);
+	r = read_buckets(rd, h, st.n, NULL, &listed);
+	unsigned i = hist_next(&all->hist[m], 0);
+	for (uint32_t k = 0; r == 0 && (k < listed.n || i < HIST_BUCKETS); k++, i = hist_next(&all->hist[m], i + 1u))
+		if (k >= listed.n || i >= HIST_BUCKETS || listed.b[k].index != i ||
+		    listed.b[k].count != all->hist[m].counts[i])
+			r = bad(rd, "the buckets are not the sum of the CPUs'");
+	leave(rd, at);
+	if (r == 0)
+		r = check_figures(rd, mo, sum, &listed, summary_pcts, sizeof(summary_pcts) / sizeof(summary_pcts[0]),
+				  true);
+	sparse_free(&listed);
+	return r;
+}
+
+/*
+ * The file's "all" block must be the sum of its CPUs, which latscope has added
+ * up again (result_finalize): counts, extremes, above, missed and histogram
+ * exactly, mean and stddev within their rounding, percentiles as the sum's
+ * histogram gives them.  Its windows and largest values are rebuilt, unread.
+ */
+static int check_all(struct reader *rd, const json_t *o, const struct result *res)
+{
+	const json_t *metrics = need(rd, o, "metrics", JSON_OBJECT);
+	uint64_t missed;
+	int r;
+
+	if (!metrics)
+		return -EINVAL;
+	if ((r = get_u64(rd, o, "missed", &missed)) < 0)
+		return r;
+	if (missed != res->all.missed)
+		return disagree(rd, "missed", missed, res->all.missed);
+	size_t at = enter(rd, "metrics", 0);
+	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
+		const json_t *mo = need(rd, metrics, res->metric_names[m], JSON_OBJECT);
+		size_t at2 = enter(rd, res->metric_names[m], 0);
+		r = mo ? check_all_metric(rd, mo, res, m) : -EINVAL;
+		leave(rd, at2);
+	}
+	leave(rd, at);
+	return r;
+}
+
+/* The document read whole; text_len is the size of the text it came from (for the budgets). */
+static int read_doc(const json_t *doc, size_t text_len, struct result *ret, char *err, size_t errlen)
+{
+	struct reader rd = { .err = err, .errlen = errlen, .dense_max = dense_budget(text_len) };
 	const json_t *schema, *version, *cpus;
 	int r;
 
@@ -729,7 +882,7 @@ int result_from_json(const json_t *doc, struct result *ret, char *err, size_t er
 		return bad(&rd, "not a JSON object");
 	schema = json_object_get(doc, "schema");
 	if (!json_is_string(schema) || strcmp(json_string_value(schema), RESULT_SCHEMA) != 0)
-		return bad(&rd, "not a latscope result (no \"schema\": \"%s\")", RESULT_SCHEMA);
+		return bad(&rd, "%s", NOT_A_RESULT);
 	version = json_object_get(doc, "schema_version");
 	if (!json_is_integer(version) || json_integer_value(version) < 1)
 		return bad(&rd, "schema_version is missing or not a positive integer");
@@ -738,11 +891,21 @@ int result_from_json(const json_t *doc, struct result *ret, char *err, size_t er
 			 (long long)json_integer_value(version), RESULT_SCHEMA_VERSION);
 		return -EPROTO;
 	}
-	if ((r = read_head(&rd, doc, ret, &cpus)) < 0)
-		return r;
-	r = read_rest(&rd, doc, ret, cpus);
+	r = read_head(&rd, doc, ret, &cpus);
 	if (r == 0)
-		r = result_finalize(ret);
+		r = read_rest(&rd, doc, ret, cpus);
+	if (r == 0) {
+		/* The "all" row adds the CPUs up: it must fit where the CPUs each did. */
+		char why[200];
+		r = result_finalize_why(ret, why, sizeof(why));
+		if (r == -EOVERFLOW)
+			r = bad(&rd, "the CPUs cannot be added up: %s", why);
+	}
+	if (r == 0) {
+		size_t at = enter(&rd, "all", 0);
+		r = check_all(&rd, json_object_get(doc, "all"), ret);
+		leave(&rd, at);
+	}
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	if (r < 0)
@@ -750,15 +913,206 @@ int result_from_json(const json_t *doc, struct result *ret, char *err, size_t er
 	return r;
 }
 
+/*
+ * Reading costs memory in proportion to the text, never more:
+ *
+ * - RESULT_TEXT_MAX bounds the text, checked before anything is read or
+ *   parsed (see json.h);
+ * - a text that is not an object naming "schema": "latscope.result" at its top
+ *   level is refused by one pass over its bytes, before any tree is built
+ *   (jansson's tree of a JSON text costs up to 75 times the text);
+ * - jansson's allocations are counted while it parses, and the parse is
+ *   refused once they pass TREE_PER_BYTE times the text (plus TREE_FLOOR): the
+ *   tree of a result latscope wrote costs 4 times its text as written
+ *   (indented) and 10 to 13 times compacted, so 16 refuses only what no result
+ *   needs;
+ * - dense histograms are budgeted too (dense_budget).
+ */
+#define TREE_PER_BYTE 16u
+#define TREE_FLOOR ((size_t)1 << 20)
+
+struct parse_budget {
+	size_t used, limit;
+	bool exceeded;
+};
+
+static _Thread_local struct parse_budget *budget;
+
+static void *counted_malloc(size_t size)
+{
+	struct parse_budget *b = budget;
+	if (b) {
+		size_t cost = size + 16u;       /* and the allocator's own header */
+		if (cost > b->limit - b->used) {
+			b->exceeded = true;
+			return NULL;
+		}
+		b->used += cost;
+	}
+	return malloc(size);
+}
+
+static void counted_free(void *p)
+{
+	free(p);
+}
+
+/* Before main, so that every jansson allocation, whoever makes it, is a plain malloc; only
+ * a parse here sets a budget, on its own thread. */
+__attribute__((constructor)) static void count_jansson(void)
+{
+	json_set_alloc_funcs(counted_malloc, counted_free);
+}
+
+static size_t skip_ws(const char *t, size_t len, size_t i)
+{
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* Past the string that starts at t[i] (a quote): just after its closing quote, or len. */
+static size_t skip_string(const char *t, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (t[i] == '\\')
+			i++;
+		else if (t[i] == '"')
+			return i + 1u;
+	}
+	return len;
+}
+
+/* Past the value at t[i], to the ',' or '}' after it: brackets counted, strings skipped,
+ * nothing checked (jansson does that). */
+static size_t skip_value(const char *t, size_t len, size_t i)
+{
+	size_t depth = 0;
+	while (i < len) {
+		char c = t[i];
+		if (c == '"') {
+			i = skip_string(t, len, i);
+			continue;
+		}
+		if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return i;
+			depth--;
+		} else if (c == ',' && depth == 0)
+			return i;
+		i++;
+	}
+	return len;
+}
+
+enum shape { SHAPE_RESULT, SHAPE_NOT_OBJECT, SHAPE_NO_SCHEMA, SHAPE_UNKNOWN };
+
+/*
+ * What the text is, by one pass over its bytes: an object whose member
+ * "schema" is "latscope.result", something else, or malformed (for jansson to
+ * say where).  The bytes are compared as they are: a key or value written with
+ * escapes is not recognised, as latscope never writes them so.
+ */
+static enum shape text_shape(const char *t, size_t len)
+{
+	static const char key[] = "\"schema\"", value[] = "\"" RESULT_SCHEMA "\"";
+	size_t i = skip_ws(t, len, 0);
+
+	if (i >= len)
+		return SHAPE_UNKNOWN;
+	if (t[i] != '{')
+		return t[i] == '[' || t[i] == '"' || t[i] == '-' || (t[i] >= '0' && t[i] <= '9') || t[i] == 't' ||
+		       t[i] == 'f' || t[i] == 'n' ? SHAPE_NOT_OBJECT : SHAPE_UNKNOWN;
+	for (i++;;) {
+		i = skip_ws(t, len, i);
+		if (i < len && t[i] == '}')
+			return SHAPE_NO_SCHEMA;
+		if (i >= len || t[i] != '"')
+			return SHAPE_UNKNOWN;
+		size_t k = i;
+		i = skip_string(t, len, i);
+		bool schema = i - k == sizeof(key) - 1u && memcmp(t + k, key, sizeof(key) - 1u) == 0;
+		i = skip_ws(t, len, i);
+		if (i >= len || t[i] != ':')
+			return SHAPE_UNKNOWN;
+		i = skip_ws(t, len, i + 1u);
+		if (schema) {
+			size_t v = i;
+			if (i < len && t[i] == '"')
+				i = skip_string(t, len, i);
+			return i - v == sizeof(value) - 1u && memcmp(t + v, value, sizeof(value) - 1u) == 0
+				       ? SHAPE_RESULT
+				       : SHAPE_NO_SCHEMA;
+		}
+		i = skip_ws(t, len, skip_value(t, len, i));
+		if (i >= len)
+			return SHAPE_UNKNOWN;
+		if (t[i] == '}')
+			return SHAPE_NO_SCHEMA;
+		if (t[i] != ',')
+			return SHAPE_UNKNOWN;
+		i++;
+	}
+}
+
+int result_text_too_large(size_t len, char *err, size_t errlen)
+{
+	if (len <= RESULT_TEXT_MAX)
+		return 0;
+	snprintf(err, errlen, "larger than %u MiB, the most a result may be", RESULT_TEXT_MAX >> 20);
+	return -EFBIG;
+}
+
+json_t *result_json_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+	struct parse_budget b = { .limit = TREE_FLOOR + TREE_PER_BYTE * len };
+	json_error_t jerr;
+
+	err[0] = '\0';
+	if (result_text_too_large(len, err, errlen) < 0)
+		return NULL;
+	switch (text_shape(text, len)) {
+	case SHAPE_NOT_OBJECT:
+		snprintf(err, errlen, "not a JSON object");
+		return NULL;
+	case SHAPE_NO_SCHEMA:
+		snprintf(err, errlen, "%s", NOT_A_RESULT);
+		return NULL;
+	case SHAPE_RESULT:
+	case SHAPE_UNKNOWN:
+		break;
+	}
+	budget = &b;
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	budget = NULL;
+	if (!doc && b.exceeded)
+		snprintf(err, errlen, "its JSON needs more memory to read than a text of its size may take (%u times "
+			 "its size)", TREE_PER_BYTE);
+	else if (!doc)
+		snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
+	return doc;
+}
+
 int result_from_text(const char *text, size_t len, struct result *ret, char *err, size_t errlen)
 {
-	json_error_t jerr;
-	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *doc = result_json_parse(text, len, err, errlen);
 	if (!doc) {
-		snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
+		memset(ret, 0, sizeof(*ret));
 		return -EINVAL;
 	}
-	int r = result_from_json(doc, ret, err, errlen);
+	int r = read_doc(doc, len, ret, err, errlen);
 	json_decref(doc);
 	return r;
+}
+
+char *result_store_text(const struct result *res)
+{
+	char *out = NULL;
+	json_t *doc = result_to_json(res);
+	if (doc && (!res->tool || json_object_set(doc, "tool", res->tool) == 0))
+		out = result_json_dump(doc);
+	json_decref(doc);
+	return out;
 }

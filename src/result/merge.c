@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void agree(char *dst, size_t size, const char *other)
@@ -55,34 +56,74 @@ static void merge_labels(struct labels *dst, const struct result *in, size_t n)
 	}
 }
 
-static int merge_cpu(const struct result *res, struct cpu_result *dst, const struct cpu_result *src)
+/* dst = the sum of src[0..n-1] (one CPU of every run that measured it), with their largest values. */
+static int merge_cpu(const struct result *res, struct cpu_result *dst, const struct cpu_result *const *src, size_t n,
+		     char *why, size_t whylen)
 {
-	for (unsigned m = 0; m < res->nmetrics; m++) {
-		stats_merge(&dst->st[m], &src->st[m]);
-		hist_add(&dst->hist[m], &src->hist[m]);
-		dst->above[m] += src->above[m];
-		dst->above_ns[m] += src->above_ns[m];
+	int r = cpu_result_sum(res, dst, src, n, why, whylen);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct rec_event top[2u * REC_TOP];
+		memcpy(top, dst->top, dst->ntop * sizeof(*top));
+		memcpy(top + dst->ntop, src[i]->top, src[i]->ntop * sizeof(*top));
+		result_set_top(dst, top, dst->ntop + src[i]->ntop);
 	}
-	dst->missed += src->missed;
-	stats_merge(&dst->overhead, &src->overhead);
-	stats_merge(&dst->clock_cost, &src->clock_cost);
-	struct rec_event top[2u * REC_TOP];
-	memcpy(top, dst->top, dst->ntop * sizeof(*top));
-	memcpy(top + dst->ntop, src->top, src->ntop * sizeof(*top));
-	result_set_top(dst, top, dst->ntop + src->ntop);
-	dst->has_context |= src->has_context;
-	int rc = named_counts_merge(&dst->irqs, &src->irqs);
-	if (rc == 0)
-		rc = named_counts_merge(&dst->softirqs, &src->softirqs);
-	if (rc < 0)
-		return rc;
-	/* Windows by index: the k-th window of every run covers the same span of its run. */
-	for (size_t k = 0; k < src->nwin; k++) {
-		int r = result_merge_window(res, dst, &src->win[k]);
-		if (r < 0)
-			return r;
+	return r;
+}
+
+static int by_cpu(const void *key, const void *elem)
+{
+	int cpu = *(const int *)key, other = ((const struct cpu_result *)elem)->cpu;
+	return (cpu > other) - (cpu < other);
+}
+
+/* Every CPU of every run into ret's CPU of that number, in run order. */
+static int merge_cpus(const struct result *in, size_t n, struct result *ret, char *why, size_t whylen)
+{
+	size_t total = 0, *count = calloc(ret->ncpus, sizeof(*count)), *at = calloc(ret->ncpus + 1u, sizeof(*at));
+	const struct cpu_result **src = NULL;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += in[i].ncpus;
+	if (!count || !at || !(src = malloc((total ? total : 1u) * sizeof(*src))))
+		r = -ENOMEM;
+	/* ret's CPUs are in CPU order (result_init): where each run's CPU goes is a binary search. */
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		for (size_t i = 0; i < n; i++)
+			for (size_t c = 0; c < in[i].ncpus; c++) {
+				const struct cpu_result *dst = bsearch(&in[i].cpus[c].cpu, ret->cpus, ret->ncpus,
+								       sizeof(*ret->cpus), by_cpu);
+				size_t k = (size_t)(dst - ret->cpus);
+				if (pass == 0)
+					count[k]++;
+				else
+					src[at[k] + count[k]++] = &in[i].cpus[c];
+			}
+		for (size_t k = 0; pass == 0 && k < ret->ncpus; k++) {
+			at[k + 1u] = at[k] + count[k];
+			count[k] = 0;
+		}
 	}
-	return 0;
+	for (size_t k = 0; k < ret->ncpus && r == 0; k++)
+		r = merge_cpu(ret, &ret->cpus[k], src + at[k], count[k], why, whylen);
+	free(count);
+	free(at);
+	free(src);
+	return r;
+}
+
+/* "runs 3 and 4", "runs 3, 4 and 5", or "the 12 runs". */
+static void name_runs(char *buf, size_t size, const int64_t *ids, size_t n)
+{
+	size_t len = 0;
+	if (n > 4) {
+		snprintf(buf, size, "the %zu runs", n);
+		return;
+	}
+	len = (size_t)snprintf(buf, size, "runs");
+	for (size_t i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld", i == 0 ? " " : i + 1u == n ? " and " : ", ",
+					(long long)ids[i]);
 }
 
 int result_merge(const struct result *in, const int64_t *ids, const char *const *identities, size_t n,
@@ -90,6 +131,7 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 {
 	struct cpuset cpus;
 	const char *names[REC_MAX_METRICS];
+	char why[200] = "";
 	int r;
 
 	err[0] = '\0';
@@ -135,15 +177,9 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 		if (in[i].threshold_ns != ret->threshold_ns)
 			result_note(ret, "run %lld used another threshold (%llu ns): 'above' mixes thresholds",
 				    (long long)ids[i], (unsigned long long)in[i].threshold_ns);
-		for (size_t c = 0; c < in[i].ncpus; c++) {
-			struct cpu_result *dst = NULL;
-			for (size_t k = 0; k < ret->ncpus; k++)
-				if (ret->cpus[k].cpu == in[i].cpus[c].cpu)
-					dst = &ret->cpus[k];
-			if ((r = merge_cpu(ret, dst, &in[i].cpus[c])) < 0)
-				goto fail;
-		}
 	}
+	if ((r = merge_cpus(in, n, ret, why, sizeof(why))) < 0)
+		goto fail;
 	snprintf(ret->stop_reason, sizeof(ret->stop_reason), "merged");
 	merge_system(&ret->sys, in, n);
 	merge_labels(&ret->labels, in, n);
@@ -174,11 +210,17 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 		goto fail;
 	}
 	char *argv[] = { (char *)"latscope", (char *)"merge", list };
-	if ((r = result_set_argv(ret, 3, argv)) < 0 || (r = result_finalize(ret)) < 0)
+	if ((r = result_set_argv(ret, 3, argv)) < 0 || (r = result_finalize_why(ret, why, sizeof(why))) < 0)
 		goto fail;
 	return 0;
 fail:
-	snprintf(err, errlen, "out of memory");
+	if (r == -EOVERFLOW) {
+		char runs[64];
+		name_runs(runs, sizeof(runs), ids, n);
+		snprintf(err, errlen, "%s cannot be merged: %s", runs, why);
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
 	result_free(ret);
 	return r;
 }

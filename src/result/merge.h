@@ -18,7 +18,9 @@
  * its sources.  ids name the runs in the merged result's notes and params
  * (merged_from); identities, their store identities (store_identity), are
  * what the merged result is (params.merged_members).
- * -EINVAL with err filled, -ENOMEM.
+ * -EINVAL with err filled (runs of different probes or metrics), -EOVERFLOW
+ * with err filled when a count or sum would pass 2^63 - 1 ("runs 3 and 4
+ * cannot be merged: cpu 0's sample count would reach 2^63"), -ENOMEM.
  */
 int result_merge(const struct result *in, const int64_t *ids, const char *const *identities, size_t n,
 		 struct result *ret, char *err, size_t errlen);

@@ -4,14 +4,62 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
-static int cpu_result_init(struct cpu_result *cr, int cpu, unsigned nmetrics)
+#include "core/count.h"
+
+/*
+ * A dense histogram is HIST_BUCKETS counters (30 KB) per metric, and a result
+ * read from a file may list thousands of CPUs that hold no sample: they all
+ * share these, zero pages mapped read-only (a write is a crash, never a
+ * corruption), until result_cpu_hists gives the CPU its own.
+ */
+static struct hist *shared_empty;
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+
+static void map_shared_empty(void)
+{
+	void *p = mmap(NULL, REC_MAX_METRICS * sizeof(struct hist), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	shared_empty = p == MAP_FAILED ? NULL : p;
+}
+
+static struct hist *no_samples(void)
+{
+	pthread_once(&shared_once, map_shared_empty);
+	return shared_empty;
+}
+
+static bool owns_hists(const struct cpu_result *cr)
+{
+	return cr->hist && cr->hist != shared_empty;
+}
+
+struct hist *result_cpu_hists(const struct result *res, struct cpu_result *cr)
+{
+	if (!owns_hists(cr)) {
+		struct hist *h = calloc(res->nmetrics, sizeof(*h));
+		if (!h)
+			return NULL;
+		cr->hist = h;
+	}
+	return cr->hist;
+}
+
+/* Back to sharing the empty histograms. */
+static void drop_hists(struct cpu_result *cr)
+{
+	if (owns_hists(cr))
+		free(cr->hist);
+	cr->hist = shared_empty;
+}
+
+static int cpu_result_init(struct cpu_result *cr, int cpu)
 {
 	memset(cr, 0, sizeof(*cr));
 	cr->cpu = cpu;
-	cr->hist = calloc(nmetrics, sizeof(struct hist));
-	if (!cr->hist)
+	if (!(cr->hist = no_samples()))
 		return -ENOMEM;
 	for (unsigned m = 0; m < REC_MAX_METRICS; m++) {
 		stats_reset(&cr->st[m]);
@@ -35,7 +83,7 @@ static void cpu_result_free(struct cpu_result *cr)
 	free_windows(cr);
 	named_counts_free(&cr->irqs);
 	named_counts_free(&cr->softirqs);
-	free(cr->hist);
+	drop_hists(cr);
 	free(cr->win);
 	if (cr->lin)
 		lin_hist_free(cr->lin);
@@ -68,9 +116,9 @@ int result_init(struct result *res, const char *probe, unsigned nmetrics,
 	if (!res->cpus)
 		goto fail;
 	cpuset_foreach(cpu, cpus)
-		if (cpu_result_init(&res->cpus[i++], cpu, nmetrics) < 0)
+		if (cpu_result_init(&res->cpus[i++], cpu) < 0)
 			goto fail;
-	if (cpu_result_init(&res->all, -1, nmetrics) < 0)
+	if (cpu_result_init(&res->all, -1) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -116,7 +164,8 @@ void result_free(struct result *res)
 	json_decref(res->fingerprint);
 	json_decref(res->findings);
 	json_decref(res->trace);
-	res->fingerprint = res->findings = res->trace = NULL;
+	json_decref(res->tool);
+	res->fingerprint = res->findings = res->trace = res->tool = NULL;
 }
 
 int result_set_argv(struct result *res, int argc, char *const *argv)
@@ -183,16 +232,25 @@ void result_info(struct result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* items (n of size bytes, room for *cap) with room for one more, grown by doubling: NULL
+ * when out of memory, items untouched. */
+static void *room_for_one(void *items, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return items;
+	size_t c = *cap ? *cap * 2u : 16u;
+	void *grown = realloc(items, c * size);
+	if (grown)
+		*cap = c;
+	return grown;
+}
+
 int result_append_window(struct cpu_result *cr, const struct result_window *rw)
 {
-	if (cr->nwin == cr->capwin) {
-		size_t cap = cr->capwin ? cr->capwin * 2u : 64u;
-		struct result_window *nw = realloc(cr->win, cap * sizeof(*nw));
-		if (!nw)
-			return -ENOMEM;
-		cr->win = nw;
-		cr->capwin = cap;
-	}
+	struct result_window *win = room_for_one(cr->win, &cr->capwin, cr->nwin, sizeof(*win));
+	if (!win)
+		return -ENOMEM;
+	cr->win = win;
 	cr->win[cr->nwin++] = *rw;
 	return 0;
 }
@@ -213,15 +271,20 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		rw.p50[m] = hist_percentile(&hist[m], 50.0);
 		rw.p99[m] = hist_percentile(&hist[m], 99.0);
-		hist_add(&cr->hist[m], &hist[m]);
-		stats_merge(&cr->st[m], &w->m[m].st);
-		stats_merge(&cr->gwin[m], &w->m[m].st);
-		cr->above[m] += w->m[m].above;
-		cr->above_ns[m] += w->m[m].above_ns;
 	}
-	cr->missed += w->missed;
-	stats_merge(&cr->overhead, &w->overhead);
-	if ((r = result_append_window(cr, &rw)) < 0)
+	/* A measurement cannot count 2^63 of anything; the checks keep the sums true regardless. */
+	r = result_cpu_hists(res, cr) ? 0 : -ENOMEM;
+	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
+		stats_merge(&cr->gwin[m], &w->m[m].st);
+		if (hist_add(&cr->hist[m], &hist[m]) < 0 || stats_merge(&cr->st[m], &w->m[m].st) < 0 ||
+		    !count_add(&cr->above[m], w->m[m].above) || !count_add(&cr->above_ns[m], w->m[m].above_ns))
+			r = -EOVERFLOW;
+	}
+	if (r == 0 && (!count_add(&cr->missed, w->missed) || stats_merge(&cr->overhead, &w->overhead) < 0))
+		r = -EOVERFLOW;
+	if (r == 0)
+		r = result_append_window(cr, &rw);
+	if (r < 0)
 		for (unsigned m = 0; m < res->nmetrics; m++)
 			sparse_free(&rw.hist[m]);
 	return r;
@@ -266,93 +329,333 @@ static void summarize(const struct result *res, struct cpu_result *cr)
 	}
 }
 
-int result_merge_window(const struct result *res, struct cpu_result *dst, const struct result_window *src)
-{
-	size_t lo = 0, hi = dst->nwin;
+/*
+ * Adding up results (CPUs into "all", runs into a merge): every count and sum of
+ * ns goes through count_add, and the first one that would pass COUNT_MAX is
+ * named in why, "cpu 3's sample count would reach 2^63".  On failure dst is
+ * left part-added: the caller throws it away.
+ */
+struct adding {
+	const struct result *res;
+	const struct cpu_result *dst;
+	char *why;
+	size_t whylen;
+	int r;                          /* 0, or the first failure */
+};
 
-	while (lo < hi) {       /* windows are kept sorted by index */
-		size_t mid = (lo + hi) / 2u;
-		if (dst->win[mid].w.index < src->w.index)
-			lo = mid + 1u;
-		else
-			hi = mid;
-	}
-	if (lo < dst->nwin && dst->win[lo].w.index == src->w.index) {
-		struct result_window *dw = &dst->win[lo];
-		if (src->w.end_ns > dw->w.end_ns)
-			dw->w.end_ns = src->w.end_ns;
-		dw->w.missed += src->w.missed;
-		stats_merge(&dw->w.overhead, &src->w.overhead);
-		win_context_add(&dw->ctx, &src->ctx);
-		for (unsigned m = 0; m < res->nmetrics; m++) {
-			stats_merge(&dw->w.m[m].st, &src->w.m[m].st);
-			dw->w.m[m].above += src->w.m[m].above;
-			dw->w.m[m].above_ns += src->w.m[m].above_ns;
-			int r = sparse_merge(&dw->hist[m], &src->hist[m]);
-			if (r < 0)
-				return r;
-			/* Percentiles do not add up; the merged histogram has them. */
-			struct hist h;
-			hist_reset(&h);
-			sparse_add_to(&dw->hist[m], &h);
-			dw->p50[m] = hist_percentile(&h, 50.0);
-			dw->p99[m] = hist_percentile(&h, 99.0);
-		}
+/* Text from a result (a file from elsewhere) in a message: no control character. */
+static void printable(char *dst, size_t size, const char *src)
+{
+	size_t i = 0;
+	for (; src[i] && i + 1u < size; i++)
+		dst[i] = (unsigned char)src[i] < 0x20u || src[i] == 0x7f ? '?' : src[i];
+	dst[i] = '\0';
+}
+
+static void too_big(struct adding *a, unsigned m, const char *what, const char *name, const struct result_window *w)
+{
+	char who[24], metric[RESULT_NAME_LEN + 1], in_window[40] = "", quoted[RESULT_SOURCE_LEN + 2];
+
+	if (a->r < 0)
+		return;
+	a->r = -EOVERFLOW;
+	if (!a->why || !a->whylen)
+		return;
+	if (a->dst->cpu >= 0)
+		snprintf(who, sizeof(who), "cpu %d's", a->dst->cpu);
+	else
+		snprintf(who, sizeof(who), "all CPUs'");
+	printable(metric, sizeof(metric), m ? a->res->metric_names[m] : "");
+	if (m)
+		strcat(metric, " ");
+	if (w)
+		snprintf(in_window, sizeof(in_window), " in window %llu", (unsigned long long)w->w.index);
+	printable(quoted, sizeof(quoted), name ? name : "");
+	snprintf(a->why, a->whylen, "%s %s%s%s%s%s%s would reach 2^63", who, metric, what, name ? " '" : "", quoted,
+		 name ? "'" : "", in_window);
+}
+
+static void add_count(struct adding *a, uint64_t *dst, uint64_t v, unsigned m, const char *what,
+		      const struct result_window *w)
+{
+	if (!count_add(dst, v))
+		too_big(a, m, what, NULL, w);
+}
+
+static void add_stats(struct adding *a, struct stats *dst, const struct stats *src, unsigned m, const char *what,
+		      const struct result_window *w)
+{
+	if (stats_merge(dst, src) < 0)
+		too_big(a, m, what, NULL, w);
+}
+
+static void add_context(struct adding *a, struct win_context *dst, const struct win_context *src,
+			const struct result_window *w)
+{
+	static const char *const counters[] = { "interrupts", "softirqs", "involuntary switches" };
+	char what[32];
+	int field;
+
+	if (win_context_add(dst, src, &field) == 0)
+		return;
+	if (field < 3)
+		snprintf(what, sizeof(what), "%s", counters[field]);
+	else
+		snprintf(what, sizeof(what), "%s time", cpu_time_names[field - 3]);
+	too_big(a, 0, what, NULL, w);
+}
+
+int win_context_add(struct win_context *dst, const struct win_context *src, int *ret_field)
+{
+	uint64_t *mine[3 + CPU_TIME_KINDS] = { &dst->irqs, &dst->softirqs, &dst->involuntary };
+	uint64_t theirs[3 + CPU_TIME_KINDS] = { src->irqs, src->softirqs, src->involuntary };
+
+	if (!src->valid)
 		return 0;
+	for (int k = 0; k < CPU_TIME_KINDS; k++) {
+		mine[3 + k] = &dst->cpu_ns[k];
+		theirs[3 + k] = src->cpu_ns[k];
 	}
-	struct result_window copy = *src;       /* with its own copy of the histograms */
-	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
-		copy.hist[m] = (struct sparse_hist){ 0 };
-	for (unsigned m = 0; m < res->nmetrics; m++) {
-		int r = sparse_merge(&copy.hist[m], &src->hist[m]);
-		if (r < 0) {
-			for (unsigned k = 0; k <= m; k++)
-				sparse_free(&copy.hist[k]);
-			return r;
+	dst->valid = true;
+	for (int i = 0; i < 3 + CPU_TIME_KINDS; i++)
+		if (!count_add(mine[i], theirs[i])) {
+			if (ret_field)
+				*ret_field = i;
+			return -EOVERFLOW;
 		}
-	}
-	int r = result_append_window(dst, &copy);
-	if (r < 0) {
-		for (unsigned m = 0; m < res->nmetrics; m++)
-			sparse_free(&copy.hist[m]);
-		return r;
-	}
-	memmove(&dst->win[lo + 1u], &dst->win[lo], (dst->nwin - 1u - lo) * sizeof(*dst->win));
-	dst->win[lo] = copy;
 	return 0;
 }
 
-void win_context_add(struct win_context *dst, const struct win_context *src)
+int machine_window_add(struct machine_window *dst, const struct machine_window *src)
 {
-	if (!src->valid)
-		return;
-	dst->valid = true;
-	dst->irqs += src->irqs;
-	dst->softirqs += src->softirqs;
-	dst->involuntary += src->involuntary;
+	bool ok = true;
 	for (int k = 0; k < CPU_TIME_KINDS; k++)
-		dst->cpu_ns[k] += src->cpu_ns[k];
+		ok &= count_add(&dst->cpu_ns[k], src->cpu_ns[k]);
+	ok &= count_add(&dst->irqs, src->irqs);
+	ok &= count_add(&dst->softirqs, src->softirqs);
+	ok &= count_add(&dst->switches, src->switches);
+	ok &= count_add(&dst->self_user_ns, src->self_user_ns);
+	ok &= count_add(&dst->self_system_ns, src->self_system_ns);
+	return ok ? 0 : -EOVERFLOW;
 }
 
-void machine_window_add(struct machine_window *dst, const struct machine_window *src)
+/* st as the JSON text gives it back (RESULT_REAL_DIGITS), so that a row added up
+ * from it is the same whether its parts were measured here or read from a file:
+ * a result read back and written again is the same text. */
+static void as_written(struct stats *out, const struct stats *in)
 {
-	for (int k = 0; k < CPU_TIME_KINDS; k++)
-		dst->cpu_ns[k] += src->cpu_ns[k];
-	dst->irqs += src->irqs;
-	dst->softirqs += src->softirqs;
-	dst->switches += src->switches;
-	dst->self_user_ns += src->self_user_ns;
-	dst->self_system_ns += src->self_system_ns;
+	if (in->n == 0) {
+		stats_reset(out);
+		return;
+	}
+	stats_from_figures(out, in->n, in->min, in->max, result_real_as_written(in->mean),
+			   result_real_as_written(stats_stddev(in)));
+}
+
+static void add_stats_written(struct adding *a, struct stats *dst, const struct stats *src, unsigned m,
+			      const char *what, const struct result_window *w)
+{
+	struct stats st;
+	as_written(&st, src);
+	add_stats(a, dst, &st, m, what, w);
+}
+
+/* One window of one source, for sorting them all by index. */
+struct win_ref {
+	uint64_t index;
+	size_t src;                     /* the source's place: equal indices merge in that order */
+	const struct result_window *w;
+};
+
+static int by_index_then_source(const void *x, const void *y)
+{
+	const struct win_ref *a = x, *b = y;
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
+	return (a->src > b->src) - (a->src < b->src);
+}
+
+/* The windows ref[0..n-1], all of one index, as one new window of dst. */
+static void sum_window(struct adding *a, struct cpu_result *dst, const struct win_ref *ref, size_t n)
+{
+	const struct result *res = a->res;
+	struct result_window rw;
+
+	memset(&rw, 0, sizeof(rw));
+	rw.w.index = ref[0].index;
+	rw.w.start_ns = ref[0].w->w.start_ns;
+	stats_reset(&rw.w.overhead);
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+		stats_reset(&rw.w.m[m].st);
+	for (size_t i = 0; i < n; i++) {
+		const struct result_window *src = ref[i].w;
+		if (src->w.end_ns > rw.w.end_ns)
+			rw.w.end_ns = src->w.end_ns;
+		add_count(a, &rw.w.missed, src->w.missed, 0, "missed periods", src);
+		add_stats_written(a, &rw.w.overhead, &src->w.overhead, 0, "wakeup-to-recorded count", src);
+		add_context(a, &rw.ctx, &src->ctx, src);
+		for (unsigned m = 0; m < res->nmetrics; m++) {
+			add_stats_written(a, &rw.w.m[m].st, &src->w.m[m].st, m, "sample count", src);
+			add_count(a, &rw.w.m[m].above, src->w.m[m].above, m, "count above the threshold", src);
+			add_count(a, &rw.w.m[m].above_ns, src->w.m[m].above_ns, m, "time above the threshold", src);
+		}
+	}
+	const struct sparse_hist **parts = a->r == 0 ? malloc(n * sizeof(*parts)) : NULL;
+	if (a->r == 0 && !parts)
+		a->r = -ENOMEM;
+	for (unsigned m = 0; m < res->nmetrics && a->r == 0; m++) {
+		for (size_t i = 0; i < n; i++)
+			parts[i] = &ref[i].w->hist[m];
+		int r = sparse_sum(parts, n, &rw.hist[m]);
+		if (r == -EOVERFLOW)
+			too_big(a, m, "sample count", NULL, ref[0].w);
+		else if (r < 0)
+			a->r = r;
+		/* Percentiles do not add up; the merged histogram has them. */
+		rw.p50[m] = sparse_percentile(&rw.hist[m], 50.0);
+		rw.p99[m] = sparse_percentile(&rw.hist[m], 99.0);
+	}
+	free(parts);
+	int r = a->r == 0 ? result_append_window(dst, &rw) : a->r;
+	if (r < 0) {
+		for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+			sparse_free(&rw.hist[m]);
+		a->r = r;
+	}
+}
+
+/* Every window of the sources, merged by index: O(n log n) in the windows. */
+static void sum_windows(struct adding *a, struct cpu_result *dst, const struct cpu_result *const *src, size_t n)
+{
+	size_t total = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		total += src[i]->nwin;
+	if (total == 0)
+		return;
+	struct win_ref *ref = malloc(total * sizeof(*ref));
+	if (!ref) {
+		a->r = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < src[i]->nwin; j++)
+			ref[k++] = (struct win_ref){ .index = src[i]->win[j].w.index, .src = i, .w = &src[i]->win[j] };
+	qsort(ref, total, sizeof(*ref), by_index_then_source);
+	for (size_t i = 0; i < total && a->r == 0;) {
+		size_t j = i + 1u;
+		while (j < total && ref[j].index == ref[i].index)
+			j++;
+		sum_window(a, dst, &ref[i], j - i);
+		i = j;
+	}
+	free(ref);
+}
+
+/* One named count of one source, for sorting them all by name. */
+struct name_ref {
+	const struct named_count *item;
+	size_t src;
+};
+
+static int by_name_then_source(const void *x, const void *y)
+{
+	const struct name_ref *a = x, *b = y;
+	int c = strcmp(a->item->name, b->item->name);
+	if (c)
+		return c;
+	return (a->src > b->src) - (a->src < b->src);
+}
+
+/* dst = the named counts of the sources added by name, in name order: O(n log n). */
+static void sum_named(struct adding *a, struct named_counts *dst, const struct cpu_result *const *src, size_t n,
+		      bool softirqs)
+{
+	size_t total = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		total += softirqs ? src[i]->softirqs.n : src[i]->irqs.n;
+	if (total == 0 || a->r < 0)
+		return;
+	struct name_ref *ref = malloc(total * sizeof(*ref));
+	struct named_count *items = malloc(total * sizeof(*items));
+	if (!ref || !items) {
+		free(ref);
+		free(items);
+		a->r = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct named_counts *c = softirqs ? &src[i]->softirqs : &src[i]->irqs;
+		for (size_t j = 0; j < c->n; j++)
+			ref[k++] = (struct name_ref){ .item = &c->items[j], .src = i };
+	}
+	qsort(ref, total, sizeof(*ref), by_name_then_source);
+	size_t out = 0;
+	for (size_t i = 0; i < total; i++) {
+		if (out && strcmp(items[out - 1u].name, ref[i].item->name) == 0) {
+			if (!count_add(&items[out - 1u].count, ref[i].item->count))
+				too_big(a, 0, softirqs ? "softirqs from" : "interrupts from", ref[i].item->name, NULL);
+			continue;
+		}
+		items[out++] = *ref[i].item;
+	}
+	free(ref);
+	named_counts_free(dst);
+	dst->items = items;
+	dst->n = out;
+}
+
+int cpu_result_sum(const struct result *res, struct cpu_result *dst, const struct cpu_result *const *src, size_t n,
+		   char *why, size_t whylen)
+{
+	struct adding a = { .res = res, .dst = dst, .why = why, .whylen = whylen };
+
+	if (dst->nwin || dst->irqs.n || dst->softirqs.n)
+		return -EINVAL;
+	for (size_t i = 0; i < n && a.r == 0; i++) {
+		for (unsigned m = 0; m < res->nmetrics; m++) {
+			add_stats_written(&a, &dst->st[m], &src[i]->st[m], m, "sample count", NULL);
+			add_count(&a, &dst->above[m], src[i]->above[m], m, "count above the threshold", NULL);
+			add_count(&a, &dst->above_ns[m], src[i]->above_ns[m], m, "time above the threshold", NULL);
+			if (src[i]->hist[m].total == 0 || a.r < 0)
+				continue;       /* an empty CPU costs no dense histogram */
+			if (!result_cpu_hists(res, dst))
+				a.r = -ENOMEM;
+			else if (hist_add(&dst->hist[m], &src[i]->hist[m]) < 0)
+				too_big(&a, m, "sample count", NULL, NULL);
+		}
+		add_count(&a, &dst->missed, src[i]->missed, 0, "missed periods", NULL);
+		add_stats_written(&a, &dst->overhead, &src[i]->overhead, 0, "wakeup-to-recorded count", NULL);
+		add_stats_written(&a, &dst->clock_cost, &src[i]->clock_cost, 0, "clock read count", NULL);
+		dst->has_context |= src[i]->has_context;
+	}
+	sum_named(&a, &dst->irqs, src, n, false);
+	sum_named(&a, &dst->softirqs, src, n, true);
+	/* Windows by index: the k-th window of every run covers the same span of its run. */
+	if (a.r == 0)
+		sum_windows(&a, dst, src, n);
+	if (a.r == -ENOMEM && why && whylen)
+		snprintf(why, whylen, "out of memory");
+	return a.r;
+}
+
+double result_real_as_written(double v)
+{
+	char text[48];
+	snprintf(text, sizeof(text), "%.*g", RESULT_REAL_DIGITS, v);
+	return strtod(text, NULL);
 }
 
 int machine_append(struct machine_context *m, const struct machine_window *w)
 {
-	struct machine_window *grown = realloc(m->win, (m->nwin + 1u) * sizeof(*grown));
-	if (!grown)
+	struct machine_window *win = room_for_one(m->win, &m->capwin, m->nwin, sizeof(*win));
+	if (!win)
 		return -ENOMEM;
-	m->win = grown;
+	m->win = win;
+	struct machine_window total = m->total;
+	if (machine_window_add(&total, w) < 0)
+		return -EOVERFLOW;
 	m->win[m->nwin++] = *w;
-	machine_window_add(&m->total, w);
+	m->total = total;
 	m->valid = true;
 	return 0;
 }
@@ -363,7 +666,7 @@ void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_
 	for (size_t i = cr->nwin; i-- > 0;) {
 		if (cr->win[i].w.index > index)
 			continue;
-		win_context_add(&cr->win[i].ctx, ctx);
+		win_context_add(&cr->win[i].ctx, ctx, NULL);   /* a run cannot count 2^63 interrupts */
 		return;
 	}
 }
@@ -371,14 +674,21 @@ void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_
 int named_counts_add(struct named_counts *c, const char *name, uint64_t count)
 {
 	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->items[i].name, name) == 0) {
-			c->items[i].count += count;
-			return 0;
-		}
-	struct named_count *grown = realloc(c->items, (c->n + 1u) * sizeof(*grown));
-	if (!grown)
+		if (strcmp(c->items[i].name, name) == 0)
+			return count_add(&c->items[i].count, count) ? 0 : -EOVERFLOW;
+	if (count > COUNT_MAX)
+		return -EOVERFLOW;
+	return named_counts_append(c, name, count);
+}
+
+int named_counts_append(struct named_counts *c, const char *name, uint64_t count)
+{
+	if (count > COUNT_MAX || strlen(name) >= RESULT_SOURCE_LEN)
+		return -EINVAL;
+	struct named_count *items = room_for_one(c->items, &c->cap, c->n, sizeof(*items));
+	if (!items)
 		return -ENOMEM;
-	c->items = grown;
+	c->items = items;
 	snprintf(c->items[c->n].name, sizeof(c->items[c->n].name), "%s", name);
 	c->items[c->n++].count = count;
 	return 0;
@@ -388,7 +698,7 @@ void named_counts_free(struct named_counts *c)
 {
 	free(c->items);
 	c->items = NULL;
-	c->n = 0;
+	c->n = c->cap = 0;
 }
 
 /* Largest first; equal values by time. */
@@ -441,55 +751,44 @@ static void merge_top(struct result *res)
 	}
 }
 
-int named_counts_merge(struct named_counts *dst, const struct named_counts *src)
-{
-	for (size_t i = 0; i < src->n; i++) {
-		int r = named_counts_add(dst, src->items[i].name, src->items[i].count);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
 
-int result_finalize(struct result *res)
+int result_finalize_why(struct result *res, char *why, size_t whylen)
 {
 	struct cpu_result *all = &res->all;
+	const struct cpu_result **cpus = malloc((res->ncpus ? res->ncpus : 1u) * sizeof(*cpus));
 	int r;
 
+	if (why && whylen)
+		why[0] = '\0';
+	if (!cpus)
+		return -ENOMEM;
 	free_windows(all);
 	named_counts_free(&all->irqs);
 	named_counts_free(&all->softirqs);
+	drop_hists(all);
 	all->has_context = false;
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		stats_reset(&all->st[m]);
-		hist_reset(&all->hist[m]);
 		all->above[m] = 0;
 		all->above_ns[m] = 0;
 	}
 	all->missed = 0;
 	stats_reset(&all->overhead);
 	stats_reset(&all->clock_cost);
-
 	for (size_t i = 0; i < res->ncpus; i++) {
-		struct cpu_result *cr = &res->cpus[i];
-		summarize(res, cr);
-		for (unsigned m = 0; m < res->nmetrics; m++) {
-			stats_merge(&all->st[m], &cr->st[m]);
-			hist_add(&all->hist[m], &cr->hist[m]);
-			all->above[m] += cr->above[m];
-			all->above_ns[m] += cr->above_ns[m];
-		}
-		all->missed += cr->missed;
-		stats_merge(&all->overhead, &cr->overhead);
-		stats_merge(&all->clock_cost, &cr->clock_cost);
-		for (size_t k = 0; k < cr->nwin; k++)
-			if ((r = result_merge_window(res, all, &cr->win[k])) < 0)
-				return r;
-		all->has_context |= cr->has_context;
-		if ((r = named_counts_merge(&all->irqs, &cr->irqs)) < 0 || (r = named_counts_merge(&all->softirqs, &cr->softirqs)) < 0)
-			return r;
+		summarize(res, &res->cpus[i]);
+		cpus[i] = &res->cpus[i];
 	}
+	r = cpu_result_sum(res, all, cpus, res->ncpus, why, whylen);
+	free(cpus);
+	if (r < 0)
+		return r;
 	merge_top(res);
 	summarize(res, all);
 	return 0;
+}
+
+int result_finalize(struct result *res)
+{
+	return result_finalize_why(res, NULL, 0);
 }

@@ -59,7 +59,7 @@ struct machine_window {
 struct machine_context {
 	bool valid;
 	struct machine_window total;
-	size_t nwin;
+	size_t nwin, capwin;
 	struct machine_window *win;
 };
 
@@ -72,7 +72,7 @@ struct named_count {
 };
 
 struct named_counts {
-	size_t n;
+	size_t n, cap;
 	struct named_count *items;
 };
 
@@ -87,7 +87,7 @@ struct result_window {
 struct cpu_result {
 	int cpu;                        /* -1 for the merged "all" */
 	struct stats st[REC_MAX_METRICS];
-	struct hist *hist;              /* nmetrics histograms */
+	struct hist *hist;              /* nmetrics histograms; read-only until result_cpu_hists */
 	uint64_t above[REC_MAX_METRICS];
 	uint64_t above_ns[REC_MAX_METRICS];
 	uint64_t missed;
@@ -136,6 +136,7 @@ struct result {
 
 	struct sysdesc sys;
 	json_t *params;                 /* owned; the command's parameters */
+	json_t *tool;                   /* owned, or NULL (this latscope): what wrote a result read back */
 	json_t *fingerprint;            /* owned, or NULL: the machine as `latscope sys` sees it */
 	json_t *findings;               /* owned, or NULL: what sys advises, for this run */
 	json_t *trace;                  /* owned, or NULL: --trace's decomposition and explanations */
@@ -159,28 +160,51 @@ void result_free(struct result *res);
 
 int result_set_argv(struct result *res, int argc, char *const *argv);
 
+/* cr's histograms, to write into: until then every CPU shares read-only empty
+ * ones (a file may list thousands of CPUs without a sample).  NULL: no memory. */
+struct hist *result_cpu_hists(const struct result *res, struct cpu_result *cr);
+
 /* Append a finished window and fold it into the CPU's totals.  -ENOMEM. */
 int result_add_window(struct result *res, struct cpu_result *cr,
 		      const struct rec_window *w, const struct hist *hist);
 
-/* dst += src (nothing when src was not sampled). */
-void win_context_add(struct win_context *dst, const struct win_context *src);
-void machine_window_add(struct machine_window *dst, const struct machine_window *src);
-/* Append a machine window (copied).  -ENOMEM. */
+/* dst += src (nothing when src was not sampled).  -EOVERFLOW when a sum would
+ * pass COUNT_MAX (core/count.h): win_context_add says which in *ret_field (0
+ * irqs, 1 softirqs, 2 involuntary, 3 + k cpu_ns[k]; may be NULL). */
+int win_context_add(struct win_context *dst, const struct win_context *src, int *ret_field);
+int machine_window_add(struct machine_window *dst, const struct machine_window *src);
+/* Append a machine window (copied).  -ENOMEM, -EOVERFLOW (nothing appended). */
 int machine_append(struct machine_context *m, const struct machine_window *w);
 /* Add what else happened during window index to the window that covers it. */
 void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx);
-/* Add count to name in c (a new name is appended).  -ENOMEM. */
+/* Add count to name in c (a new name is appended).  -ENOMEM, -EOVERFLOW (past COUNT_MAX). */
 int named_counts_add(struct named_counts *c, const char *name, uint64_t count);
+/* Append a name c does not hold yet (a reader's, whose names are an object's
+ * keys): no search.  -ENOMEM, -EINVAL (a count past COUNT_MAX or a long name). */
+int named_counts_append(struct named_counts *c, const char *name, uint64_t count);
 void named_counts_free(struct named_counts *c);
-int named_counts_merge(struct named_counts *dst, const struct named_counts *src);
 /* Keep the REC_TOP largest of up to 2 * REC_TOP values (the recorder's, read
  * back from JSON, or two runs' merged), largest first. */
 void result_set_top(struct cpu_result *cr, const struct rec_event *ev, unsigned n);
 
-/* Fold src into dst's window of the same index (a copy when dst has none):
- * counts, stats and histograms add up; percentiles come from the sum. */
-int result_merge_window(const struct result *res, struct cpu_result *dst, const struct result_window *src);
+/*
+ * dst = the sum of src[0..n-1], rows of res's layout (dst holds no window and
+ * no named count yet, else -EINVAL): counts, stats and histograms add up,
+ * windows merge by index (percentiles from the merged histogram), named counts
+ * by name (in name order).  O(n log n) in the windows and names, whatever
+ * their indices.  Stats are added as the JSON text gives them back
+ * (result_real_as_written), so a sum is the same from measured rows and from
+ * rows read from a file.  -ENOMEM, or -EOVERFLOW when a sum would pass
+ * COUNT_MAX (core/count.h), with why (may be NULL) saying which: "cpu 3's
+ * sample count would reach 2^63".  On failure dst is part-added: free it.
+ */
+int cpu_result_sum(const struct result *res, struct cpu_result *dst, const struct cpu_result *const *src, size_t n,
+		   char *why, size_t whylen);
+
+/* Significant digits of the reals (mean_ns, stddev_ns) in a result's JSON. */
+#define RESULT_REAL_DIGITS 12
+/* v as a reader of the JSON text gets it back. */
+double result_real_as_written(double v);
 
 /* Append a window to cr, taking over its histograms.  -ENOMEM (rw still owned by the caller). */
 int result_append_window(struct cpu_result *cr, const struct result_window *rw);
@@ -194,7 +218,9 @@ void result_note(struct result *res, const char *fmt, ...) __attribute__((format
 /* Note something merely worth knowing. */
 void result_info(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Compute summaries and the merged "all" row.  -ENOMEM. */
+/* Compute summaries and the merged "all" row.  -ENOMEM, or -EOVERFLOW when the
+ * CPUs add up past COUNT_MAX; result_finalize_why says why (as cpu_result_add). */
 int result_finalize(struct result *res);
+int result_finalize_why(struct result *res, char *why, size_t whylen);
 
 #endif

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "cli/measure.h"
+#include "cli/storecmd.h"
 #include "cli/opt.h"
 #include "cli/timer.h"
 #include "core/cpuset.h"
@@ -1007,6 +1008,54 @@ static void test_option_engine_collects_positionals_in_order_and_limits_them(voi
 	expect_opt_error(many, want, NULL, NULL);
 }
 
+static void expect_ids(const char *const *args, size_t nargs, const int64_t *want, size_t nwant)
+{
+	struct opt_error err;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	assert_int_equal(storecmd_parse_ids(args, nargs, &ids, &n, &err), 0);
+	assert_int_equal(n, nwant);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ids[i], want[i]);
+	free(ids);
+}
+
+static void test_run_ids_named_twice_are_kept_once_where_first_named(void **state)
+{
+	(void)state;
+	static const char *const a1[] = { "7,3-5", "4", "1,7" };
+	static const int64_t w1[] = { 7, 3, 4, 5, 1 };
+	expect_ids(a1, 3, w1, 5);
+	static const char *const a2[] = { "9-12", "1-10" };
+	static const int64_t w2[] = { 9, 10, 11, 12, 1, 2, 3, 4, 5, 6, 7, 8 };
+	expect_ids(a2, 2, w2, 12);
+
+	/* Every id of a long range once, in order, and its repeat adds nothing. */
+	static const char *const a3[] = { "1-100000", "100000-1" };
+	struct opt_error err;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	assert_int_equal(storecmd_parse_ids(a3, 1, &ids, &n, &err), 0);
+	assert_int_equal(n, 100000);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ids[i], (int64_t)i + 1);
+	free(ids);
+	assert_int_equal(storecmd_parse_ids(a3, 2, &ids, &n, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "'100000-1'"));
+}
+
+static void test_run_ids_past_the_limit_in_all_are_refused(void **state)
+{
+	(void)state;
+	static const char *const args[] = { "1-100000", "5-6" };
+	struct opt_error err;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	assert_int_equal(storecmd_parse_ids(args, 2, &ids, &n, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "'5-6': more than 100000 run ids in all"));
+	assert_null(ids);
+}
+
 static void test_option_engine_marks_exactly_the_rows_given(void **state)
 {
 	(void)state;
@@ -1416,6 +1465,8 @@ int main(void)
 		cmocka_unit_test(test_help_lists_every_option_with_its_short_name_and_default),
 		cmocka_unit_test(test_params_json_has_every_parameter_row_and_no_other),
 		cmocka_unit_test(test_params_json_writes_a_long_sparse_cpu_list_whole),
+		cmocka_unit_test(test_run_ids_named_twice_are_kept_once_where_first_named),
+		cmocka_unit_test(test_run_ids_past_the_limit_in_all_are_refused),
 	};
 	return cmocka_run_group_tests(tests, read_machine, NULL);
 }

@@ -5,6 +5,7 @@
  * definition computed in integers: p is given as num/den percent, and the rank
  * is ceil(num * n / (100 * den)), 1-based, with p = 0 meaning rank 1.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "core/hist.h"
+#include "core/sparse.h"
 
 #include "rng.h"
 
@@ -762,6 +764,83 @@ static void test_hist_next_visits_exactly_the_non_empty_buckets_and_counts_add_t
 	test_free(h);
 }
 
+static void test_hist_add_refuses_a_total_past_int64_max_and_changes_nothing(void **state)
+{
+	(void)state;
+	struct hist *a = hist_new(), *b = hist_new();
+	hist_record_n(a, 5, UINT64_C(1) << 62);
+	hist_record_n(b, 900, UINT64_C(1) << 62);
+	struct hist *before = hist_new();
+	memcpy(before, a, sizeof(*a));
+	assert_int_equal(hist_add(a, b), -EOVERFLOW);
+	assert_memory_equal(a, before, sizeof(*a));
+	b->counts[hist_index(900)]--;
+	b->total--;
+	assert_int_equal(hist_add(a, b), 0);
+	assert_int_equal(a->total, (uint64_t)INT64_MAX);
+	test_free(before);
+	test_free(b);
+	test_free(a);
+}
+
+static void test_sparse_merge_refuses_a_count_past_int64_max_and_changes_nothing(void **state)
+{
+	(void)state;
+	struct hist *h = hist_new();
+	struct sparse_hist a, b;
+	hist_record_n(h, 5, UINT64_C(1) << 62);
+	hist_record_n(h, 7, 3);
+	assert_int_equal(sparse_from_hist(h, &a), 0);
+	hist_reset(h);
+	hist_record_n(h, 7, (UINT64_C(1) << 62) - 6u);
+	hist_record_n(h, 9, 3);                 /* a total of 2^63, whatever bucket holds it */
+	assert_int_equal(sparse_from_hist(h, &b), 0);
+	assert_int_equal(sparse_merge(&a, &b), -EOVERFLOW);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(sparse_total(&a), (UINT64_C(1) << 62) + 3u);
+	b.b[1].count--;
+	assert_int_equal(sparse_merge(&a, &b), 0);
+	assert_int_equal(sparse_total(&a), (uint64_t)INT64_MAX);
+	assert_int_equal(a.n, 3);
+	sparse_free(&a);
+	sparse_free(&b);
+	test_free(h);
+}
+
+static void test_sparse_percentile_and_sum_agree_with_the_dense_histogram(void **state)
+{
+	(void)state;
+	enum { PARTS = 5, N = 3000 };
+	struct hist *all = hist_new(), *part = hist_new();
+	struct sparse_hist sp[PARTS], sum;
+	const struct sparse_hist *src[PARTS];
+	rng_seed(21);
+	for (int p = 0; p < PARTS; p++) {
+		hist_reset(part);
+		for (int i = 0; i < N * (p + 1); i++) {
+			uint64_t v = rng_next() >> (20 + rng_below(40));
+			hist_record(part, v);
+			hist_record(all, v);
+		}
+		assert_int_equal(sparse_from_hist(part, &sp[p]), 0);
+		src[p] = &sp[p];
+	}
+	assert_int_equal(sparse_sum(src, PARTS, &sum), 0);
+	hist_reset(part);
+	sparse_add_to(&sum, part);
+	assert_memory_equal(part, all, sizeof(*all));
+	static const double ps[] = { 0.0, 0.001, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0 };
+	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+		assert_int_equal(sparse_percentile(&sum, ps[i]), hist_percentile(all, ps[i]));
+	struct sparse_hist none = { 0 };
+	assert_int_equal(sparse_percentile(&none, 50.0), 0);
+	sparse_free(&sum);
+	for (int p = 0; p < PARTS; p++)
+		sparse_free(&sp[p]);
+	test_free(part);
+	test_free(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,6 +876,9 @@ int main(void)
 		cmocka_unit_test(test_hist_record_n_equals_n_single_records),
 		cmocka_unit_test(test_hist_record_n_with_huge_counts_keeps_totals_and_percentiles),
 		cmocka_unit_test(test_hist_next_visits_exactly_the_non_empty_buckets_and_counts_add_to_total),
+		cmocka_unit_test(test_hist_add_refuses_a_total_past_int64_max_and_changes_nothing),
+		cmocka_unit_test(test_sparse_merge_refuses_a_count_past_int64_max_and_changes_nothing),
+		cmocka_unit_test(test_sparse_percentile_and_sum_agree_with_the_dense_histogram),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,7 @@
 #include "core/stats.h"
 #include "probe/recorder.h"
 #include "result/json.h"
+#include "result/merge.h"
 #include "result/result.h"
 
 #include "rng.h"
@@ -464,6 +465,167 @@ static void test_finalize_twice_gives_the_same_all_row(void **state)
 	result_free(&res);
 }
 
+/* ---- adding up: no sum may pass INT64_MAX (the JSON integer every count is written as) ---- */
+
+#define BIG (UINT64_C(1) << 62)          /* twice this is 2^63: one past INT64_MAX */
+
+enum big_field {
+	BIG_COUNT, BIG_ABOVE, BIG_ABOVE_NS, BIG_MISSED, BIG_OVERHEAD, BIG_CLOCK, BIG_CTX_IRQS, BIG_CTX_STEAL,
+	BIG_NAMED, BIG_WINDOW_ABOVE_NS, BIG_FIELDS
+};
+
+/* The reason result_merge must give when two runs hold field at 2^62 each. */
+static const char *const big_reason[BIG_FIELDS] = {
+	"cpu 3's sample count would reach 2^63",
+	"cpu 3's count above the threshold would reach 2^63",
+	"cpu 3's time above the threshold would reach 2^63",
+	"cpu 3's missed periods would reach 2^63",
+	"cpu 3's wakeup-to-recorded count would reach 2^63",
+	"cpu 3's clock read count would reach 2^63",
+	"cpu 3's interrupts in window 4 would reach 2^63",
+	"cpu 3's steal time in window 4 would reach 2^63",
+	"cpu 3's interrupts from 'LOC' would reach 2^63",
+	"cpu 3's time above the threshold in window 4 would reach 2^63",
+};
+
+/* One CPU (3), one window (4) of two samples of 5 ns, with field at 2^62. */
+static void big_result(struct result *res, enum big_field field)
+{
+	struct synth *s = synth_new(4);
+	init_result(res, 1, "3");
+	res->params = json_object();            /* as a stored run has */
+	synth_add(s, 0, 5);
+	synth_add(s, 0, 5);
+	switch (field) {
+	case BIG_COUNT:
+		s->w.m[0].st.n = BIG;
+		s->h[0].counts[5] = BIG;
+		s->h[0].total = BIG;
+		break;
+	case BIG_ABOVE:
+		s->w.m[0].above = BIG;
+		break;
+	case BIG_ABOVE_NS:
+	case BIG_WINDOW_ABOVE_NS:
+		s->w.m[0].above_ns = BIG;
+		break;
+	case BIG_MISSED:
+		s->w.missed = BIG;
+		break;
+	case BIG_OVERHEAD:
+		stats_add(&s->w.overhead, 7);
+		s->w.overhead.n = BIG;
+		break;
+	case BIG_CLOCK:
+	case BIG_CTX_IRQS:
+	case BIG_CTX_STEAL:
+	case BIG_NAMED:
+	case BIG_FIELDS:
+		break;
+	}
+	add_window(res, 0, s, NULL);
+	struct cpu_result *cr = &res->cpus[0];
+	struct win_context ctx = { .valid = true };
+	switch (field) {
+	case BIG_CLOCK:
+		stats_add(&cr->clock_cost, 20);
+		cr->clock_cost.n = BIG;
+		break;
+	case BIG_CTX_IRQS:
+		ctx.irqs = BIG;
+		result_add_context(cr, 4, &ctx);
+		break;
+	case BIG_CTX_STEAL:
+		ctx.cpu_ns[CPU_STEAL] = BIG;
+		result_add_context(cr, 4, &ctx);
+		break;
+	case BIG_NAMED:
+		cr->has_context = true;
+		assert_int_equal(named_counts_add(&cr->irqs, "LOC", BIG), 0);
+		break;
+	case BIG_WINDOW_ABOVE_NS:
+		cr->above_ns[0] = 1;    /* the window's sum alone passes the limit */
+		break;
+	case BIG_COUNT:
+	case BIG_ABOVE:
+	case BIG_ABOVE_NS:
+	case BIG_MISSED:
+	case BIG_OVERHEAD:
+	case BIG_FIELDS:
+		break;
+	}
+	assert_int_equal(result_finalize(res), 0);
+}
+
+static void test_merge_refuses_counts_that_would_overflow(void **state)
+{
+	(void)state;
+	for (int f = 0; f < BIG_FIELDS; f++) {
+		struct result in[2], out;
+		static const int64_t ids[] = { 3, 4 };
+		char err[320] = "";
+		big_result(&in[0], (enum big_field)f);
+		big_result(&in[1], (enum big_field)f);
+		static const char *const identities[] = { "run:a", "run:b" };
+		int r = result_merge(in, ids, identities, 2, &out, err, sizeof(err));
+		if (r != -EOVERFLOW || !strstr(err, big_reason[f])) {
+			print_error("field %d: %d '%s', want -EOVERFLOW and '%s'\n", f, r, err, big_reason[f]);
+			fail();
+		}
+		assert_non_null(strstr(err, "runs 3 and 4 cannot be merged: "));
+		result_free(&in[0]);
+		result_free(&in[1]);
+	}
+	/* One below the limit is fine, and adds up. */
+	struct result in[2], out;
+	static const int64_t ids[] = { 3, 4 };
+	char err[320];
+	big_result(&in[0], BIG_COUNT);
+	big_result(&in[1], BIG_MISSED);
+	in[1].cpus[0].missed = in[1].cpus[0].win[0].w.missed = (uint64_t)INT64_MAX;
+	static const char *const identities[] = { "run:a", "run:b" };
+	int r = result_merge(in, ids, identities, 2, &out, err, sizeof(err));
+	if (r != 0)
+		print_error("%s\n", err);
+	assert_int_equal(r, 0);
+	assert_int_equal(out.cpus[0].missed, (uint64_t)INT64_MAX);
+	assert_int_equal(out.all.sum[0].count, BIG + 2u);
+	result_free(&out);
+	result_free(&in[0]);
+	result_free(&in[1]);
+}
+
+static void test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max(void **state)
+{
+	(void)state;
+	struct result res;
+	char err[256] = "";
+
+	init_result(&res, 1, "0-1");
+	for (size_t c = 0; c < 2; c++) {
+		struct synth *s = synth_new(0);
+		synth_add(s, 0, 5);
+		s->w.m[0].st.n = BIG + c;
+		s->h[0].counts[5] = BIG + c;
+		s->h[0].total = BIG + c;
+		add_window(&res, c, s, NULL);
+	}
+	assert_int_equal(result_finalize_why(&res, err, sizeof(err)), -EOVERFLOW);
+	assert_string_equal(err, "all CPUs' sample count would reach 2^63");
+	assert_int_equal(result_finalize(&res), -EOVERFLOW);
+	result_free(&res);
+}
+
+static void test_result_from_text_refuses_a_text_past_the_limit_without_reading_it(void **state)
+{
+	(void)state;
+	struct result res;
+	char err[256];
+	static const char text[] = "{";     /* what a reader would run off the end of */
+	assert_int_equal(result_from_text(text, (size_t)RESULT_TEXT_MAX + 1u, &res, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "larger than 256 MiB, the most a result may be");
+}
+
 /* ---- summaries ---- */
 
 static void test_summary_percentiles_are_ordered_and_within_min_and_max(void **state)
@@ -878,6 +1040,29 @@ static void test_result_to_json_describes_every_cpu_and_the_merged_row(void **st
 	result_free(&res);
 }
 
+static void test_a_result_read_back_and_written_again_is_the_same_text(void **state)
+{
+	(void)state;
+	struct result res, back;
+	char err[256];
+
+	build_json_result(&res);
+	/* Means and deviations that 12 digits cannot hold: all's sums must come out the same either way. */
+	res.cpus[0].st[0].mean += 1.0 / 3.0;
+	res.cpus[1].st[0].m2 *= 1.0 + 1.0 / 7.0;
+	assert_int_equal(result_finalize(&res), 0);
+	char *first = result_store_text(&res);
+	assert_non_null(first);
+	assert_int_equal(result_from_text(first, strlen(first), &back, err, sizeof(err)), 0);
+	char *second = result_store_text(&back);
+	assert_non_null(second);
+	assert_string_equal(second, first);
+	free(first);
+	free(second);
+	result_free(&back);
+	result_free(&res);
+}
+
 static void test_result_to_json_keeps_the_params_object(void **state)
 {
 	(void)state;
@@ -1071,6 +1256,9 @@ int main(void)
 		cmocka_unit_test(test_finalize_merges_every_cpu_into_the_all_row),
 		cmocka_unit_test(test_finalize_merges_windows_with_the_same_index),
 		cmocka_unit_test(test_finalize_twice_gives_the_same_all_row),
+		cmocka_unit_test(test_merge_refuses_counts_that_would_overflow),
+		cmocka_unit_test(test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max),
+		cmocka_unit_test(test_result_from_text_refuses_a_text_past_the_limit_without_reading_it),
 		cmocka_unit_test(test_summary_percentiles_are_ordered_and_within_min_and_max),
 		cmocka_unit_test(test_summary_of_a_single_value_is_that_value_at_every_percentile),
 		cmocka_unit_test(test_warm_max_skips_windows_before_the_warmup),
@@ -1080,6 +1268,7 @@ int main(void)
 		cmocka_unit_test(test_a_note_cut_inside_a_multibyte_character_still_makes_valid_json),
 		cmocka_unit_test(test_result_to_json_describes_every_cpu_and_the_merged_row),
 		cmocka_unit_test(test_result_to_json_keeps_the_params_object),
+		cmocka_unit_test(test_a_result_read_back_and_written_again_is_the_same_text),
 		cmocka_unit_test(test_json_file_commit_writes_the_file_and_leaves_no_temporary_file),
 		cmocka_unit_test(test_atomic_file_close_without_commit_leaves_no_file_at_all),
 		cmocka_unit_test(test_atomic_file_open_fails_in_a_missing_directory_and_on_a_directory),

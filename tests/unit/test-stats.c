@@ -4,6 +4,7 @@
  * The reference is a two-pass computation in long double: the mean first, then
  * the sum of squared deviations from it.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
@@ -429,6 +430,24 @@ static void test_stats_merge_keeps_the_smaller_min_and_larger_max_from_either_si
 	assert_close(stats_stddev(&ab), sqrt(3125.0), 1e-14, "stddev");
 }
 
+static void test_stats_merge_refuses_a_count_past_int64_max_and_changes_nothing(void **state)
+{
+	(void)state;
+	struct stats a = STATS_INIT, b = STATS_INIT;
+	stats_add(&a, 10);
+	stats_add(&b, 20);
+	a.n = UINT64_C(1) << 62;
+	b.n = UINT64_C(1) << 62;        /* together 2^63: one past what a JSON integer holds */
+	struct stats before = a, src = b;
+	assert_int_equal(stats_merge(&a, &b), -EOVERFLOW);
+	assert_memory_equal(&a, &before, sizeof(a));
+	assert_memory_equal(&b, &src, sizeof(b));
+	b.n--;                          /* exactly INT64_MAX */
+	assert_int_equal(stats_merge(&a, &b), 0);
+	assert_int_equal(a.n, (uint64_t)INT64_MAX);
+	assert_int_equal(a.max, 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_stats_merge_of_empty_into_non_empty_changes_nothing),
 		cmocka_unit_test(test_stats_merge_of_non_empty_into_empty_copies_it),
 		cmocka_unit_test(test_stats_merge_keeps_the_smaller_min_and_larger_max_from_either_side),
+		cmocka_unit_test(test_stats_merge_refuses_a_count_past_int64_max_and_changes_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
