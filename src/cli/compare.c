@@ -164,7 +164,7 @@ static int check_runs(struct ctx *x)
 			if (strcmp(first->metric_names[m], x->c.metric) == 0)
 				x->metric = m;
 		if (x->metric == first->nmetrics) {
-			fprintf(stderr, "latscope compare: option '--metric': run %lld has no metric '%s'\n",
+			tprintf(stderr, "latscope compare: option '--metric': run %lld has no metric '%s'\n",
 				(long long)x->ids[0], x->c.metric);
 			return EXIT_USAGE;
 		}
@@ -172,18 +172,18 @@ static int check_runs(struct ctx *x)
 	for (size_t i = 0; i < x->nres; i++) {
 		const struct result *r = &x->res[i];
 		if (strcmp(r->probe, first->probe) != 0) {
-			fprintf(stderr, "latscope compare: runs %lld and %lld are of different probes (%s, %s): "
+			tprintf(stderr, "latscope compare: runs %lld and %lld are of different probes (%s, %s): "
 				"compare runs of one probe\n", (long long)x->ids[0], (long long)x->ids[i], first->probe,
 				r->probe);
 			return EXIT_USAGE;
 		}
 		if (x->metric >= r->nmetrics || strcmp(r->metric_names[x->metric], first->metric_names[x->metric]) != 0) {
-			fprintf(stderr, "latscope compare: run %lld does not have the metric '%s'\n", (long long)x->ids[i],
+			tprintf(stderr, "latscope compare: run %lld does not have the metric '%s'\n", (long long)x->ids[i],
 				first->metric_names[x->metric]);
 			return EXIT_USAGE;
 		}
 		if (!block_of(x, r)) {
-			fprintf(stderr, "latscope compare: option '--cpu': run %lld did not measure cpu %d\n",
+			tprintf(stderr, "latscope compare: option '--cpu': run %lld did not measure cpu %d\n",
 				(long long)x->ids[i], x->cpu);
 			return EXIT_USAGE;
 		}
@@ -200,7 +200,7 @@ static int split_list(const char *text, char out[][LABEL_KEY_MAX], size_t max, s
 	for (;;) {
 		size_t len = strcspn(p, ",");
 		if (len == 0 || len >= LABEL_KEY_MAX || n >= max) {
-			fprintf(stderr, "latscope compare: option '%s': '%s' is not a comma-separated list of names%s\n", opt,
+			tprintf(stderr, "latscope compare: option '%s': '%s' is not a comma-separated list of names%s\n", opt,
 				text, n >= max ? " (too many)" : "");
 			return EXIT_USAGE;
 		}
@@ -242,7 +242,7 @@ static int parse_columns(struct ctx *x)
 		for (size_t r = 0; r < x->nres && !found; r++)
 			found = label_of(&x->res[r], names[i]) != NULL;
 		if (!found) {
-			fprintf(stderr, "latscope compare: option '--columns': '%s' is neither a figure (count min mean "
+			tprintf(stderr, "latscope compare: option '--columns': '%s' is neither a figure (count min mean "
 				"stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct missed runs) nor a label of these runs\n",
 				names[i]);
 			return EXIT_USAGE;
@@ -566,7 +566,7 @@ static int write_junit(const struct compare_cmd *c, const struct expr *gates, co
 	free(cases);
 	free(names);
 	if (r < 0)
-		fprintf(stderr, "latscope compare: option '--junit': cannot write '%s': %s\n", c->junit, strerror(-r));
+		tprintf(stderr, "latscope compare: option '--junit': cannot write '%s': %s\n", c->junit, strerror(-r));
 	return r;
 }
 
@@ -763,7 +763,7 @@ static int compare_probe(const struct ctx *x, const char *probe, bool several, j
 	code = EXIT_OK;
 	goto done;
 oom:
-	fprintf(stderr, "latscope compare: out of memory\n");
+	tprintf(stderr, "latscope compare: out of memory\n");
 	code = EXIT_ERROR;
 done:
 	free_rows(&g);
@@ -792,7 +792,7 @@ static int check_baseline(struct ctx *x)
 		found = x->ids[i] == ids[0];
 	x->baseline_id = ids[0];
 	if (!found)
-		fprintf(stderr, "latscope compare: option '--baseline': run %lld is not among the compared runs\n",
+		tprintf(stderr, "latscope compare: option '--baseline': run %lld is not among the compared runs\n",
 			(long long)ids[0]);
 	free(ids);
 	return found ? EXIT_OK : EXIT_USAGE;
@@ -869,7 +869,7 @@ int cmd_compare(int argc, char **argv)
 	groups = json_array();
 	if (!probes || !groups) {
 		free(probes);
-		fprintf(stderr, "latscope compare: out of memory\n");
+		tprintf(stderr, "latscope compare: out of memory\n");
 		code = EXIT_ERROR;
 		goto out;
 	}
@@ -889,7 +889,7 @@ int cmd_compare(int argc, char **argv)
 		char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) : NULL;
 		json_decref(doc);
 		if (!text) {
-			fprintf(stderr, "latscope compare: out of memory\n");
+			tprintf(stderr, "latscope compare: out of memory\n");
 			code = EXIT_ERROR;
 			goto out;
 		}

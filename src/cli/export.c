@@ -12,6 +12,7 @@
 #include "report/gnuplot.h"
 #include "report/openmetrics.h"
 #include "result/json.h"
+#include "report/tprint.h"
 
 enum { EXPORT_OPENMETRICS, EXPORT_JSON, EXPORT_GNUPLOT };
 static const char *const export_formats[] = { "openmetrics", "json", "gnuplot", NULL };
@@ -56,7 +57,7 @@ static int write_json(FILE *out, struct store *st, const int64_t *ids, size_t n)
 		json_error_t jerr;
 		char *text;
 		if (store_get(st, ids[i], &text, &serr) < 0) {
-			fprintf(stderr, "latscope export: %s\n", serr.msg);
+			tprintf(stderr, "latscope export: %s\n", serr.msg);
 			json_decref(arr);
 			return EXIT_ERROR;
 		}
@@ -70,7 +71,7 @@ static int write_json(FILE *out, struct store *st, const int64_t *ids, size_t n)
 	char *text = arr ? result_json_dump(arr) : NULL;
 	json_decref(arr);
 	if (!text) {
-		fprintf(stderr, "latscope export: out of memory\n");
+		tprintf(stderr, "latscope export: out of memory\n");
 		return EXIT_ERROR;
 	}
 	fprintf(out, "%s\n", text);
@@ -132,7 +133,7 @@ int cmd_export(int argc, char **argv)
 						 : openmetrics_write(out, list, ids, n, why, sizeof(why));
 		/* Standard output that failed is main's to report (a closed pipe quietly). */
 		if (r < 0 && (c.output || !ferror(stdout)))
-			fprintf(stderr, "latscope export: cannot write the %s: %s\n",
+			tprintf(stderr, "latscope export: cannot write the %s: %s\n",
 				c.format == EXPORT_GNUPLOT ? "gnuplot script" : "metrics", why[0] ? why : strerror(-r));
 		if (r < 0)
 			code = r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;  /* runs that cannot go together */
@@ -145,7 +146,7 @@ done:
 		out = NULL;
 		if (code == EXIT_OK && ((r = atomic_file_write(&sink, buf ? buf : "", buflen)) < 0 ||
 					(r = atomic_file_commit(&sink)) < 0)) {
-			fprintf(stderr, "latscope export: cannot write '%s': %s\n", c.output, strerror(-r));
+			tprintf(stderr, "latscope export: cannot write '%s': %s\n", c.output, strerror(-r));
 			code = EXIT_ERROR;
 		}
 	}

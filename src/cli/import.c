@@ -11,6 +11,7 @@
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
 #include "result/json.h"
+#include "report/tprint.h"
 
 struct import_cmd {
 	const char *db;
@@ -116,7 +117,7 @@ static int load_file(const char *path, char **ret_text)
 	if (r == -ENOMEM)
 		snprintf(err, sizeof(err), "out of memory");
 	if (r < 0)
-		fprintf(stderr, "latscope import: '%s': %s\n", path, err);
+		tprintf(stderr, "latscope import: '%s': %s\n", path, err);
 	return r;
 }
 
@@ -144,11 +145,11 @@ int cmd_import(int argc, char **argv)
 		if (!ids || !dup)
 			code = EXIT_ERROR;
 		else if (store_put_all(st, (const char *const *)texts, given.npos, ids, dup, &serr) < 0) {
-			fprintf(stderr, "latscope import: %s; nothing was stored\n", serr.msg);
+			tprintf(stderr, "latscope import: %s; nothing was stored\n", serr.msg);
 			code = EXIT_ERROR;
 		} else {
 			for (size_t i = 0; i < given.npos; i++)
-				printf("%s: %s run %lld\n", given.pos[i], dup[i] ? "already stored as" : "stored as",
+				tprintf(stdout, "%s: %s run %lld\n", given.pos[i], dup[i] ? "already stored as" : "stored as",
 				       (long long)ids[i]);
 		}
 		free(ids);

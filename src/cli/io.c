@@ -22,6 +22,7 @@
 #include "cli/storecmd.h"
 #include "core/units.h"
 #include "sys/cpus.h"
+#include "report/tprint.h"
 
 static const char *const pattern_choices[] = { "same", "seq", "random", NULL };
 static const char *const engine_choices[] = { "psync", "io_uring", NULL };
@@ -245,14 +246,14 @@ static int make_file(const char *path, uint64_t size)
 	int fd = -1, r = 0;
 
 	if (!buf) {
-		fprintf(stderr, "latscope io: out of memory\n");
+		tprintf(stderr, "latscope io: out of memory\n");
 		return EXIT_ERROR;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int e = errno;
 		free(buf);
-		fprintf(stderr, "latscope io: option '--make': cannot create '%s': %s%s\n", path, strerror(e),
+		tprintf(stderr, "latscope io: option '--make': cannot create '%s': %s%s\n", path, strerror(e),
 			e == EEXIST ? " (latscope never writes over an existing file)" : "");
 		return EXIT_USAGE;
 	}
@@ -281,12 +282,12 @@ static int make_file(const char *path, uint64_t size)
 	free(buf);
 	if (r < 0) {
 		unlink(path);           /* ours, and incomplete */
-		fprintf(stderr, "latscope io: cannot write '%s': %s\n", path, strerror(-r));
+		tprintf(stderr, "latscope io: cannot write '%s': %s\n", path, strerror(-r));
 		return EXIT_ERROR;
 	}
 	char sz[32];
 	fmt_size(size, sz, sizeof(sz));
-	printf("wrote %s of random data to %s\n", sz, path);
+	tprintf(stdout, "wrote %s of random data to %s\n", sz, path);
 	return EXIT_OK;
 }
 

@@ -22,6 +22,7 @@
 #include "sys/findings.h"
 #include "sys/fingerprint.h"
 #include "sys/cpus.h"
+#include "report/tprint.h"
 
 const char *const policy_choices[] = { "fifo", "rr", "other", NULL };
 const char *const fail_stat_choices[] = { "max", "warm_max", "p99", "p99.9", "p99.99", "mean", NULL };
@@ -63,7 +64,7 @@ static void print_help(const struct measure_cmd *mc)
 		opt_print_help(stdout, mc->opts, mc->nopts, defaults);
 		free(defaults);
 	}
-	printf("\nExit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage,\n"
+	tprintf(stdout, "\nExit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage,\n"
 	       "3 --fail-above exceeded.  See latscope-%s(1).\n", mc->name);
 }
 
@@ -178,7 +179,7 @@ static void on_prepared(void *ctx, const struct result *res)
 		snprintf(what, sizeof(what), "%s, %s", lv->what, sched);
 		text_header(stdout, res, what);
 		if (lv->load)
-			printf("under load: %s\n", lv->load);
+			tprintf(stdout, "under load: %s\n", lv->load);
 		fflush(stdout);
 	}
 	if (!lv->silent)
@@ -263,7 +264,7 @@ static int check_fail_above(const struct measure_cmd *mc, const struct run_param
 		if (v <= rp->fail_above_ns)
 			continue;
 		fmt_duration(v, val, sizeof(val));
-		fprintf(stderr, "latscope %s: cpu %d: %s %s is above --fail-above %s%s\n", mc->name, res->cpus[i].cpu,
+		tprintf(stderr, "latscope %s: cpu %d: %s %s is above --fail-above %s%s\n", mc->name, res->cpus[i].cpu,
 			fallback ? "max" : fail_stat_choices[rp->fail_stat], val, lim,
 			fallback ? " (no window after the warm-up, so the max is judged)" : "");
 		code = EXIT_THRESHOLD;
@@ -295,7 +296,7 @@ static char *dump_result(const struct measure_cmd *mc, const struct result *res)
 
 	json_decref(doc);
 	if (!text)
-		fprintf(stderr, "latscope %s: cannot format the result: out of memory\n", mc->name);
+		tprintf(stderr, "latscope %s: cannot format the result: out of memory\n", mc->name);
 	return text;
 }
 
@@ -304,7 +305,7 @@ static int write_json(const struct measure_cmd *mc, struct atomic_file *sink, co
 	int r = json_file_commit(sink, text);
 
 	if (r < 0) {
-		fprintf(stderr, "latscope %s: cannot write '%s': %s\n", mc->name, sink->path, strerror(-r));
+		tprintf(stderr, "latscope %s: cannot write '%s': %s\n", mc->name, sink->path, strerror(-r));
 		return EXIT_ERROR;
 	}
 	return EXIT_OK;
@@ -352,13 +353,13 @@ static int store_result(const struct measure_cmd *mc, struct store *st, const ch
 	int r = store_put(st, text, &id, &serr);
 
 	if (r < 0) {
-		fprintf(stderr, "latscope %s: cannot store the run: %s\n", mc->name, serr.msg);
+		tprintf(stderr, "latscope %s: cannot store the run: %s\n", mc->name, serr.msg);
 		return unstored_keep(mc->name, text, res, false, rp->json_path, rp->db_path);
 	}
 	if (ret_id)
 		*ret_id = id;
 	if (!quiet)
-		printf("stored as run %lld in %s\n", (long long)id, store_path(st));
+		tprintf(stdout, "stored as run %lld in %s\n", (long long)id, store_path(st));
 	return EXIT_OK;
 }
 
@@ -426,7 +427,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	int code = EXIT_ERROR, r;
 
 	if (!params || !lr) {
-		fprintf(stderr, "latscope %s: out of memory\n", mc->name);
+		tprintf(stderr, "latscope %s: out of memory\n", mc->name);
 		return EXIT_ERROR;
 	}
 	rp = run_params_of(mc, params);
@@ -453,18 +454,18 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	if ((r = open_store(rp, &st, &err)) < 0) {
 		/* The user's store cannot serve: their input, unless the system failed. */
 		if (r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM)
-			fprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
+			tprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
 		else
 			usage_error(mc, err.msg);
 		code = r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
 		goto out;
 	}
 	if ((r = fill_result(mc, params, rp, argc, argv, &res)) < 0) {
-		fprintf(stderr, "latscope %s: cannot prepare the result: %s\n", mc->name, strerror(-r));
+		tprintf(stderr, "latscope %s: cannot prepare the result: %s\n", mc->name, strerror(-r));
 		goto out;
 	}
 	if (mh && mh->keep_lin && (r = result_keep_lin(&res, mh->lin_unit_ns, mh->lin_bins)) < 0) {
-		fprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", mc->name, strerror(-r));
+		tprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", mc->name, strerror(-r));
 		goto out;
 	}
 	if (mc->notes)
@@ -479,7 +480,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 
 	/* The load runs before the probe starts, so the whole measurement sees it. */
 	if (loadrun_start(lr, &err) < 0) {
-		fprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
+		tprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
 		goto out;
 	}
 	mc->describe(params, what, sizeof(what));
@@ -491,12 +492,12 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
 	loadrun_stop(lr, &res);
 	if (r < 0) {
-		fprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
+		tprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
 		goto out;
 	}
 	attach_system(&res, rp);
 	if ((r = result_finalize(&res)) < 0) {
-		fprintf(stderr, "latscope %s: cannot summarize: %s\n", mc->name, strerror(-r));
+		tprintf(stderr, "latscope %s: cannot summarize: %s\n", mc->name, strerror(-r));
 		goto out;
 	}
 	if (mc->after)

@@ -55,13 +55,13 @@ static int member_identities(const char *name, struct store *st, const int64_t *
 	struct store_error serr;
 
 	if (!list) {
-		fprintf(stderr, "latscope %s: out of memory\n", name);
+		tprintf(stderr, "latscope %s: out of memory\n", name);
 		return EXIT_ERROR;
 	}
 	for (size_t i = 0; i < n; i++) {
 		list[i] = (char *)(list + n) + i * STORE_IDENTITY_SIZE;
 		if (store_identity(st, ids[i], list[i], &serr) < 0) {
-			fprintf(stderr, "latscope %s: %s\n", name, serr.msg);
+			tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
 			free(list);
 			return EXIT_ERROR;
 		}
@@ -108,7 +108,7 @@ int cmd_merge(int argc, char **argv)
 	if ((code = member_identities("merge", st, ids, n, &identities)) != EXIT_OK)
 		goto out;
 	if ((r = result_merge(in, ids, (const char *const *)identities, n, &out, msg, sizeof(msg))) < 0) {
-		fprintf(stderr, "latscope merge: %s\n", msg);
+		tprintf(stderr, "latscope merge: %s\n", msg);
 		code = r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
 		goto out;
 	}
@@ -117,12 +117,12 @@ int cmd_merge(int argc, char **argv)
 	char *text = doc ? result_json_dump(doc) : NULL;
 	json_decref(doc);
 	if (!text) {
-		fprintf(stderr, "latscope merge: out of memory\n");
+		tprintf(stderr, "latscope merge: out of memory\n");
 		code = EXIT_ERROR;
 		goto out;
 	}
 	if (c.json_path && (r = json_file_commit(&sink, text)) < 0) {
-		fprintf(stderr, "latscope merge: cannot write '%s': %s\n", c.json_path, strerror(-r));
+		tprintf(stderr, "latscope merge: cannot write '%s': %s\n", c.json_path, strerror(-r));
 		code = EXIT_ERROR;
 	}
 	/* Stored first, so that what is printed carries the id it is stored as. */
@@ -134,7 +134,7 @@ int cmd_merge(int argc, char **argv)
 		if (r == -EEXIST) {
 			said = "this merge is already stored as run";
 		} else if (r < 0) {
-			fprintf(stderr, "latscope merge: cannot store the merged result: %s\n", serr.msg);
+			tprintf(stderr, "latscope merge: cannot store the merged result: %s\n", serr.msg);
 			code = unstored_keep("merge", text, &out, true, c.json_path, c.db);
 			id = 0;
 		} else {

@@ -10,6 +10,7 @@
 #include "cli/storecmd.h"
 #include "report/htmlreport.h"
 #include "sys/atomicfile.h"
+#include "report/tprint.h"
 
 #define REPORT_RUNS_MAX 64          /* colours repeat (dashed) after 12; past this a page stops reading */
 
@@ -80,7 +81,7 @@ int cmd_report(int argc, char **argv)
 	if ((code = storecmd_select("report", &given, c.probe, &c.labels, st, &ids, &n)) != EXIT_OK)
 		goto done;
 	if (n > REPORT_RUNS_MAX) {
-		fprintf(stderr, "latscope report: %zu runs: a report holds at most %d; choose fewer\n", n, REPORT_RUNS_MAX);
+		tprintf(stderr, "latscope report: %zu runs: a report holds at most %d; choose fewer\n", n, REPORT_RUNS_MAX);
 		code = EXIT_USAGE;
 		goto done;
 	}
@@ -94,7 +95,7 @@ int cmd_report(int argc, char **argv)
 	if (out && fclose(out) != 0 && r == 0)
 		r = -errno;
 	if (r < 0) {
-		fprintf(stderr, "latscope report: cannot make the report: %s\n", strerror(-r));
+		tprintf(stderr, "latscope report: cannot make the report: %s\n", strerror(-r));
 		code = EXIT_ERROR;
 		goto done;
 	}
@@ -102,10 +103,10 @@ int cmd_report(int argc, char **argv)
 		if (fwrite(buf, 1, buflen, stdout) != buflen)
 			code = EXIT_ERROR;      /* main's check of stdout says why */
 	} else if ((r = atomic_file_write(&sink, buf, buflen)) < 0 || (r = atomic_file_commit(&sink)) < 0) {
-		fprintf(stderr, "latscope report: cannot write '%s': %s\n", c.output, strerror(-r));
+		tprintf(stderr, "latscope report: cannot write '%s': %s\n", c.output, strerror(-r));
 		code = EXIT_ERROR;
 	} else {
-		printf("wrote %s: %zu run%s\n", c.output, n, n == 1 ? "" : "s");
+		tprintf(stdout, "wrote %s: %zu run%s\n", c.output, n, n == 1 ? "" : "s");
 	}
 done:
 	free(buf);

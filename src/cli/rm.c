@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
+#include "report/tprint.h"
 
 struct rm_cmd {
 	const char *db;
@@ -48,10 +49,10 @@ int cmd_rm(int argc, char **argv)
 	if ((code = storecmd_open("rm", c.db, 0, &st)) == EXIT_OK) {
 		int r = store_rm(st, ids, n, &serr);
 		if (r < 0) {
-			fprintf(stderr, "latscope rm: %s\n", serr.msg);
+			tprintf(stderr, "latscope rm: %s\n", serr.msg);
 			code = r == -ENOENT ? EXIT_USAGE : EXIT_ERROR;
 		} else {
-			printf("removed %zu run%s\n", n, n == 1 ? "" : "s");
+			tprintf(stdout, "removed %zu run%s\n", n, n == 1 ? "" : "s");
 		}
 	}
 	store_close(st);

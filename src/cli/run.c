@@ -190,7 +190,7 @@ static void table_row(const struct result *res, int64_t id, const char *what)
 /* A phase the suite never came to: a row that says so, not a gap. */
 static void missing_row(const struct phase *ph)
 {
-	printf("%-6s %-24s   (not run: the suite was stopped before it)\n", ph->mc->name, ph->what);
+	tprintf(stdout, "%-6s %-24s   (not run: the suite was stopped before it)\n", ph->mc->name, ph->what);
 }
 
 /* What root would have added: said once for the whole suite. */
@@ -208,13 +208,13 @@ static void root_notes(const struct result *res, size_t n)
 	}
 	if (!rt && !lock && !qos)
 		return;
-	printf("\nnot applied (as root, or with CAP_SYS_NICE and CAP_IPC_LOCK, latscope would also have):\n");
+	tprintf(stdout, "\nnot applied (as root, or with CAP_SYS_NICE and CAP_IPC_LOCK, latscope would also have):\n");
 	if (rt)
-		printf("  - run the measuring threads at SCHED_FIFO priority 95, so other tasks cannot delay them\n");
+		tprintf(stdout, "  - run the measuring threads at SCHED_FIFO priority 95, so other tasks cannot delay them\n");
 	if (lock)
-		printf("  - locked its memory, so no page fault lands in a measurement\n");
+		tprintf(stdout, "  - locked its memory, so no page fault lands in a measurement\n");
 	if (qos)
-		printf("  - held /dev/cpu_dma_latency at 0, keeping the CPUs out of deep idle states\n");
+		tprintf(stdout, "  - held /dev/cpu_dma_latency at 0, keeping the CPUs out of deep idle states\n");
 }
 
 static void show_findings(const struct result *res)
@@ -230,8 +230,8 @@ static void show_findings(const struct result *res)
 		if (!sev || strcmp(sev, "info") == 0 || shown == FINDINGS_SHOWN)
 			continue;
 		if (shown++ == 0)
-			printf("\nwhat latscope sys found (all of it: latscope sys):\n");
-		printf("  [%s] %s\n    why: %s\n    fix: %s\n", sev, json_string_value(json_object_get(f, "saw")),
+			tprintf(stdout, "\nwhat latscope sys found (all of it: latscope sys):\n");
+		tprintf(stdout, "  [%s] %s\n    why: %s\n    fix: %s\n", sev, json_string_value(json_object_get(f, "saw")),
 		       json_string_value(json_object_get(f, "why")), json_string_value(json_object_get(f, "fix")));
 	}
 }
@@ -260,7 +260,7 @@ int cmd_run(int argc, char **argv)
 	int lr_r = lr ? loadrun_parse(&rp, lr, &lerr) : -ENOMEM;
 	free(lr);
 	if (lr_r == -ENOMEM) {
-		fprintf(stderr, "latscope run: out of memory\n");
+		tprintf(stderr, "latscope run: out of memory\n");
 		return EXIT_ERROR;
 	}
 	if (lr_r < 0)
@@ -278,7 +278,7 @@ int cmd_run(int argc, char **argv)
 		/* whole milliseconds: the phase's command line reads as a user would write it */
 		uint64_t ns = total / 12u * phases[i].share / NS_PER_MS * NS_PER_MS;
 		if (build_argv(&c, &phases[i], ns, suite, &pargv, &pargc) < 0) {
-			fprintf(stderr, "latscope run: out of memory\n");
+			tprintf(stderr, "latscope run: out of memory\n");
 			worst = EXIT_ERROR;
 			break;
 		}
@@ -307,9 +307,9 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	if (prog.tty)
-		fprintf(stderr, "\r\033[K");
+		tprintf(stderr, "\r\033[K");
 	if (done) {
-		printf("%-6s %-24s %11s %9s %9s %9s %9s %11s %11s %20s %6s\n", "probe", "", "count", "min", "p50", "p99",
+		tprintf(stdout, "%-6s %-24s %11s %9s %9s %9s %9s %11s %11s %20s %6s\n", "probe", "", "count", "min", "p50", "p99",
 		       "p99.9", "max", "warm max", "above threshold", "missed");
 		for (size_t i = 0; i < done; i++)
 			if (res[i].nmetrics)
@@ -319,11 +319,11 @@ int cmd_run(int argc, char **argv)
 		root_notes(res, done);
 		show_findings(res[0].nmetrics ? &res[0] : &res[done - 1u]);   /* the timer saw every CPU */
 		if (ids[0] && ids[done - 1u] && ids[0] != ids[done - 1u])
-			printf("\nstored as runs %lld-%lld", (long long)ids[0], (long long)ids[done - 1u]);
+			tprintf(stdout, "\nstored as runs %lld-%lld", (long long)ids[0], (long long)ids[done - 1u]);
 		else if (ids[0])
-			printf("\nstored as run %lld", (long long)ids[0]);
+			tprintf(stdout, "\nstored as run %lld", (long long)ids[0]);
 		if (ids[0])
-			printf(" with the label suite=%s (latscope runs --label suite=%s; latscope show ID)\n", suite,
+			tprintf(stdout, " with the label suite=%s (latscope runs --label suite=%s; latscope show ID)\n", suite,
 			       suite);
 	}
 	if (stopped) {

@@ -10,6 +10,7 @@
 #include "cli/storecmd.h"
 #include "core/nstime.h"
 #include "report/text.h"
+#include "report/tprint.h"
 
 struct runs_cmd {
 	const char *probe;
@@ -107,7 +108,7 @@ int cmd_runs(int argc, char **argv)
 	if ((code = storecmd_open("runs", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		return code;
 	if (store_list(st, &f, &runs, &n, &serr) < 0) {
-		fprintf(stderr, "latscope runs: %s\n", serr.msg);
+		tprintf(stderr, "latscope runs: %s\n", serr.msg);
 		store_close(st);
 		return EXIT_ERROR;
 	}

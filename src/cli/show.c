@@ -10,6 +10,7 @@
 #include "cli/storecmd.h"
 #include "report/text.h"
 #include "result/json.h"
+#include "report/tprint.h"
 
 struct show_cmd {
 	bool json;
@@ -47,7 +48,7 @@ static int print_json(const char *text, int64_t id)
 		out = result_json_dump(doc);
 	json_decref(doc);
 	if (!out) {
-		fprintf(stderr, "latscope show: run %lld cannot be printed: %s\n", (long long)id,
+		tprintf(stderr, "latscope show: run %lld cannot be printed: %s\n", (long long)id,
 			doc ? "out of memory" : err);
 		return EXIT_ERROR;
 	}
@@ -80,7 +81,7 @@ int cmd_show(int argc, char **argv)
 		char *text = NULL;
 		int r = store_get(st, ids[0], &text, &serr);
 		if (r < 0) {
-			fprintf(stderr, "latscope show: %s\n", serr.msg);
+			tprintf(stderr, "latscope show: %s\n", serr.msg);
 			code = r == -ENOENT ? EXIT_USAGE : EXIT_ERROR;
 		} else {
 			code = print_json(text, ids[0]);

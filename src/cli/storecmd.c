@@ -11,10 +11,11 @@
 #include "cli/storepath.h"
 #include "core/parse.h"
 #include "result/json.h"
+#include "report/tprint.h"
 
 int storecmd_usage(const char *name, const char *msg)
 {
-	fprintf(stderr, "latscope %s: %s\nTry 'latscope %s --help'.\n", name, msg, name);
+	tprintf(stderr, "latscope %s: %s\nTry 'latscope %s --help'.\n", name, msg, name);
 	return EXIT_USAGE;
 }
 
@@ -27,7 +28,7 @@ int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *par
 	if (*(bool *)(void *)((char *)params + spec->help_offset)) {
 		printf("Usage: latscope %s %s\n\n%s\n\nOptions:\n", spec->name, spec->synopsis, spec->about);
 		opt_print_help(stdout, spec->opts, spec->nopts, params);
-		printf("\nExit status: 0 done, 1 error, 2 bad usage%s.\n",
+		tprintf(stdout, "\nExit status: 0 done, 1 error, 2 bad usage%s.\n",
 		       strcmp(spec->name, "compare") == 0 ? ", 3 a --fail-if gate failed" : "");
 		return EXIT_OK;
 	}
@@ -50,17 +51,17 @@ int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct s
 	int r = store_path_resolve(db_opt, path, sizeof(path), &chosen);
 
 	if (r == -ENOENT) {
-		fprintf(stderr, "latscope %s: no store: HOME is not set; use --db PATH or LATSCOPE_DB\n", name);
+		tprintf(stderr, "latscope %s: no store: HOME is not set; use --db PATH or LATSCOPE_DB\n", name);
 		return EXIT_USAGE;
 	}
 	if (r < 0) {
-		fprintf(stderr, "latscope %s: the store's path is too long\n", name);
+		tprintf(stderr, "latscope %s: the store's path is too long\n", name);
 		return EXIT_USAGE;
 	}
 	r = store_open(path, flags, ret, &err);
 	if (r == 0)
 		return EXIT_OK;
-	fprintf(stderr, "latscope %s: %s\n", name, err.msg);
+	tprintf(stderr, "latscope %s: %s\n", name, err.msg);
 	/* A path the user named that cannot serve is their input, and so is a
 	 * symbolic link put where the store goes; the rest is ours. */
 	return r == -ENOENT || r == -ELOOP || (chosen && (r == -EINVAL || r == -EACCES)) ? EXIT_USAGE : EXIT_ERROR;
@@ -190,7 +191,7 @@ int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t
 	char err[256];
 
 	if (!res) {
-		fprintf(stderr, "latscope %s: out of memory\n", name);
+		tprintf(stderr, "latscope %s: out of memory\n", name);
 		return EXIT_ERROR;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -203,7 +204,7 @@ int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t
 				snprintf(serr.msg, sizeof(serr.msg), "run %lld cannot be read back: %s", (long long)ids[i], err);
 		}
 		if (r < 0) {
-			fprintf(stderr, "latscope %s: %s\n", name, serr.msg);
+			tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
 			storecmd_free_results(res, i);
 			return r == -ENOENT ? EXIT_USAGE : EXIT_ERROR;
 		}
@@ -241,18 +242,18 @@ int storecmd_select(const char *name, const struct opt_result *given, const char
 		return storecmd_usage(name, "give run ids, or at least one --label or --probe filter");
 	struct run_filter f = { .probe = probe, .labels = *labels };
 	if (store_list(st, &f, &runs, &n, &serr) < 0) {
-		fprintf(stderr, "latscope %s: %s\n", name, serr.msg);
+		tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
 		return EXIT_ERROR;
 	}
 	if (n == 0) {
 		free(runs);
-		fprintf(stderr, "latscope %s: no stored run matches the filter\n", name);
+		tprintf(stderr, "latscope %s: no stored run matches the filter\n", name);
 		return EXIT_USAGE;
 	}
 	int64_t *ids = malloc(n * sizeof(*ids));
 	if (!ids) {
 		free(runs);
-		fprintf(stderr, "latscope %s: out of memory\n", name);
+		tprintf(stderr, "latscope %s: out of memory\n", name);
 		return EXIT_ERROR;
 	}
 	for (size_t i = 0; i < n; i++)

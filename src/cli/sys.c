@@ -11,6 +11,7 @@
 #include "cli/storecmd.h"
 #include "sys/findings.h"
 #include "sys/fingerprint.h"
+#include "report/tprint.h"
 
 #define WIDTH 100               /* findings are wrapped to this many columns */
 
@@ -54,7 +55,7 @@ static void row(const char *label, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("  %-20s ", label);
+	tprintf(stdout, "  %-20s ", label);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -74,7 +75,7 @@ static const char *cpulist(bool is_known, const struct cpuset *s, char *buf, siz
 
 static void print_virtualization(const struct fingerprint *fp)
 {
-	printf("Virtualization\n");
+	tprintf(stdout, "Virtualization\n");
 	if (fp->guest == FP_TRI_YES)
 		row("hypervisor", "%s (a guest; seen through %s)", fp->hypervisor[0] ? fp->hypervisor : "unnamed",
 		    fp->hypervisor_source);
@@ -91,7 +92,7 @@ static const char *mode_source(const char *source)
 
 static void print_kernel(const struct fingerprint *fp)
 {
-	printf("Kernel\n");
+	tprintf(stdout, "Kernel\n");
 	row("release", "%s", known(fp->release));
 	row("version", "%s", known(fp->version));
 	row("arch", "%s", known(fp->arch));
@@ -106,9 +107,9 @@ static void print_kernel(const struct fingerprint *fp)
 	} else if (fp->nparams == 0) {
 		row("parameters", "none of interest");
 	} else {
-		printf("  %-20s", "parameters");
+		tprintf(stdout, "  %-20s", "parameters");
 		for (size_t i = 0; i < fp->nparams; i++)
-			printf(" %s%s%s", fp->params[i].name, fp->params[i].value[0] ? "=" : "", fp->params[i].value);
+			tprintf(stdout, " %s%s%s", fp->params[i].name, fp->params[i].value[0] ? "=" : "", fp->params[i].value);
 		putchar('\n');
 	}
 	row("mitigations", "%s", !fp->mitigations_known ? "unknown" : fp->mitigated[0] ? fp->mitigated : "none");
@@ -116,7 +117,7 @@ static void print_kernel(const struct fingerprint *fp)
 
 static void print_timekeeping(const struct fingerprint *fp)
 {
-	printf("Timekeeping\n");
+	tprintf(stdout, "Timekeeping\n");
 	row("clocksource", "%s (available: %s)", known(fp->clocksource), known(fp->clocksources));
 	if (fp->hz != FP_UNKNOWN)
 		row("timer frequency", "%lld Hz (CONFIG_HZ)", (long long)fp->hz);
@@ -140,7 +141,7 @@ static void print_cpus(const struct fingerprint *fp)
 	char list[256];
 	size_t threads = 0;              /* 0: no sibling list read */
 
-	printf("CPUs\n");
+	tprintf(stdout, "CPUs\n");
 	row("model", "%s", known(fp->cpu_model));
 	if (fp->online_known)
 		row("online", "%s (%u CPUs)", cpulist(true, &fp->online, list, sizeof(list)), cpuset_count(&fp->online));
@@ -187,21 +188,21 @@ static void print_idle_frequency(const struct fingerprint *fp)
 	struct cpuset set;
 	bool any = false;
 
-	printf("Idle and frequency\n");
+	tprintf(stdout, "Idle and frequency\n");
 	row("cpuidle", "driver %s, governor %s", known(fp->cpuidle_driver), known(fp->cpuidle_governor));
 	for (size_t i = 0; i < fp->ncpus; i++) {
 		const struct fp_cpu *c = &fp->cpus[i];
 		if (c->nidle == 0 || !first_of_group(fp, i, fp_same_idle, &set))
 			continue;
-		printf("  %-20s CPU%s %s:", any ? "" : "idle states", cpuset_count(&set) == 1 ? "" : "s",
+		tprintf(stdout, "  %-20s CPU%s %s:", any ? "" : "idle states", cpuset_count(&set) == 1 ? "" : "s",
 		       cpulist(true, &set, list, sizeof(list)));
 		for (size_t k = 0; k < c->nidle; k++) {
 			const struct fp_idle_state *s = &c->idle[k];
-			printf("%s %s", k ? "," : "", s->name);
+			tprintf(stdout, "%s %s", k ? "," : "", s->name);
 			if (s->latency_us != FP_UNKNOWN)
-				printf(" %lld us", (long long)s->latency_us);
+				tprintf(stdout, " %lld us", (long long)s->latency_us);
 			if (s->disabled == FP_TRI_YES)
-				printf(" (disabled)");
+				tprintf(stdout, " (disabled)");
 		}
 		putchar('\n');
 		any = true;
@@ -213,7 +214,7 @@ static void print_idle_frequency(const struct fingerprint *fp)
 		if (!first_of_group(fp, i, same_governor, &set))
 			continue;
 		const char *g = fp->cpus[i].governor;
-		printf("  %-20s %s on CPU%s %s\n", any ? "" : "governor",
+		tprintf(stdout, "  %-20s %s on CPU%s %s\n", any ? "" : "governor",
 		       strcmp(g, "none") == 0 ? "none (no cpufreq)" : known(g), cpuset_count(&set) == 1 ? "" : "s",
 		       cpulist(true, &set, list, sizeof(list)));
 		any = true;
@@ -227,7 +228,7 @@ static void print_isolation(const struct fingerprint *fp)
 	char list[256];
 	const char *v;
 
-	printf("Isolation\n");
+	tprintf(stdout, "Isolation\n");
 	row("isolated CPUs", "%s", cpulist(fp->isolated_known, &fp->isolated, list, sizeof(list)));
 	row("nohz_full CPUs", "%s", cpulist(fp->nohz_full_known, &fp->nohz_full, list, sizeof(list)));
 	v = fingerprint_param(fp, "rcu_nocbs");
@@ -238,7 +239,7 @@ static void print_isolation(const struct fingerprint *fp)
 
 static void print_interrupts(const struct fingerprint *fp)
 {
-	printf("Interrupts\n");
+	tprintf(stdout, "Interrupts\n");
 	if (!fp->irqs_known) {
 		row("device IRQs", "unknown");
 		return;
@@ -247,10 +248,10 @@ static void print_interrupts(const struct fingerprint *fp)
 		row("device IRQs", "none");
 		return;
 	}
-	printf("  %5s  %-12s %-12s %s\n", "IRQ", "allowed", "effective", "name");
+	tprintf(stdout, "  %5s  %-12s %-12s %s\n", "IRQ", "allowed", "effective", "name");
 	for (size_t i = 0; i < fp->nirqs; i++) {
 		const struct fp_irq *q = &fp->irqs[i];
-		printf("  %5u  %-12s %-12s %s\n", q->irq, known(q->affinity), known(q->effective), q->name);
+		tprintf(stdout, "  %5u  %-12s %-12s %s\n", q->irq, known(q->affinity), known(q->effective), q->name);
 	}
 }
 
@@ -258,7 +259,7 @@ static void print_memory(const struct fingerprint *fp)
 {
 	int64_t v;
 
-	printf("Memory\n");
+	tprintf(stdout, "Memory\n");
 	row("huge pages (THP)", "enabled %s, defrag %s", known(fp->thp_enabled), known(fp->thp_defrag));
 	if (fingerprint_sysctl_i64(fp, "kernel.numa_balancing", &v) == 0)
 		row("NUMA balancing", "%s", v ? "on" : "off");
@@ -271,14 +272,14 @@ static void print_console(const struct fingerprint *fp)
 	const char *param = fingerprint_param(fp, "console");
 	int64_t level;
 
-	printf("Console\n");
+	tprintf(stdout, "Console\n");
 	if (!fp->consoles_known)
 		row("consoles", "unknown");
 	else if (fp->nconsoles == 0)
 		row("consoles", "none");
 	for (size_t i = 0; i < fp->nconsoles; i++) {
 		const struct fp_console *c = &fp->consoles[i];
-		printf("  %-20s %s %s (flags %s)\n", i ? "" : "consoles", c->name,
+		tprintf(stdout, "  %-20s %s %s (flags %s)\n", i ? "" : "consoles", c->name,
 		       c->serial ? (c->enabled ? "serial, enabled" : "serial, disabled") : (c->enabled ? "enabled" : "disabled"),
 		       c->flags);
 	}
@@ -293,7 +294,7 @@ static void print_scheduling(const struct fingerprint *fp)
 {
 	int64_t runtime, period;
 
-	printf("Scheduling\n");
+	tprintf(stdout, "Scheduling\n");
 	if (fingerprint_sysctl_i64(fp, "kernel.sched_rt_runtime_us", &runtime) < 0)
 		row("RT throttling", "unknown");
 	else if (runtime < 0)
@@ -309,24 +310,24 @@ static void print_scheduling(const struct fingerprint *fp)
 		row("steal time", "%.1f s since boot (%.2f%% of CPU time)", (double)fp->steal_ns / 1e9,
 		    fp->cpu_ns > 0 ? 100.0 * (double)fp->steal_ns / (double)fp->cpu_ns : 0.0);
 	for (size_t i = 0; i < fp->nsysctls; i++)
-		printf("  %-20s %s = %s\n", i ? "" : "sysctl", fp->sysctls[i].name, fp->sysctls[i].value);
+		tprintf(stdout, "  %-20s %s = %s\n", i ? "" : "sysctl", fp->sysctls[i].name, fp->sysctls[i].value);
 }
 
 /* text after a label at indent, wrapped to WIDTH on blanks. */
 static void wrap(const char *label, const char *text, int indent)
 {
-	int col = printf("%*s%s", indent, "", label);
+	int col = tprintf(stdout, "%*s%s", indent, "", label);
 	const char *p = text;
 
 	while (*p != '\0') {
 		size_t word = strcspn(p, " ");
 		if (col > indent + (int)strlen(label) && col + 1 + (int)word > WIDTH) {
-			col = printf("\n%*s", indent + (int)strlen(label), "") - 1;
+			col = tprintf(stdout, "\n%*s", indent + (int)strlen(label), "") - 1;
 		} else if (col > indent + (int)strlen(label)) {
 			putchar(' ');
 			col++;
 		}
-		col += printf("%.*s", (int)word, p);
+		col += tprintf(stdout, "%.*s", (int)word, p);
 		p += word;
 		p += strspn(p, " ");
 	}
@@ -339,11 +340,11 @@ static void print_findings(const struct finding *f, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		count[f[i].severity]++;
-	printf("Findings: %zu problem%s, %zu warning%s, %zu info\n", count[SEVERITY_PROBLEM],
+	tprintf(stdout, "Findings: %zu problem%s, %zu warning%s, %zu info\n", count[SEVERITY_PROBLEM],
 	       count[SEVERITY_PROBLEM] == 1 ? "" : "s", count[SEVERITY_WARNING], count[SEVERITY_WARNING] == 1 ? "" : "s",
 	       count[SEVERITY_INFO]);
 	for (size_t i = 0; i < n; i++) {
-		printf("\n  %-8s %s\n", severity_name(f[i].severity), f[i].id);
+		tprintf(stdout, "\n  %-8s %s\n", severity_name(f[i].severity), f[i].id);
 		wrap("saw: ", f[i].saw, 11);
 		wrap("why: ", f[i].why, 11);
 		wrap("fix: ", f[i].fix, 11);
@@ -367,7 +368,7 @@ static int print_json(const struct fingerprint *fp, const struct finding *f, siz
 	json_decref(fj);
 	json_decref(doc);
 	if (!text) {
-		fprintf(stderr, "latscope sys: out of memory\n");
+		tprintf(stderr, "latscope sys: out of memory\n");
 		return EXIT_ERROR;
 	}
 	puts(text);
@@ -390,7 +391,7 @@ int cmd_sys(int argc, char **argv)
 	if (r < 0) {
 		char msg[512];
 		if (r == -ENOMEM) {
-			fprintf(stderr, "latscope sys: out of memory\n");
+			tprintf(stderr, "latscope sys: out of memory\n");
 			return EXIT_ERROR;
 		}
 		snprintf(msg, sizeof(msg), "option '--sysroot': cannot read '%s': %s", c.sysroot ? c.sysroot : "/",
@@ -402,7 +403,7 @@ int cmd_sys(int argc, char **argv)
 	struct finding *f = calloc(max, sizeof(*f));
 	if (!f) {
 		fingerprint_free(fp);
-		fprintf(stderr, "latscope sys: out of memory\n");
+		tprintf(stderr, "latscope sys: out of memory\n");
 		return EXIT_ERROR;
 	}
 	size_t n = findings_evaluate(fp, NULL, f, max);

@@ -14,6 +14,7 @@
 #include "sys/atomicfile.h"
 #include "sys/mkdirs.h"
 #include "sys/samefile.h"
+#include "report/tprint.h"
 
 #define PLACES 3                        /* the state directory, --json's, the current one */
 
@@ -112,7 +113,7 @@ int unstored_keep(const char *cmd, const char *text, const struct result *res, b
 			snprintf(p->why, sizeof(p->why), "%s", strerror(-r));
 			continue;
 		}
-		fprintf(stderr, "latscope %s: the run is kept in '%s'; store it later with: latscope import ", cmd, kept);
+		tprintf(stderr, "latscope %s: the run is kept in '%s'; store it later with: latscope import ", cmd, kept);
 		if (db_opt) {
 			fputs("--db ", stderr);
 			quoted(stderr, db_opt);
@@ -122,10 +123,10 @@ int unstored_keep(const char *cmd, const char *text, const struct result *res, b
 		fputc('\n', stderr);
 		return EXIT_ERROR;
 	}
-	fprintf(stderr, "latscope %s: the run is lost: it could not be kept", cmd);
+	tprintf(stderr, "latscope %s: the run is lost: it could not be kept", cmd);
 	for (size_t i = 0, said = 0; i < n; i++)
 		if (places[i].why[0])
-			fprintf(stderr, "%s '%s' (%s)", said++ ? "," : " in", places[i].dir, places[i].why);
+			tprintf(stderr, "%s '%s' (%s)", said++ ? "," : " in", places[i].dir, places[i].why);
 	fputc('\n', stderr);
 	return EXIT_ERROR;
 }

@@ -87,6 +87,17 @@ class HostileText(TempDirCase):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assert_harmless(p)
 
+    def test_an_import_refusal_quotes_the_file_escaped(self):
+        def bad_label(doc):
+            doc["labels"]["k" + ESC] = "v"
+        def bad_irq(doc):
+            doc["cpus"][0]["interrupts"] = {"x" * 60 + ESC: 1}
+        for name, edit in (("label.json", bad_label), ("irq.json", bad_irq)):
+            p = self.lat("import", self.hostile(name, edit))
+            self.assertNotEqual(p.returncode, 0)
+            self.assert_harmless(p)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+
     def test_markdown_keeps_a_pipe_in_a_label_inside_its_cell(self):
         def label(doc):
             doc["labels"]["cfg"] = "a|b"
