@@ -314,8 +314,9 @@ static int build_rows(struct ctx *x)
 			if (cmp_row_init(&w->fig) < 0)
 				return -ENOMEM;
 		}
-		if (add_run(x, &x->rows[g], ri) < 0)
-			return -ENOMEM;
+		int r = add_run(x, &x->rows[g], ri);
+		if (r < 0)
+			return r;
 	}
 	/* Rows in the order of their label values (insertion sort keeps equal keys stable). */
 	for (size_t i = 1; x->nby && i < x->nrows; i++)
@@ -538,8 +539,9 @@ static int run_gates(const struct ctx *x, struct gate_outcome *out, size_t *ret_
 			struct gate_outcome *o = &out[n++];
 			o->row = g;
 			o->gate = k;
-			if (gate_one(x, e, g, o) < 0)
-				return -ENOMEM;
+			int r = gate_one(x, e, g, o);
+			if (r < 0)
+				return r;
 		}
 	}
 	*ret_n = n;
@@ -659,10 +661,11 @@ static int report(struct ctx *x, json_t *groups, struct gate_outcome **all, size
 	if (!v || !o)
 		goto out;
 	for (size_t g = 0; g < x->nrows; g++)
-		if (g != x->ref && (judge(x, g, BOOT_MEAN, &v[g][0]) < 0 || judge(x, g, 99.0, &v[g][1]) < 0))
+		if (g != x->ref && ((r = judge(x, g, BOOT_MEAN, &v[g][0])) < 0 || (r = judge(x, g, 99.0, &v[g][1])) < 0))
 			goto out;
-	if (run_gates(x, o, &no) < 0)
+	if ((r = run_gates(x, o, &no)) < 0)
 		goto out;
+	r = -ENOMEM;
 	if (x->c.format == FMT_JSON) {
 		json_t *doc = json_output(x, (const struct verdict (*)[2])v, o, no);
 		if (!doc || json_array_append_new(groups, doc) < 0)
@@ -755,13 +758,21 @@ static int compare_probe(const struct ctx *x, const char *probe, bool several, j
 		}
 	if ((code = check_runs(&g)) != EXIT_OK || (code = parse_columns(&g)) != EXIT_OK)
 		goto done;
-	if (build_rows(&g) < 0)
-		goto oom;
-	find_baseline(&g);
-	if (report(&g, groups, all, nall) < 0)
-		goto oom;
-	code = EXIT_OK;
-	goto done;
+	int r = build_rows(&g);
+	if (r == 0) {
+		find_baseline(&g);
+		r = report(&g, groups, all, nall);
+	}
+	if (r == 0) {
+		code = EXIT_OK;
+		goto done;
+	}
+	if (r == -EOVERFLOW) {
+		tprintf(stderr, "latscope compare: the %s runs hold more samples than can be added up or resampled "
+			"(2^63): they cannot be compared\n", probe);
+		code = EXIT_ERROR;
+		goto done;
+	}
 oom:
 	tprintf(stderr, "latscope compare: out of memory\n");
 	code = EXIT_ERROR;

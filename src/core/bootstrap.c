@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/count.h"
+
 /*
  * The units (blocks, or groups of blocks) of one side.  Their histograms are
  * kept by bucket: column i lists, for every unit with samples in bucket i, the
@@ -78,8 +80,15 @@ static uint64_t block_samples(const struct block *bl, bool pct)
 
 static int check_set(const struct block_set *set, bool pct)
 {
+	uint64_t total = 0;
+
 	if (!set || (set->n && !set->blocks))
 		return -EINVAL;
+	/* A replicate draws n blocks with replacement: its sums reach n times the
+	 * largest block at most, which must still count (core/count.h). */
+	for (size_t i = 0; i < set->n; i++)
+		if (set->blocks[i].st.n > COUNT_MAX / set->n || !count_add(&total, set->blocks[i].st.n))
+			return -EOVERFLOW;
 	if (!pct)
 		return 0;
 	for (size_t i = 0; i < set->n; i++) {

@@ -53,8 +53,8 @@ struct verdict {
  * blocks.  Blocks without samples are skipped.  A percentile needs the
  * histogram of every block with samples.
  * 0, or -ENOMEM / -EINVAL (NULL argument, stat out of range, reps 0, a block
- * with samples but no histogram, a bucket index out of range); ret untouched
- * on failure.
+ * with samples but no histogram, a bucket index out of range) / -EOVERFLOW (a
+ * side whose resampled counts could pass COUNT_MAX); ret untouched on failure.
  */
 int bootstrap_compare(const struct block_set *a, const struct block_set *b, double stat, unsigned reps,
 		      uint64_t seed, struct verdict *ret);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/count.h"
+
 int cmp_row_init(struct cmp_row *w)
 {
 	*w = (struct cmp_row){ 0 };
@@ -20,10 +22,12 @@ int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric)
 	if (!blocks)
 		return -ENOMEM;
 	w->blocks = blocks;
-	stats_merge(&w->st, &cr->st[metric]);
-	hist_add(w->hist, &cr->hist[metric]);
-	w->above += cr->above[metric];
-	w->missed += cr->missed;
+	/* A row adds runs up: they may hold together more than a count can (core/count.h). */
+	struct stats st = w->st;
+	if (stats_merge(&st, &cr->st[metric]) < 0 || !count_add(&w->above, cr->above[metric]) ||
+	    !count_add(&w->missed, cr->missed) || hist_add(w->hist, &cr->hist[metric]) < 0)
+		return -EOVERFLOW;
+	w->st = st;
 	if (s->has_warm_max && (!w->has_warm_max || s->warm_max > w->warm_max)) {
 		w->warm_max = s->warm_max;
 		w->has_warm_max = true;

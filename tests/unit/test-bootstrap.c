@@ -413,6 +413,23 @@ static void test_bootstrap_mean_needs_no_histograms(void **state)
 	run_free(&b);
 }
 
+/* A replicate draws every block again with replacement: its sums could pass what a count holds. */
+static void test_bootstrap_refuses_blocks_whose_resampled_counts_could_overflow(void **state)
+{
+	struct run a, b;
+	struct verdict v = { .ratio = 42.0 };
+
+	(void)state;
+	run_make(&a, 41, WINDOWS, PER_WINDOW, 1.0);
+	run_make(&b, 42, WINDOWS, PER_WINDOW, 1.0);
+	b.blocks[0].st.n = (UINT64_C(1) << 62);        /* one block of 2^62: WINDOWS draws of it pass 2^63 */
+	struct block_set sa = set_of(&a), sb = set_of(&b);
+	assert_int_equal(bootstrap_compare(&sa, &sb, BOOT_MEAN, 100, 1, &v), -EOVERFLOW);
+	assert_true(v.ratio == 42.0);                   /* untouched */
+	run_free(&a);
+	run_free(&b);
+}
+
 /* ---- a side at zero ---- */
 
 static void test_bootstrap_ratio_against_zero_is_one_for_zero_and_infinite_otherwise(void **state)
@@ -610,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_bootstrap_point_estimates_are_the_exact_mean_and_nearest_rank_percentile_of_all_samples),
 		cmocka_unit_test(test_bootstrap_percentile_is_clamped_to_the_exact_min_and_max),
 		cmocka_unit_test(test_bootstrap_mean_needs_no_histograms),
+		cmocka_unit_test(test_bootstrap_refuses_blocks_whose_resampled_counts_could_overflow),
 		cmocka_unit_test(test_bootstrap_ratio_against_zero_is_one_for_zero_and_infinite_otherwise),
 		cmocka_unit_test(test_bootstrap_gives_the_same_interval_for_the_same_seed_and_another_for_another_seed),
 		cmocka_unit_test(test_bootstrap_resamples_more_than_2000_blocks_in_2000_groups_of_consecutive_blocks),

@@ -28,6 +28,7 @@
 #include "core/hist.h"
 #include "core/stats.h"
 #include "probe/recorder.h"
+#include "result/compare.h"
 #include "result/json.h"
 #include "result/merge.h"
 #include "result/result.h"
@@ -555,6 +556,24 @@ static void big_result(struct result *res, enum big_field field)
 		break;
 	}
 	assert_int_equal(result_finalize(res), 0);
+}
+
+/* compare's row of several runs adds them up like a merge: past 2^63 - 1 it refuses, it does not wrap. */
+static void test_a_compare_row_refuses_runs_whose_counts_add_up_past_int64_max(void **state)
+{
+	(void)state;
+	struct result a, b;
+	struct cmp_row w;
+	big_result(&a, BIG_COUNT);
+	big_result(&b, BIG_COUNT);
+	assert_int_equal(cmp_row_init(&w), 0);
+	assert_int_equal(cmp_row_add(&w, &a.all, 0), 0);
+	uint64_t before = w.st.n;
+	assert_int_equal(cmp_row_add(&w, &b.all, 0), -EOVERFLOW);
+	assert_int_equal(w.st.n, before);
+	cmp_row_free(&w);
+	result_free(&a);
+	result_free(&b);
 }
 
 static void test_merge_refuses_counts_that_would_overflow(void **state)
@@ -1257,6 +1276,7 @@ int main(void)
 		cmocka_unit_test(test_finalize_merges_windows_with_the_same_index),
 		cmocka_unit_test(test_finalize_twice_gives_the_same_all_row),
 		cmocka_unit_test(test_merge_refuses_counts_that_would_overflow),
+		cmocka_unit_test(test_a_compare_row_refuses_runs_whose_counts_add_up_past_int64_max),
 		cmocka_unit_test(test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max),
 		cmocka_unit_test(test_result_from_text_refuses_a_text_past_the_limit_without_reading_it),
 		cmocka_unit_test(test_summary_percentiles_are_ordered_and_within_min_and_max),
