@@ -54,16 +54,21 @@ static int write_json(FILE *out, struct store *st, const int64_t *ids, size_t n)
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < n; i++) {
 		struct store_error serr;
-		json_error_t jerr;
-		char *text;
+		char *text, why[320];
 		if (store_get(st, ids[i], &text, &serr) < 0) {
 			tprintf(stderr, "latscope export: %s\n", serr.msg);
 			json_decref(arr);
 			return EXIT_ERROR;
 		}
-		json_t *doc = json_loads(text, 0, &jerr);
+		/* Read as every stored run is read: within the size and memory bounds of import. */
+		json_t *doc = result_json_parse(text, strlen(text), why, sizeof(why));
 		free(text);
-		if (!doc || json_object_set_new(doc, "id", json_integer(ids[i])) < 0 || json_array_append_new(arr, doc) < 0) {
+		if (!doc) {
+			tprintf(stderr, "latscope export: run %lld cannot be read back: %s\n", (long long)ids[i], why);
+			json_decref(arr);
+			return EXIT_ERROR;
+		}
+		if (json_object_set_new(doc, "id", json_integer(ids[i])) < 0 || json_array_append_new(arr, doc) < 0) {
 			json_decref(arr);
 			arr = NULL;
 		}
