@@ -164,28 +164,23 @@ static int check_runs(struct ctx *x)
 			if (strcmp(first->metric_names[m], x->c.metric) == 0)
 				x->metric = m;
 		if (x->metric == first->nmetrics) {
-			tprintf(stderr, "latscope compare: option '--metric': run %lld has no metric '%s'\n",
+			return storecmd_refuse("compare", "option '--metric': run %lld has no metric '%s'",
 				(long long)x->ids[0], x->c.metric);
-			return EXIT_USAGE;
 		}
 	}
 	for (size_t i = 0; i < x->nres; i++) {
 		const struct result *r = &x->res[i];
 		if (strcmp(r->probe, first->probe) != 0) {
-			tprintf(stderr, "latscope compare: runs %lld and %lld are of different probes (%s, %s): "
-				"compare runs of one probe\n", (long long)x->ids[0], (long long)x->ids[i], first->probe,
-				r->probe);
-			return EXIT_USAGE;
+			return storecmd_refuse("compare", "runs %lld and %lld are of different probes (%s, %s): compare runs "
+					       "of one probe", (long long)x->ids[0], (long long)x->ids[i], first->probe, r->probe);
 		}
 		if (x->metric >= r->nmetrics || strcmp(r->metric_names[x->metric], first->metric_names[x->metric]) != 0) {
-			tprintf(stderr, "latscope compare: run %lld does not have the metric '%s'\n", (long long)x->ids[i],
+			return storecmd_refuse("compare", "run %lld does not have the metric '%s'", (long long)x->ids[i],
 				first->metric_names[x->metric]);
-			return EXIT_USAGE;
 		}
 		if (!block_of(x, r)) {
-			tprintf(stderr, "latscope compare: option '--cpu': run %lld did not measure cpu %d\n",
+			return storecmd_refuse("compare", "option '--cpu': run %lld did not measure cpu %d",
 				(long long)x->ids[i], x->cpu);
-			return EXIT_USAGE;
 		}
 	}
 	return EXIT_OK;
@@ -200,9 +195,8 @@ static int split_list(const char *text, char out[][LABEL_KEY_MAX], size_t max, s
 	for (;;) {
 		size_t len = strcspn(p, ",");
 		if (len == 0 || len >= LABEL_KEY_MAX || n >= max) {
-			tprintf(stderr, "latscope compare: option '%s': '%s' is not a comma-separated list of names%s\n", opt,
+			return storecmd_refuse("compare", "option '%s': '%s' is not a comma-separated list of names%s", opt,
 				text, n >= max ? " (too many)" : "");
-			return EXIT_USAGE;
 		}
 		memcpy(out[n], p, len);
 		out[n++][len] = '\0';
@@ -217,7 +211,7 @@ static int split_list(const char *text, char out[][LABEL_KEY_MAX], size_t max, s
 static int parse_columns(struct ctx *x)
 {
 	char names[40][LABEL_KEY_MAX];
-	size_t n;
+	size_t n = 0;
 	int code = split_list(x->c.columns ? x->c.columns : "min,mean,p99,max,warm_max,missed", names, 40, &n,
 			      "--columns");
 	if (code != EXIT_OK)
@@ -242,10 +236,9 @@ static int parse_columns(struct ctx *x)
 		for (size_t r = 0; r < x->nres && !found; r++)
 			found = label_of(&x->res[r], names[i]) != NULL;
 		if (!found) {
-			tprintf(stderr, "latscope compare: option '--columns': '%s' is neither a figure (count min mean "
-				"stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct missed runs) nor a label of these runs\n",
-				names[i]);
-			return EXIT_USAGE;
+			return storecmd_refuse("compare", "option '--columns': '%s' is neither a figure (count min mean "
+					       "stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct missed runs) nor a "
+					       "label of these runs", names[i]);
 		}
 		col->kind = COL_LABEL;
 	}
@@ -802,11 +795,11 @@ static int check_baseline(struct ctx *x)
 	for (size_t i = 0; i < x->nres && !found; i++)
 		found = x->ids[i] == ids[0];
 	x->baseline_id = ids[0];
-	if (!found)
-		tprintf(stderr, "latscope compare: option '--baseline': run %lld is not among the compared runs\n",
-			(long long)ids[0]);
 	free(ids);
-	return found ? EXIT_OK : EXIT_USAGE;
+	if (!found)
+		return storecmd_refuse("compare", "option '--baseline': run %lld is not among the compared runs",
+				       (long long)x->baseline_id);
+	return EXIT_OK;
 }
 
 /* With ids, --probe keeps those of that probe. */
@@ -823,8 +816,7 @@ static int keep_probe(struct ctx *x)
 	}
 	x->nres = n;
 	if (n == 0) {
-		tprintf(stderr, "latscope compare: option '--probe': none of the runs given is of probe '%s'\n", x->c.probe);
-		return EXIT_USAGE;
+		return storecmd_refuse("compare", "option '--probe': none of the runs given is of probe '%s'", x->c.probe);
 	}
 	return EXIT_OK;
 }

@@ -137,11 +137,13 @@ int cmd_export(int argc, char **argv)
 		    : c.format == EXPORT_GNUPLOT ? gnuplot_write(out, list, ids, n, why, sizeof(why))
 						 : openmetrics_write(out, list, ids, n, why, sizeof(why));
 		/* Standard output that failed is main's to report (a closed pipe quietly). */
-		if (r < 0 && (c.output || !ferror(stdout)))
+		if (r == -EINVAL)               /* runs that cannot go together */
+			code = storecmd_usage("export", why);
+		else if (r < 0 && (c.output || !ferror(stdout)))
 			tprintf(stderr, "latscope export: cannot write the %s: %s\n",
 				c.format == EXPORT_GNUPLOT ? "gnuplot script" : "metrics", why[0] ? why : strerror(-r));
-		if (r < 0)
-			code = r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;  /* runs that cannot go together */
+		if (r < 0 && r != -EINVAL)
+			code = EXIT_ERROR;
 		free(list);
 		storecmd_free_results(res, n);
 	}

@@ -138,6 +138,8 @@ int cmd_import(int argc, char **argv)
 	for (size_t i = 0; i < given.npos; i++)
 		if (load_file(given.pos[i], &texts[i]) < 0)
 			code = EXIT_USAGE;
+	if (code == EXIT_USAGE)
+		fprintf(stderr, "Try 'latscope import --help'.\n");    /* once, after each file's reason */
 	if (code == EXIT_OK && (code = storecmd_open("import", c.db, STORE_CREATE | STORE_MKDIR, &st)) == EXIT_OK) {
 		struct store_error serr;
 		int64_t *ids = calloc(given.npos, sizeof(*ids));

@@ -108,8 +108,12 @@ int cmd_merge(int argc, char **argv)
 	if ((code = member_identities("merge", st, ids, n, &identities)) != EXIT_OK)
 		goto out;
 	if ((r = result_merge(in, ids, (const char *const *)identities, n, &out, msg, sizeof(msg))) < 0) {
-		tprintf(stderr, "latscope merge: %s\n", msg);
-		code = r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
+		if (r == -EINVAL) {
+			code = storecmd_usage("merge", msg);
+		} else {
+			tprintf(stderr, "latscope merge: %s\n", msg);
+			code = EXIT_ERROR;
+		}
 		goto out;
 	}
 	merged = true;

@@ -81,8 +81,7 @@ int cmd_report(int argc, char **argv)
 	if ((code = storecmd_select("report", &given, c.probe, &c.labels, st, &ids, &n)) != EXIT_OK)
 		goto done;
 	if (n > REPORT_RUNS_MAX) {
-		tprintf(stderr, "latscope report: %zu runs: a report holds at most %d; choose fewer\n", n, REPORT_RUNS_MAX);
-		code = EXIT_USAGE;
+		code = storecmd_refuse("report", "%zu runs: a report holds at most %d; choose fewer", n, REPORT_RUNS_MAX);
 		goto done;
 	}
 	if ((code = storecmd_load("report", st, ids, n, &res)) != EXIT_OK) {

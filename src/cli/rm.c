@@ -49,8 +49,12 @@ int cmd_rm(int argc, char **argv)
 	if ((code = storecmd_open("rm", c.db, 0, &st)) == EXIT_OK) {
 		int r = store_rm(st, ids, n, &serr);
 		if (r < 0) {
-			tprintf(stderr, "latscope rm: %s\n", serr.msg);
-			code = r == -ENOENT ? EXIT_USAGE : EXIT_ERROR;
+			if (r == -ENOENT) {
+				code = storecmd_usage("rm", serr.msg);
+			} else {
+				tprintf(stderr, "latscope rm: %s\n", serr.msg);
+				code = EXIT_ERROR;
+			}
 		} else {
 			tprintf(stdout, "removed %zu run%s\n", n, n == 1 ? "" : "s");
 		}

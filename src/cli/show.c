@@ -81,8 +81,12 @@ int cmd_show(int argc, char **argv)
 		char *text = NULL;
 		int r = store_get(st, ids[0], &text, &serr);
 		if (r < 0) {
-			tprintf(stderr, "latscope show: %s\n", serr.msg);
-			code = r == -ENOENT ? EXIT_USAGE : EXIT_ERROR;
+			if (r == -ENOENT) {
+				code = storecmd_usage("show", serr.msg);
+			} else {
+				tprintf(stderr, "latscope show: %s\n", serr.msg);
+				code = EXIT_ERROR;
+			}
 		} else {
 			code = print_json(text, ids[0]);
 		}

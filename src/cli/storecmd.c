@@ -1,6 +1,7 @@
 #include "cli/storecmd.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,17 @@ int storecmd_usage(const char *name, const char *msg)
 {
 	tprintf(stderr, "latscope %s: %s\nTry 'latscope %s --help'.\n", name, msg, name);
 	return EXIT_USAGE;
+}
+
+int storecmd_refuse(const char *name, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return storecmd_usage(name, msg);
 }
 
 int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *params, struct opt_result *ret)
@@ -50,21 +62,19 @@ int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct s
 	struct store_error err;
 	int r = store_path_resolve(db_opt, path, sizeof(path), &chosen);
 
-	if (r == -ENOENT) {
-		tprintf(stderr, "latscope %s: no store: HOME is not set; use --db PATH or LATSCOPE_DB\n", name);
-		return EXIT_USAGE;
-	}
-	if (r < 0) {
-		tprintf(stderr, "latscope %s: the store's path is too long\n", name);
-		return EXIT_USAGE;
-	}
+	if (r == -ENOENT)
+		return storecmd_refuse(name, "no store: HOME is not set; use --db PATH or LATSCOPE_DB");
+	if (r < 0)
+		return storecmd_refuse(name, "the store's path is too long");
 	r = store_open(path, flags, ret, &err);
 	if (r == 0)
 		return EXIT_OK;
-	tprintf(stderr, "latscope %s: %s\n", name, err.msg);
 	/* A path the user named that cannot serve is their input, and so is a
 	 * symbolic link put where the store goes; the rest is ours. */
-	return r == -ENOENT || r == -ELOOP || (chosen && (r == -EINVAL || r == -EACCES)) ? EXIT_USAGE : EXIT_ERROR;
+	if (r == -ENOENT || r == -ELOOP || (chosen && (r == -EINVAL || r == -EACCES)))
+		return storecmd_usage(name, err.msg);
+	tprintf(stderr, "latscope %s: %s\n", name, err.msg);
+	return EXIT_ERROR;
 }
 
 static int parse_id(const char *s, size_t len, int64_t *ret)
@@ -204,9 +214,11 @@ int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t
 				snprintf(serr.msg, sizeof(serr.msg), "run %lld cannot be read back: %s", (long long)ids[i], err);
 		}
 		if (r < 0) {
-			tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
 			storecmd_free_results(res, i);
-			return r == -ENOENT ? EXIT_USAGE : EXIT_ERROR;
+			if (r == -ENOENT)
+				return storecmd_usage(name, serr.msg);
+			tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
+			return EXIT_ERROR;
 		}
 	}
 	*ret = res;
@@ -247,8 +259,7 @@ int storecmd_select(const char *name, const struct opt_result *given, const char
 	}
 	if (n == 0) {
 		free(runs);
-		tprintf(stderr, "latscope %s: no stored run matches the filter\n", name);
-		return EXIT_USAGE;
+		return storecmd_refuse(name, "no stored run matches the filter");
 	}
 	int64_t *ids = malloc(n * sizeof(*ids));
 	if (!ids) {

@@ -39,8 +39,10 @@ void storecmd_free_results(struct result *res, size_t n);
 int storecmd_select(const char *name, const struct opt_result *given, const char *probe, const struct labels *labels,
 		    struct store *st, int64_t **ret, size_t *ret_n);
 
-/* Usage error: the message, then the hint to --help. */
+/* Usage error: the message, then the hint to --help; EXIT_USAGE.  Every exit
+ * with status 2 says why through these, so every one carries the hint. */
 int storecmd_usage(const char *name, const char *msg);
+int storecmd_refuse(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct cmd_spec {
 	const char *name;

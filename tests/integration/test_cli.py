@@ -140,5 +140,37 @@ class CommandLine(TempDirCase):
         self.assertEqual(os.listdir(self.tmp), [])
 
 
+
+class UsageErrors(TempDirCase):
+    def test_every_usage_error_is_one_line_then_the_hint(self):
+        db = self.path("r.db")
+        p = run("timer", "-a", "0", "-D", "0.2", "-q", "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cases = [
+            ("timer", "-i", "123abc"),
+            ("timer", "--treshold", "5"),
+            ("timer", "--load", "console:dev=/nonexistent"),
+            ("timer", "--json", self.path("no/dir/x.json")),
+            ("show", "99", "--db", db),
+            ("show", "1", "--db", self.path("missing.db")),
+            ("rm", "99", "--db", db),
+            ("compare", "1", "--baseline", "7", "--db", db),
+            ("compare", "1", "--junit", self.path("no/dir/g.xml"), "--db", db),
+            ("compare", "--label", "x=none", "--db", db),
+            ("export", "99", "--db", db),
+            ("report", "99", "-o", self.path("r.html"), "--db", db),
+            ("merge", "99", "--db", db),
+            ("runs", "--since", "2300-01-01", "--db", db),
+            ("frobnicate",),
+        ]
+        for args in cases:
+            with self.subTest(args=args):
+                p = run(*args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                lines = p.stderr.splitlines()
+                self.assertEqual(len(lines), 2, p.stderr)
+                self.assertTrue(lines[0].startswith("latscope"), lines[0])
+                self.assertRegex(lines[1], r"^Try 'latscope( \w+)? --help'\.$")
+
 if __name__ == "__main__":
     main()

@@ -154,7 +154,8 @@ class GnuplotExport(TempDirCase):
         p = run("export", "7", "--format", "gnuplot", "-o", self.path("h.gp"), "--db", self.path("runs.db"))
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("7", p.stderr)
-        self.assertEqual(len(p.stderr.strip().splitlines()), 1, "one line: " + p.stderr)
+        self.assertEqual(p.stderr.strip().splitlines()[1:], ["Try 'latscope export --help'."],
+                         "one line, then the hint: " + p.stderr)
         self.assertFalse(os.path.exists(self.path("h.gp")))
 
 

@@ -96,7 +96,7 @@ class HostileText(TempDirCase):
             p = self.lat("import", self.hostile(name, edit))
             self.assertNotEqual(p.returncode, 0)
             self.assert_harmless(p)
-            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertEqual(len(p.stderr.splitlines()), 2, p.stderr)     # the reason, then the hint
 
     def test_markdown_keeps_a_pipe_in_a_label_inside_its_cell(self):
         def label(doc):

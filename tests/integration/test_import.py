@@ -216,13 +216,15 @@ class ImportCase(TempDirCase):
         return int(p.stdout.strip().split()[-1])
 
     def refused(self, path, *needles):
-        """Importing path into a store of its own is refused, with one line naming each needle."""
+        """Importing path into a store of its own is refused, with one line naming each needle (and the hint)."""
         db = self.path("refused-%d.db" % len(os.listdir(self.tmp)))
         p = self.lat("import", path, db=db)
         self.assertEqual(p.returncode, 2, f"{path}: {p.stdout}{p.stderr}")
-        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 2, p.stderr)
+        self.assertEqual(lines[1], "Try 'latscope import --help'.")
         for needle in needles:
-            self.assertIn(needle, p.stderr)
+            self.assertIn(needle, lines[0])
         self.assertFalse(os.path.exists(db), "nothing was stored")
         return p.stderr
 
@@ -335,7 +337,8 @@ class Cost(ImportCase):
         base = self.baseline()
         p, _, peak = self.measured("import", path, "--db", self.db)
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertEqual(p.stderr, f"latscope import: '{path}': larger than 256 MiB, the most a result may be\n")
+        self.assertEqual(p.stderr, f"latscope import: '{path}': larger than 256 MiB, the most a result may be\n"
+                                   "Try 'latscope import --help'.\n")
         self.assert_memory(peak, base, 2**20, 1)        # not read
 
 

@@ -181,7 +181,7 @@ class BadInput(ReportCase):
     def test_an_unknown_run_is_named(self):
         p = self.report("99", "-o", self.path("r.html"))
         self.one_line_error(p, 2, "99")
-        self.assertEqual(len(p.stderr.splitlines()), 1)
+        self.assertEqual(p.stderr.splitlines()[1:], ["Try 'latscope report --help'."], "then the hint")
         self.assertFalse(os.path.exists(self.path("r.html")), "no page is left behind")
 
     def test_a_filter_no_run_matches_is_a_usage_error(self):
