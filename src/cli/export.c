@@ -10,25 +10,51 @@
 #include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "report/gnuplot.h"
+#include "report/jsonexport.h"
 #include "report/openmetrics.h"
 #include "result/json.h"
 #include "report/tprint.h"
 
-enum { EXPORT_OPENMETRICS, EXPORT_JSON, EXPORT_GNUPLOT };
-static const char *const export_formats[] = { "openmetrics", "json", "gnuplot", NULL };
+/* Every format, like the command table: one row each, and nothing else names them. */
+struct export_format {
+	const char *name;
+	int (*write)(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
+		     size_t errlen);
+	const char *what;
+};
+
+static const struct export_format formats[] = {
+	{ "openmetrics", openmetrics_write,
+	  "Prometheus/OpenMetrics text for node_exporter's textfile collector, a histogram per run and CPU" },
+	{ "json", json_export_write, "an array of the stored results, each with its run \"id\"" },
+	{ "gnuplot", gnuplot_write, "a gnuplot script with the histograms in it (one curve per CPU of one run, or per run)" },
+};
+
+static const struct export_format *format_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(formats[i].name, name) == 0)
+			return &formats[i];
+	return NULL;
+}
+
+static void list_formats(FILE *out)
+{
+	fprintf(out, "\nFormats:\n");
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		fprintf(out, "  %-12s %s\n", formats[i].name, formats[i].what);
+}
 
 struct export_cmd {
-	int format;
+	const char *format;
 	const char *output;
 	const char *db;
 	bool help;
 };
 
 static const struct opt export_opts[] = {
-	{ "format", 0, OPT_ENUM, offsetof(struct export_cmd, format), .choices = export_formats,
-	  .help = "openmetrics: Prometheus/OpenMetrics text for node_exporter's textfile collector; "
-		  "json: an array of the stored results; gnuplot: a gnuplot script with the histograms in it "
-		  "(one curve per CPU of one run, or per run)" },
+	{ "format", 0, OPT_STRING, offsetof(struct export_cmd, format), .metavar = "FORMAT",
+	  .help = "one of the formats below (default openmetrics)" },
 	{ "output", 'o', OPT_STRING, offsetof(struct export_cmd, output), .metavar = "FILE",
 	  .help = "write to FILE (replaced whole) instead of standard output" },
 	DB_OPT(struct export_cmd),
@@ -37,52 +63,18 @@ static const struct opt export_opts[] = {
 
 static const struct cmd_spec export_spec = {
 	.name = "export",
-	.synopsis = "ID... [--format openmetrics|json|gnuplot] [-o FILE] [--db PATH]",
+	.synopsis = "ID... [--format FORMAT] [-o FILE] [--db PATH]",
 	.about = "Write stored runs for other tools.  For a fleet, write OpenMetrics into node_exporter's\n"
 		 "textfile directory (-o /var/lib/node_exporter/textfile/latscope.prom) and let Prometheus collect it.\n"
 		 "For a plot, export --format gnuplot -o hist.gp and run `gnuplot hist.gp` (writes latscope-histogram.svg).",
 	.opts = export_opts,
 	.nopts = sizeof(export_opts) / sizeof(export_opts[0]),
 	.help_offset = offsetof(struct export_cmd, help),
+	.help_more = list_formats,
 	.min_pos = 1,
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
 };
-
-static int write_json(FILE *out, struct store *st, const int64_t *ids, size_t n)
-{
-	json_t *arr = json_array();
-	for (size_t i = 0; arr && i < n; i++) {
-		struct store_error serr;
-		char *text, why[320];
-		if (store_get(st, ids[i], &text, &serr) < 0) {
-			tprintf(stderr, "latscope export: %s\n", serr.msg);
-			json_decref(arr);
-			return EXIT_ERROR;
-		}
-		/* Read as every stored run is read: within the size and memory bounds of import. */
-		json_t *doc = result_json_parse(text, strlen(text), why, sizeof(why));
-		free(text);
-		if (!doc) {
-			tprintf(stderr, "latscope export: run %lld cannot be read back: %s\n", (long long)ids[i], why);
-			json_decref(arr);
-			return EXIT_ERROR;
-		}
-		if (json_object_set_new(doc, "id", json_integer(ids[i])) < 0 || json_array_append_new(arr, doc) < 0) {
-			json_decref(arr);
-			arr = NULL;
-		}
-	}
-	char *text = arr ? result_json_dump(arr) : NULL;
-	json_decref(arr);
-	if (!text) {
-		tprintf(stderr, "latscope export: out of memory\n");
-		return EXIT_ERROR;
-	}
-	fprintf(out, "%s\n", text);
-	free(text);
-	return EXIT_OK;
-}
 
 int cmd_export(int argc, char **argv)
 {
@@ -101,6 +93,13 @@ int cmd_export(int argc, char **argv)
 
 	if (code >= 0)
 		return code;
+	const struct export_format *fmt = format_named(c.format ? c.format : "openmetrics");
+	if (!fmt) {
+		char names[128] = "";
+		for (size_t i = 0, len = 0; i < sizeof(formats) / sizeof(formats[0]) && len < sizeof(names); i++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "", formats[i].name);
+		return storecmd_refuse("export", "option '--format': '%s' is not a format (%s)", c.format, names);
+	}
 	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
 		return storecmd_usage("export", err.msg);
 	const struct output file = { "'--output'", c.output };
@@ -124,24 +123,19 @@ int cmd_export(int argc, char **argv)
 	}
 	if ((code = storecmd_open("export", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		goto done;
-	if (c.format == EXPORT_JSON) {
-		code = write_json(out, st, ids, n);
-	} else if ((code = storecmd_load("export", st, ids, n, &res)) == EXIT_OK) {
+	if ((code = storecmd_load("export", st, ids, n, &res)) == EXIT_OK) {
 		const struct result **list = calloc(n, sizeof(*list));
 		if (!list)
 			code = EXIT_ERROR;
 		for (size_t i = 0; list && i < n; i++)
 			list[i] = &res[i];
 		char why[320] = "";
-		r = !list ? 0
-		    : c.format == EXPORT_GNUPLOT ? gnuplot_write(out, list, ids, n, why, sizeof(why))
-						 : openmetrics_write(out, list, ids, n, why, sizeof(why));
+		r = list ? fmt->write(out, list, ids, n, why, sizeof(why)) : 0;
 		/* Standard output that failed is main's to report (a closed pipe quietly). */
 		if (r == -EINVAL)               /* runs that cannot go together */
 			code = storecmd_usage("export", why);
 		else if (r < 0 && (c.output || !ferror(stdout)))
-			tprintf(stderr, "latscope export: cannot write the %s: %s\n",
-				c.format == EXPORT_GNUPLOT ? "gnuplot script" : "metrics", why[0] ? why : strerror(-r));
+			tprintf(stderr, "latscope export: cannot write %s: %s\n", fmt->name, why[0] ? why : strerror(-r));
 		if (r < 0 && r != -EINVAL)
 			code = EXIT_ERROR;
 		free(list);

@@ -40,6 +40,8 @@ int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *par
 	if (*(bool *)(void *)((char *)params + spec->help_offset)) {
 		printf("Usage: latscope %s %s\n\n%s\n\nOptions:\n", spec->name, spec->synopsis, spec->about);
 		opt_print_help(stdout, spec->opts, spec->nopts, params);
+		if (spec->help_more)
+			spec->help_more(stdout);
 		tprintf(stdout, "\nExit status: 0 done, 1 error, 2 bad usage%s.\n",
 		       strcmp(spec->name, "compare") == 0 ? ", 3 a --fail-if gate failed" : "");
 		return EXIT_OK;

@@ -3,6 +3,7 @@
 #define LATSCOPE_CLI_STORECMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "cli/opt.h"
@@ -51,6 +52,7 @@ struct cmd_spec {
 	const struct opt *opts;
 	size_t nopts;
 	size_t help_offset;             /* the bool --help sets */
+	void (*help_more)(FILE *out);   /* optional: printed after the options by --help */
 	size_t min_pos, max_pos;        /* positional arguments allowed */
 	const char *pos_name;           /* what they are, for messages ("run id") */
 };
