@@ -12,17 +12,10 @@
 int pmqos_hold(int *ret_fd);
 void pmqos_release(int *fd);
 
-/* The calling thread's scheduling policy and priority. */
-struct sched_saved {
-	int policy;
-	int priority;
-};
-int sched_save(struct sched_saved *ret);
+/* The calling thread's scheduling policy and priority, and its timer slack
+ * (ns; 1 is the smallest the kernel accepts).  Only the measuring threads set
+ * them, and they end with the run: what they changed ends with them. */
 int sched_apply(int policy, int priority);
-int sched_restore(const struct sched_saved *saved);
-
-/* The calling thread's timer slack (ns); 1 is the smallest the kernel accepts. */
-int slack_get(unsigned long *ret);
 int slack_set(unsigned long ns);
 
 /* Lock all current mappings (not future ones: with a small RLIMIT_MEMLOCK,

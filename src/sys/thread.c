@@ -6,37 +6,11 @@
 
 #include "sys/prep.h"
 
-int sched_save(struct sched_saved *ret)
-{
-	struct sched_param sp;
-	int policy, r = pthread_getschedparam(pthread_self(), &policy, &sp);
-
-	if (r)
-		return -r;
-	ret->policy = policy;
-	ret->priority = sp.sched_priority;
-	return 0;
-}
-
 int sched_apply(int policy, int priority)
 {
 	struct sched_param sp = { .sched_priority = priority };
 	int r = pthread_setschedparam(pthread_self(), policy, &sp);
 	return -r;
-}
-
-int sched_restore(const struct sched_saved *saved)
-{
-	return sched_apply(saved->policy, saved->priority);
-}
-
-int slack_get(unsigned long *ret)
-{
-	int r = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-	if (r < 0)
-		return -errno;
-	*ret = (unsigned long)r;
-	return 0;
 }
 
 int slack_set(unsigned long ns)
