@@ -1,4 +1,4 @@
-/* latscope: the command table and its dispatcher. */
+/* latscope: the dispatcher of the command table (cli/commands.c). */
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -13,34 +13,10 @@
 #include "core/suggest.h"
 #include "report/tprint.h"
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *help;
-};
-
-static const struct command commands[] = {
-	{ "run", cmd_run, "the suite to start with: timer, noise and wake, stored and summed up" },
-	{ "timer", cmd_timer, "timer wakeup latency per CPU (cyclictest class)" },
-	{ "noise", cmd_noise, "OS and hypervisor noise seen by a busy loop (oslat class)" },
-	{ "wake", cmd_wake, "thread-to-thread wakeup latency, on one CPU and across CPUs" },
-	{ "io", cmd_io, "read throughput, per-read latency and the CPU cost of each read" },
-	{ "sys", cmd_sys, "system fingerprint and latency advice" },
-	{ "cyclictest", cmd_cyclictest, "cyclictest's options and output, measured and stored by latscope" },
-	{ "runs", cmd_runs, "list the stored runs" },
-	{ "show", cmd_show, "print a stored run (--json: its JSON result)" },
-	{ "compare", cmd_compare, "stored runs side by side, with a verdict on each difference and CI gates" },
-	{ "report", cmd_report, "stored runs as one self-contained HTML page with plots" },
-	{ "export", cmd_export, "stored runs as OpenMetrics (Prometheus), JSON or a gnuplot script" },
-	{ "import", cmd_import, "store results written with --json, here or elsewhere" },
-	{ "merge", cmd_merge, "merge runs of one probe into one exact result" },
-	{ "rm", cmd_rm, "remove stored runs" },
-};
-
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: latscope COMMAND [OPTIONS]\n\nCommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < ncommands; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(out, "\n'latscope COMMAND --help' describes a command.  'latscope --version' prints the version.\n");
 }
@@ -83,13 +59,14 @@ int main(int argc, char **argv)
 		printf("latscope %s\n", LATSCOPE_VERSION);
 		return finish(EXIT_OK);
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < ncommands; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
-			return finish(commands[i].fn(argc - 1, argv + 1));
-	const char *names[sizeof(commands) / sizeof(commands[0])];
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			return finish(command_run(&commands[i], argc - 1, argv + 1));
+	const char *names[64] = { 0 };
+	size_t n = ncommands < 64 ? ncommands : 64;
+	for (size_t i = 0; i < n; i++)
 		names[i] = commands[i].name;
-	long near = suggest_word(argv[1], strlen(argv[1]), names, sizeof(names) / sizeof(names[0]));
+	long near = suggest_word(argv[1], strlen(argv[1]), names, n);
 	if (near >= 0)
 		tprintf(stderr, "latscope: unknown command '%s'; did you mean '%s'?\n", argv[1], names[near]);
 	else

@@ -1,12 +1,30 @@
-/* One entry point per subcommand, dispatched from main.c's command table. */
+/*
+ * The command table, dispatched from main.c: one row per subcommand.  A
+ * measuring command is its measure_cmd (cli/measure.h), which names its probe;
+ * `latscope run` schedules the probes of the table whose description has a
+ * suite share.  A new probe is one row here (doc/adding-a-probe.md).
+ */
 #ifndef LATSCOPE_CLI_COMMANDS_H
 #define LATSCOPE_CLI_COMMANDS_H
 
-/* argv[0] is the subcommand's name; the return value is the exit status. */
+#include <stddef.h>
+
+struct measure_cmd;
+
+struct command {
+	const char *name;
+	/* argv[0] is the subcommand's name; the return value is the exit status.
+	 * NULL for a measuring command: measure_main(mc, ...) runs it. */
+	int (*fn)(int argc, char **argv);
+	const struct measure_cmd *mc;   /* a measuring command's description, or NULL */
+	const char *help;
+};
+
+extern const struct command commands[];
+extern const size_t ncommands;
+
+/* The entry points of the commands that are not just a measurement. */
 int cmd_run(int argc, char **argv);
-int cmd_timer(int argc, char **argv);
-int cmd_noise(int argc, char **argv);
-int cmd_wake(int argc, char **argv);
 int cmd_io(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
@@ -18,5 +36,8 @@ int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
 int cmd_cyclictest(int argc, char **argv);
+
+/* Run row c with argv[0] its name. */
+int command_run(const struct command *c, int argc, char **argv);
 
 #endif

@@ -54,7 +54,7 @@ static const struct opt io_opts[] = {
 static void io_defaults(void *params)
 {
 	struct io_cmd *c = params;
-	run_params_defaults(&c->run);
+	run_params_defaults(&c->run, &c->out);
 	/* As fio does: an ordinary thread, so that the figures compare. */
 	c->run.policy = POLICY_OTHER;
 	c->run.priority = 0;
@@ -292,7 +292,6 @@ static int make_file(const char *path, uint64_t size)
 }
 
 const struct measure_cmd io_command = {
-	.name = "io",
 	.synopsis = "PATH [--bs SIZE] [--pattern same|seq|random] [--direct|--buffered] [--engine psync|io_uring]\n"
 		    "                   [--depth N] [-D DURATION | -n COUNT] [-a CPUS] [--json FILE] [--label KEY=VALUE]...\n"
 		    "       latscope io --make FILE --size SIZE",
@@ -306,6 +305,7 @@ const struct measure_cmd io_command = {
 	.nopts = NOPTS,
 	.params_size = sizeof(struct io_cmd),
 	.run_offset = offsetof(struct io_cmd, run),
+	.extras_offset = offsetof(struct io_cmd, out),
 	.probe_offset = offsetof(struct io_cmd, p),
 	.help_offset = offsetof(struct io_cmd, help),
 	.path = check_path,
@@ -327,9 +327,9 @@ int cmd_io(int argc, char **argv)
 			memset(&c, 0, sizeof(c));
 			io_defaults(&c);
 			if (opt_parse(io_opts, NOPTS, argc, argv, &c, &given, &err) < 0)
-				return storecmd_usage("io", err.msg);
+				return storecmd_usage(measure_name(&io_command), err.msg);
 			if (!c.make_size || given.npos)
-				return storecmd_usage("io", given.npos ? "option '--make' takes no PATH to measure" :
+				return storecmd_usage(measure_name(&io_command), given.npos ? "option '--make' takes no PATH to measure" :
 									 "option '--make' needs '--size'");
 			return make_file(c.make, c.make_size);
 		}

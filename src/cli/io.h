@@ -10,6 +10,7 @@
 
 struct io_cmd {
 	struct run_params run;
+	struct measure_extras out;
 	struct io_params p;
 	bool direct, buffered;
 	uint64_t count;

@@ -19,7 +19,7 @@ static bool append(char *buf, size_t size, size_t *len, const char *text)
 	return true;
 }
 
-int loadrun_parse(const struct run_params *rp, struct loadrun *lr, struct opt_error *err)
+int loadrun_parse(const struct strlist *load, const char *load_cmd, struct loadrun *lr, struct opt_error *err)
 {
 	struct cpuset online;
 	char one[LABEL_VALUE_MAX], why[256];
@@ -27,17 +27,17 @@ int loadrun_parse(const struct run_params *rp, struct loadrun *lr, struct opt_er
 	bool fits = true;
 
 	memset(lr, 0, sizeof(*lr));
-	lr->cmd = rp->load_cmd;
-	if (rp->load.n == 0 && !rp->load_cmd)
+	lr->cmd = load_cmd;
+	if (load->n == 0 && !load_cmd)
 		return 0;
 	int r = cpus_online(&online);
 	if (r < 0) {
 		snprintf(err->msg, sizeof(err->msg), "option '--load': cannot read the online CPUs: %s", strerror(-r));
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < rp->load.n; i++) {
+	for (unsigned i = 0; i < load->n; i++) {
 		/* What the spec names is checked too: a bad console dev is a usage error, before anything runs. */
-		if (load_parse(rp->load.items[i], &online, &lr->specs[i], why, sizeof(why)) < 0 ||
+		if (load_parse(load->items[i], &online, &lr->specs[i], why, sizeof(why)) < 0 ||
 		    load_check(&lr->specs[i], why, sizeof(why)) < 0) {
 			snprintf(err->msg, sizeof(err->msg), "option '--load': %s", why);
 			return -EINVAL;
@@ -46,7 +46,7 @@ int loadrun_parse(const struct run_params *rp, struct loadrun *lr, struct opt_er
 		fits = fits && (i == 0 || append(lr->text, sizeof(lr->text), &len, "+")) &&
 		       append(lr->text, sizeof(lr->text), &len, one);
 	}
-	lr->n = rp->load.n;
+	lr->n = load->n;
 	if (lr->cmd) {
 		fits = fits && (len == 0 || append(lr->text, sizeof(lr->text), &len, "+")) &&
 		       append(lr->text, sizeof(lr->text), &len, "cmd:") &&

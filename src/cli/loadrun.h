@@ -5,7 +5,6 @@
 
 #include "cli/opt.h"
 #include "load/load.h"
-#include "probe/params.h"
 #include "result/result.h"
 
 struct loadrun {
@@ -17,8 +16,9 @@ struct loadrun {
 	char text[LABEL_VALUE_MAX];     /* the canonical description: the load= label */
 };
 
-/* Parse rp's --load specs into lr, and describe them; -EINVAL with err filled. */
-int loadrun_parse(const struct run_params *rp, struct loadrun *lr, struct opt_error *err);
+/* Parse the --load specs and --load-cmd (NULL: none) into lr, and describe
+ * them; -EINVAL with err filled. */
+int loadrun_parse(const struct strlist *load, const char *load_cmd, struct loadrun *lr, struct opt_error *err);
 /* The description as the label load=..., unless the user gave that label. */
 void loadrun_label(const struct loadrun *lr, struct labels *labels);
 /* Start the load, if any; -errno with err filled. */

@@ -27,45 +27,37 @@
 const char *const policy_choices[] = { "fifo", "rr", "other", NULL };
 const char *const fail_stat_choices[] = { "max", "warm_max", "p99", "p99.9", "p99.99", "mean", NULL };
 
-void run_params_defaults(struct run_params *rp)
+void run_params_defaults(struct run_params *rp, struct measure_extras *x)
 {
 	memset(rp, 0, sizeof(*rp));
+	memset(x, 0, sizeof(*x));
 	rp->policy = POLICY_FIFO;
 	rp->priority = 95;
 	rp->threshold_ns = 100u * NS_PER_US;
 	rp->window_ns = NS_PER_SEC;
 	rp->warmup = 2;
-	rp->fail_stat = FAIL_MAX;
+	x->fail_stat = FAIL_MAX;
 }
 
-/* The offsets come from offsetof on the command's own struct: alignment holds. */
-static struct run_params *run_params_of(const struct measure_cmd *mc, void *params)
-{
-	return (struct run_params *)(void *)((char *)params + mc->run_offset);
-}
 
-static const struct probe_ops *probe_of(const struct measure_cmd *mc, const void *params)
-{
-	return mc->ops_for ? mc->ops_for(params) : mc->ops;
-}
 
 static int usage_error(const struct measure_cmd *mc, const char *msg)
 {
-	return storecmd_usage(mc->name, msg);
+	return storecmd_usage(measure_name(mc), msg);
 }
 
 static void print_help(const struct measure_cmd *mc)
 {
 	void *defaults = calloc(1, mc->params_size);
 
-	printf("Usage: latscope %s %s\n\n%s\n\nOptions:\n", mc->name, mc->synopsis, mc->about);
+	printf("Usage: latscope %s %s\n\n%s\n\nOptions:\n", measure_name(mc), mc->synopsis, mc->about);
 	if (defaults) {
 		mc->defaults(defaults);
 		opt_print_help(stdout, mc->opts, mc->nopts, defaults);
 		free(defaults);
 	}
 	tprintf(stdout, "\nExit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage,\n"
-	       "3 --fail-above exceeded.  See latscope-%s(1).\n", mc->name);
+	       "3 --fail-above exceeded.  See latscope-%s(1).\n", measure_name(mc));
 }
 
 int measure_check_cpus(struct cpuset *cpus, bool given, struct opt_error *err)
@@ -105,8 +97,8 @@ int measure_check_cpus(struct cpuset *cpus, bool given, struct opt_error *err)
 	return 0;
 }
 
-static int check_common(const struct measure_cmd *mc, struct run_params *rp, const struct opt_result *given,
-			struct opt_error *err)
+static int check_common(const struct measure_cmd *mc, struct run_params *rp, const struct measure_extras *x,
+			const struct opt_result *given, struct opt_error *err)
 {
 	bool prio_given = opt_given(mc->opts, mc->nopts, given, "priority");
 	int r;
@@ -137,7 +129,7 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 		snprintf(err->msg, sizeof(err->msg), "options '--duration' and '--loops' exclude each other");
 		return -EINVAL;
 	}
-	if (opt_given(mc->opts, mc->nopts, given, "fail-stat") && !rp->fail_above_ns) {
+	if (opt_given(mc->opts, mc->nopts, given, "fail-stat") && !x->fail_above_ns) {
 		snprintf(err->msg, sizeof(err->msg), "option '--fail-stat' needs '--fail-above'");
 		return -EINVAL;
 	}
@@ -207,12 +199,13 @@ static void on_window(void *ctx, const struct result *res, const struct cpu_resu
 }
 
 static int fill_result(const struct measure_cmd *mc, const void *params, const struct run_params *rp,
-		       int argc, char **argv, struct result *res)
+		       const struct measure_extras *x, int argc, char **argv, struct result *res)
 {
 	int r;
 
-	const struct probe_ops *ops = probe_of(mc, params);
-	if ((r = result_init(res, ops->name, ops->nmetrics, ops->metric_names, &rp->cpus)) < 0)
+	const struct probe_ops *ops = mc->ops;
+	const unsigned nmetrics = probe_metrics(ops, (const char *)params + mc->probe_offset);
+	if ((r = result_init(res, ops->name, nmetrics, ops->metric_names, &rp->cpus)) < 0)
 		return r;
 	/* The command line as typed: the dispatcher removed "latscope" from argv. */
 	char **full = calloc((size_t)argc + 1u, sizeof(*full));
@@ -227,7 +220,7 @@ static int fill_result(const struct measure_cmd *mc, const void *params, const s
 	res->params = opt_params_json(mc->opts, mc->nopts, params);
 	if (!res->params)
 		return -ENOMEM;
-	res->labels = rp->labels;
+	res->labels = x->labels;
 	return sysdesc_collect(&res->sys);
 }
 
@@ -250,22 +243,22 @@ static uint64_t judged(const struct summary *s, int stat, bool *ret_fallback)
 }
 
 /* EXIT_THRESHOLD when any CPU's judged statistic is above --fail-above. */
-static int check_fail_above(const struct measure_cmd *mc, const struct run_params *rp, const struct result *res)
+static int check_fail_above(const struct measure_cmd *mc, const struct measure_extras *x, const struct result *res)
 {
 	int code = EXIT_OK;
 	char lim[32], val[32];
 
-	if (!rp->fail_above_ns)
+	if (!x->fail_above_ns)
 		return EXIT_OK;
-	fmt_duration(rp->fail_above_ns, lim, sizeof(lim));
+	fmt_duration(x->fail_above_ns, lim, sizeof(lim));
 	for (size_t i = 0; i < res->ncpus; i++) {
 		bool fallback;
-		uint64_t v = judged(&res->cpus[i].sum[0], rp->fail_stat, &fallback);
-		if (v <= rp->fail_above_ns)
+		uint64_t v = judged(&res->cpus[i].sum[0], x->fail_stat, &fallback);
+		if (v <= x->fail_above_ns)
 			continue;
 		fmt_duration(v, val, sizeof(val));
-		tprintf(stderr, "latscope %s: cpu %d: %s %s is above --fail-above %s%s\n", mc->name, res->cpus[i].cpu,
-			fallback ? "max" : fail_stat_choices[rp->fail_stat], val, lim,
+		tprintf(stderr, "latscope %s: cpu %d: %s %s is above --fail-above %s%s\n", measure_name(mc), res->cpus[i].cpu,
+			fallback ? "max" : fail_stat_choices[x->fail_stat], val, lim,
 			fallback ? " (no window after the warm-up, so the max is judged)" : "");
 		code = EXIT_THRESHOLD;
 	}
@@ -296,7 +289,7 @@ static char *dump_result(const struct measure_cmd *mc, const struct result *res)
 
 	json_decref(doc);
 	if (!text)
-		tprintf(stderr, "latscope %s: cannot format the result: out of memory\n", mc->name);
+		tprintf(stderr, "latscope %s: cannot format the result: out of memory\n", measure_name(mc));
 	return text;
 }
 
@@ -305,7 +298,7 @@ static int write_json(const struct measure_cmd *mc, struct atomic_file *sink, co
 	int r = json_file_commit(sink, text);
 
 	if (r < 0) {
-		tprintf(stderr, "latscope %s: cannot write '%s': %s\n", mc->name, sink->path, strerror(-r));
+		tprintf(stderr, "latscope %s: cannot write '%s': %s\n", measure_name(mc), sink->path, strerror(-r));
 		return EXIT_ERROR;
 	}
 	return EXIT_OK;
@@ -315,7 +308,7 @@ static int write_json(const struct measure_cmd *mc, struct atomic_file *sink, co
  * Open the store before measuring: like every output, the store that would
  * keep the run must work, named or default; --no-store measures without one.
  */
-static int open_store(const struct run_params *rp, struct store **ret, struct opt_error *err)
+static int open_store(const struct measure_extras *x, struct store **ret, struct opt_error *err)
 {
 	char path[4096];
 	bool chosen;
@@ -323,22 +316,22 @@ static int open_store(const struct run_params *rp, struct store **ret, struct op
 	int r;
 
 	*ret = NULL;
-	if (rp->no_store)
+	if (x->no_store)
 		return 0;
-	r = store_path_resolve(rp->db_path, path, sizeof(path), &chosen);
+	r = store_path_resolve(x->db_path, path, sizeof(path), &chosen);
 	if (r < 0 && !chosen) {
 		snprintf(err->msg, sizeof(err->msg), "no home directory to keep the store in: use --db PATH or --no-store");
 		return -EINVAL;
 	}
 	if (r < 0) {
-		snprintf(err->msg, sizeof(err->msg), "%s: path too long", rp->db_path ? "option '--db'" : "LATSCOPE_DB");
+		snprintf(err->msg, sizeof(err->msg), "%s: path too long", x->db_path ? "option '--db'" : "LATSCOPE_DB");
 		return r;
 	}
 	r = store_open(path, STORE_CREATE | STORE_MKDIR, ret, &serr);
 	if (r == 0)
 		return 0;
 	if (chosen)
-		snprintf(err->msg, sizeof(err->msg), "%s: %s", rp->db_path ? "option '--db'" : "LATSCOPE_DB", serr.msg);
+		snprintf(err->msg, sizeof(err->msg), "%s: %s", x->db_path ? "option '--db'" : "LATSCOPE_DB", serr.msg);
 	else
 		snprintf(err->msg, sizeof(err->msg), "the default store: %s (use --db PATH or --no-store)", serr.msg);
 	return r;
@@ -346,15 +339,15 @@ static int open_store(const struct run_params *rp, struct store **ret, struct op
 
 /* A run the store cannot take is kept in a file instead (cli/unstored.h). */
 static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, const struct result *res,
-			const struct run_params *rp, bool quiet, int64_t *ret_id)
+			const struct measure_extras *x, bool quiet, int64_t *ret_id)
 {
 	struct store_error serr;
 	int64_t id;
 	int r = store_put(st, text, &id, &serr);
 
 	if (r < 0) {
-		tprintf(stderr, "latscope %s: cannot store the run: %s\n", mc->name, serr.msg);
-		return unstored_keep(mc->name, text, res, false, rp->json_path, rp->db_path);
+		tprintf(stderr, "latscope %s: cannot store the run: %s\n", measure_name(mc), serr.msg);
+		return unstored_keep(measure_name(mc), text, res, false, x->json_path, x->db_path);
 	}
 	if (ret_id)
 		*ret_id = id;
@@ -363,47 +356,59 @@ static int store_result(const struct measure_cmd *mc, struct store *st, const ch
 	return EXIT_OK;
 }
 
-/* measure_parse, keeping the parsed loads in lr (NULL: checked, then dropped). */
-static int parse_with_load(const struct measure_cmd *mc, int argc, char **argv, void *params, struct loadrun *lr,
-			   struct opt_error *err)
+/* Defaults, then the options and the positional argument as typed: 0, 1 for
+ * --help, or -EINVAL with err filled. */
+static int parse_args(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_result *given,
+		      struct opt_error *err)
 {
-	struct opt_result given;
-	struct run_params *rp = run_params_of(mc, params);
-
 	mc->defaults(params);
-	if (opt_parse(mc->opts, mc->nopts, argc, argv, params, &given, err) < 0)
+	if (opt_parse(mc->opts, mc->nopts, argc, argv, params, given, err) < 0)
 		return -EINVAL;
 	if (*(bool *)(void *)((char *)params + mc->help_offset))
 		return 1;
-	if (given.npos > (mc->path ? 1u : 0u)) {
-		snprintf(err->msg, sizeof(err->msg), "unexpected argument '%s'", given.pos[mc->path ? 1 : 0]);
+	if (given->npos > (mc->path ? 1u : 0u)) {
+		snprintf(err->msg, sizeof(err->msg), "unexpected argument '%s'", given->pos[mc->path ? 1 : 0]);
 		return -EINVAL;
 	}
-	if (mc->path && given.npos == 0) {
+	if (mc->path && given->npos == 0) {
 		snprintf(err->msg, sizeof(err->msg), "missing %s", mc->path_name);
 		return -EINVAL;
 	}
-	if (check_common(mc, rp, &given, err) < 0)
+	if (mc->path && mc->path(params, given->pos[0], err) < 0)
 		return -EINVAL;
-	struct loadrun *own = lr ? NULL : malloc(sizeof(*own));
-	if (!lr && !own) {
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		return -ENOMEM;
-	}
-	int r = loadrun_parse(rp, lr ? lr : own, err);
-	free(own);
-	if (r < 0)
+	return 0;
+}
+
+/* Every check of the parameters, however they were set; the loads parsed go into lr. */
+static int check_params(const struct measure_cmd *mc, void *params, const struct opt_result *given,
+			struct loadrun *lr, struct opt_error *err)
+{
+	struct measure_extras *x = measure_extras_of(mc, params);
+	int r;
+
+	if (check_common(mc, measure_run_params(mc, params), x, given, err) < 0)
+		return -EINVAL;
+	if ((r = loadrun_parse(&x->load, x->load_cmd, lr, err)) < 0)
 		return r;
-	if (mc->path && mc->path(params, given.pos[0], err) < 0)
-		return -EINVAL;
-	if (mc->validate && mc->validate(params, &given, err) < 0)
+	if (mc->validate && mc->validate(params, given, err) < 0)
 		return -EINVAL;
 	return 0;
 }
 
 int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err)
 {
-	return parse_with_load(mc, argc, argv, params, NULL, err);
+	struct opt_result given;
+	struct loadrun *lr = malloc(sizeof(*lr));
+	int r = parse_args(mc, argc, argv, params, &given, err);
+
+	if (!lr) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	if (r == 0)
+		r = check_params(mc, params, &given, lr, err);
+	free(lr);
+	return r;
 }
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv)
@@ -414,9 +419,32 @@ int measure_main(const struct measure_cmd *mc, int argc, char **argv)
 int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struct measure_hooks *mh,
 		struct measure_outcome *out)
 {
-	const bool silent = mh && mh->silent;
 	void *params = calloc(1, mc->params_size);
-	struct run_params *rp;
+	struct opt_result given;
+	struct opt_error err = { { 0 } };
+	int code;
+
+	if (!params) {
+		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
+		return EXIT_ERROR;
+	}
+	int r = parse_args(mc, argc, argv, params, &given, &err);
+	if (r < 0)
+		code = usage_error(mc, err.msg);
+	else if (r > 0)
+		code = (print_help(mc), EXIT_OK);
+	else
+		code = measure_with(mc, params, &given, argc, argv, mh, out);
+	free(params);
+	return code;
+}
+
+int measure_with(const struct measure_cmd *mc, void *params, const struct opt_result *given, int argc, char **argv,
+		 const struct measure_hooks *mh, struct measure_outcome *out)
+{
+	const bool silent = mh && mh->silent;
+	struct run_params *rp = measure_run_params(mc, params);
+	const struct measure_extras *x = measure_extras_of(mc, params);
 	struct opt_error err = { { 0 } };
 	struct atomic_file sink = { .fd = -1 };
 	struct store *st = NULL;
@@ -426,46 +454,39 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	char what[256];
 	int code = EXIT_ERROR, r;
 
-	if (!params || !lr) {
-		tprintf(stderr, "latscope %s: out of memory\n", mc->name);
+	if (!lr) {
+		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
 		return EXIT_ERROR;
 	}
-	rp = run_params_of(mc, params);
-	r = parse_with_load(mc, argc, argv, params, lr, &err);
-	if (r < 0) {
+	if ((r = check_params(mc, params, given, lr, &err)) < 0) {
 		code = usage_error(mc, err.msg);
-		goto out;
-	}
-	if (r > 0) {
-		print_help(mc);
-		code = EXIT_OK;
 		goto out;
 	}
 	/* --json over the store would replace it: refused, like any two outputs that are one file. */
-	const struct output json = { "'--json'", rp->json_path };
-	if ((code = outputs_check(mc->name, &json, 1, rp->db_path, !rp->no_store)) >= 0)
+	const struct output json = { "'--json'", x->json_path };
+	if ((code = outputs_check(measure_name(mc), &json, 1, x->db_path, !x->no_store)) >= 0)
 		goto out;
 	code = EXIT_ERROR;
-	if (rp->json_path && (r = atomic_file_open(rp->json_path, &sink)) < 0) {
-		snprintf(err.msg, sizeof(err.msg), "option '--json': cannot write '%s': %s", rp->json_path, strerror(-r));
+	if (x->json_path && (r = atomic_file_open(x->json_path, &sink)) < 0) {
+		snprintf(err.msg, sizeof(err.msg), "option '--json': cannot write '%s': %s", x->json_path, strerror(-r));
 		code = usage_error(mc, err.msg);
 		goto out;
 	}
-	if ((r = open_store(rp, &st, &err)) < 0) {
+	if ((r = open_store(x, &st, &err)) < 0) {
 		/* The user's store cannot serve: their input, unless the system failed. */
 		if (r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM)
-			tprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
+			tprintf(stderr, "latscope %s: %s\n", measure_name(mc), err.msg);
 		else
 			usage_error(mc, err.msg);
 		code = r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
 		goto out;
 	}
-	if ((r = fill_result(mc, params, rp, argc, argv, &res)) < 0) {
-		tprintf(stderr, "latscope %s: cannot prepare the result: %s\n", mc->name, strerror(-r));
+	if ((r = fill_result(mc, params, rp, x, argc, argv, &res)) < 0) {
+		tprintf(stderr, "latscope %s: cannot prepare the result: %s\n", measure_name(mc), strerror(-r));
 		goto out;
 	}
 	if (mh && mh->keep_lin && (r = result_keep_lin(&res, mh->lin_unit_ns, mh->lin_bins)) < 0) {
-		tprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", mc->name, strerror(-r));
+		tprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", measure_name(mc), strerror(-r));
 		goto out;
 	}
 	if (mc->notes)
@@ -480,50 +501,50 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 
 	/* The load runs before the probe starts, so the whole measurement sees it. */
 	if (loadrun_start(lr, &err) < 0) {
-		tprintf(stderr, "latscope %s: %s\n", mc->name, err.msg);
+		tprintf(stderr, "latscope %s: %s\n", measure_name(mc), err.msg);
 		goto out;
 	}
 	mc->describe(params, what, sizeof(what));
-	struct live lv = { .windows = !rp->quiet && !silent && (rp->live || isatty(STDOUT_FILENO)),
-			   .verbose = !rp->quiet && !silent, .silent = silent, .header = !rp->quiet && !silent,
-			   .name = mc->name, .what = what, .rp = rp, .mh = mh, .duration_ns = rp->duration_ns,
+	struct live lv = { .windows = !x->quiet && !silent && (x->live || isatty(STDOUT_FILENO)),
+			   .verbose = !x->quiet && !silent, .silent = silent, .header = !x->quiet && !silent,
+			   .name = measure_name(mc), .what = what, .rp = rp, .mh = mh, .duration_ns = rp->duration_ns,
 			   .load = !(lr->n || lr->cmd) ? NULL : lr->text[0] ? lr->text : "(too long for a label; see params)" };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .tick = on_tick, .ctx = &lv };
-	r = runner_run(probe_of(mc, params), rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
+	r = runner_run(mc->ops, rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
 	loadrun_stop(lr, &res);
 	if (r < 0) {
-		tprintf(stderr, "latscope %s: %s\n", mc->name, rerr.msg);
+		tprintf(stderr, "latscope %s: %s\n", measure_name(mc), rerr.msg);
 		goto out;
 	}
 	attach_system(&res, rp);
 	if ((r = result_finalize(&res)) < 0) {
-		tprintf(stderr, "latscope %s: cannot summarize: %s\n", mc->name, strerror(-r));
+		tprintf(stderr, "latscope %s: cannot summarize: %s\n", measure_name(mc), strerror(-r));
 		goto out;
 	}
 	if (mc->after)
 		mc->after(params, &res);
 	if (!silent)
-		text_summary(stdout, &res, !rp->quiet);     /* -q: the summary is the first thing printed */
+		text_summary(stdout, &res, !x->quiet);     /* -q: the summary is the first thing printed */
 	fflush(stdout);
 	code = EXIT_OK;
-	if (rp->json_path || st) {
+	if (x->json_path || st) {
 		char *text = dump_result(mc, &res);
 		if (!text)
 			code = EXIT_ERROR;
-		if (text && rp->json_path)
+		if (text && x->json_path)
 			code = write_json(mc, &sink, text);
 		/* -q keeps the run's id: a CI log needs it to find the run again */
-		if (text && st && store_result(mc, st, text, &res, rp, silent, out ? &out->stored_id : NULL) != EXIT_OK)
+		if (text && st && store_result(mc, st, text, &res, x, silent, out ? &out->stored_id : NULL) != EXIT_OK)
 			code = EXIT_ERROR;
 		free(text);
 	}
 	/* Notes made during the run (a thread that stopped on an error) come last. */
 	if (!silent)
-		text_notes(stderr, mc->name, &res, lv.notes_shown, lv.verbose);
+		text_notes(stderr, measure_name(mc), &res, lv.notes_shown, lv.verbose);
 	if (res.failed)
 		code = EXIT_ERROR;      /* what was measured is kept; the run did not complete */
 	if (code == EXIT_OK)
-		code = check_fail_above(mc, rp, &res);
+		code = check_fail_above(mc, x, &res);
 	if (out && out->res) {
 		*out->res = res;        /* the caller owns it now */
 		memset(&res, 0, sizeof(res));
@@ -534,6 +555,5 @@ out:
 	atomic_file_close(&sink);
 	store_close(st);
 	result_free(&res);
-	free(params);
 	return code;
 }

@@ -13,17 +13,37 @@
 #include "probe/probe.h"
 #include "result/result.h"
 
+/* The statistic --fail-above compares. */
+enum fail_stat { FAIL_MAX, FAIL_WARM_MAX, FAIL_P99, FAIL_P999, FAIL_P9999, FAIL_MEAN };
+
+/*
+ * What a measuring command does around the measurement, apart from what the
+ * runner and the probe receive (struct run_params): the load it runs beside
+ * it, where the result goes, how it is shown and how it is judged.
+ */
+struct measure_extras {
+	const char *json_path;          /* NULL: none */
+	const char *db_path;            /* --db; NULL: $LATSCOPE_DB or the default store */
+	bool no_store;
+	struct labels labels;
+	bool quiet;
+	bool live;                      /* window lines even when stdout is not a terminal */
+	uint64_t fail_above_ns;         /* 0: off */
+	int fail_stat;                  /* enum fail_stat */
+	struct strlist load;            /* --load specs, as given */
+	const char *load_cmd;           /* --load-cmd; NULL: none */
+};
+
 struct measure_cmd {
-	const char *name;
+	const char *name;               /* NULL: the probe's name (a front end such as cyclictest names itself) */
 	const char *synopsis;           /* after "latscope NAME " */
 	const char *about;              /* one paragraph for --help */
 	const struct probe_ops *ops;
-	/* Optional: the probe for these parameters, when they choose among several (metrics differ). */
-	const struct probe_ops *(*ops_for)(const void *params);
 	const struct opt *opts;
 	size_t nopts;
 	size_t params_size;
 	size_t run_offset;              /* where struct run_params sits in the params */
+	size_t extras_offset;           /* where struct measure_extras sits */
 	size_t probe_offset;            /* where the probe's own parameters sit */
 	size_t help_offset;             /* the bool set by --help */
 	void (*defaults)(void *params);
@@ -42,6 +62,23 @@ struct measure_cmd {
 };
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv);
+
+/* Where the shared parts sit in a command's parameters (params is mc->params_size bytes). */
+static inline struct run_params *measure_run_params(const struct measure_cmd *mc, void *params)
+{
+	return (struct run_params *)(void *)((char *)params + mc->run_offset);
+}
+
+static inline struct measure_extras *measure_extras_of(const struct measure_cmd *mc, void *params)
+{
+	return (struct measure_extras *)(void *)((char *)params + mc->extras_offset);
+}
+
+/* The command's name in messages and help: its own, else its probe's. */
+static inline const char *measure_name(const struct measure_cmd *mc)
+{
+	return mc->name ? mc->name : mc->ops->name;
+}
 
 /* For commands that run others (latscope run). */
 struct measure_hooks {
@@ -69,6 +106,16 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 		struct measure_outcome *out);
 
 /*
+ * The same with parameters a caller set instead of parsed (latscope run and
+ * the front ends such as cyclictest): params holds mc->defaults and the
+ * caller's changes, given names them as if they had been typed (opt_mark);
+ * every check measure_parse makes is made here too.  argc and argv are the
+ * command line the result records (argv[0] the subcommand).
+ */
+int measure_with(const struct measure_cmd *mc, void *params, const struct opt_result *given, int argc, char **argv,
+		 const struct measure_hooks *mh, struct measure_outcome *out);
+
+/*
  * Defaults, options and every check, without running: 0 ready, 1 --help was
  * asked, -EINVAL with err filled.  params is mc->params_size bytes.
  */
@@ -81,7 +128,7 @@ int measure_check_cpus(struct cpuset *cpus, bool given, struct opt_error *err);
 extern const char *const policy_choices[];
 extern const char *const fail_stat_choices[];
 
-/* The options every measuring command takes, for a params struct T with members run and help. */
+/* The options every measuring command takes, for a params struct T with members run, out and help. */
 #define RUN_OPTS(T) \
 	{ "cpus", 'a', OPT_CPUS, offsetof(T, run.cpus), .metavar = "CPUS", \
 	  .help = "CPUs to measure on, one thread each, as a list such as 0-3,6" }, \
@@ -105,21 +152,21 @@ extern const char *const fail_stat_choices[];
 	  .help = "length of the per-window statistics; a bare number is seconds" }, \
 	{ "warmup", 0, OPT_UINT, offsetof(T, run.warmup), .min = 0, .max = 1000000, \
 	  .help = "windows left out of the warm max" }, \
-	{ "fail-above", 0, OPT_DURATION, offsetof(T, run.fail_above_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
+	{ "fail-above", 0, OPT_DURATION, offsetof(T, out.fail_above_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_US, .help = "exit with status 3 when --fail-stat of any CPU is above this" }, \
-	{ "fail-stat", 0, OPT_ENUM, offsetof(T, run.fail_stat), .choices = fail_stat_choices, \
+	{ "fail-stat", 0, OPT_ENUM, offsetof(T, out.fail_stat), .choices = fail_stat_choices, \
 	  .help = "the statistic --fail-above judges" }, \
-	{ "json", 0, OPT_STRING, offsetof(T, run.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
+	{ "json", 0, OPT_STRING, offsetof(T, out.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
 	  .help = "write the whole result as JSON to FILE (replaced atomically)" }, \
-	{ "db", 0, OPT_STRING, offsetof(T, run.db_path), .metavar = "PATH", .flags = OPT_NOT_PARAM, \
+	{ "db", 0, OPT_STRING, offsetof(T, out.db_path), .metavar = "PATH", .flags = OPT_NOT_PARAM, \
 	  .help = "keep the run in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }, \
-	{ "no-store", 0, OPT_FLAG, offsetof(T, run.no_store), .flags = OPT_NOT_PARAM, \
+	{ "no-store", 0, OPT_FLAG, offsetof(T, out.no_store), .flags = OPT_NOT_PARAM, \
 	  .help = "do not keep the run in the store" }, \
-	{ "label", 0, OPT_LABEL, offsetof(T, run.labels), .flags = OPT_NOT_PARAM, \
+	{ "label", 0, OPT_LABEL, offsetof(T, out.labels), .flags = OPT_NOT_PARAM, \
 	  .help = "tag the run, such as config=guest; repeatable" }, \
-	{ "quiet", 'q', OPT_FLAG, offsetof(T, run.quiet), .flags = OPT_NOT_PARAM, \
+	{ "quiet", 'q', OPT_FLAG, offsetof(T, out.quiet), .flags = OPT_NOT_PARAM, \
 	  .help = "print only the summary and the id the run is stored as" }, \
-	{ "live", 0, OPT_FLAG, offsetof(T, run.live), .flags = OPT_NOT_PARAM, \
+	{ "live", 0, OPT_FLAG, offsetof(T, out.live), .flags = OPT_NOT_PARAM, \
 	  .help = "print the window lines even when standard output is not a terminal" }, \
 	{ "no-pm-qos", 0, OPT_FLAG, offsetof(T, run.no_pm_qos), \
 	  .help = "do not hold /dev/cpu_dma_latency at 0 while measuring" }, \
@@ -127,13 +174,13 @@ extern const char *const fail_stat_choices[];
 	  .help = "do not count interrupts, softirqs, preemptions and steal time beside every window" }, \
 	{ "strict", 0, OPT_FLAG, offsetof(T, run.strict), \
 	  .help = "refuse to run when the policy, memory lock or PM QoS cannot be applied" }, \
-	{ "load", 0, OPT_STRLIST, offsetof(T, run.load), .metavar = "SPEC", \
+	{ "load", 0, OPT_STRLIST, offsetof(T, out.load), .metavar = "SPEC", \
 	  .help = "run a load while measuring: cpu, mem, syscall, sched, io or console, with :cpus=LIST,intensity=N%; repeatable" }, \
-	{ "load-cmd", 0, OPT_STRING, offsetof(T, run.load_cmd), .metavar = "CMD", \
+	{ "load-cmd", 0, OPT_STRING, offsetof(T, out.load_cmd), .metavar = "CMD", \
 	  .help = "run CMD (with /bin/sh) as the load while measuring; it and its children are stopped at the end" }, \
 	{ "help", 'h', OPT_HELP, offsetof(T, help), .flags = OPT_NOT_PARAM, .help = "show this help" }
 
 /* Defaults of the common options. */
-void run_params_defaults(struct run_params *rp);
+void run_params_defaults(struct run_params *rp, struct measure_extras *x);
 
 #endif

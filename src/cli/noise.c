@@ -34,7 +34,7 @@ static const struct opt noise_opts[] = {
 static void noise_defaults(void *params)
 {
 	struct noise_cmd *c = params;
-	run_params_defaults(&c->run);
+	run_params_defaults(&c->run, &c->out);
 	/* Spinning at a real-time priority would starve the rest of the system. */
 	c->run.policy = POLICY_OTHER;
 	c->run.priority = 0;
@@ -143,7 +143,6 @@ static void noise_describe(const void *params, char *buf, size_t size)
 }
 
 const struct measure_cmd noise_command = {
-	.name = "noise",
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-D DURATION] [--threshold DUR]\n"
 		    "                      [--clock tsc|monotonic] [--burst DUR [--rest DUR]] [--window DUR]\n"
 		    "                      [--json FILE] [--label KEY=VALUE]... [-q]",
@@ -156,6 +155,7 @@ const struct measure_cmd noise_command = {
 	.nopts = NOPTS,
 	.params_size = sizeof(struct noise_cmd),
 	.run_offset = offsetof(struct noise_cmd, run),
+	.extras_offset = offsetof(struct noise_cmd, out),
 	.probe_offset = offsetof(struct noise_cmd, p),
 	.help_offset = offsetof(struct noise_cmd, help),
 	.defaults = noise_defaults,
@@ -163,8 +163,3 @@ const struct measure_cmd noise_command = {
 	.describe = noise_describe,
 	.notes = noise_notes,
 };
-
-int cmd_noise(int argc, char **argv)
-{
-	return measure_main(&noise_command, argc, argv);
-}

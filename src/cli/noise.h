@@ -10,6 +10,7 @@
 
 struct noise_cmd {
 	struct run_params run;
+	struct measure_extras out;
 	struct noise_params p;
 	bool help;
 };

@@ -187,6 +187,15 @@ bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *re
 	return o && (res->seen >> (size_t)(o - opts)) & 1u;
 }
 
+int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const char *name)
+{
+	const struct opt *o = opt_find(opts, nopts, name);
+	if (!o)
+		return -ENOENT;
+	res->seen |= UINT64_C(1) << (size_t)(o - opts);
+	return 0;
+}
+
 static const struct opt *find_long(const struct opt *opts, size_t nopts, const char *name, size_t len)
 {
 	for (size_t i = 0; i < nopts; i++)

@@ -65,6 +65,9 @@ int opt_parse(const struct opt *opts, size_t nopts, int argc, char **argv, void 
 /* The row for a long name (for cross-option checks and messages), or NULL. */
 const struct opt *opt_find(const struct opt *opts, size_t nopts, const char *name);
 bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *res, const char *name);
+/* Record the option called name as given, for a command that sets its
+ * parameters itself rather than parsing them (measure_with).  -ENOENT. */
+int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const char *name);
 
 /* Options help, one line per option (and its default when not a flag). */
 void opt_print_help(FILE *out, const struct opt *opts, size_t nopts, const void *defaults);

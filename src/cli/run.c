@@ -13,10 +13,8 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/loadrun.h"
-#include "cli/noise.h"
+#include "cli/measure.h"
 #include "cli/storecmd.h"
-#include "cli/timer.h"
-#include "cli/wake.h"
 #include "core/nstime.h"
 #include "core/units.h"
 #include "probe/probe.h"
@@ -72,22 +70,34 @@ static const struct cmd_spec run_spec = {
 	.pos_name = "argument",
 };
 
+/* The suite: every measuring command of the command table whose probe has a
+ * share of it, in the table's order.  Nothing here names a probe. */
+#define PHASES_MAX 16
+
 struct phase {
 	const struct measure_cmd *mc;
-	unsigned share;                 /* of 12 */
+	unsigned share;
 	const char *what;
 };
 
-static const struct phase phases[] = {
-	{ &timer_command, 5, "timer wakeup latency" },
-	{ &noise_command, 5, "OS and hypervisor noise" },
-	{ &wake_command, 2, "thread wakeup latency" },
-};
-#define NPHASES (sizeof(phases) / sizeof(phases[0]))
+static size_t suite_phases(struct phase *ph, unsigned *ret_shares)
+{
+	size_t n = 0;
+	*ret_shares = 0;
+	for (size_t i = 0; i < ncommands && n < PHASES_MAX; i++) {
+		const struct measure_cmd *mc = commands[i].mc;
+		if (!mc || !mc->ops->suite_share)
+			continue;
+		ph[n++] = (struct phase){ mc, mc->ops->suite_share, mc->ops->title };
+		*ret_shares += mc->ops->suite_share;
+	}
+	return n;
+}
 
 struct progress {
 	bool tty;
-	size_t phase;
+	const struct phase *ph;
+	size_t phase, nphases;
 	uint64_t phase_ns;
 };
 
@@ -99,60 +109,51 @@ static void show_progress(void *ctx, uint64_t elapsed_ns, uint64_t total_ns)
 		return;
 	/* Rounded up: "0 s left" would stand for the whole last second. */
 	uint64_t left = elapsed_ns < p->phase_ns ? (p->phase_ns - elapsed_ns + NS_PER_SEC - 1u) / NS_PER_SEC : 0;
-	fprintf(stderr, "\r\033[Klatscope run: %zu/%zu %s, %llu s left", p->phase + 1u, NPHASES, phases[p->phase].what,
+	fprintf(stderr, "\r\033[Klatscope run: %zu/%zu %s, %llu s left", p->phase + 1u, p->nphases, p->ph[p->phase].what,
 		(unsigned long long)left);
 	fflush(stderr);
 }
 
-/* argv for one phase: the probe's command with the suite's options. */
-static int build_argv(const struct run_cmd *c, const struct phase *ph, uint64_t ns, const char *suite, char ***ret,
-		      int *ret_argc)
+/*
+ * One phase's parameters: the probe's defaults and the suite's options, set
+ * as if typed (opt_mark), so that measure_with checks them as it checks any
+ * command line.  -EINVAL with err filled (a CPU list, too many labels).
+ */
+static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t ns, const char *suite, void *params,
+		      struct opt_result *given, struct opt_error *err)
 {
-	char **argv = calloc(18u + 2u * (c->labels.n + c->load.n), sizeof(*argv));
-	int n = 0;
-	if (!argv)
-		return -ENOMEM;
-	argv[n++] = strdup(ph->mc->name);
-	argv[n++] = strdup("-D");
-	char dur[32];
-	fmt_duration_exact(ns, dur, sizeof(dur));
-	argv[n++] = strdup(dur);
-	argv[n++] = strdup("-q");
-	argv[n++] = strdup("--label");
-	if (asprintf(&argv[n++], "suite=%s", suite) < 0)
-		argv[n - 1] = NULL;
-	for (unsigned i = 0; i < c->labels.n; i++) {
-		argv[n++] = strdup("--label");
-		if (asprintf(&argv[n++], "%s=%s", c->labels.items[i].key, c->labels.items[i].value) < 0)
-			argv[n - 1] = NULL;
-	}
-	for (unsigned i = 0; i < c->load.n; i++) {
-		argv[n++] = strdup("--load");
-		argv[n++] = strdup(c->load.items[i]);
-	}
-	if (c->load_cmd) {
-		argv[n++] = strdup("--load-cmd");
-		argv[n++] = strdup(c->load_cmd);
-	}
-	if (c->no_store) {
-		argv[n++] = strdup("--no-store");
-	} else if (c->db) {
-		argv[n++] = strdup("--db");
-		argv[n++] = strdup(c->db);
-	}
-	if (c->cpus && ph->mc != &wake_command) {
-		argv[n++] = strdup("-a");
-		argv[n++] = strdup(c->cpus);
-	}
-	for (int i = 0; i < n; i++)
-		if (!argv[i]) {
-			for (int k = 0; k < n; k++)
-				free(argv[k]);
-			free(argv);
-			return -ENOMEM;
+	const struct measure_cmd *mc = ph->mc;
+	struct run_params *rp = measure_run_params(mc, params);
+	struct measure_extras *x = measure_extras_of(mc, params);
+	const struct opt *cpus = opt_find(mc->opts, mc->nopts, "cpus");
+	char text[LABEL_KEY_MAX + LABEL_VALUE_MAX + 8];
+
+	memset(given, 0, sizeof(*given));
+	mc->defaults(params);
+	rp->duration_ns = ns;
+	opt_mark(mc->opts, mc->nopts, given, "duration");
+	/* -a goes to the probes that take a CPU list; a probe that places its threads itself keeps its own */
+	if (c->cpus && cpus && cpus->kind == OPT_CPUS) {
+		if (cpuset_parse(c->cpus, &rp->cpus) < 0) {
+			snprintf(err->msg, sizeof(err->msg), "option '--cpus': '%s' is not a CPU list (such as 0-3,6)", c->cpus);
+			return -EINVAL;
 		}
-	*ret = argv;
-	*ret_argc = n;
+		opt_mark(mc->opts, mc->nopts, given, "cpus");
+	}
+	x->quiet = true;
+	snprintf(text, sizeof(text), "suite=%s", suite);
+	if (parse_label(text, &x->labels.items[0]) < 0 || c->labels.n + 1u > LABELS_MAX) {
+		snprintf(err->msg, sizeof(err->msg), "option '--label': too many labels with suite=");
+		return -EINVAL;
+	}
+	x->labels.n = 1;
+	for (unsigned i = 0; i < c->labels.n; i++)
+		x->labels.items[x->labels.n++] = c->labels.items[i];
+	opt_mark(mc->opts, mc->nopts, given, "label");
+	x->load = c->load;
+	x->load_cmd = c->load_cmd;
+	x->no_store = c->no_store;
+	x->db_path = c->db;
 	return 0;
 }
 
@@ -190,7 +191,7 @@ static void table_row(const struct result *res, int64_t id, const char *what)
 /* A phase the suite never came to: a row that says so, not a gap. */
 static void missing_row(const struct phase *ph)
 {
-	tprintf(stdout, "%-6s %-24s   (not run: the suite was stopped before it)\n", ph->mc->name, ph->what);
+	tprintf(stdout, "%-6s %-24s   (not run: the suite was stopped before it)\n", measure_name(ph->mc), ph->what);
 }
 
 /* What root would have added: said once for the whole suite. */
@@ -240,8 +241,11 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_cmd c;
 	struct opt_result given;
-	struct result res[NPHASES];
-	int64_t ids[NPHASES] = { 0 };
+	struct phase phases[PHASES_MAX];
+	unsigned shares;
+	const size_t nphases = suite_phases(phases, &shares);
+	struct result res[PHASES_MAX];
+	int64_t ids[PHASES_MAX] = { 0 };
 	size_t done = 0;
 	const struct result *stopped = NULL;    /* the phase a signal ended, which ends the suite */
 	char suite[32];
@@ -254,10 +258,9 @@ int cmd_run(int argc, char **argv)
 	if (c.quick && c.duration_ns)
 		return storecmd_usage("run", "options '--quick' and '--duration' exclude each other");
 	/* Bad loads are named before the first probe runs, not after it. */
-	struct run_params rp = { .load = c.load, .load_cmd = c.load_cmd };
 	struct loadrun *lr = malloc(sizeof(*lr));
 	struct opt_error lerr;
-	int lr_r = lr ? loadrun_parse(&rp, lr, &lerr) : -ENOMEM;
+	int lr_r = lr ? loadrun_parse(&c.load, c.load_cmd, lr, &lerr) : -ENOMEM;
 	free(lr);
 	if (lr_r == -ENOMEM) {
 		tprintf(stderr, "latscope run: out of memory\n");
@@ -271,15 +274,21 @@ int cmd_run(int argc, char **argv)
 	gmtime_r(&now, &tm);
 	strftime(suite, sizeof(suite), "%Y%m%dT%H%M%SZ", &tm);
 
-	struct progress prog = { .tty = !c.quiet && isatty(STDERR_FILENO) };
-	for (size_t i = 0; i < NPHASES; i++) {
-		char **pargv;
-		int pargc;
-		/* whole milliseconds: the phase's command line reads as a user would write it */
-		uint64_t ns = total / 12u * phases[i].share / NS_PER_MS * NS_PER_MS;
-		if (build_argv(&c, &phases[i], ns, suite, &pargv, &pargc) < 0) {
+	struct progress prog = { .tty = !c.quiet && isatty(STDERR_FILENO), .ph = phases, .nphases = nphases };
+	for (size_t i = 0; i < nphases; i++) {
+		/* whole milliseconds: a phase's duration reads as a user would write it */
+		uint64_t ns = total / shares * phases[i].share / NS_PER_MS * NS_PER_MS;
+		void *params = calloc(1, phases[i].mc->params_size);
+		struct opt_result pgiven;
+		struct opt_error perr;
+		if (!params) {
 			tprintf(stderr, "latscope run: out of memory\n");
 			worst = EXIT_ERROR;
+			break;
+		}
+		if (set_params(&c, &phases[i], ns, suite, params, &pgiven, &perr) < 0) {
+			free(params);
+			worst = storecmd_usage("run", perr.msg);
 			break;
 		}
 		prog.phase = i;
@@ -287,10 +296,9 @@ int cmd_run(int argc, char **argv)
 		show_progress(&prog, 0, ns);
 		struct measure_hooks mh = { .silent = true, .progress = show_progress, .ctx = &prog };
 		struct measure_outcome out = { .res = &res[i] };
-		code = measure_run(phases[i].mc, pargc, pargv, &mh, &out);
-		for (int k = 0; k < pargc; k++)
-			free(pargv[k]);
-		free(pargv);
+		/* every phase records the suite's own command line */
+		code = measure_with(phases[i].mc, params, &pgiven, argc, argv, &mh, &out);
+		free(params);
 		if (code == EXIT_USAGE) {       /* an option the user gave does not fit this probe */
 			worst = code;
 			break;
@@ -314,7 +322,7 @@ int cmd_run(int argc, char **argv)
 		for (size_t i = 0; i < done; i++)
 			if (res[i].nmetrics)
 				table_row(&res[i], ids[i], phases[i].what);
-		for (size_t i = done; stopped && i < NPHASES; i++)
+		for (size_t i = done; stopped && i < nphases; i++)
 			missing_row(&phases[i]);
 		root_notes(res, done);
 		show_findings(res[0].nmetrics ? &res[0] : &res[done - 1u]);   /* the timer saw every CPU */
@@ -329,13 +337,13 @@ int cmd_run(int argc, char **argv)
 	if (stopped) {
 		char left[128] = "";
 		size_t len = 0;
-		for (size_t i = done; i < NPHASES && len < sizeof(left); i++)
+		for (size_t i = done; i < nphases && len < sizeof(left); i++)
 			len += (size_t)snprintf(left + len, sizeof(left) - len, "%s%s", i > done ? ", " : "",
-						phases[i].mc->name);
+						measure_name(phases[i].mc));
 		tprintf(stdout, "\nthe suite was cut short (%s) during %s%s%s\n", stopped->stop_reason, stopped->probe,
 			left[0] ? "; never ran: " : "", left);
 	}
-	for (size_t i = 0; i < NPHASES; i++)
+	for (size_t i = 0; i < nphases; i++)
 		result_free(&res[i]);
 	return worst;
 }

@@ -38,7 +38,7 @@ static const struct opt timer_opts[] = {
 static void timer_defaults(void *params)
 {
 	struct timer_cmd *c = params;
-	run_params_defaults(&c->run);
+	run_params_defaults(&c->run, &c->out);
 	c->p.interval_ns = NS_PER_MS;
 	c->p.distance_ns = 0;
 	c->p.mode = TIMER_NANOSLEEP;
@@ -128,7 +128,6 @@ static void timer_after(const void *params, struct result *res)
 }
 
 const struct measure_cmd timer_command = {
-	.name = "timer",
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-d DISTANCE] [-D DURATION | -l LOOPS]\n"
 		    "                      [--mode nanosleep|timerfd|posix] [--threshold DUR] [--window DUR] [--warmup N]\n"
 		    "                      [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
@@ -140,6 +139,7 @@ const struct measure_cmd timer_command = {
 	.nopts = sizeof(timer_opts) / sizeof(timer_opts[0]),
 	.params_size = sizeof(struct timer_cmd),
 	.run_offset = offsetof(struct timer_cmd, run),
+	.extras_offset = offsetof(struct timer_cmd, out),
 	.probe_offset = offsetof(struct timer_cmd, p),
 	.help_offset = offsetof(struct timer_cmd, help),
 	.defaults = timer_defaults,
@@ -147,8 +147,3 @@ const struct measure_cmd timer_command = {
 	.describe = timer_describe,
 	.after = timer_after,
 };
-
-int cmd_timer(int argc, char **argv)
-{
-	return measure_main(&timer_command, argc, argv);
-}

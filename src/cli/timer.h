@@ -10,6 +10,7 @@
 
 struct timer_cmd {
 	struct run_params run;
+	struct measure_extras out;
 	struct timer_params p;
 	bool help;
 };

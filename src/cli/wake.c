@@ -35,7 +35,7 @@ static const struct opt wake_opts[] = {
 static void wake_defaults(void *params)
 {
 	struct wake_cmd *c = params;
-	run_params_defaults(&c->run);
+	run_params_defaults(&c->run, &c->out);
 	c->p.sleeper_cpu = 0;
 	c->p.via = WAKE_FUTEX;
 	c->p.pingpong = false;
@@ -180,14 +180,7 @@ static void wake_describe(const void *params, char *buf, size_t size)
 		 via_choices[c->p.via], c->p.pingpong ? " ping-pong" : "", pace, dur);
 }
 
-static const struct probe_ops *wake_ops_for(const void *params)
-{
-	const struct wake_cmd *c = params;
-	return c->p.pingpong ? &wake_pingpong_probe : &wake_probe;
-}
-
 const struct measure_cmd wake_command = {
-	.name = "wake",
 	.synopsis = "[--cpus A,B] [--via futex|eventfd|pipe|cond] [--pingpong] [-i INTERVAL] [-p PRIO]\n"
 		    "                     [--policy fifo|rr|other] [-D DURATION | -l LOOPS] [--threshold DUR] [--window DUR]\n"
 		    "                     [--warmup N] [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
@@ -197,11 +190,11 @@ const struct measure_cmd wake_command = {
 		 "the wake call; with --pingpong the sleeper answers at once and roundtrip is the time until the\n"
 		 "answer arrives.",
 	.ops = &wake_probe,
-	.ops_for = wake_ops_for,
 	.opts = wake_opts,
 	.nopts = NOPTS,
 	.params_size = sizeof(struct wake_cmd),
 	.run_offset = offsetof(struct wake_cmd, run),
+	.extras_offset = offsetof(struct wake_cmd, out),
 	.probe_offset = offsetof(struct wake_cmd, p),
 	.help_offset = offsetof(struct wake_cmd, help),
 	.defaults = wake_defaults,
@@ -209,8 +202,3 @@ const struct measure_cmd wake_command = {
 	.describe = wake_describe,
 	.notes = wake_notes,
 };
-
-int cmd_wake(int argc, char **argv)
-{
-	return measure_main(&wake_command, argc, argv);
-}

@@ -10,6 +10,7 @@
 
 struct wake_cmd {
 	struct run_params run;
+	struct measure_extras out;
 	struct wake_params p;
 	const char *pair;               /* --cpus A,B; after validation, pair_text */
 	char pair_text[32];             /* the pair as the result's params keep it */

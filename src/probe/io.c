@@ -259,6 +259,8 @@ static const char *const io_metrics[] = { "latency" };
 
 const struct probe_ops io_probe = {
 	.name = "io",
+	.title = "read latency and cost",
+	.about = "reads: the latency of each, the throughput and what they cost the CPU",
 	.nmetrics = 1,
 	.metric_names = io_metrics,
 	.unit_ns = 1000,

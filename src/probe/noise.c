@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "probe/cycles.h"
+#include "trace/instance.h"
 
 #define CALIBRATE_NS (20u * NS_PER_MS)
 #define CHECK_NS     NS_PER_MS      /* how often the loop looks at the clock's ns, the end and the stop flag */
@@ -144,12 +145,22 @@ static void noise_run(struct probe_thread *t)
 
 static const char *const noise_metrics[] = { "gap" };
 
+static const struct probe_trace noise_trace = {
+	.kind = PROBE_TRACE_GAPS,
+	.events = TRACE_WANT_NOISE_PROBE,
+	.events_per_sec = 5000,         /* only the CPU's own traffic: ticks, interrupts, other tasks */
+};
+
 const struct probe_ops noise_probe = {
 	.name = "noise",
+	.title = "OS and hypervisor noise",
+	.about = "OS and hypervisor noise: the gaps a busy loop sees between two clock reads",
 	.nmetrics = 1,
 	.metric_names = noise_metrics,
 	.unit_ns = 1,
 	.values_tile_time = true,
+	.trace = &noise_trace,
+	.suite_share = 5,
 	.setup = noise_setup,
 	.run = noise_run,
 	.teardown = noise_teardown,

@@ -1,7 +1,10 @@
 /*
- * The probe interface: what a measurement needs to provide to run under the
- * common runner.  The runner owns threads, pinning, priorities, windows,
- * signals and system settings; a probe owns only its wait and its samples.
+ * The probe interface, and the one description of a probe: everything that
+ * differs between probes is here, in its ops and what they point to.  The
+ * runner owns threads, pinning, priorities, windows, signals and system
+ * settings; a probe owns only its wait and its samples.  trace/, report/ and
+ * cli/ read this description and never compare a probe's name
+ * (doc/adding-a-probe.md).
  */
 #ifndef LATSCOPE_PROBE_PROBE_H
 #define LATSCOPE_PROBE_PROBE_H
@@ -26,13 +29,31 @@ struct probe_thread {
 	int run_rc;                     /* set by run when it had to stop on an error: -errno */
 };
 
+/* How --trace explains a probe's samples (probe/tracerun.c). */
+enum probe_trace_kind {
+	PROBE_TRACE_PARTS,              /* each sample split into its parts: irq delay, handler, wakeup, return */
+	PROBE_TRACE_GAPS,               /* each value above the threshold explained by what held the CPU */
+};
+
+struct probe_trace {
+	enum probe_trace_kind kind;
+	unsigned events;                /* the TRACE_WANT_* groups to record (trace/instance.h) */
+	unsigned events_per_sec;        /* expected on a measured CPU: sizes the ring */
+};
+
 struct probe_ops {
 	const char *name;
-	unsigned nmetrics;
+	const char *title;              /* a few words for tables: "timer wakeup latency" */
+	const char *about;              /* one line for reports: what is measured and how */
+	unsigned nmetrics;              /* the metrics it can record */
 	const char *const *metric_names;    /* metric 0 is the one summaries lead with */
+	/* Optional: how many of them these parameters record (a prefix); default nmetrics. */
+	unsigned (*metrics_for)(const void *pp);
 	unsigned unit_ns;               /* how people read its values: 1000 (us) or 1 (ns) */
 	bool values_tile_time;          /* metric 0's values add up to the run's time (gaps) */
 	bool per_op_costs;              /* each value is an operation whose CPU cost is reported (reads) */
+	const struct probe_trace *trace;    /* NULL: --trace cannot explain it */
+	unsigned suite_share;           /* its share of `latscope run`'s time; 0: not in the suite */
 
 	/*
 	 * Before the run, on the measuring thread once it is pinned and has its
@@ -48,5 +69,15 @@ struct probe_ops {
 
 /* Every probe, by name (NULL when unknown): what reports need to know of a stored result's probe. */
 const struct probe_ops *probe_find(const char *name);
+
+/* Whether probe's samples are explained by --trace as kind says (false for a
+ * probe unknown here or without a trace description). */
+bool probe_traced_as(const char *probe, enum probe_trace_kind kind);
+
+/* The metrics a run of ops with these parameters records. */
+static inline unsigned probe_metrics(const struct probe_ops *ops, const void *pp)
+{
+	return ops->metrics_for ? ops->metrics_for(pp) : ops->nmetrics;
+}
 
 #endif

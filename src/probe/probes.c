@@ -7,7 +7,14 @@
 #include "probe/timer.h"
 #include "probe/wake.h"
 
-static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe, &wake_probe, &wake_pingpong_probe, &io_probe };
+/* The registry: one line per probe. */
+static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe, &wake_probe, &io_probe };
+
+bool probe_traced_as(const char *probe, enum probe_trace_kind kind)
+{
+	const struct probe_ops *ops = probe_find(probe);
+	return ops && ops->trace && ops->trace->kind == kind;
+}
 
 const struct probe_ops *probe_find(const char *name)
 {

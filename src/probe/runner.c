@@ -465,7 +465,7 @@ static void start_trace(struct runner *rn)
 	char why[256];
 	if (!rn->trace)
 		result_note(rn->res, "not traced: out of memory; measuring without the decomposition");
-	else if (tracerun_start(rn->trace, rn->rp, rn->ops->name, why, sizeof(why)) < 0)
+	else if (tracerun_start(rn->trace, rn->rp, rn->ops, why, sizeof(why)) < 0)
 		result_note(rn->res, "not traced: %s; measuring without the decomposition", why);
 }
 
@@ -503,7 +503,7 @@ static int init_workers(struct runner *rn, const void *pp)
 		w->t.stop = &rn->stop;
 		w->t.end_ns = UINT64_MAX;
 		stats_reset(&w->clock_cost);
-		int r = rec_init(&w->t.rec, rn->ops->nmetrics, thresholds, rn->rp->window_ns);
+		int r = rec_init(&w->t.rec, rn->res->nmetrics, thresholds, rn->rp->window_ns);
 		if (r == 0 && rn->rp->trace)
 			r = rec_log_init(&w->t.rec, rn->rp->trace_log_cap);
 		if (r < 0)
@@ -543,7 +543,7 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	err->msg[0] = '\0';
 	atomic_init(&rn.stop, false);
 	atomic_init(&rn.finished, 0u);
-	if (rn.n == 0 || rn.n != res->ncpus || ops->nmetrics != res->nmetrics) {
+	if (rn.n == 0 || rn.n != res->ncpus || probe_metrics(ops, pp) != res->nmetrics) {
 		set_error(err, "internal: %zu CPUs for %zu results", rn.n, res->ncpus);
 		return -EINVAL;
 	}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/nstime.h"
+#include "trace/instance.h"
 
 struct timer_state {
 	int fd;                         /* timerfd mode */
@@ -187,11 +188,21 @@ static void timer_run(struct probe_thread *t)
 
 static const char *const timer_metrics[] = { "latency" };
 
+static const struct probe_trace timer_trace = {
+	.kind = PROBE_TRACE_PARTS,
+	.events = TRACE_WANT_TIMER_PROBE,
+	.events_per_sec = 20000,        /* about ten events a wakeup, at a 0.5 ms period */
+};
+
 const struct probe_ops timer_probe = {
 	.name = "timer",
+	.title = "timer wakeup latency",
+	.about = "timer wakeup latency: how late a periodic timer wakes the measuring thread",
 	.nmetrics = 1,
 	.metric_names = timer_metrics,
 	.unit_ns = 1000,
+	.trace = &timer_trace,
+	.suite_share = 5,
 	.setup = timer_setup,
 	.run = timer_run,
 	.teardown = timer_teardown,

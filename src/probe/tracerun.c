@@ -25,7 +25,8 @@
 struct trace_run {
 	struct trace_guard guard;       /* removes the instance if latscope is killed */
 	struct trace_session *s;
-	bool timer;                     /* timer decomposition; else noise events */
+	const struct probe_ops *ops;    /* whose trace description says what to record and explain */
+	bool parts;                     /* each sample split into its parts; else the gaps above explained */
 	uint64_t above_ns;              /* spikes to explain (timer) */
 	int thread_prio;                /* the measuring threads' kernel prio: 99 - rtprio, or 120 */
 	unsigned buffer_kb;
@@ -58,17 +59,22 @@ int tracerun_prepare(struct trace_run **ret)
 	return 0;
 }
 
-int tracerun_start(struct trace_run *tr, const struct run_params *rp, const char *probe, char *why, size_t size)
+int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, char *why,
+		   size_t size)
 {
 	struct trace_opts o = { .cpus = rp->cpus };
 
-	tr->timer = strcmp(probe, "timer") == 0;
+	if (!ops->trace) {
+		snprintf(why, size, "%s samples have no trace explanation", ops->name);
+		return -ENOTSUP;
+	}
+	tr->ops = ops;
+	tr->parts = ops->trace->kind == PROBE_TRACE_PARTS;
 	tr->above_ns = rp->trace_above_ns ? rp->trace_above_ns : rp->threshold_ns;
 	tr->thread_prio = rp->policy == POLICY_OTHER ? 120 : 99 - (int)rp->priority;
-	/* About ten events a wakeup for the timer; noise sees only the CPU's own traffic. */
-	tr->buffer_kb = trace_buffer_kb_for(rp->duration_ns, tr->timer ? 20000u : 5000u);
+	tr->buffer_kb = trace_buffer_kb_for(rp->duration_ns, ops->trace->events_per_sec);
 	o.buffer_kb = tr->buffer_kb;
-	o.events = tr->timer ? TRACE_WANT_TIMER_PROBE : TRACE_WANT_NOISE_PROBE;
+	o.events = ops->trace->events;
 	trace_remove_stale_instances(NULL);
 	return trace_session_start(&o, &tr->s, why, size);
 }
@@ -375,14 +381,14 @@ int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads,
 	}
 	trace_session_destroy(tr->s);
 	json_t *doc = json_object(), *cpus = json_array();
-	json_object_set_new(doc, "mode", json_string(tr->timer ? "timer" : "noise"));
+	json_object_set_new(doc, "mode", json_string(tr->ops->name));   /* the probe whose samples it explains */
 	json_object_set_new(doc, "buffer_kb", json_integer(tr->buffer_kb));
 	json_object_set_new(doc, "events_lost", json_integer((json_int_t)trace_events_lost(ev)));
 	for (size_t i = 0; i < n; i++) {
 		const struct tracerun_thread *th = &threads[i];
 		const struct trace_cpu_events *ce = &ev->cpu[th->cpu];
 		const struct cpu_result *cr = i < res->ncpus ? &res->cpus[i] : NULL;
-		json_t *c = tr->timer ? timer_cpu(tr, ce, th, res, cr) : noise_cpu(ce, th, res, cr);
+		json_t *c = tr->parts ? timer_cpu(tr, ce, th, res, cr) : noise_cpu(ce, th, res, cr);
 		if (!c)
 			continue;
 		json_object_set_new(c, "cpu", json_integer(th->cpu));

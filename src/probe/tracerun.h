@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "probe/params.h"
+#include "probe/probe.h"
 #include "probe/recorder.h"
 #include "result/result.h"
 
@@ -29,9 +30,11 @@ struct tracerun_thread {
 /* Before any thread is started (it forks the guard of trace/guard.h, which
  * must see a single-threaded process).  0 or -ENOMEM. */
 int tracerun_prepare(struct trace_run **ret);
-/* Start recording on rp's CPUs for probe ("timer" or "noise").  On failure
- * why says what was missing; the run goes on untraced (tracerun_active false). */
-int tracerun_start(struct trace_run *tr, const struct run_params *rp, const char *probe, char *why, size_t size);
+/* Start recording on rp's CPUs what ops->trace asks for.  On failure (or
+ * for a probe without a trace description) why says what was missing; the
+ * run goes on untraced (tracerun_active false). */
+int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, char *why,
+		   size_t size);
 /* Recording started, so tracerun_finish has a trace to read. */
 bool tracerun_active(const struct trace_run *tr);
 /* After the threads have ended: read the trace, explain every logged span,

@@ -521,22 +521,30 @@ static void wake_pingpong_run(struct probe_thread *t)
 
 static const char *const wake_metrics[] = { "latency", "wake_call", "roundtrip" };
 
+/* One probe: --pingpong adds the round trip to latency and wake_call. */
+static unsigned wake_metrics_for(const void *pp)
+{
+	return ((const struct wake_params *)pp)->pingpong ? 3u : 2u;
+}
+
+static void wake_any_run(struct probe_thread *t)
+{
+	if (((const struct wake_params *)t->pp)->pingpong)
+		wake_pingpong_run(t);
+	else
+		wake_run(t);
+}
+
 const struct probe_ops wake_probe = {
 	.name = "wake",
-	.nmetrics = 2,
-	.metric_names = wake_metrics,
-	.unit_ns = 1000,
-	.setup = wake_setup,
-	.run = wake_run,
-	.teardown = wake_teardown,
-};
-
-const struct probe_ops wake_pingpong_probe = {
-	.name = "wake",
+	.title = "thread wakeup latency",
+	.about = "thread wakeup latency: from the wake call until the woken thread runs",
 	.nmetrics = 3,
 	.metric_names = wake_metrics,
+	.metrics_for = wake_metrics_for,
 	.unit_ns = 1000,
+	.suite_share = 2,
 	.setup = wake_setup,
-	.run = wake_pingpong_run,
+	.run = wake_any_run,
 	.teardown = wake_teardown,
 };

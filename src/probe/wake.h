@@ -16,9 +16,7 @@ struct wake_params {
 	uint64_t interval_ns;           /* between wakeups; 0: back to back (pingpong only) */
 };
 
-/* Metrics latency and wake_call. */
+/* Metrics latency and wake_call; with --pingpong also roundtrip. */
 extern const struct probe_ops wake_probe;
-/* The same with --pingpong, plus roundtrip. */
-extern const struct probe_ops wake_pingpong_probe;
 
 #endif

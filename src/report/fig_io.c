@@ -56,7 +56,7 @@ static int throughput(FILE *out, const struct report_group *g)
 	struct svg_plot p;
 	svg_axis_linear(&x, 0, end, 8, 1e9, "time since the start (s)");
 	svg_axis_linear(&y, 0, top, 6, 1.0, mb ? "throughput (MB/s)" : "throughput (operations/s)");
-	fig_begin(out, "io", "throughput per window");
+	fig_begin(out, "costs", "throughput per window");
 	svg_plot_begin(&p, out, id, "throughput per window", FIG_W, FIG_H, &x, &y);
 	for (size_t i = 0; i < g->n && r == 0; i++)
 		r = fig_window_series(&p, &g->runs[i], mb ? rate_mb : rate_ops, svg_dash(g->runs[i].colour), 1.8, true);
@@ -116,7 +116,7 @@ static int cpu_breakdown(FILE *out, const struct report_group *g)
 	struct svg_plot p;
 	svg_axis_custom(&x, 0, (double)nbars, nbars, at, lp, "run: the whole machine, and the reading CPU(s)");
 	svg_axis_linear(&y, 0, top * 1.03, 6, 1.0, "CPU time per operation (us)");
-	fig_begin(out, "io", "CPU time per operation by category, stacked (idle left out; /proc/stat, 10 ms resolution)");
+	fig_begin(out, "costs", "CPU time per operation by category, stacked (idle left out; /proc/stat, 10 ms resolution)");
 	svg_plot_begin(&p, out, id, "CPU time per operation by category", FIG_W, FIG_H, &x, &y);
 	for (size_t b = 0; b < nbars; b++) {
 		const struct report_run *rr = &g->runs[run_of[b]];

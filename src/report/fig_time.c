@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe/probe.h"
 #include "report/html.h"
 #include "report/reportfig.h"
 #include "report/tracetext.h"
@@ -83,11 +84,10 @@ static char *trace_text(void (*write)(FILE *, const json_t *, bool), const json_
 /* What took the most time over all of a run's gaps, per traced CPU: one item each. */
 static void causes_items(FILE *out, long long id, const struct result *res)
 {
-	const char *mode = json_string_value(json_object_get(res->trace, "mode"));
 	const json_t *c;
 	size_t j;
 
-	if (!mode || strcmp(mode, "noise") != 0)
+	if (!res->trace || !probe_traced_as(res->probe, PROBE_TRACE_GAPS))
 		return;
 	json_array_foreach(json_object_get(res->trace, "cpus"), j, c) {
 		char *text = trace_text(write_causes, c, false);
@@ -98,9 +98,9 @@ static void causes_items(FILE *out, long long id, const struct result *res)
 	}
 }
 
-/* Mark the explained spikes of every run's trace (mode "timer" or "noise") and list them under the plot. */
-static int mark_spikes(struct svg_plot *p, const struct report_group *g, const char *mode, const char *value_key,
-		       char ***ret_list, size_t **ret_run, size_t *ret_n)
+/* Mark the explained spikes of every run traced as kind says and list them under the plot. */
+static int mark_spikes(struct svg_plot *p, const struct report_group *g, enum probe_trace_kind kind,
+		       const char *value_key, char ***ret_list, size_t **ret_run, size_t *ret_n)
 {
 	char **list = NULL;
 	size_t *run = NULL, n = 0;
@@ -108,14 +108,13 @@ static int mark_spikes(struct svg_plot *p, const struct report_group *g, const c
 	for (size_t i = 0; i < g->n; i++) {
 		const json_t *tr = g->runs[i].res->trace, *c, *sp;
 		size_t k, j;
-		const char *m = tr ? json_string_value(json_object_get(tr, "mode")) : NULL;
-		if (!m || strcmp(m, mode) != 0)
+		if (!tr || !probe_traced_as(g->runs[i].res->probe, kind))
 			continue;
 		json_array_foreach(json_object_get(tr, "cpus"), k, c) {
 			json_array_foreach(json_object_get(c, "spikes"), j, sp) {
 				if (j == SPIKES_MARKED)
 					break;
-				char *text = trace_text(write_spike, sp, strcmp(mode, "timer") == 0), label[24];
+				char *text = trace_text(write_spike, sp, kind == PROBE_TRACE_PARTS), label[24];
 				char **l = realloc(list, (n + 1u) * sizeof(*l));
 				size_t *r = realloc(run, (n + 1u) * sizeof(*r));
 				if (l)
@@ -212,7 +211,7 @@ int fig_windows(FILE *out, const struct report_group *g)
 			r = fig_window_series(&p, &g->runs[i], win_max, svg_dash(g->runs[i].colour), 1.8,
 					      g->runs[i].res->all.nwin <= 3);
 	if (r == 0)
-		r = mark_spikes(&p, g, "timer", "latency_ns", &list, &run, &nlist);
+		r = mark_spikes(&p, g, PROBE_TRACE_PARTS, "latency_ns", &list, &run, &nlist);
 	stopped_notes(&p, g);
 	svg_plot_end(&p);
 	fig_legend_runs(out, g, NULL);
@@ -242,7 +241,7 @@ static int events_per_window(FILE *out, const struct report_group *g)
 	struct svg_plot p;
 	time_axis(&x, g);
 	svg_axis_linear(&y, 0, top, 5, 1.0, yt);
-	fig_begin(out, "noise", "noise events per window (values above each run's threshold, first run's: %s), every CPU",
+	fig_begin(out, "events", "noise events per window (values above each run's threshold, first run's: %s), every CPU",
 		  thr);
 	svg_plot_begin(&p, out, id, "noise events per window", FIG_W, FIG_H, &x, &y);
 	for (size_t i = 0; i < g->n && r == 0; i++)
@@ -278,7 +277,7 @@ int fig_noise(FILE *out, const struct report_group *g)
 	struct svg_plot p;
 	time_axis(&x, g);
 	svg_axis_log(&y, lo, hi, g->unit.ns, yt);
-	fig_begin(out, "noise", "the largest noise events: when they came and how long they took (%u per run, every CPU)",
+	fig_begin(out, "events", "the largest noise events: when they came and how long they took (%u per run, every CPU)",
 		  (unsigned)REC_TOP);
 	svg_plot_begin(&p, out, id, "the largest noise events over time", FIG_W, FIG_H, &x, &y);
 	for (size_t i = 0; i < g->n; i++) {
@@ -294,7 +293,7 @@ int fig_noise(FILE *out, const struct report_group *g)
 			svg_marker(&p, (double)cr->top[k].at_ns, (double)cr->top[k].value, svg_colour(rr->colour), tip, NULL);
 		}
 	}
-	r = mark_spikes(&p, g, "noise", "gap_ns", &list, &run, &nlist);
+	r = mark_spikes(&p, g, PROBE_TRACE_GAPS, "gap_ns", &list, &run, &nlist);
 	stopped_notes(&p, g);
 	svg_plot_end(&p);
 	fig_legend_runs(out, g, NULL);

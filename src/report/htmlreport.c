@@ -15,16 +15,8 @@
 
 static const char *probe_about(const char *probe)
 {
-	static const char *const about[][2] = {
-		{ "timer", "timer wakeup latency: how late a periodic timer wakes the measuring thread" },
-		{ "noise", "OS and hypervisor noise: the gaps a busy loop sees between two clock reads" },
-		{ "wake", "thread wakeup latency: from the wake call until the woken thread runs" },
-		{ "io", "reads: the latency of each, the throughput and what they cost the CPU" },
-	};
-	for (size_t i = 0; i < sizeof(about) / sizeof(about[0]); i++)
-		if (strcmp(about[i][0], probe) == 0)
-			return about[i][1];
-	return "";
+	const struct probe_ops *ops = probe_find(probe);
+	return ops && ops->about ? ops->about : "";
 }
 
 static void run_name(struct report_run *r)

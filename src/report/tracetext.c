@@ -1,7 +1,9 @@
 #include "report/tracetext.h"
-#include "report/tprint.h"
 
 #include <string.h>
+
+#include "probe/probe.h"
+#include "report/tprint.h"
 
 #define SPIKES_SHOWN 3
 #define CONTRIBS_SHOWN 3
@@ -135,8 +137,7 @@ void text_trace(FILE *out, const struct result *res)
 
 	if (!res->trace)
 		return;
-	const char *mode = json_string_value(json_object_get(res->trace, "mode"));
-	bool timer = mode && strcmp(mode, "timer") == 0;
+	bool timer = probe_traced_as(res->probe, PROBE_TRACE_PARTS);
 	tprintf(out, "where the time went (--trace, from kernel trace events):\n");
 	json_array_foreach(json_object_get(res->trace, "cpus"), i, c) {
 		if (timer)

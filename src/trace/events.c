@@ -6,6 +6,7 @@
 #include "config.h"
 #include "core/errmsg.h"
 #include "trace/events.h"
+#include "trace/eventlist.h"
 #include "trace/session.h"
 
 #if !HAVE_TRACEFS
@@ -45,22 +46,6 @@ struct reader {
 	int err;
 };
 
-static const struct {
-	uint8_t type;
-	const char *sys, *name;
-} names[] = {
-	{ TRACE_EV_HRTIMER_START, "timer", "hrtimer_start" },
-	{ TRACE_EV_HRTIMER_ENTRY, "timer", "hrtimer_expire_entry" },
-	{ TRACE_EV_HRTIMER_EXIT,  "timer", "hrtimer_expire_exit" },
-	{ TRACE_EV_SCHED_WAKING,  "sched", "sched_waking" },
-	{ TRACE_EV_SCHED_WAKEUP,  "sched", "sched_wakeup" },
-	{ TRACE_EV_SCHED_SWITCH,  "sched", "sched_switch" },
-	{ TRACE_EV_IRQ_ENTRY,     "irq",   "irq_handler_entry" },
-	{ TRACE_EV_IRQ_EXIT,      "irq",   "irq_handler_exit" },
-	{ TRACE_EV_SOFTIRQ_ENTRY, "irq",   "softirq_entry" },
-	{ TRACE_EV_SOFTIRQ_EXIT,  "irq",   "softirq_exit" },
-	{ TRACE_EV_SYS_EXIT,      "raw_syscalls", "sys_exit" },
-};
 
 static const char *const field_names[F_COUNT] = {
 	"hrtimer", "expires", "softexpires", "now", "function",
@@ -73,7 +58,8 @@ static void setup_kinds(struct reader *rd)
 {
 	for (size_t k = 0; k < TRACE_EV_TYPES; k++)
 		rd->kinds[k].id = -1;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < trace_event_count; i++) {
+		const struct trace_event_name *names = trace_event_names;
 		struct tep_event *ev = tep_find_event_by_name(rd->tep, names[i].sys, names[i].name);
 		if (!ev)
 			continue;
@@ -242,9 +228,8 @@ int trace_session_read(struct trace_session *s, struct trace_events *e, char *er
 		return -EINVAL;
 	}
 	if (!s->tep) {
-		/* Only the three systems: parsing every format on the machine takes long. */
-		const char *systems[] = { "sched", "irq", "timer", "raw_syscalls", NULL };
-		s->tep = tracefs_local_events_system(NULL, systems);
+		/* Only our systems: parsing every format on the machine takes long. */
+		s->tep = tracefs_local_events_system(NULL, trace_event_systems);
 		if (!s->tep) {
 			err_set(err, errsize, 0, "cannot load trace event formats from tracefs");
 			return -EIO;

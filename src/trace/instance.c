@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "core/errmsg.h"
+#include "trace/eventlist.h"
 #include "trace/instance.h"
 #include "trace/session.h"
 
@@ -128,24 +129,6 @@ int trace_instance_remove(const char *name)
 
 #else
 
-struct event_name {
-	unsigned want;
-	const char *sys, *name;
-};
-
-static const struct event_name events[] = {
-	{ TRACE_WANT_TIMER,  "timer", "hrtimer_start" },
-	{ TRACE_WANT_TIMER,  "timer", "hrtimer_expire_entry" },
-	{ TRACE_WANT_TIMER,  "timer", "hrtimer_expire_exit" },
-	{ TRACE_WANT_SCHED,  "sched", "sched_waking" },
-	{ TRACE_WANT_SCHED,  "sched", "sched_switch" },
-	{ TRACE_WANT_IRQ,    "irq",   "irq_handler_entry" },
-	{ TRACE_WANT_IRQ,    "irq",   "irq_handler_exit" },
-	{ TRACE_WANT_IRQ,    "irq",   "softirq_entry" },
-	{ TRACE_WANT_IRQ,    "irq",   "softirq_exit" },
-	{ TRACE_WANT_WAKEUP, "sched", "sched_wakeup" },
-	{ TRACE_WANT_SLEEP_EXIT, "raw_syscalls", "sys_exit" },
-};
 
 /* tracefs' own checks come first: each failure has one clear cause. */
 static int check_tracefs(unsigned want, char *err, size_t errsize)
@@ -165,12 +148,12 @@ static int check_tracefs(unsigned want, char *err, size_t errsize)
 		return r == EACCES || r == EPERM || r == EROFS ? -EACCES : -r;
 	}
 	free((char *)dir);
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		if (!(want & events[i].want))
+	for (size_t i = 0; i < trace_event_count; i++) {
+		if (!(want & trace_event_names[i].want))
 			continue;
-		if (!tracefs_event_file_exists(NULL, events[i].sys, events[i].name, "enable")) {
+		if (!tracefs_event_file_exists(NULL, trace_event_names[i].sys, trace_event_names[i].name, "enable")) {
 			err_set(err, errsize, 0, "trace event '%s:%s' is missing from this kernel",
-				events[i].sys, events[i].name);
+				trace_event_names[i].sys, trace_event_names[i].name);
 			return -ENOENT;
 		}
 	}
@@ -232,25 +215,25 @@ static int configure(struct trace_session *s, const struct trace_opts *o, char *
 			return r;
 		}
 	}
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		if (!(s->events & events[i].want))
+	for (size_t i = 0; i < trace_event_count; i++) {
+		if (!(s->events & trace_event_names[i].want))
 			continue;
-		if (events[i].want == TRACE_WANT_SLEEP_EXIT) {
+		if (trace_event_names[i].want == TRACE_WANT_SLEEP_EXIT) {
 			char filter[32];
 			snprintf(filter, sizeof(filter), "id == %ld", (long)SYS_clock_nanosleep);
 			errno = 0;
-			if (tracefs_event_file_write(inst, events[i].sys, events[i].name, "filter", filter) < 0) {
+			if (tracefs_event_file_write(inst, trace_event_names[i].sys, trace_event_names[i].name, "filter", filter) < 0) {
 				r = errno ? -errno : -EIO;
 				err_set(err, errsize, 0, "cannot filter trace event '%s:%s': %s",
-					events[i].sys, events[i].name, strerror(-r));
+					trace_event_names[i].sys, trace_event_names[i].name, strerror(-r));
 				return r;
 			}
 		}
 		errno = 0;
-		if (tracefs_event_enable(inst, events[i].sys, events[i].name) < 0) {
+		if (tracefs_event_enable(inst, trace_event_names[i].sys, trace_event_names[i].name) < 0) {
 			r = errno ? -errno : -ENOENT;
 			err_set(err, errsize, 0, "cannot enable trace event '%s:%s': %s",
-				events[i].sys, events[i].name, strerror(-r));
+				trace_event_names[i].sys, trace_event_names[i].name, strerror(-r));
 			return r;
 		}
 	}

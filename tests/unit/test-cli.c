@@ -242,39 +242,39 @@ static void assert_same_cmd(const struct timer_cmd *got, const struct timer_cmd 
 	SAME_U64(run.threshold_ns);
 	SAME_U64(run.window_ns);
 	SAME_U64(run.warmup);
-	SAME_U64(run.fail_above_ns);
-	SAME_U64(run.fail_stat);
-	if (!got->run.json_path != !want->run.json_path ||
-	    (got->run.json_path && strcmp(got->run.json_path, want->run.json_path) != 0)) {
+	SAME_U64(out.fail_above_ns);
+	SAME_U64(out.fail_stat);
+	if (!got->out.json_path != !want->out.json_path ||
+	    (got->out.json_path && strcmp(got->out.json_path, want->out.json_path) != 0)) {
 		print_error("%s: json_path is '%s', want '%s'\n", what,
-			    got->run.json_path ? got->run.json_path : "(null)",
-			    want->run.json_path ? want->run.json_path : "(null)");
+			    got->out.json_path ? got->out.json_path : "(null)",
+			    want->out.json_path ? want->out.json_path : "(null)");
 		bad = true;
 	}
-	SAME_U64(run.labels.n);
-	for (unsigned i = 0; i < got->run.labels.n && i < want->run.labels.n && i < LABELS_MAX; i++)
-		if (strcmp(got->run.labels.items[i].key, want->run.labels.items[i].key) != 0 ||
-		    strcmp(got->run.labels.items[i].value, want->run.labels.items[i].value) != 0) {
-			print_error("%s: label %u is %s=%s, want %s=%s\n", what, i, got->run.labels.items[i].key,
-				    got->run.labels.items[i].value, want->run.labels.items[i].key,
-				    want->run.labels.items[i].value);
+	SAME_U64(out.labels.n);
+	for (unsigned i = 0; i < got->out.labels.n && i < want->out.labels.n && i < LABELS_MAX; i++)
+		if (strcmp(got->out.labels.items[i].key, want->out.labels.items[i].key) != 0 ||
+		    strcmp(got->out.labels.items[i].value, want->out.labels.items[i].value) != 0) {
+			print_error("%s: label %u is %s=%s, want %s=%s\n", what, i, got->out.labels.items[i].key,
+				    got->out.labels.items[i].value, want->out.labels.items[i].key,
+				    want->out.labels.items[i].value);
 			bad = true;
 		}
-	SAME_U64(run.quiet);
-	SAME_U64(run.live);
+	SAME_U64(out.quiet);
+	SAME_U64(out.live);
 	SAME_U64(run.no_pm_qos);
 	SAME_U64(run.strict);
 	SAME_U64(run.trace);
 	SAME_U64(run.trace_above_ns);
-	SAME_U64(run.load.n);
-	for (unsigned i = 0; i < got->run.load.n && i < want->run.load.n; i++)
-		if (strcmp(got->run.load.items[i], want->run.load.items[i]) != 0) {
-			print_error("%s: load %u is '%s', want '%s'\n", what, i, got->run.load.items[i],
-				    want->run.load.items[i]);
+	SAME_U64(out.load.n);
+	for (unsigned i = 0; i < got->out.load.n && i < want->out.load.n; i++)
+		if (strcmp(got->out.load.items[i], want->out.load.items[i]) != 0) {
+			print_error("%s: load %u is '%s', want '%s'\n", what, i, got->out.load.items[i],
+				    want->out.load.items[i]);
 			bad = true;
 		}
-	if (!got->run.load_cmd != !want->run.load_cmd ||
-	    (got->run.load_cmd && strcmp(got->run.load_cmd, want->run.load_cmd) != 0)) {
+	if (!got->out.load_cmd != !want->out.load_cmd ||
+	    (got->out.load_cmd && strcmp(got->out.load_cmd, want->out.load_cmd) != 0)) {
 		print_error("%s: load_cmd differs\n", what);
 		bad = true;
 	}
@@ -312,32 +312,32 @@ static void expect_loops(struct timer_cmd *c) { c->run.loops = 1000; }
 static void expect_threshold(struct timer_cmd *c) { c->run.threshold_ns = 30u * NS_PER_US; }
 static void expect_window(struct timer_cmd *c) { c->run.window_ns = 10u * NS_PER_SEC; }
 static void expect_warmup(struct timer_cmd *c) { c->run.warmup = 5; }
-static void expect_fail_above(struct timer_cmd *c) { c->run.fail_above_ns = 50u * NS_PER_US; }
+static void expect_fail_above(struct timer_cmd *c) { c->out.fail_above_ns = 50u * NS_PER_US; }
 static void expect_fail_stat(struct timer_cmd *c)
 {
-	c->run.fail_stat = FAIL_P999;
-	c->run.fail_above_ns = NS_PER_MS;       /* from the extra arguments */
+	c->out.fail_stat = FAIL_P999;
+	c->out.fail_above_ns = NS_PER_MS;       /* from the extra arguments */
 }
-static void expect_json(struct timer_cmd *c) { c->run.json_path = "out.json"; }
+static void expect_json(struct timer_cmd *c) { c->out.json_path = "out.json"; }
 static void expect_label(struct timer_cmd *c)
 {
-	c->run.labels.n = 1;
-	snprintf(c->run.labels.items[0].key, sizeof(c->run.labels.items[0].key), "config");
-	snprintf(c->run.labels.items[0].value, sizeof(c->run.labels.items[0].value), "guest=kvm");
+	c->out.labels.n = 1;
+	snprintf(c->out.labels.items[0].key, sizeof(c->out.labels.items[0].key), "config");
+	snprintf(c->out.labels.items[0].value, sizeof(c->out.labels.items[0].value), "guest=kvm");
 }
-static void expect_quiet(struct timer_cmd *c) { c->run.quiet = true; }
-static void expect_live(struct timer_cmd *c) { c->run.live = true; }
-static void expect_db(struct timer_cmd *c) { c->run.db_path = "runs.db"; }
-static void expect_no_store(struct timer_cmd *c) { c->run.no_store = true; }
+static void expect_quiet(struct timer_cmd *c) { c->out.quiet = true; }
+static void expect_live(struct timer_cmd *c) { c->out.live = true; }
+static void expect_db(struct timer_cmd *c) { c->out.db_path = "runs.db"; }
+static void expect_no_store(struct timer_cmd *c) { c->out.no_store = true; }
 static void expect_no_context(struct timer_cmd *c) { c->run.no_context = true; }
 static void expect_no_pm_qos(struct timer_cmd *c) { c->run.no_pm_qos = true; }
 static void expect_strict(struct timer_cmd *c) { c->run.strict = true; }
 static void expect_load(struct timer_cmd *c)
 {
-	c->run.load.n = 1;
-	c->run.load.items[0] = "cpu:intensity=50%";
+	c->out.load.n = 1;
+	c->out.load.items[0] = "cpu:intensity=50%";
 }
-static void expect_load_cmd(struct timer_cmd *c) { c->run.load_cmd = "sleep 1"; }
+static void expect_load_cmd(struct timer_cmd *c) { c->out.load_cmd = "sleep 1"; }
 static void expect_trace(struct timer_cmd *c) { c->run.trace = true; }
 static void expect_trace_above(struct timer_cmd *c)
 {
@@ -773,7 +773,7 @@ static void test_documented_limits_hold_through_every_check(void **state)
 	/* threshold and fail-above: 1ns to 1h; a bare number is microseconds */
 	EXPECT_OK(&c, "--threshold", "1ns", "--fail-above", "1h");
 	assert_int_equal(c.run.threshold_ns, 1);
-	assert_int_equal(c.run.fail_above_ns, 3600u * NS_PER_SEC);
+	assert_int_equal(c.out.fail_above_ns, 3600u * NS_PER_SEC);
 	EXPECT_ERROR("option '--threshold'", "'0'", "below the minimum of 1ns", "--threshold", "0");
 	EXPECT_ERROR("option '--fail-above'", "'0us'", "below the minimum", "--fail-above", "0us");
 	EXPECT_ERROR("option '--fail-above'", "'61m'", "above the maximum of 1h", "--fail-above", "61m");
@@ -924,24 +924,24 @@ static void test_bundled_short_flags_end_with_an_option_taking_the_rest_as_value
 
 	snprintf(bundle, sizeof(bundle), "-qa%u", first_online);
 	EXPECT_OK(&c, bundle);
-	assert_true(c.run.quiet);
+	assert_true(c.out.quiet);
 	assert_int_equal(cpuset_count(&c.run.cpus), 1);
 	assert_true(cpuset_has(&c.run.cpus, first_online));
 
 	/* The value may also be the next argument. */
 	EXPECT_OK(&c, "-qa", first_online_text);
-	assert_true(c.run.quiet);
+	assert_true(c.out.quiet);
 	assert_true(cpuset_has(&c.run.cpus, first_online));
 
 	/* Everything after the valued option is its value, even letters of flags. */
 	EXPECT_ERROR("option '-i'", "'q5'", "is not a duration", "-iq5");
 	EXPECT_OK(&c, "-qi250");
-	assert_true(c.run.quiet);
+	assert_true(c.out.quiet);
 	assert_int_equal(c.p.interval_ns, 250u * NS_PER_US);
 
 	/* A flag given twice is fine. */
 	EXPECT_OK(&c, "-qq", "--quiet");
-	assert_true(c.run.quiet);
+	assert_true(c.out.quiet);
 }
 
 static void test_a_value_may_start_with_a_dash_or_look_like_an_option(void **state)
@@ -953,9 +953,9 @@ static void test_a_value_may_start_with_a_dash_or_look_like_an_option(void **sta
 	EXPECT_ERROR("option '-i'", "'-q'", NULL, "-i", "-q");
 	EXPECT_ERROR("option '--interval'", "'--quiet'", NULL, "--interval", "--quiet");
 	EXPECT_OK(&c, "--json", "-");
-	assert_string_equal(c.run.json_path, "-");
+	assert_string_equal(c.out.json_path, "-");
 	EXPECT_OK(&c, "--label", "k=-v");
-	assert_string_equal(c.run.labels.items[0].value, "-v");
+	assert_string_equal(c.out.labels.items[0].value, "-v");
 }
 
 static void test_double_dash_ends_options_and_a_positional_is_unexpected(void **state)
@@ -970,7 +970,7 @@ static void test_double_dash_ends_options_and_a_positional_is_unexpected(void **
 	EXPECT_ERROR("unexpected argument '-'", NULL, NULL, "-");
 	/* "--" with nothing after it is allowed, and options before it count. */
 	EXPECT_OK(&c, "-q", "--");
-	assert_true(c.run.quiet);
+	assert_true(c.out.quiet);
 	/* A second "--" after the first is a positional. */
 	EXPECT_ERROR("unexpected argument '--'", NULL, NULL, "--", "--");
 }
@@ -987,7 +987,7 @@ static void test_option_engine_collects_positionals_in_order_and_limits_them(voi
 	assert_string_equal(res.pos[1], "b");
 	assert_string_equal(res.pos[2], "-i");
 	assert_string_equal(res.pos[3], "c");
-	assert_true(c.run.quiet);
+	assert_true(c.out.quiet);
 	assert_int_equal(c.p.interval_ns, NS_PER_MS);
 
 	/* As many as the result holds, and one more. */
@@ -1125,12 +1125,12 @@ static void test_fail_stat_needs_fail_above(void **state)
 	EXPECT_ERROR("option '--fail-stat' needs '--fail-above'", NULL, NULL, "--fail-stat", "p99");
 	EXPECT_ERROR("option '--fail-stat' needs '--fail-above'", NULL, NULL, "--fail-stat=max");
 	EXPECT_OK(&c, "--fail-stat", "warm_max", "--fail-above", "200us");
-	assert_int_equal(c.run.fail_stat, FAIL_WARM_MAX);
-	assert_int_equal(c.run.fail_above_ns, 200u * NS_PER_US);
+	assert_int_equal(c.out.fail_stat, FAIL_WARM_MAX);
+	assert_int_equal(c.out.fail_above_ns, 200u * NS_PER_US);
 	/* --fail-above alone judges the max. */
 	EXPECT_OK(&c, "--fail-above", "200");
-	assert_int_equal(c.run.fail_stat, FAIL_MAX);
-	assert_int_equal(c.run.fail_above_ns, 200u * NS_PER_US);
+	assert_int_equal(c.out.fail_stat, FAIL_MAX);
+	assert_int_equal(c.out.fail_above_ns, 200u * NS_PER_US);
 }
 
 /* ---- labels ---- */
@@ -1141,13 +1141,13 @@ static void test_repeated_labels_accumulate_in_order(void **state)
 	struct timer_cmd c;
 
 	EXPECT_OK(&c, "--label", "config=guest", "--label=host.name=a=b", "--label", "x_1-y=z");
-	assert_int_equal(c.run.labels.n, 3);
-	assert_string_equal(c.run.labels.items[0].key, "config");
-	assert_string_equal(c.run.labels.items[0].value, "guest");
-	assert_string_equal(c.run.labels.items[1].key, "host.name");
-	assert_string_equal(c.run.labels.items[1].value, "a=b");
-	assert_string_equal(c.run.labels.items[2].key, "x_1-y");
-	assert_string_equal(c.run.labels.items[2].value, "z");
+	assert_int_equal(c.out.labels.n, 3);
+	assert_string_equal(c.out.labels.items[0].key, "config");
+	assert_string_equal(c.out.labels.items[0].value, "guest");
+	assert_string_equal(c.out.labels.items[1].key, "host.name");
+	assert_string_equal(c.out.labels.items[1].value, "a=b");
+	assert_string_equal(c.out.labels.items[2].key, "x_1-y");
+	assert_string_equal(c.out.labels.items[2].value, "z");
 }
 
 static void test_a_duplicate_label_key_is_rejected(void **state)
@@ -1180,7 +1180,7 @@ static void test_labels_are_checked_for_form_length_and_number(void **state)
 	args[2 * LABELS_MAX] = NULL;
 	struct timer_cmd c;
 	expect_ok(&c, args);
-	assert_int_equal(c.run.labels.n, LABELS_MAX);
+	assert_int_equal(c.out.labels.n, LABELS_MAX);
 	args[2 * LABELS_MAX] = "--label";
 	args[2 * (LABELS_MAX + 1)] = NULL;
 	expect_error(args, "option '--label'", "more than 32 labels", NULL);
@@ -1197,7 +1197,7 @@ static void test_help_stops_parsing_even_before_bad_options(void **state)
 	assert_true(c.help);
 	assert_int_equal(PARSE(&c, "-h", "-z"), 1);
 	assert_int_equal(PARSE(&c, "-qh", "--interval=junk"), 1);
-	assert_true(c.run.quiet);
+	assert_true(c.out.quiet);
 	assert_int_equal(PARSE(&c, "-hq", "-p", "0"), 1);
 	assert_int_equal(PARSE(&c, "-i", "5ms", "--help", "-D", "1", "-l", "1"), 1);
 	assert_int_equal(c.p.interval_ns, 5u * NS_PER_MS);
@@ -1226,12 +1226,12 @@ static void test_defaults_when_nothing_is_given(void **state)
 	assert_int_equal(c.run.threshold_ns, 100u * NS_PER_US);
 	assert_int_equal(c.run.duration_ns, 0);
 	assert_int_equal(c.run.loops, 0);
-	assert_int_equal(c.run.fail_above_ns, 0);
-	assert_int_equal(c.run.fail_stat, FAIL_MAX);
-	assert_null(c.run.json_path);
-	assert_int_equal(c.run.labels.n, 0);
-	assert_false(c.run.quiet);
-	assert_false(c.run.live);
+	assert_int_equal(c.out.fail_above_ns, 0);
+	assert_int_equal(c.out.fail_stat, FAIL_MAX);
+	assert_null(c.out.json_path);
+	assert_int_equal(c.out.labels.n, 0);
+	assert_false(c.out.quiet);
+	assert_false(c.out.live);
 	assert_false(c.run.no_pm_qos);
 	assert_false(c.run.strict);
 	assert_false(c.help);
@@ -1248,7 +1248,7 @@ static void test_defaults_when_nothing_is_given(void **state)
 	int argc = build_argv((const char *const[]){ NULL });
 	struct timer_cmd dirty;
 	memset(&dirty, 0xff, sizeof(dirty));
-	dirty.run.json_path = NULL;
+	dirty.out.json_path = NULL;
 	assert_int_equal(measure_parse(&timer_command, argc, arg_v, &dirty, &last_err), 0);
 	assert_same_cmd(&dirty, &c, "defaults over a dirty struct");
 }
@@ -1263,7 +1263,7 @@ static void test_parsing_does_not_change_argv(void **state)
 	for (size_t i = 0; args[i]; i++)
 		assert_string_equal(arg_v[i + 1u], args[i]);
 	/* The path points into argv, not into a copy. */
-	assert_ptr_equal(c.run.json_path, arg_v[7]);
+	assert_ptr_equal(c.out.json_path, arg_v[7]);
 }
 
 /* ---- help text ---- */

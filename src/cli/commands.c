@@ -1,0 +1,32 @@
+#include "cli/commands.h"
+
+#include "cli/io.h"
+#include "cli/measure.h"
+#include "cli/noise.h"
+#include "cli/timer.h"
+#include "cli/wake.h"
+
+const struct command commands[] = {
+	{ "run", cmd_run, NULL, "the suite to start with: timer, noise and wake, stored and summed up" },
+	{ "timer", NULL, &timer_command, "timer wakeup latency per CPU (cyclictest class)" },
+	{ "noise", NULL, &noise_command, "OS and hypervisor noise seen by a busy loop (oslat class)" },
+	{ "wake", NULL, &wake_command, "thread-to-thread wakeup latency, on one CPU and across CPUs" },
+	{ "io", cmd_io, &io_command, "read throughput, per-read latency and the CPU cost of each read" },
+	{ "sys", cmd_sys, NULL, "system fingerprint and latency advice" },
+	{ "cyclictest", cmd_cyclictest, NULL, "cyclictest's options and output, measured and stored by latscope" },
+	{ "runs", cmd_runs, NULL, "list the stored runs" },
+	{ "show", cmd_show, NULL, "print a stored run (--json: its JSON result)" },
+	{ "compare", cmd_compare, NULL, "stored runs side by side, with a verdict on each difference and CI gates" },
+	{ "report", cmd_report, NULL, "stored runs as one self-contained HTML page with plots" },
+	{ "export", cmd_export, NULL, "stored runs as OpenMetrics (Prometheus), JSON or a gnuplot script" },
+	{ "import", cmd_import, NULL, "store results written with --json, here or elsewhere" },
+	{ "merge", cmd_merge, NULL, "merge runs of one probe into one exact result" },
+	{ "rm", cmd_rm, NULL, "remove stored runs" },
+};
+
+const size_t ncommands = sizeof(commands) / sizeof(commands[0]);
+
+int command_run(const struct command *c, int argc, char **argv)
+{
+	return c->fn ? c->fn(argc, argv) : measure_main(c->mc, argc, argv);
+}
