@@ -27,7 +27,6 @@
 #include "sys/atomicfile.h"
 #include "sys/textfile.h"
 
-#define CYC_MAX_ARGS 64
 #define CYC_MAX_LABELS 16
 #define CYC_DEFAULT_INTERVAL_US 1000u
 #define CYC_DEFAULT_DISTANCE_US 500u
@@ -377,27 +376,6 @@ static int choose_cpus(const struct cyc_opts *o, struct cpuset *ret)
 }
 
 /* A growing argv for the translated `latscope timer` command. */
-struct argvec {
-	char *v[CYC_MAX_ARGS + 1];
-	char buf[8][48];
-	int n, nbuf;
-};
-
-static void arg(struct argvec *a, const char *s)
-{
-	if (a->n < CYC_MAX_ARGS)
-		a->v[a->n++] = (char *)s;
-}
-
-static void argf(struct argvec *a, const char *opt, unsigned long long v, const char *unit)
-{
-	arg(a, opt);
-	if (a->nbuf < 8) {
-		snprintf(a->buf[a->nbuf], sizeof(a->buf[0]), "%llu%s", v, unit);
-		arg(a, a->buf[a->nbuf++]);
-	}
-}
-
 struct cyc_live {
 	const struct cyc_opts *o;
 	struct cyc_view view;
@@ -522,8 +500,6 @@ static int open_sink(const char *opt, const char *path, struct atomic_file *sink
 static int run(int argc, char **argv, struct cyc_opts *o)
 {
 	struct cpuset cpus;
-	struct argvec a = { .n = 0 };
-	char cpulist[CPUSET_MAX * 4];
 	struct atomic_file hist_sink = { .fd = -1 }, json_sink = { .fd = -1 };
 	struct result res = { 0 };
 	struct measure_outcome out = { .res = &res };
@@ -547,36 +523,44 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 		return code;
 	}
 
-	cpuset_format(&cpus, cpulist, sizeof(cpulist));
-	arg(&a, "timer");
-	arg(&a, "--cpus");
-	arg(&a, cpulist);
-	arg(&a, "--policy");
-	arg(&a, policies[o->policy]);
-	argf(&a, "--priority", (unsigned long long)o->priority, "");
-	argf(&a, "--interval", (unsigned long long)o->interval_us, "us");
+	/* The timer command's parameters, set as cyclictest's options ask and checked
+	 * by measure_with as if they had been typed to latscope timer. */
+	struct timer_cmd *tc = calloc(1, sizeof(*tc));
+	struct opt_result given = { 0 };
+	const struct measure_cmd *mc = &timer_command;
+	if (!tc) {
+		atomic_file_close(&hist_sink);
+		atomic_file_close(&json_sink);
+		return EXIT_ERROR;
+	}
+	mc->defaults(tc);
+	tc->run.cpus = cpus;
+	tc->run.policy = o->policy;
+	tc->run.priority = o->priority;
+	tc->p.interval_ns = o->interval_us * NS_PER_US;
 	/* cyclictest spreads the threads' periods unless it keeps a histogram */
 	const uint64_t distance_us = o->hist ? 0 : o->distance_us;
 	if (distance_us && cpuset_count(&cpus) > 1)
-		argf(&a, "--distance", (unsigned long long)distance_us, "us");
+		tc->p.distance_ns = distance_us * NS_PER_US;
 	/* a window holds at least the longest period */
 	uint64_t longest_us = o->interval_us + (cpuset_count(&cpus) - 1u) * distance_us;
 	uint64_t window_s = (longest_us + 999999u) / 1000000u;
-	argf(&a, "--window", (unsigned long long)(window_s ? window_s : 1u), "s");
-	if (o->duration_ns)
-		argf(&a, "--duration", (unsigned long long)o->duration_ns, "ns");
-	if (o->loops)
-		argf(&a, "--loops", (unsigned long long)o->loops, "");
-	if (o->db) {
-		arg(&a, "--db");
-		arg(&a, o->db);
-	}
-	if (o->no_store)
-		arg(&a, "--no-store");
-	for (unsigned i = 0; i < o->nlabels; i++) {
-		arg(&a, "--label");
-		arg(&a, o->labels[i]);
-	}
+	tc->run.window_ns = (window_s ? window_s : 1u) * NS_PER_SEC;
+	tc->run.duration_ns = o->duration_ns;
+	tc->run.loops = o->loops;
+	tc->out.db_path = o->db;
+	tc->out.no_store = o->no_store;
+	for (unsigned i = 0; i < o->nlabels; i++)
+		if (parse_label(o->labels[i], &tc->out.labels.items[tc->out.labels.n++]) < 0) {
+			free(tc);
+			atomic_file_close(&hist_sink);
+			atomic_file_close(&json_sink);
+			return usage("option '--label': '%s' is not KEY=VALUE", o->labels[i]);
+		}
+	static const char *const set[] = { "cpus", "policy", "priority", "interval", "distance", "window", "label" };
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		opt_mark(mc->opts, mc->nopts, &given, set[i]);
+	opt_mark(mc->opts, mc->nopts, &given, o->loops ? "loops" : "duration");
 
 	struct cyc_live lv = {
 		.o = o,
@@ -587,10 +571,11 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	};
 	struct measure_hooks mh = { .silent = true, .prepared = on_prepared, .tick = on_tick, .keep_lin = true,
 				    .lin_unit_ns = o->nsecs ? 1u : NS_PER_US, .lin_bins = (uint32_t)o->hist, .ctx = &lv };
-	struct measure_cmd mc = timer_command;
-	mc.name = "cyclictest";
+	struct measure_cmd front = timer_command;
+	front.name = "cyclictest";
 
-	code = measure_run(&mc, a.n, a.v, &mh, &out);
+	code = measure_with(&front, tc, &given, argc, argv, &mh, &out);
+	free(tc);
 	if (!res.cpus) {
 		/* measure_run said why */
 		atomic_file_close(&hist_sink);
