@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@
 #include "report/cyclictest.h"
 #include "report/text.h"
 #include "sys/atomicfile.h"
-#include "sys/textfile.h"
+#include "sys/sysfacts.h"
 
 #define CYC_MAX_LABELS 16
 #define CYC_DEFAULT_INTERVAL_US 1000u
@@ -385,9 +386,8 @@ struct cyc_live {
 
 static void loadavg(char *buf, size_t size)
 {
-	if (textfile_read("/proc/loadavg", buf, size) < 0)
+	if (sys_loadavg(NULL, buf, size) < 0)
 		snprintf(buf, size, "unknown");
-	buf[strcspn(buf, "\n")] = '\0';
 }
 
 /* cyclictest's live lines, drawn over the last ones; nothing with -q. */
@@ -427,15 +427,11 @@ static void on_tick(void *ctx, const struct result *res)
 	fflush(stdout);
 }
 
+/* cyclictest says node 0 where the kernel has no NUMA. */
 static int cpu_node(int cpu)
 {
-	for (int node = 0; node < 1024; node++) {
-		char path[96];
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/node%d", cpu, node);
-		if (access(path, F_OK) == 0)
-			return node;
-	}
-	return 0;
+	unsigned node;
+	return cpu >= 0 && sys_cpu_node(NULL, (unsigned)cpu, &node) == 0 && node <= INT_MAX ? (int)node : 0;
 }
 
 static char *join_cmdline(int argc, char **argv)

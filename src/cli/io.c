@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <liburing.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "cli/storecmd.h"
 #include "core/units.h"
 #include "sys/cpus.h"
+#include "sys/sysfacts.h"
 #include "report/tprint.h"
 
 static const char *const pattern_choices[] = { "same", "seq", "random", NULL };
@@ -138,14 +138,11 @@ static int check_path(void *params, const char *path, struct opt_error *err)
 /* io_uring can be refused (kernel.io_uring_disabled, seccomp): say so and use pread. */
 static void check_uring(struct io_cmd *c)
 {
-	struct io_uring ring;
 	if (c->p.engine != IO_URING)
 		return;
-	int r = io_uring_queue_init(1, &ring, 0);
-	if (r == 0) {
-		io_uring_queue_exit(&ring);
+	int r = sys_io_uring_usable();
+	if (r == 0)
 		return;
-	}
 	snprintf(io_note, sizeof(io_note), "io_uring is not available here (%s): reading with pread, one at a time",
 		 strerror(-r));
 	c->p.engine = IO_PSYNC;
@@ -190,31 +187,15 @@ static int io_validate(void *params, const struct opt_result *given, struct opt_
 	return 0;
 }
 
-/* The system's transparent huge page mode, "always", "madvise" or "never", into buf; "" if unknown. */
-static void thp_mode(char *buf, size_t size)
-{
-	char line[128];
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
-	buf[0] = '\0';
-	if (!f)
-		return;
-	if (fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
-		if (a && b)
-			snprintf(buf, size, "%.*s", (int)(b - a - 1), a + 1);
-	}
-	fclose(f);
-}
-
 static void io_notes(const void *params, struct result *res)
 {
 	char mode[32];
 	(void)params;
 	if (io_note[0])
 		result_note(res, "%s", io_note);
-	thp_mode(mode, sizeof(mode));
 	result_note(res, "read buffers: 2 MiB-aligned, huge pages requested with madvise(MADV_HUGEPAGE); "
-		    "transparent huge pages here: %s", mode[0] ? mode : "unknown (not available?)");
+		    "transparent huge pages here: %s",
+		    sys_thp_mode(NULL, mode, sizeof(mode)) == 0 ? mode : "unknown (not available?)");
 }
 
 static void io_describe(const void *params, char *buf, size_t size)

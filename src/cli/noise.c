@@ -10,6 +10,7 @@
 #include "probe/cycles.h"
 #include "probe/tracerun.h"
 #include "sys/cpus.h"
+#include "sys/sysfacts.h"
 
 static const char *const clock_choices[] = { "tsc", "monotonic", NULL };
 
@@ -46,20 +47,12 @@ static void noise_defaults(void *params)
 }
 
 /* sched_rt_runtime_us, or -1 when throttling is off or unknown. */
-static long rt_runtime_us(long *ret_period_us)
+static int64_t rt_runtime_us(int64_t *ret_period_us)
 {
-	long runtime = -1, period = 1000000;
-	FILE *f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "re");
-	if (f) {
-		if (fscanf(f, "%ld", &runtime) != 1)
-			runtime = -1;
-		fclose(f);
-	}
-	f = fopen("/proc/sys/kernel/sched_rt_period_us", "re");
-	if (f) {
-		if (fscanf(f, "%ld", &period) != 1)
-			period = 1000000;
-		fclose(f);
+	int64_t runtime, period;
+	if (sys_rt_runtime(NULL, &runtime, &period) < 0) {
+		*ret_period_us = 1000000;
+		return -1;
 	}
 	*ret_period_us = period;
 	return runtime;
@@ -90,7 +83,7 @@ static int noise_validate(void *params, const struct opt_result *given, struct o
 		c->p.clock = NOISE_MONOTONIC;
 		snprintf(tsc_note, sizeof(tsc_note), "reading CLOCK_MONOTONIC instead of the cycle counter: %s", why);
 	}
-	long period, runtime = rt_runtime_us(&period);
+	int64_t period, runtime = rt_runtime_us(&period);
 	if (c->run.policy != POLICY_OTHER && runtime < 0 && !c->p.burst_ns) {
 		struct cpuset online, left;
 		if (cpus_online(&online) == 0) {
@@ -112,15 +105,16 @@ static int noise_validate(void *params, const struct opt_result *given, struct o
 static void noise_notes(const void *params, struct result *res)
 {
 	const struct noise_cmd *c = params;
-	long period, runtime = rt_runtime_us(&period);
+	int64_t period, runtime = rt_runtime_us(&period);
 
 	if (tsc_note[0])
 		result_note(res, "%s", tsc_note);
 	if (c->run.policy != POLICY_OTHER && runtime >= 0 && runtime < period) {
 		if (!c->p.burst_ns || c->p.burst_ns > (uint64_t)runtime * NS_PER_US)
-			result_note(res, "RT throttling (%ld of every %ld us) will stop the spinning threads for %ld us "
-				    "each period: those gaps are the kernel's own; --burst %ldms --rest %ldms avoids them",
-				    runtime, period, period - runtime, runtime * 9 / 10 / 1000, period / 10 / 1000);
+			result_note(res, "RT throttling (%lld of every %lld us) will stop the spinning threads for %lld us "
+				    "each period: those gaps are the kernel's own; --burst %lldms --rest %lldms avoids them",
+				    (long long)runtime, (long long)period, (long long)(period - runtime),
+				    (long long)(runtime * 9 / 10 / 1000), (long long)(period / 10 / 1000));
 	}
 }
 

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "core/parse.h"
 #include "core/units.h"
+#include "sys/sysfacts.h"
 
 static const char *const via_choices[] = { "futex", "eventfd", "pipe", "cond", NULL };
 
@@ -134,14 +135,8 @@ static int wake_validate(void *params, const struct opt_result *given, struct op
 /* Whether the kernel throttles real-time tasks (sched_rt_runtime_us is not -1). */
 static bool rt_throttled(void)
 {
-	long runtime = -1;
-	FILE *f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "re");
-	if (f) {
-		if (fscanf(f, "%ld", &runtime) != 1)
-			runtime = -1;
-		fclose(f);
-	}
-	return runtime >= 0;
+	int64_t runtime, period;
+	return sys_rt_runtime(NULL, &runtime, &period) == 0 && runtime >= 0;
 }
 
 static void wake_notes(const void *params, struct result *res)

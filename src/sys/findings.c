@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sys/textfile.h"
+
 /* Idle states that take longer than this to leave are "deep". */
 #define DEEP_IDLE_US 10
 /* Steal above this share of all CPU time is a problem, not a warning. */
@@ -126,7 +128,7 @@ static bool rule_clocksource_not_tsc(const struct fingerprint *fp, const struct 
 {
 	/* Read by a system call and an I/O access, not from user space. */
 	static const char *const slow[] = { "hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit", NULL };
-	bool tsc_available = fp_has_word(fp->clocksources, "tsc");
+	bool tsc_available = textfile_has_word(fp->clocksources, "tsc");
 
 	(void)ctx;
 	if (!fingerprint_is_x86(fp) || fp->clocksource[0] == '\0' || strcmp(fp->clocksource, "tsc") == 0)

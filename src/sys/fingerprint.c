@@ -1,5 +1,6 @@
 #include "sys/fingerprint.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,12 +12,20 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define FP_X86 1
+#else
+#define FP_X86 0
+#endif
+
 #include "core/parse.h"
 #include "sys/procstat.h"
-#include "sys/sysdesc.h"
+#include "sys/sysfacts.h"
 #include "sys/textfile.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
@@ -123,43 +132,6 @@ static int64_t read_i64(const struct root *r, const char *path)
 	if (read_at(r, buf, sizeof(buf), "%s", path) < 0 || parse_i64(buf, &v) < 0)
 		return FP_UNKNOWN;
 	return v;
-}
-
-bool fp_has_word(const char *s, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *p = s; (p = strstr(p, word)) != NULL; p += n)
-		if ((p == s || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-			return true;
-	return false;
-}
-
-/* "always [madvise] never": the choice in brackets, or the whole text without any. */
-static void bracketed(const char *text, char *buf, size_t size)
-{
-	const char *open_b = strchr(text, '[');
-	const char *close_b = open_b ? strchr(open_b, ']') : NULL;
-	if (!close_b) {
-		copy_str(buf, size, text);
-		return;
-	}
-	size_t len = (size_t)(close_b - open_b - 1);
-	if (len >= size)
-		len = size - 1;
-	memcpy(buf, open_b + 1, len);
-	buf[len] = '\0';
-}
-
-/* "none voluntary (full) lazy": the word in parentheses. */
-static int paren_choice(const char *text, char *buf, size_t size)
-{
-	const char *open_p = strchr(text, '(');
-	const char *close_p = open_p ? strchr(open_p, ')') : NULL;
-	if (!close_p || (size_t)(close_p - open_p) > size || close_p == open_p + 1)
-		return -EINVAL;
-	memcpy(buf, open_p + 1, (size_t)(close_p - open_p - 1));
-	buf[close_p - open_p - 1] = '\0';
-	return 0;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -393,6 +365,14 @@ static void collect_kconfig(const struct root *r, struct fingerprint *fp, struct
 
 /* ---- Kernel and preemption ---- */
 
+/*
+ * The model from uname -v, which carries one flag (PREEMPT_RT wins over
+ * PREEMPT_DYNAMIC when a kernel has both, hence /sys/kernel/realtime too).
+ * uname -v is the running kernel's own word: the config (read only for the
+ * whole fingerprint, and perhaps another build's of the same release) fills
+ * in only what the version leaves open, so the identity part and the whole
+ * fingerprint name the same model.
+ */
 static void collect_preempt(const struct root *r, struct fingerprint *fp, const struct kconfig *k)
 {
 	const char *v = fp->version;
@@ -401,8 +381,9 @@ static void collect_preempt(const struct root *r, struct fingerprint *fp, const 
 
 	/* "PREEMPT RT" is how RT patches before 5.3 spelled it in uname -v. */
 	bool rt = (read_at(r, flag, sizeof(flag), "/sys/kernel/realtime") == 0 && strcmp(flag, "1") == 0) ||
-		  k->rt || fp_has_word(v, "PREEMPT_RT") || fp_has_word(v, "PREEMPT RT");
-	bool dynamic = fp_has_word(v, "PREEMPT_DYNAMIC") || k->dynamic;
+		  (version_known ? textfile_has_word(v, "PREEMPT_RT") || textfile_has_word(v, "PREEMPT RT") : k->rt);
+	bool dynamic = version_known ? textfile_has_word(v, "PREEMPT_DYNAMIC") : k->dynamic;
+	bool full = version_known ? textfile_has_word(v, "PREEMPT") : k->full;
 	const char *model = "", *mode = "";     /* mode: what the model alone implies */
 
 	if (rt) {
@@ -410,7 +391,7 @@ static void collect_preempt(const struct root *r, struct fingerprint *fp, const 
 		mode = "full";
 	} else if (dynamic) {
 		model = "PREEMPT_DYNAMIC";
-	} else if (fp_has_word(v, "PREEMPT") || k->full) {
+	} else if (full) {
 		model = "PREEMPT";
 		mode = "full";
 	} else if (k->known) {
@@ -425,7 +406,7 @@ static void collect_preempt(const struct root *r, struct fingerprint *fp, const 
 		/* debugfs knows the mode in effect: "none voluntary (full) lazy";
 		 * it needs root and a mount. */
 		if (read_at(r, modes, sizeof(modes), "/sys/kernel/debug/sched/preempt") == 0 &&
-		    paren_choice(modes, fp->preempt_mode, sizeof(fp->preempt_mode)) == 0) {
+		    textfile_choice(modes, '(', ')', fp->preempt_mode, sizeof(fp->preempt_mode)) == 0) {
 			fp->preempt_mode_source = "debugfs";
 		} else if (dynamic && param && param[0] != '\0') {
 			copy_str(fp->preempt_mode, sizeof(fp->preempt_mode), param);
@@ -480,7 +461,11 @@ struct cpuinfo {
 	bool hypervisor_flag;
 };
 
-/* The first CPU's block of /proc/cpuinfo: its model and (x86) flags. */
+/*
+ * The first CPU's block of /proc/cpuinfo: its model and (x86) flags.  Read
+ * on past it only while no model is known: old arm32 kernels name the core
+ * after the last CPU.  Boards without either name themselves in the device tree.
+ */
 static void collect_cpuinfo(const struct root *r, struct fingerprint *fp, struct cpuinfo *ci)
 {
 	char path[PATH_MAX], implementer[16] = "", part[16] = "";
@@ -497,7 +482,7 @@ static void collect_cpuinfo(const struct root *r, struct fingerprint *fp, struct
 	while (getline(&line, &cap, f) > 0) {
 		char *colon = strchr(line, ':');
 		if (!colon) {
-			if (seen)
+			if (seen && (fp->cpu_model[0] != '\0' || implementer[0] != '\0'))
 				break;  /* the blank line after the first CPU */
 			continue;
 		}
@@ -512,21 +497,69 @@ static void collect_cpuinfo(const struct root *r, struct fingerprint *fp, struct
 			copy_str(implementer, sizeof(implementer), value);
 		else if (strcmp(key, "CPU part") == 0)
 			copy_str(part, sizeof(part), value);
-		else if (strcmp(key, "flags") == 0) {
+		else if (strcmp(key, "flags") == 0 && !ci->flags_known) {
 			ci->flags_known = true;
-			ci->hypervisor_flag = fp_has_word(value, "hypervisor");
+			ci->hypervisor_flag = textfile_has_word(value, "hypervisor");
 			fp->cpu_flags_known = true;
-			fp->constant_tsc = fp_has_word(value, "constant_tsc");
-			fp->nonstop_tsc = fp_has_word(value, "nonstop_tsc");
-			fp->tsc_reliable = fp_has_word(value, "tsc_reliable");
-			fp->tsc_known_freq = fp_has_word(value, "tsc_known_freq");
+			fp->constant_tsc = textfile_has_word(value, "constant_tsc");
+			fp->nonstop_tsc = textfile_has_word(value, "nonstop_tsc");
+			fp->tsc_reliable = textfile_has_word(value, "tsc_reliable");
+			fp->tsc_known_freq = textfile_has_word(value, "tsc_known_freq");
 		}
 	}
 	free(line);
 	fclose(f);
 	if (fp->cpu_model[0] == '\0' && implementer[0] != '\0')
 		snprintf(fp->cpu_model, sizeof(fp->cpu_model), "implementer %s part %s", implementer, part);
+	if (fp->cpu_model[0] == '\0')      /* the board, not the core, but better than nothing */
+		read_at(r, fp->cpu_model, sizeof(fp->cpu_model), "/proc/device-tree/model");
 }
+
+#if FP_X86
+static const struct {
+	char signature[13];
+	const char *name;
+} hypervisors[] = {
+	{ "KVMKVMKVM\0\0\0", "KVM" },
+	{ "XenVMMXenVMM", "Xen" },
+	{ "Microsoft Hv", "Hyper-V" },
+	{ "VMwareVMware", "VMware" },
+	{ "TCGTCGTCGTCG", "QEMU-TCG" },
+	{ "ACRNACRNACRN", "ACRN" },
+	{ "bhyve bhyve ", "bhyve" },
+	{ " lrpepyh  vr", "Parallels" },
+	{ "VBoxVBoxVBox", "VirtualBox" },
+};
+
+/* The hypervisor CPUID names, into buf; "" when CPUID says there is none. */
+static void hypervisor_cpuid(char *buf, size_t size)
+{
+	unsigned eax, ebx, ecx, edx;
+	char sig[12];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 31)))
+		return;
+	/* Not __get_cpuid: it checks the leaf against the basic range, which the
+	 * hypervisor range 0x40000000 is outside of.  Bit 31 promises the leaf. */
+	__cpuid(0x40000000, eax, ebx, ecx, edx);
+	memcpy(sig, &ebx, 4);
+	memcpy(sig + 4, &ecx, 4);
+	memcpy(sig + 8, &edx, 4);
+	for (size_t i = 0; i < sizeof(hypervisors) / sizeof(hypervisors[0]); i++)
+		if (memcmp(sig, hypervisors[i].signature, sizeof(sig)) == 0) {
+			copy_str(buf, size, hypervisors[i].name);
+			return;
+		}
+	/* Unknown: the signature itself still tells a reader which one it was. */
+	for (size_t i = 0; i < sizeof(sig) && len + 1 < size; i++)
+		if (isprint((unsigned char)sig[i]) && !(len == 0 && sig[i] == ' '))
+			buf[len++] = sig[i];
+	buf[len] = '\0';
+	trim(buf);
+}
+#endif
 
 static void set_hypervisor(struct fingerprint *fp, const char *name, const char *source)
 {
@@ -549,18 +582,23 @@ static void collect_hypervisor(const struct root *r, const struct fingerprint_op
 		fp->hypervisor_source = "given";
 		return;
 	}
+#if FP_X86
+	/* CPUID describes the CPU we run on, so only for this machine. */
 	if (r->live) {
-		/* CPUID describes the CPU we run on, so only for this machine. */
-		struct sysdesc d;
-		if (sysdesc_collect(&d) == 0 && d.hypervisor[0] != '\0') {
-			set_hypervisor(fp, d.hypervisor, "cpuid/firmware");
+		hypervisor_cpuid(buf, sizeof(buf));
+		if (buf[0] != '\0') {
+			set_hypervisor(fp, buf, "cpuid/firmware");
 			return;
 		}
-	} else if (read_at(r, buf, sizeof(buf), "/sys/hypervisor/type") == 0 && buf[0] != '\0') {
-		set_hypervisor(fp, buf, "sysfs");
+	}
+#endif
+	/* Xen PV guests and non-x86 guests announce themselves through firmware and sysfs. */
+	if (read_at(r, buf, sizeof(buf), "/sys/hypervisor/type") == 0 && buf[0] != '\0') {
+		set_hypervisor(fp, buf, r->live ? "cpuid/firmware" : "sysfs");
 		return;
-	} else if (read_at(r, buf, sizeof(buf), "/proc/device-tree/hypervisor/compatible") == 0 && buf[0] != '\0') {
-		set_hypervisor(fp, buf, "device tree");
+	}
+	if (read_at(r, buf, sizeof(buf), "/proc/device-tree/hypervisor/compatible") == 0 && buf[0] != '\0') {
+		set_hypervisor(fp, buf, r->live ? "cpuid/firmware" : "device tree");
 		return;
 	}
 	if (ci->hypervisor_flag) {
@@ -601,7 +639,7 @@ static void collect_cpu(const struct root *r, unsigned cpu, struct fp_cpu *c)
 	}
 }
 
-static int collect_cpus(const struct root *r, struct fingerprint *fp)
+static void collect_online(const struct root *r, struct fingerprint *fp)
 {
 	char buf[4096];
 	struct cpuset set;
@@ -609,10 +647,19 @@ static int collect_cpus(const struct root *r, struct fingerprint *fp)
 	if (read_at(r, buf, sizeof(buf), SYS_CPU "/online") == 0 && cpuset_parse(buf, &set) == 0) {
 		fp->online_known = true;
 		fp->online = set;
-		fp->cpus = calloc(cpuset_count(&set) + 1u, sizeof(*fp->cpus));
+	}
+}
+
+static int collect_cpus(const struct root *r, struct fingerprint *fp)
+{
+	char buf[4096];
+	struct cpuset set;
+
+	if (fp->online_known) {
+		fp->cpus = calloc(cpuset_count(&fp->online) + 1u, sizeof(*fp->cpus));
 		if (!fp->cpus)
 			return -ENOMEM;
-		cpuset_foreach(cpu, &set)
+		cpuset_foreach(cpu, &fp->online)
 			collect_cpu(r, (unsigned)cpu, &fp->cpus[fp->ncpus++]);
 	}
 	read_at(r, fp->smt_control, sizeof(fp->smt_control), SYS_CPU "/smt/control");
@@ -848,6 +895,33 @@ static void collect_timer_slack(const struct root *r, const struct fingerprint_o
 	}
 }
 
+/* On this machine uname(), which a 32-bit personality answers as it asked;
+ * in another tree the files that hold the same names. */
+static void collect_kernel(const struct root *r, struct fingerprint *fp)
+{
+	struct utsname u;
+
+	if (r->live && uname(&u) == 0) {
+		copy_str(fp->hostname, sizeof(fp->hostname), u.nodename);
+		copy_str(fp->release, sizeof(fp->release), u.release);
+		copy_str(fp->version, sizeof(fp->version), u.version);
+		copy_str(fp->arch, sizeof(fp->arch), u.machine);
+		return;
+	}
+	read_at(r, fp->hostname, sizeof(fp->hostname), "/proc/sys/kernel/hostname");
+	read_at(r, fp->release, sizeof(fp->release), "/proc/sys/kernel/osrelease");
+	read_at(r, fp->version, sizeof(fp->version), "/proc/sys/kernel/version");
+	read_at(r, fp->arch, sizeof(fp->arch), "/proc/sys/kernel/arch");
+}
+
+/* "[madvise]" of a sysfs file under the root; "" when unreadable or unmarked. */
+static void read_choice(const struct root *r, const char *path, char *buf, size_t size)
+{
+	char text[128];
+	if (read_at(r, text, sizeof(text), "%s", path) < 0 || textfile_choice(text, '[', ']', buf, size) < 0)
+		buf[0] = '\0';
+}
+
 static int root_init(const char *sysroot, struct root *r)
 {
 	struct stat st;
@@ -881,7 +955,6 @@ int fingerprint_collect(const struct fingerprint_opts *opts, struct fingerprint 
 	struct fingerprint *fp = calloc(1, sizeof(*fp));
 	struct kconfig k;
 	struct cpuinfo ci;
-	char buf[64];
 	int ret_code;
 
 	if (!opts)
@@ -897,34 +970,37 @@ int fingerprint_collect(const struct fingerprint_opts *opts, struct fingerprint 
 	fp->preempt_mode_source = "";
 	fp->hz = fp->timer_slack_ns = fp->numa_nodes = fp->steal_ns = fp->cpu_ns = FP_UNKNOWN;
 
-	read_at(r, fp->release, sizeof(fp->release), "/proc/sys/kernel/osrelease");
-	read_at(r, fp->version, sizeof(fp->version), "/proc/sys/kernel/version");
-	read_at(r, fp->arch, sizeof(fp->arch), "/proc/sys/kernel/arch");
-	collect_cmdline(r, fp);
-	collect_kconfig(r, fp, &k);
+	/* The identity part first: all that sysdesc shows, and nothing else. */
+	memset(&k, 0, sizeof(k));
+	k.hz = FP_UNKNOWN;
+	collect_kernel(r, fp);
+	if (!opts->identity_only) {
+		collect_cmdline(r, fp);
+		collect_kconfig(r, fp, &k);
+	}
 	collect_preempt(r, fp, &k);
-	collect_mitigations(r, fp);
 	collect_cpuinfo(r, fp, &ci);
 	collect_hypervisor(r, opts, &ci, fp);
-
 	read_at(r, fp->clocksource, sizeof(fp->clocksource), CLOCKSOURCE "/current_clocksource");
 	read_at(r, fp->clocksources, sizeof(fp->clocksources), CLOCKSOURCE "/available_clocksource");
-	collect_timer_slack(r, opts, fp);
+	collect_online(r, fp);
+	if (opts->identity_only)
+		goto done;
 
+	collect_mitigations(r, fp);
+	collect_timer_slack(r, opts, fp);
 	if ((ret_code = collect_cpus(r, fp)) < 0)
 		goto fail;
 	collect_isolation(r, fp);
 	if ((ret_code = collect_irqs(r, fp)) < 0)
 		goto fail;
 
-	if (read_at(r, buf, sizeof(buf), "/sys/kernel/mm/transparent_hugepage/enabled") == 0)
-		bracketed(buf, fp->thp_enabled, sizeof(fp->thp_enabled));
-	if (read_at(r, buf, sizeof(buf), "/sys/kernel/mm/transparent_hugepage/defrag") == 0)
-		bracketed(buf, fp->thp_defrag, sizeof(fp->thp_defrag));
+	sys_thp_mode(r->dir, fp->thp_enabled, sizeof(fp->thp_enabled));
+	read_choice(r, "/sys/kernel/mm/transparent_hugepage/defrag", fp->thp_defrag, sizeof(fp->thp_defrag));
 	collect_consoles(r, fp);
 	collect_sysctls(r, fp);
 	collect_steal(r, fp);
-
+done:
 	free(r);
 	*ret = fp;
 	return 0;

@@ -73,10 +73,11 @@ struct fingerprint {
 	enum fp_tri guest;
 	const char *hypervisor_source;  /* "cpuid", "sysfs", "device tree", "cpuinfo flag", "given"; "" */
 
-	/* Kernel */
-	char release[128];              /* /proc/sys/kernel/osrelease */
-	char version[256];              /* /proc/sys/kernel/version: "#1 SMP PREEMPT_DYNAMIC ..." */
-	char arch[32];                  /* "x86_64", "aarch64" */
+	/* Kernel: on this machine from uname(), in another tree from /proc/sys/kernel */
+	char hostname[256];             /* not in the JSON: the result's "system" object has it */
+	char release[128];              /* uname -r, osrelease */
+	char version[256];              /* uname -v, version: "#1 SMP PREEMPT_DYNAMIC ..." */
+	char arch[32];                  /* uname -m, arch: "x86_64", "aarch64" */
 	char preempt[24];               /* "PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT", "voluntary", "none"; "" */
 	char preempt_mode[24];          /* in effect: "none", "voluntary", "full", "lazy",
 					   "none or voluntary"; "" unknown */
@@ -140,12 +141,20 @@ struct fingerprint {
 struct fingerprint_opts {
 	const char *sysroot;            /* NULL or "/": this machine */
 	/*
-	 * NULL: detect (on this machine CPUID and firmware, as sysdesc does; in
-	 * another tree /sys/hypervisor, the device tree, cpuinfo's hypervisor
+	 * NULL: detect (on this machine CPUID, then /sys/hypervisor and the
+	 * device tree; in another tree the last two; then cpuinfo's hypervisor
 	 * flag).  "": bare metal.  Else the hypervisor's name.
 	 */
 	const char *hypervisor;
 	uint64_t timer_slack_ns;        /* 0: prctl on this machine, proc/self/timerslack_ns in a tree */
+	/*
+	 * Only the identity that struct sysdesc shows (sysdesc.h): the kernel's
+	 * names and preemption model, the hypervisor, the clocksource, the CPU
+	 * model and the online CPUs.  A dozen small files and CPUID: no per-CPU
+	 * walk, no /proc/interrupts, no kernel config (so no gzip child), no
+	 * command line.  Every other field stays unknown.
+	 */
+	bool identity_only;
 };
 
 /*
@@ -173,8 +182,6 @@ bool fingerprint_is_x86(const struct fingerprint *fp);
  */
 json_t *fingerprint_to_json(const struct fingerprint *fp);
 
-/* word, delimited by blanks or the ends of s, is in s ("tsc" in "kvm-clock tsc hpet"). */
-bool fp_has_word(const char *s, const char *word);
 /* The two CPUs have the same idle states, latencies and switches. */
 bool fp_same_idle(const struct fp_cpu *a, const struct fp_cpu *b);
 

@@ -37,3 +37,28 @@ int textfile_read(const char *path, char *buf, size_t size)
 	textfile_trim_end(buf);
 	return r;
 }
+
+bool textfile_has_word(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = s; n > 0 && (p = strstr(p, word)) != NULL; p += n)
+		if ((p == s || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return true;
+	return false;
+}
+
+int textfile_choice(const char *text, char open, char close, char *buf, size_t size)
+{
+	const char *start = strchr(text, open);
+	const char *end = start ? strchr(start + 1, close) : NULL;
+
+	buf[0] = '\0';
+	if (!end || end == start + 1)
+		return -EINVAL;
+	size_t len = (size_t)(end - start - 1);
+	if (len >= size)
+		return -ERANGE;
+	memcpy(buf, start + 1, len);
+	buf[len] = '\0';
+	return 0;
+}

@@ -185,6 +185,86 @@ static void test_sys_kernel_realtime_makes_a_preempt_rt_kernel(void **state)
 	fingerprint_free(fp);
 }
 
+/* uname -v is the running kernel's own word; a config of the same release may be another build's. */
+static void test_a_kernel_config_fills_in_only_what_the_version_leaves_open(void **state)
+{
+	(void)state;
+	const struct systree_file dynamic[] = {
+		{ "proc/sys/kernel/osrelease", "6.8.0\n" },
+		{ "proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC\n" },
+		{ "boot/config-6.8.0", "CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT=y\n" },
+		END,
+	};
+	const struct systree_file none[] = {
+		{ "proc/sys/kernel/osrelease", "6.8.0\n" },
+		{ "proc/sys/kernel/version", "#1 SMP\n" },
+		{ "boot/config-6.8.0", "CONFIG_PREEMPT=y\nCONFIG_PREEMPT_LAZY=y\n" },
+		END,
+	};
+	struct fingerprint *fp = collect(dynamic);
+	assert_string_equal(fp->preempt, "PREEMPT_DYNAMIC");
+	fingerprint_free(fp);
+
+	fp = collect(none);
+	assert_string_equal(fp->preempt, "lazy");
+	assert_string_equal(fp->preempt_mode, "lazy");
+	fingerprint_free(fp);
+}
+
+/* arm64 names the core by implementer and part, old arm32 after every CPU, other boards only in the device tree. */
+static void test_the_cpu_model_falls_back_to_the_core_ids_then_the_device_tree(void **state)
+{
+	(void)state;
+	const struct systree_file arm64[] = {
+		{ "proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 108.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd08\n\n"
+				  "processor\t: 1\nBogoMIPS\t: 108.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd08\n\n" },
+		{ "proc/device-tree/model", "Raspberry Pi 4 Model B Rev 1.4" },
+		END,
+	};
+	const struct systree_file arm32[] = {
+		{ "proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 38.40\n\nprocessor\t: 1\nBogoMIPS\t: 38.40\n\n"
+				  "Hardware\t: BCM2835\nCPU implementer\t: 0x41\nCPU part\t: 0xc07\n" },
+		END,
+	};
+	const struct systree_file board[] = {
+		{ "proc/cpuinfo", "processor\t: 0\ncpu\t\t: POWER9\n\n" },
+		{ "proc/device-tree/model", "IBM,9009-22A" },
+		END,
+	};
+	struct fingerprint *fp = collect(arm64);
+	assert_string_equal(fp->cpu_model, "implementer 0x41 part 0xd08");
+	fingerprint_free(fp);
+
+	fp = collect(arm32);
+	assert_string_equal(fp->cpu_model, "implementer 0x41 part 0xc07");
+	fingerprint_free(fp);
+
+	fp = collect(board);
+	assert_string_equal(fp->cpu_model, "IBM,9009-22A");
+	fingerprint_free(fp);
+}
+
+static void test_a_trees_hypervisor_comes_from_sysfs_then_the_device_tree_spelled_one_way(void **state)
+{
+	(void)state;
+	const struct systree_file sysfs[] = { { "sys/hypervisor/type", "xen\n" }, END };
+	const struct systree_file dt[] = { { "proc/device-tree/hypervisor/compatible", "xen,xen-4.17" }, END };
+	const struct systree_file kvm[] = { { "proc/device-tree/hypervisor/compatible", "linux,kvm" }, END };
+
+	struct fingerprint *fp = collect(sysfs);
+	assert_string_equal(fp->hypervisor, "Xen");
+	assert_string_equal(fp->hypervisor_source, "sysfs");
+	fingerprint_free(fp);
+	fp = collect(dt);
+	assert_string_equal(fp->hypervisor, "Xen");
+	assert_string_equal(fp->hypervisor_source, "device tree");
+	fingerprint_free(fp);
+	fp = collect(kvm);
+	assert_string_equal(fp->hypervisor, "linux,kvm");
+	assert_int_equal(fp->guest, FP_TRI_YES);
+	fingerprint_free(fp);
+}
+
 static void test_the_boot_config_gives_hz_and_the_tick(void **state)
 {
 	(void)state;
@@ -443,6 +523,9 @@ int main(void)
 		cmocka_unit_test(test_the_preemption_mode_comes_from_debugfs_then_the_command_line_then_the_config),
 		cmocka_unit_test(test_a_dynamic_kernel_without_config_or_debugfs_has_an_unknown_mode),
 		cmocka_unit_test(test_sys_kernel_realtime_makes_a_preempt_rt_kernel),
+		cmocka_unit_test(test_a_kernel_config_fills_in_only_what_the_version_leaves_open),
+		cmocka_unit_test(test_the_cpu_model_falls_back_to_the_core_ids_then_the_device_tree),
+		cmocka_unit_test(test_a_trees_hypervisor_comes_from_sysfs_then_the_device_tree_spelled_one_way),
 		cmocka_unit_test(test_the_boot_config_gives_hz_and_the_tick),
 		cmocka_unit_test(test_proc_config_gz_is_read_through_gzip),
 		cmocka_unit_test(test_a_config_gz_that_is_not_gzip_leaves_the_config_unknown),

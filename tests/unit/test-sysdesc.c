@@ -11,7 +11,12 @@
 
 #include "core/cpuset.h"
 #include "sys/cpus.h"
+#include "sys/fingerprint.h"
 #include "sys/sysdesc.h"
+#include "systree.h"
+
+#define END { NULL, NULL }
+#define CPU "sys/devices/system/cpu/"
 
 static struct sysdesc collect(void)
 {
@@ -160,6 +165,190 @@ static void test_sysdesc_collect_reports_a_hypervisor_exactly_when_cpuinfo_flags
 #endif
 }
 
+/* The fingerprint of a fake tree, the whole one or its identity part. */
+static struct fingerprint *collect_tree(const struct systree_file *files, bool identity_only)
+{
+	char dir[64];
+	struct fingerprint *fp = NULL;
+
+	systree_make(dir, files);
+	struct fingerprint_opts o = { .sysroot = dir, .identity_only = identity_only };
+	assert_int_equal(fingerprint_collect(&o, &fp), 0);
+	systree_remove(dir);
+	return fp;
+}
+
+/* The sysdesc of a fake tree, as a view of its fingerprint; the whole
+ * fingerprint must give the same view as its identity part. */
+static struct sysdesc view_of(const struct systree_file *files)
+{
+	struct sysdesc whole, identity;
+	struct fingerprint *fp = collect_tree(files, false);
+
+	memset(&whole, 'x', sizeof(whole));
+	sysdesc_from_fingerprint(fp, &whole);
+	fingerprint_free(fp);
+	fp = collect_tree(files, true);
+	memset(&identity, 'y', sizeof(identity));
+	sysdesc_from_fingerprint(fp, &identity);
+	fingerprint_free(fp);
+	assert_memory_equal(&whole, &identity, sizeof(whole));
+	return whole;
+}
+
+static void assert_same_sysdesc(const struct sysdesc *a, const struct sysdesc *b)
+{
+	assert_string_equal(a->hostname, b->hostname);
+	assert_string_equal(a->kernel_release, b->kernel_release);
+	assert_string_equal(a->kernel_version, b->kernel_version);
+	assert_string_equal(a->machine, b->machine);
+	assert_string_equal(a->preempt, b->preempt);
+	assert_string_equal(a->preempt_mode, b->preempt_mode);
+	assert_string_equal(a->clocksource, b->clocksource);
+	assert_string_equal(a->clocksources, b->clocksources);
+	assert_string_equal(a->cpu_model, b->cpu_model);
+	assert_string_equal(a->hypervisor, b->hypervisor);
+	assert_string_equal(a->online_cpus, b->online_cpus);
+	assert_int_equal(a->ncpus_online, b->ncpus_online);
+}
+
+static void test_sysdesc_collect_is_the_view_of_this_machines_whole_fingerprint(void **state)
+{
+	(void)state;
+	struct sysdesc d = collect(), v;
+	struct fingerprint *fp = NULL;
+
+	assert_int_equal(fingerprint_collect(NULL, &fp), 0);
+	sysdesc_from_fingerprint(fp, &v);
+	assert_same_sysdesc(&d, &v);
+	assert_string_equal(v.kernel_release, fp->release);
+	assert_string_equal(v.hypervisor, fp->hypervisor);
+	fingerprint_free(fp);
+}
+
+static void test_the_view_of_a_tree_carries_its_names_cpus_and_clocksource(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = {
+		{ "proc/sys/kernel/hostname", "rig7\n" },
+		{ "proc/sys/kernel/osrelease", "6.1.0-18-amd64\n" },
+		{ "proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1\n" },
+		{ "proc/sys/kernel/arch", "x86_64\n" },
+		{ "proc/cpuinfo", "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu hypervisor\n\n" },
+		{ "sys/hypervisor/type", "xen\n" },
+		{ "sys/devices/system/clocksource/clocksource0/current_clocksource", "xen\n" },
+		{ "sys/devices/system/clocksource/clocksource0/available_clocksource", "xen tsc hpet \n" },
+		{ CPU "online", "0-3,5\n" },
+		END,
+	};
+	struct sysdesc d = view_of(tree);
+
+	assert_string_equal(d.hostname, "rig7");
+	assert_string_equal(d.kernel_release, "6.1.0-18-amd64");
+	assert_string_equal(d.kernel_version, "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1");
+	assert_string_equal(d.machine, "x86_64");
+	assert_string_equal(d.cpu_model, "AMD EPYC");
+	assert_string_equal(d.hypervisor, "Xen");
+	assert_string_equal(d.clocksource, "xen");
+	assert_string_equal(d.clocksources, "xen tsc hpet");
+	assert_string_equal(d.online_cpus, "0-3,5");
+	assert_int_equal(d.ncpus_online, 5);
+}
+
+static void test_the_view_names_the_preemption_model_in_sysdescs_words(void **state)
+{
+	(void)state;
+	/* The config tells voluntary from none; the view, like uname -v, says none. */
+	const struct systree_file voluntary[] = {
+		{ "proc/sys/kernel/osrelease", "6.1.0\n" },
+		{ "proc/sys/kernel/version", "#1 SMP Mon Nov 30 2026\n" },
+		{ "boot/config-6.1.0", "CONFIG_PREEMPT_VOLUNTARY=y\n" },
+		END,
+	};
+	const struct systree_file rt[] = {
+		{ "proc/sys/kernel/version", "#1 SMP PREEMPT_RT Mon Nov 30 2026\n" }, END,
+	};
+	const struct systree_file old_rt[] = {
+		{ "proc/sys/kernel/version", "#1 SMP PREEMPT RT Mon Nov 30 2018\n" }, END,
+	};
+	const struct systree_file preempt[] = {
+		{ "proc/sys/kernel/version", "#1 SMP PREEMPT Mon Nov 30 2026\n" }, END,
+	};
+	const struct systree_file none[] = { END };
+	struct fingerprint *fp = collect_tree(voluntary, false);
+
+	assert_string_equal(fp->preempt, "voluntary");
+	fingerprint_free(fp);
+	assert_string_equal(view_of(voluntary).preempt, "none");
+	assert_string_equal(view_of(voluntary).preempt_mode, "");
+	assert_string_equal(view_of(rt).preempt, "PREEMPT_RT");
+	assert_string_equal(view_of(rt).preempt_mode, "");
+	assert_string_equal(view_of(old_rt).preempt, "PREEMPT_RT");
+	assert_string_equal(view_of(preempt).preempt, "PREEMPT");
+	assert_string_equal(view_of(preempt).preempt_mode, "");
+	assert_string_equal(view_of(none).preempt, "unknown");
+}
+
+/* sysdesc's preempt_mode is what debugfs shows, never a guess from the command line or the config. */
+static void test_the_view_takes_the_preemption_mode_from_debugfs_only(void **state)
+{
+	(void)state;
+	const struct systree_file debugfs[] = {
+		{ "proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC\n" },
+		{ "proc/cmdline", "preempt=full\n" },
+		{ "sys/kernel/debug/sched/preempt", "none (voluntary) full lazy\n" },
+		END,
+	};
+	const struct systree_file cmdline[] = {
+		{ "proc/sys/kernel/osrelease", "6.8.0\n" },
+		{ "proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC\n" },
+		{ "proc/cmdline", "preempt=full\n" },
+		{ "boot/config-6.8.0", "CONFIG_PREEMPT_VOLUNTARY=y\nCONFIG_PREEMPT_DYNAMIC=y\n" },
+		END,
+	};
+	struct sysdesc d = view_of(debugfs);
+
+	assert_string_equal(d.preempt, "PREEMPT_DYNAMIC");
+	assert_string_equal(d.preempt_mode, "voluntary");
+	d = view_of(cmdline);
+	assert_string_equal(d.preempt, "PREEMPT_DYNAMIC");
+	assert_string_equal(d.preempt_mode, "");
+}
+
+/* What runs before every measurement must stay cheap: no per-CPU walk, no IRQs, no config, no child. */
+static void test_the_identity_part_of_a_fingerprint_reads_nothing_sysdesc_does_not_show(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = {
+		{ "proc/sys/kernel/osrelease", "6.8.0\n" },
+		{ "proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC\n" },
+		{ "boot/config-6.8.0", "CONFIG_HZ=250\nCONFIG_PREEMPT_DYNAMIC=y\n" },
+		{ "proc/cmdline", "quiet\n" },
+		{ "proc/interrupts", "           CPU0\n  1:         10   IO-APIC   1-edge      i8042\n" },
+		{ "proc/stat", "cpu  100 0 100 700 0 0 0 100 0 0\ncpu0 100 0 100 700 0 0 0 100 0 0\n" },
+		{ "proc/sys/kernel/sched_rt_runtime_us", "950000\n" },
+		{ CPU "online", "0\n" },
+		{ CPU "cpu0/cpuidle/state0/name", "POLL\n" },
+		{ "sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n" },
+		END,
+	};
+	struct fingerprint *whole = collect_tree(tree, false), *id = collect_tree(tree, true);
+
+	assert_true(whole->ncpus == 1 && whole->irqs_known && whole->hz == 250 && whole->cmdline_known);
+	assert_true(whole->nsysctls > 0 && whole->steal_ns != FP_UNKNOWN && whole->thp_enabled[0] != '\0');
+	assert_true(id->online_known && cpuset_count(&id->online) == 1);
+	assert_string_equal(id->preempt, "PREEMPT_DYNAMIC");
+	assert_int_equal(id->ncpus, 0);
+	assert_null(id->cpus);
+	assert_false(id->irqs_known || id->cmdline_known || id->consoles_known || id->mitigations_known);
+	assert_true(id->hz == FP_UNKNOWN && id->steal_ns == FP_UNKNOWN && id->timer_slack_ns == FP_UNKNOWN);
+	assert_string_equal(id->config_source, "");
+	assert_string_equal(id->thp_enabled, "");
+	assert_int_equal(id->nsysctls, 0);
+	fingerprint_free(whole);
+	fingerprint_free(id);
+}
+
 static void test_cpus_allowed_is_not_empty(void **state)
 {
 	(void)state;
@@ -180,6 +369,11 @@ int main(void)
 		cmocka_unit_test(test_sysdesc_collect_names_a_known_preemption_model),
 		cmocka_unit_test(test_sysdesc_collect_reports_a_current_clocksource_among_the_available),
 		cmocka_unit_test(test_sysdesc_collect_reports_a_hypervisor_exactly_when_cpuinfo_flags_one),
+		cmocka_unit_test(test_sysdesc_collect_is_the_view_of_this_machines_whole_fingerprint),
+		cmocka_unit_test(test_the_view_of_a_tree_carries_its_names_cpus_and_clocksource),
+		cmocka_unit_test(test_the_view_names_the_preemption_model_in_sysdescs_words),
+		cmocka_unit_test(test_the_view_takes_the_preemption_mode_from_debugfs_only),
+		cmocka_unit_test(test_the_identity_part_of_a_fingerprint_reads_nothing_sysdesc_does_not_show),
 		cmocka_unit_test(test_cpus_allowed_is_not_empty),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,100 @@
+#include "sys/sysfacts.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/parse.h"
+#include "sys/textfile.h"
+
+/* root's path (NULL or "" is "/") followed by rel, which starts with '/'. */
+static int path_at(const char *root, const char *rel, char *buf, size_t size)
+{
+	size_t len = root ? strlen(root) : 0;
+	while (len > 0 && root[len - 1] == '/')
+		len--;
+	int n = snprintf(buf, size, "%.*s%s", (int)len, root ? root : "", rel);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int read_at(const char *root, const char *rel, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	int r = path_at(root, rel, path, sizeof(path));
+	if (r < 0) {
+		buf[0] = '\0';
+		return r;
+	}
+	return textfile_read(path, buf, size);
+}
+
+static int read_i64(const char *root, const char *rel, int64_t *ret)
+{
+	char text[32];
+	int r = read_at(root, rel, text, sizeof(text));
+	return r < 0 ? r : parse_i64(text, ret);
+}
+
+int sys_rt_runtime(const char *root, int64_t *ret_runtime_us, int64_t *ret_period_us)
+{
+	int64_t runtime, period;
+	int r;
+
+	if ((r = read_i64(root, "/proc/sys/kernel/sched_rt_runtime_us", &runtime)) < 0 ||
+	    (r = read_i64(root, "/proc/sys/kernel/sched_rt_period_us", &period)) < 0)
+		return r;
+	*ret_runtime_us = runtime;
+	*ret_period_us = period;
+	return 0;
+}
+
+int sys_thp_mode(const char *root, char *buf, size_t size)
+{
+	char text[128];
+	int r = read_at(root, "/sys/kernel/mm/transparent_hugepage/enabled", text, sizeof(text));
+	if (r < 0) {
+		buf[0] = '\0';
+		return r;
+	}
+	return textfile_choice(text, '[', ']', buf, size);
+}
+
+int sys_loadavg(const char *root, char *buf, size_t size)
+{
+	return read_at(root, "/proc/loadavg", buf, size);
+}
+
+int sys_cpu_node(const char *root, unsigned cpu, unsigned *ret_node)
+{
+	char rel[64], path[PATH_MAX];
+	uint64_t node, best = UINT64_MAX;
+	int r;
+
+	snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/cpu%u", cpu);
+	if ((r = path_at(root, rel, path, sizeof(path))) < 0)
+		return r;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	/* One link, "node1"; the lowest should a kernel ever list more. */
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		if (strncmp(e->d_name, "node", 4) == 0 && parse_u64(e->d_name + 4, &node) == 0 && node < best)
+			best = node;
+	closedir(d);
+	if (best > UINT_MAX)
+		return -ENOENT;
+	*ret_node = (unsigned)best;
+	return 0;
+}
+
+int sys_io_uring_usable(void)
+{
+	struct io_uring ring;
+	int r = io_uring_queue_init(1, &ring, 0);
+	if (r == 0)
+		io_uring_queue_exit(&ring);
+	return r;
+}
