@@ -62,6 +62,33 @@ int sys_thp_mode(const char *root, char *buf, size_t size)
 	return textfile_choice(text, '[', ']', buf, size);
 }
 
+int sys_cpu_flag(const char *root, const char *flag)
+{
+	char path[PATH_MAX], line[8192];
+	int r = path_at(root, "/proc/cpuinfo", path, sizeof(path));
+	if (r < 0)
+		return r;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	r = -ENOENT;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "flags", 5) == 0 && strchr(line, ':')) {
+			textfile_trim_end(line);
+			r = textfile_has_word(strchr(line, ':') + 1, flag);
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+int sys_clocksource_offered(const char *root, const char *name)
+{
+	char text[512];
+	int r = read_at(root, "/sys/devices/system/clocksource/clocksource0/available_clocksource", text, sizeof(text));
+	return r < 0 ? r : textfile_has_word(text, name);
+}
+
 int sys_loadavg(const char *root, char *buf, size_t size)
 {
 	return read_at(root, "/proc/loadavg", buf, size);

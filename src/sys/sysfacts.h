@@ -20,6 +20,14 @@ int sys_rt_runtime(const char *root, int64_t *ret_runtime_us, int64_t *ret_perio
  * -EINVAL when the file marks none. */
 int sys_thp_mode(const char *root, char *buf, size_t size);
 
+/* Whether the first CPU's "flags" line of /proc/cpuinfo names flag: 1 or 0.
+ * -ENOENT when the file has no such line. */
+int sys_cpu_flag(const char *root, const char *flag);
+
+/* Whether the kernel still offers clocksource name: 1 or 0 (it drops the tsc
+ * from available_clocksource when it finds it unstable). */
+int sys_clocksource_offered(const char *root, const char *name);
+
 /* /proc/loadavg as the kernel writes it: "0.05 0.10 0.08 1/123 4567". */
 int sys_loadavg(const char *root, char *buf, size_t size);
 

@@ -96,6 +96,32 @@ static void test_rt_runtime_of_this_machine_is_a_budget_within_its_period(void *
 	assert_true(runtime == -1 || (runtime >= 0 && runtime <= period));
 }
 
+static void test_cpu_flags_and_offered_clocksources_are_read_as_words(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = {
+		{ "proc/cpuinfo", "processor\t: 0\nmodel name\t: nonstop_tsc in a name\nflags\t\t: fpu tsc constant_tsc\n\n"
+				  "processor\t: 1\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n" },
+		{ "sys/devices/system/clocksource/clocksource0/available_clocksource", "kvm-clock tsc acpi_pm \n" },
+		END,
+	};
+	const struct systree_file bare[] = { { "proc/cpuinfo", "processor\t: 0\n" }, END };
+	char dir[64];
+
+	systree_make(dir, tree);
+	assert_int_equal(sys_cpu_flag(dir, "constant_tsc"), 1);
+	assert_int_equal(sys_cpu_flag(dir, "nonstop_tsc"), 0);     /* the first CPU's line, not a name or the next */
+	assert_int_equal(sys_cpu_flag(dir, "tsc"), 1);
+	assert_int_equal(sys_clocksource_offered(dir, "tsc"), 1);
+	assert_int_equal(sys_clocksource_offered(dir, "hpet"), 0);
+	assert_int_equal(sys_clocksource_offered(dir, "kvm"), 0);
+	systree_remove(dir);
+	systree_make(dir, bare);
+	assert_int_equal(sys_cpu_flag(dir, "tsc"), -ENOENT);
+	assert_true(sys_clocksource_offered(dir, "tsc") < 0);
+	systree_remove(dir);
+}
+
 static void test_thp_mode_is_the_bracketed_choice(void **state)
 {
 	(void)state;
@@ -249,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_rt_runtime_of_minus_one_says_real_time_tasks_are_not_throttled),
 		cmocka_unit_test(test_rt_runtime_refuses_text_that_is_not_a_number_and_leaves_its_outputs_alone),
 		cmocka_unit_test(test_rt_runtime_of_this_machine_is_a_budget_within_its_period),
+		cmocka_unit_test(test_cpu_flags_and_offered_clocksources_are_read_as_words),
 		cmocka_unit_test(test_thp_mode_is_the_bracketed_choice),
 		cmocka_unit_test(test_thp_mode_is_unknown_without_a_mark_or_a_file_and_never_cut_short),
 		cmocka_unit_test(test_loadavg_is_the_kernels_line_without_its_newline),
