@@ -65,7 +65,6 @@ static void io_defaults(void *params)
 	c->p.depth = 1;
 }
 
-static char io_note[256];
 
 /* The alignment O_DIRECT needs on path: statx's answer where the kernel has it, else the block size. */
 static uint64_t direct_alignment(const char *path, const struct stat *st, int fd)
@@ -143,7 +142,7 @@ static void check_uring(struct io_cmd *c)
 	int r = sys_io_uring_usable();
 	if (r == 0)
 		return;
-	snprintf(io_note, sizeof(io_note), "io_uring is not available here (%s): reading with pread, one at a time",
+	snprintf(c->out.note, sizeof(c->out.note), "io_uring is not available here (%s): reading with pread, one at a time",
 		 strerror(-r));
 	c->p.engine = IO_PSYNC;
 	c->p.depth = 1;
@@ -154,7 +153,6 @@ static int io_validate(void *params, const struct opt_result *given, struct opt_
 	struct io_cmd *c = params;
 	(void)given;
 
-	io_note[0] = '\0';
 	if (c->direct && c->p.buffered) {
 		snprintf(err->msg, sizeof(err->msg), "options '--direct' and '--buffered' exclude each other");
 		return -EINVAL;
@@ -191,8 +189,6 @@ static void io_notes(const void *params, struct result *res)
 {
 	char mode[32];
 	(void)params;
-	if (io_note[0])
-		result_note(res, "%s", io_note);
 	result_note(res, "read buffers: 2 MiB-aligned, huge pages requested with madvise(MADV_HUGEPAGE); "
 		    "transparent huge pages here: %s",
 		    sys_thp_mode(NULL, mode, sizeof(mode)) == 0 ? mode : "unknown (not available?)");

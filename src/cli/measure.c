@@ -489,6 +489,8 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		tprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", measure_name(mc), strerror(-r));
 		goto out;
 	}
+	if (x->note[0])
+		result_note(&res, "%s", x->note);
 	if (mc->notes)
 		mc->notes(params, &res);
 	loadrun_label(lr, &res.labels);

@@ -32,6 +32,7 @@ struct measure_extras {
 	int fail_stat;                  /* enum fail_stat */
 	struct strlist load;            /* --load specs, as given */
 	const char *load_cmd;           /* --load-cmd; NULL: none */
+	char note[256];                 /* what validate() chose in the user's stead, for the result's notes */
 };
 
 struct measure_cmd {

@@ -58,8 +58,6 @@ static int64_t rt_runtime_us(int64_t *ret_period_us)
 	return runtime;
 }
 
-static char tsc_note[200];
-
 static int noise_validate(void *params, const struct opt_result *given, struct opt_error *err)
 {
 	struct noise_cmd *c = params;
@@ -74,14 +72,13 @@ static int noise_validate(void *params, const struct opt_result *given, struct o
 		snprintf(err->msg, sizeof(err->msg), "option '--rest' needs '--burst'");
 		return -1;
 	}
-	tsc_note[0] = '\0';
 	if (c->p.clock == NOISE_TSC && (!CYCLES_HAVE_COUNTER || !cycles_reliable(why, sizeof(why)))) {
 		if (opt_given(noise_opts, NOPTS, given, "clock")) {
 			snprintf(err->msg, sizeof(err->msg), "option '--clock': tsc cannot be trusted here: %s", why);
 			return -1;
 		}
 		c->p.clock = NOISE_MONOTONIC;
-		snprintf(tsc_note, sizeof(tsc_note), "reading CLOCK_MONOTONIC instead of the cycle counter: %s", why);
+		snprintf(c->out.note, sizeof(c->out.note), "reading CLOCK_MONOTONIC instead of the cycle counter: %s", why);
 	}
 	int64_t period, runtime = rt_runtime_us(&period);
 	if (c->run.policy != POLICY_OTHER && runtime < 0 && !c->p.burst_ns) {
@@ -107,8 +104,6 @@ static void noise_notes(const void *params, struct result *res)
 	const struct noise_cmd *c = params;
 	int64_t period, runtime = rt_runtime_us(&period);
 
-	if (tsc_note[0])
-		result_note(res, "%s", tsc_note);
 	if (c->run.policy != POLICY_OTHER && runtime >= 0 && runtime < period) {
 		if (!c->p.burst_ns || c->p.burst_ns > (uint64_t)runtime * NS_PER_US)
 			result_note(res, "RT throttling (%lld of every %lld us) will stop the spinning threads for %lld us "
