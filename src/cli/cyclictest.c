@@ -402,6 +402,13 @@ static void draw(struct cyc_live *lv, const struct result *res)
 	lv->drawn = true;
 }
 
+/* cyclictest's -h histogram, kept for every CPU in its own units (ns with -N, else us). */
+static int keep_hist(void *ctx, struct result *res)
+{
+	const struct cyc_live *lv = ctx;
+	return result_keep_lin(res, lv->o->nsecs ? 1u : NS_PER_US, (uint32_t)lv->o->hist);
+}
+
 static void on_prepared(void *ctx, const struct result *res)
 {
 	struct cyc_live *lv = ctx;
@@ -565,8 +572,8 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 			  .priority = (unsigned)o->priority,
 			  .policy = o->policy == POLICY_OTHER ? "other/other" : policies[o->policy] },
 	};
-	struct measure_hooks mh = { .silent = true, .prepared = on_prepared, .tick = on_tick, .keep_lin = true,
-				    .lin_unit_ns = o->nsecs ? 1u : NS_PER_US, .lin_bins = (uint32_t)o->hist, .ctx = &lv };
+	struct measure_hooks mh = { .silent = true, .prepared = on_prepared, .tick = on_tick, .shape = keep_hist,
+				    .ctx = &lv };
 	struct measure_cmd front = timer_command;
 	front.name = "cyclictest";
 

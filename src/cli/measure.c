@@ -485,7 +485,7 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		tprintf(stderr, "latscope %s: cannot prepare the result: %s\n", measure_name(mc), strerror(-r));
 		goto out;
 	}
-	if (mh && mh->keep_lin && (r = result_keep_lin(&res, mh->lin_unit_ns, mh->lin_bins)) < 0) {
+	if (mh && mh->shape && (r = mh->shape(mh->ctx, &res)) < 0) {
 		tprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", measure_name(mc), strerror(-r));
 		goto out;
 	}

@@ -90,10 +90,9 @@ struct measure_hooks {
 	void (*prepared)(void *ctx, const struct result *res);
 	/* Optional: a few times a second while measuring. */
 	void (*tick)(void *ctx, const struct result *res);
-	/* Keep cyclictest's histogram of every CPU too (result_keep_lin). */
-	bool keep_lin;
-	uint64_t lin_unit_ns;
-	uint32_t lin_bins;
+	/* Optional: add to the result before the run, e.g. a front end's own
+	 * histogram (result_keep_lin); a negative errno ends the command. */
+	int (*shape)(void *ctx, struct result *res);
 	void *ctx;
 };
 

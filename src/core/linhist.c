@@ -38,6 +38,29 @@ void lin_hist_free(struct lin_hist *h)
 	h->nbins = 0;
 }
 
+void lin_hist_copy_figures(struct lin_hist *dst, const struct lin_hist *src)
+{
+	atomic_store_explicit(&dst->cycles, lin_load(&src->cycles), memory_order_relaxed);
+	atomic_store_explicit(&dst->min, lin_load(&src->min), memory_order_relaxed);
+	atomic_store_explicit(&dst->max, lin_load(&src->max), memory_order_relaxed);
+	atomic_store_explicit(&dst->last, lin_load(&src->last), memory_order_relaxed);
+	atomic_store_explicit(&dst->sum, lin_load(&src->sum), memory_order_relaxed);
+}
+
+void lin_hist_move(struct lin_hist *dst, struct lin_hist *src)
+{
+	dst->unit_ns = src->unit_ns;
+	dst->nbins = src->nbins;
+	dst->bins = src->bins;
+	dst->outliers = src->outliers;
+	dst->noutliers = src->noutliers;
+	dst->overflow = src->overflow;
+	lin_hist_copy_figures(dst, src);
+	src->nbins = 0;
+	src->bins = src->outliers = NULL;
+	src->noutliers = src->overflow = 0;
+}
+
 double lin_hist_mean(const struct lin_hist *h)
 {
 	uint64_t n = lin_load(&h->cycles);

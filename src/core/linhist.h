@@ -6,8 +6,9 @@
  * tool reading it sees cyclictest's figures.
  *
  * One measuring thread writes it.  The running figures are relaxed atomics
- * (plain loads and stores on the hardware we run on) so that a live display
- * may read them while the run goes on; the bins are read after the join.
+ * (plain loads and stores on the hardware we run on) so that another thread
+ * may copy them while the run goes on (lin_hist_copy_figures); the bins are
+ * read after the join.
  */
 #ifndef LATSCOPE_CORE_LINHIST_H
 #define LATSCOPE_CORE_LINHIST_H
@@ -35,6 +36,12 @@ struct lin_hist {
 /* Allocate and touch every page now, so the run never faults them in.  -ENOMEM. */
 int lin_hist_init(struct lin_hist *h, uint64_t unit_ns, uint32_t nbins);
 void lin_hist_free(struct lin_hist *h);
+
+/* dst, which has no bins, takes src's bins and overflows and copies its
+ * figures; src keeps its unit and figures and has no bins (nbins 0) after. */
+void lin_hist_move(struct lin_hist *dst, struct lin_hist *src);
+/* dst's running figures (cycles, min, max, last, sum) become src's. */
+void lin_hist_copy_figures(struct lin_hist *dst, const struct lin_hist *src);
 
 /* The mean as cyclictest computes it: the sum of truncated values over the cycles. */
 double lin_hist_mean(const struct lin_hist *h);

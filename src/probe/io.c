@@ -149,10 +149,7 @@ static bool done(const struct probe_thread *t, uint64_t now, uint64_t n)
 
 static void record(struct recorder *rec, uint64_t t0, uint64_t t1)
 {
-	rec_tick(rec, t1);
-	rec_value(rec, 0, t1 - t0);
-	rec_top(rec, t1 - t0, t1);
-	rec_overhead(rec, mono_ns() - t1);
+	rec_sample(rec, &(struct rec_sample){ .now_ns = t1, .v = { t1 - t0 }, .nv = 1, .at_ns = t1 });
 }
 
 static void run_psync(struct probe_thread *t, struct io_state *s, const struct io_params *ip)

@@ -69,8 +69,9 @@ static uint64_t ns_to_count(const struct cycles_scale *s, uint64_t ns)
 
 /*
  * The loop, for one clock.  Each iteration: read, take the gap, count it in
- * the histogram and the running n/sum/min/max; everything else waits for the
- * millisecond check.  always_inline: one specialised copy per clock.
+ * the recorder's light batch; the batch ends at the millisecond check, which
+ * also looks at the end and the stop flag.  always_inline: one specialised
+ * copy per clock.
  */
 static inline __attribute__((always_inline)) void spin(struct probe_thread *t, const struct noise_state *s,
 						       bool counter, uint64_t until_ns)
@@ -78,39 +79,23 @@ static inline __attribute__((always_inline)) void spin(struct probe_thread *t, c
 	struct recorder *rec = &t->rec;
 	/* Locals, not loads through pointers the histogram stores might alias. */
 	const struct cycles_scale scale = s->scale;
-	const uint64_t thr = t->rp->threshold_ns;
 	const uint64_t base_ns = mono_ns(), base_c = counter ? cycles_read() : base_ns;
 	const uint64_t check_c = counter ? ns_to_count(&scale, CHECK_NS) : CHECK_NS;
 	const uint64_t end_c = base_c + (counter ? ns_to_count(&scale, until_ns - base_ns) : until_ns - base_ns);
 	/* Gaps are differences of the time since base, not each converted alone:
 	 * rounding each one down lost up to 1 ns a gap, 1.5 % of the run. */
 	uint64_t prev_ns = 0, next_check = base_c + check_c;
-	uint64_t n = 0, sum = 0, min = UINT64_MAX, max = 0;
-	uint64_t *counts = rec->cur_hist->counts;
+	struct rec_batch b = rec_batch_begin(rec, base_ns);
 
 	for (;;) {
 		uint64_t now = counter ? cycles_read() : mono_ns();
 		uint64_t now_rel = counter ? cycles_to_ns(&scale, now - base_c) : now - base_c;
 		uint64_t gap = now_rel - prev_ns;
 		prev_ns = now_rel;
-		counts[hist_index(gap)]++;
-		n++;
-		sum += gap;
-		min = gap < min ? gap : min;
-		max = gap > max ? gap : max;
-		if (__builtin_expect(gap > thr, 0)) {
-			rec_light_above(rec, 0, gap);
-			rec_top(rec, gap, base_ns + now_rel);
-			rec_log(rec, base_ns + now_rel - gap, base_ns + now_rel);
-		}
+		rec_light(rec, &b, gap, now_rel);
 		if (__builtin_expect(now < next_check, 1))
 			continue;
-		rec->cur_hist->total += n;     /* the loop counts buckets only */
-		rec_light_add(rec, 0, n, sum, min, max);
-		n = sum = max = 0;
-		min = UINT64_MAX;
-		rec_tick(rec, base_ns + now_rel);
-		counts = rec->cur_hist->counts;         /* a new window may have begun */
+		rec_batch_end(rec, &b, now_rel);
 		if (now >= end_c || atomic_load_explicit(t->stop, memory_order_relaxed))
 			return;
 		next_check = now + check_c;

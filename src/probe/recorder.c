@@ -49,12 +49,16 @@ void rec_free(struct recorder *r)
 	r->cur_hist = NULL;
 	free(r->log.spans);
 	memset(&r->log, 0, sizeof(r->log));
+	if (r->keep & REC_KEEP_LIN)
+		lin_hist_free(&r->lin);
+	r->keep = 0;
 }
 
 int rec_log_init(struct recorder *r, size_t cap)
 {
 	free(r->log.spans);
 	memset(&r->log, 0, sizeof(r->log));
+	r->keep &= ~(unsigned)REC_KEEP_SPANS;
 	if (cap == 0)
 		return 0;
 	r->log.spans = malloc(cap * sizeof(*r->log.spans));
@@ -63,7 +67,31 @@ int rec_log_init(struct recorder *r, size_t cap)
 	/* Touch every page now: a first write during the run would be a page fault. */
 	memset(r->log.spans, 0, cap * sizeof(*r->log.spans));
 	r->log.cap = cap;
+	r->keep |= REC_KEEP_SPANS;
 	return 0;
+}
+
+void rec_lin_take(struct recorder *r, struct lin_hist *h)
+{
+	if (r->keep & REC_KEEP_LIN)
+		lin_hist_free(&r->lin);
+	lin_hist_move(&r->lin, h);
+	r->keep |= REC_KEEP_LIN;
+}
+
+void rec_lin_figures(const struct recorder *r, struct lin_hist *h)
+{
+	if (r->keep & REC_KEEP_LIN)
+		lin_hist_copy_figures(h, &r->lin);
+}
+
+void rec_lin_give(struct recorder *r, struct lin_hist *h)
+{
+	if (!(r->keep & REC_KEEP_LIN))
+		return;
+	lin_hist_free(h);
+	lin_hist_move(h, &r->lin);
+	r->keep &= ~(unsigned)REC_KEEP_LIN;
 }
 
 void rec_start(struct recorder *r, uint64_t origin_ns)
@@ -171,4 +199,15 @@ const struct rec_window *rec_last(struct recorder *r, const struct hist **ret_hi
 	finish_light(r, r->cur, r->cur_hist);
 	*ret_hist = r->cur_hist;
 	return r->cur;
+}
+
+const struct rec_event *rec_largest(const struct recorder *r, unsigned *ret_n)
+{
+	*ret_n = r->ntop;
+	return r->top;
+}
+
+const struct rec_log *rec_spans(const struct recorder *r)
+{
+	return &r->log;
 }

@@ -7,15 +7,25 @@
  * When every slot is still waiting for the reader, the writer keeps filling its
  * current window (it simply covers a longer span): a stalled reader delays
  * windows but never loses a sample.
+ *
+ * A probe records through rec_sample (one call a sample) or, for values too
+ * many to time one by one, the light batch (rec_batch_begin, rec_light,
+ * rec_batch_end).  The order of what a sample goes to is defined there once;
+ * the steps they are made of (rec_tick, rec_value...) are the recorder's own
+ * and its unit tests', not the probes'.  The measuring thread writes only
+ * recorder memory: cyclictest's histogram too is the recorder's for the run
+ * and is handed back to the result after it (rec_lin_take, rec_lin_give).
  */
 #ifndef LATSCOPE_PROBE_RECORDER_H
 #define LATSCOPE_PROBE_RECORDER_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/hist.h"
 #include "core/linhist.h"
+#include "core/nstime.h"
 #include "core/stats.h"
 #include "core/window.h"
 
@@ -23,6 +33,13 @@
 #define REC_NO_THRESHOLD UINT64_MAX
 
 enum { SLOT_WRITER, SLOT_READER };
+
+/* What else a sample goes to besides its window (struct recorder's keep).
+ * rec_keep takes a nonzero keep without SPANS to be LIN: a third needs a test there. */
+enum {
+	REC_KEEP_SPANS = 1u << 0,       /* the trace log (rec_log_init) */
+	REC_KEEP_LIN = 1u << 1,         /* cyclictest's linear histogram (rec_lin_take) */
+};
 
 struct rec_slot {
 	_Alignas(64) struct rec_window w;
@@ -48,18 +65,21 @@ struct recorder {
 	struct hist *cur_hist;
 	uint64_t next_boundary;         /* absolute: when the current window ends */
 	uint64_t threshold[REC_MAX_METRICS];
-	unsigned nmetrics;
-	unsigned light;                 /* bit m: metric m is recorded light (see rec_light_add) */
+	unsigned keep;                  /* REC_KEEP_*: one test a sample for both */
 	unsigned wi;                    /* writer's slot */
+	uint64_t top_floor;             /* a value must beat this to enter the largest */
+	unsigned nmetrics;
+	unsigned light;                 /* bit m: metric m is recorded light (see rec_set_light) */
 	uint64_t origin_ns;             /* absolute CLOCK_MONOTONIC (or the probe's clock in ns) */
 	uint64_t window_ns;
 	/* the run's largest values of metric 0: writer's, read after join */
-	uint64_t top_floor;             /* a value must beat this to enter */
 	unsigned ntop;
 	struct rec_event top[REC_TOP];
 	struct rec_log log;             /* writer's, read after join */
-	struct lin_hist *lin;           /* NULL, or cyclictest's histogram of metric 0 (not owned) */
-	_Alignas(64) unsigned ri;       /* reader's next slot: apart from the writer's line */
+	/* REC_KEEP_LIN: cyclictest's histogram of metric 0, the recorder's for the run.
+	 * Its running figures are read while measuring: a line of their own. */
+	_Alignas(64) struct lin_hist lin;
+	_Alignas(64) unsigned ri;       /* reader's next slot: apart from the writer's lines */
 	struct rec_slot slots[REC_SLOTS];
 };
 
@@ -68,13 +88,39 @@ int rec_init(struct recorder *r, unsigned nmetrics, const uint64_t *thresholds, 
 void rec_free(struct recorder *r);
 /* Keep every sample's span, up to cap of them (allocated and pre-faulted now). -ENOMEM. */
 int rec_log_init(struct recorder *r, size_t cap);
+/*
+ * Before the run: count metric 0 in h the way cyclictest does.  The recorder
+ * takes h's bins (h keeps its unit and figures, and has no bins) so
+ * that the measuring thread writes only its own memory; rec_lin_figures
+ * brings h's figures up to date while measuring, rec_lin_give hands
+ * everything back after the run.  Allocated by the result beforehand: the
+ * run allocates nothing.
+ */
+void rec_lin_take(struct recorder *r, struct lin_hist *h);
+/* Reader, while measuring: h's running figures become the recorder's (no bins). */
+void rec_lin_figures(const struct recorder *r, struct lin_hist *h);
+/* After the writer has been joined: h gets the bins and figures back.  A no-op
+ * when nothing was taken. */
+void rec_lin_give(struct recorder *r, struct lin_hist *h);
+/*
+ * Light recording of metric m, for values recorded tens of millions of times
+ * a second (the noise probe's gaps): they go through a batch (below) and the
+ * reader derives the mean exactly and the variance from the histogram
+ * (within its error), sparing the writer a division per value.
+ */
+void rec_set_light(struct recorder *r, unsigned metric);
 
 /* Writer: open window 0 at origin (call once, on the measuring thread). */
 void rec_start(struct recorder *r, uint64_t origin_ns);
+/* Writer, at the end: the current window ends at now.  The reader takes it after join. */
+void rec_finish(struct recorder *r, uint64_t now_ns);
+
+/* ---- the steps a sample is recorded in: rec_sample's and the batch's, not a probe's ---- */
 
 void rec_rotate(struct recorder *r, uint64_t now_ns);
+void rec_top_insert(struct recorder *r, uint64_t v, uint64_t now_ns);
 
-/* Writer: close the window that contains now if its span has passed. */
+/* Close the window that contains now if its span has passed. */
 static inline void rec_tick(struct recorder *r, uint64_t now_ns)
 {
 	if (__builtin_expect(now_ns >= r->next_boundary, 0))
@@ -92,36 +138,6 @@ static inline void rec_value(struct recorder *r, unsigned metric, uint64_t v)
 	}
 }
 
-/*
- * Light recording, for metrics recorded tens of millions of times a second
- * (the noise probe's gaps): the probe counts n, sum, min and max itself and
- * adds them now and then; the histogram takes every value.  The reader then
- * derives the mean exactly and the variance from the histogram (within its
- * error), sparing the writer a division per value.
- */
-void rec_set_light(struct recorder *r, unsigned metric);
-
-static inline void rec_light_add(struct recorder *r, unsigned metric, uint64_t n, uint64_t sum, uint64_t min,
-				 uint64_t max)
-{
-	struct rec_metric *m = &r->cur->m[metric];
-	m->st.n += n;
-	m->sum += sum;
-	if (min < m->st.min)
-		m->st.min = min;
-	if (max > m->st.max)
-		m->st.max = max;
-}
-
-/* The threshold test of a light value: call for the values above r->threshold only. */
-static inline void rec_light_above(struct recorder *r, unsigned metric, uint64_t v)
-{
-	r->cur->m[metric].above++;
-	r->cur->m[metric].above_ns += v;
-}
-
-void rec_top_insert(struct recorder *r, uint64_t v, uint64_t now_ns);
-
 /* Keep v among the run's largest values of metric 0 when it is one of them. */
 static inline void rec_top(struct recorder *r, uint64_t v, uint64_t now_ns)
 {
@@ -129,22 +145,25 @@ static inline void rec_top(struct recorder *r, uint64_t v, uint64_t now_ns)
 		rec_top_insert(r, v, now_ns);
 }
 
+/* REC_KEEP_SPANS only. */
 static inline void rec_log(struct recorder *r, uint64_t from_ns, uint64_t to_ns)
 {
 	struct rec_log *l = &r->log;
-	if (__builtin_expect(!l->spans, 1))
-		return;
 	if (l->n < l->cap)
 		l->spans[l->n++] = (struct rec_span){ from_ns, to_ns };
 	else
 		l->dropped++;
 }
 
-/* Count metric 0's value the way cyclictest does too, when asked to. */
-static inline void rec_lin(struct recorder *r, uint64_t v)
+/* The span for the trace and cyclictest's count of metric 0: keep, nonzero, says which. */
+static inline void rec_keep(struct recorder *r, unsigned keep, uint64_t v, uint64_t from_ns, uint64_t to_ns)
 {
-	if (__builtin_expect(r->lin != NULL, 0))
-		lin_hist_record(r->lin, v);
+	if (keep & REC_KEEP_SPANS) {
+		rec_log(r, from_ns, to_ns);
+		if (!(keep & REC_KEEP_LIN))
+			return;
+	}
+	lin_hist_record(&r->lin, v);    /* the only other: no test of its own */
 }
 
 static inline void rec_missed(struct recorder *r, uint64_t n)
@@ -157,14 +176,129 @@ static inline void rec_overhead(struct recorder *r, uint64_t ns)
 	stats_add(&r->cur->overhead, ns);
 }
 
-/* Writer, at the end: the current window ends at now.  The reader takes it after join. */
-void rec_finish(struct recorder *r, uint64_t now_ns);
+/* ---- what probes call ---- */
 
-/* Reader: the oldest window handed over, or NULL.  hist points at nmetrics histograms. */
+/* One sample as a probe hands it over; what a probe leaves out is 0. */
+struct rec_sample {
+	uint64_t now_ns;                /* the clock read that completed it: picks its window, starts its overhead */
+	uint64_t v[REC_MAX_METRICS];    /* its value of each metric, metric 0 first */
+	unsigned nv;                    /* how many: the probe's nmetrics, a constant so the loop unrolls */
+	uint64_t at_ns;                 /* when metric 0's value happened, for the run's largest values */
+	unsigned keeps;                 /* REC_KEEP_*: what else the probe's samples may go to, a constant:
+					 * without, step 4 is compiled out */
+	uint64_t from_ns;               /* where metric 0's span began: the trace matches [from_ns, now_ns] */
+	uint64_t missed;                /* periods that passed without a sample, this one's lateness */
+	uint64_t period_ns;             /* nonzero: each missed period also gets the value it would have had */
+};
+
+/*
+ * Record one sample, in the one order every probe shares:
+ *  1. rotate: the sample belongs to the window that contains now_ns, so a
+ *     sample whose span straddles a boundary counts in the later window,
+ *     and everything below (missed periods too) goes to that window;
+ *  2. every metric's value: statistics, histogram, count and sum above the
+ *     metric's threshold;
+ *  3. metric 0 among the run's largest values, at at_ns;
+ *  4. when asked for (and among keeps), metric 0's span [from_ns, now_ns]
+ *     for the trace and metric 0 in cyclictest's histogram;
+ *  5. the missed periods, and with period_ns the values they would have had
+ *     (in the statistics and histogram only: cyclictest never saw them);
+ *  6. last, the overhead: from now_ns to here, what recording cost.
+ */
+static inline __attribute__((always_inline)) void rec_sample(struct recorder *r, const struct rec_sample *s)
+{
+	const uint64_t v = s->v[0];
+
+	rec_tick(r, s->now_ns);
+	for (unsigned m = 0; m < s->nv; m++)
+		rec_value(r, m, s->v[m]);
+	rec_top(r, v, s->at_ns);
+	if (__builtin_expect(r->keep & s->keeps, 0))
+		rec_keep(r, r->keep & s->keeps, v, s->from_ns, s->now_ns);
+	if (__builtin_expect(s->missed != 0, 0)) {
+		rec_missed(r, s->missed);
+		for (uint64_t j = 1; s->period_ns && j <= s->missed && v > j * s->period_ns; j++)
+			rec_value(r, 0, v - j * s->period_ns);
+	}
+	rec_overhead(r, mono_ns() - s->now_ns);
+}
+
+/*
+ * A light batch of metric 0 (see rec_set_light), kept by the probe in locals:
+ * each value goes to the current window's histogram and to the batch's
+ * running n, sum, min and max; rec_batch_end adds those to the window.
+ * Times are given from base_ns, as the probe reads them: the absolute time
+ * is only worked out for the rare value above the threshold.
+ */
+struct rec_batch {
+	uint64_t *counts;               /* the current window's histogram of metric 0 */
+	uint64_t threshold;             /* metric 0's, copied: no load a histogram store might alias */
+	uint64_t base_ns;
+	uint64_t n, sum, min, max;
+};
+
+static inline struct rec_batch rec_batch_begin(const struct recorder *r, uint64_t base_ns)
+{
+	return (struct rec_batch){ .counts = r->cur_hist[0].counts, .threshold = r->threshold[0], .base_ns = base_ns,
+				   .min = UINT64_MAX };
+}
+
+/* A value above the threshold goes to the window's above count, the run's
+ * largest values and the trace log at once. */
+static inline void rec_light_above(struct recorder *r, uint64_t v, uint64_t end_ns)
+{
+	r->cur->m[0].above++;
+	r->cur->m[0].above_ns += v;
+	rec_top(r, v, end_ns);
+	if (r->keep & REC_KEEP_SPANS)
+		rec_log(r, end_ns - v, end_ns);
+}
+
+/* One value: the span [base_ns + end_rel - v, base_ns + end_rel]. */
+static inline __attribute__((always_inline)) void rec_light(struct recorder *r, struct rec_batch *b, uint64_t v,
+							    uint64_t end_rel)
+{
+	b->counts[hist_index(v)]++;
+	b->n++;
+	b->sum += v;
+	b->min = v < b->min ? v : b->min;
+	b->max = v > b->max ? v : b->max;
+	if (__builtin_expect(v > b->threshold, 0))
+		rec_light_above(r, v, b->base_ns + end_rel);
+}
+
+/*
+ * The batch into the current window, then rotate at base_ns + now_rel, then
+ * a new batch: the batch's values count in the window they were taken in, up
+ * to now, which the probe reads often enough (a millisecond) for that.
+ */
+static inline __attribute__((always_inline)) void rec_batch_end(struct recorder *r, struct rec_batch *b,
+								uint64_t now_rel)
+{
+	struct rec_metric *m = &r->cur->m[0];
+
+	r->cur_hist[0].total += b->n;   /* the batch counted buckets only */
+	m->st.n += b->n;
+	m->sum += b->sum;
+	if (b->min < m->st.min)
+		m->st.min = b->min;
+	if (b->max > m->st.max)
+		m->st.max = b->max;
+	rec_tick(r, b->base_ns + now_rel);
+	*b = rec_batch_begin(r, b->base_ns);    /* a new window may have begun */
+}
+
+/* ---- the reader: the main thread ---- */
+
+/* The oldest window handed over, or NULL.  hist points at nmetrics histograms. */
 const struct rec_window *rec_peek(struct recorder *r, const struct hist **ret_hist);
-/* Reader: give the slot returned by rec_peek back to the writer. */
+/* Give the slot returned by rec_peek back to the writer. */
 void rec_release(struct recorder *r);
-/* Reader, after the writer thread has been joined: the writer's last window. */
+/* After the writer thread has been joined: the writer's last window. */
 const struct rec_window *rec_last(struct recorder *r, const struct hist **ret_hist);
+/* After join: the run's largest values of metric 0, *ret_n of them, in no order. */
+const struct rec_event *rec_largest(const struct recorder *r, unsigned *ret_n);
+/* After join: the spans logged for the trace. */
+const struct rec_log *rec_spans(const struct recorder *r);
 
 #endif

@@ -367,6 +367,9 @@ static int drain(struct runner *rn)
 		struct cpu_result *cr = &rn->res->cpus[i];
 		const struct hist *h;
 		const struct rec_window *win;
+		/* cyclictest's running figures, for its live lines; the bins come back after the run */
+		if (cr->lin)
+			rec_lin_figures(rec, cr->lin);
 		while ((win = rec_peek(rec, &h))) {
 			int r = result_add_window(rn->res, cr, win, h);
 			rec_release(rec);
@@ -446,9 +449,11 @@ static int collect_last(struct runner *rn)
 		struct cpu_result *cr = &rn->res->cpus[i];
 		const struct hist *h;
 		const struct rec_window *win = rec_last(&w->t.rec, &h);
+		unsigned ntop;
+		const struct rec_event *top = rec_largest(&w->t.rec, &ntop);
 
 		stats_merge(&cr->clock_cost, &w->clock_cost);
-		result_set_top(cr, w->t.rec.top, w->t.rec.ntop);
+		result_set_top(cr, top, ntop);
 		if (win->m[0].st.n == 0 && win->missed == 0)
 			continue;
 		if ((r = result_add_window(rn->res, cr, win, h)) < 0)
@@ -478,7 +483,7 @@ static void finish_trace(struct runner *rn)
 		return;
 	}
 	for (size_t i = 0; i < rn->n; i++)
-		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, &rn->w[i].t.rec.log };
+		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, rec_spans(&rn->w[i].t.rec) };
 	if (tracerun_finish(rn->trace, th, rn->n, rn->res, why, sizeof(why)) < 0)
 		result_note(rn->res, "the trace could not be read: %s", why);
 	free(th);
@@ -508,7 +513,9 @@ static int init_workers(struct runner *rn, const void *pp)
 			r = rec_log_init(&w->t.rec, rn->rp->trace_log_cap);
 		if (r < 0)
 			return r;
-		w->t.rec.lin = rn->res->cpus[i].lin;
+		/* Its bins are the recorder's for the run: the measuring thread writes only its own memory. */
+		if (rn->res->cpus[i].lin)
+			rec_lin_take(&w->t.rec, rn->res->cpus[i].lin);
 		i++;
 	}
 	return 0;
@@ -518,8 +525,12 @@ static void free_workers(struct runner *rn)
 {
 	if (!rn->w)
 		return;
-	for (size_t i = 0; i < rn->n; i++)
+	for (size_t i = 0; i < rn->n; i++) {
+		/* Every path: the result gets cyclictest's histogram back, counted to the end. */
+		if (rn->res->cpus[i].lin)
+			rec_lin_give(&rn->w[i].t.rec, rn->res->cpus[i].lin);
 		rec_free(&rn->w[i].t.rec);
+	}
 	free(rn->w);
 	rn->w = NULL;
 }

@@ -135,7 +135,7 @@ static void timer_run(struct probe_thread *t)
 	const uint64_t interval = timer_interval_of(tp, &t->rp->cpus, t->cpu);
 	const uint64_t loops = t->rp->loops;
 	const int mode = tp->mode;
-	const bool co = tp->co_correct;
+	const uint64_t co_period = tp->co_correct ? interval : 0;   /* --co-correct: missed periods get values */
 	uint64_t next = t->origin_ns;     /* deadlines at k * interval: windows hold whole periods */
 	uint64_t wakeups = 0;
 
@@ -167,18 +167,10 @@ static void timer_run(struct probe_thread *t)
 		if (missed && t->end_ns - next <= missed * interval)
 			missed = (t->end_ns - next - 1u) / interval;
 
-		rec_tick(rec, now);
-		rec_value(rec, 0, lat);
-		rec_top(rec, lat, now);
-		rec_log(rec, next, now);
-		rec_lin(rec, lat);
-		if (missed) {
-			rec_missed(rec, missed);
-			for (uint64_t j = 1; co && j <= missed && lat > j * interval; j++)
-				rec_value(rec, 0, lat - j * interval);
-		}
+		rec_sample(rec, &(struct rec_sample){ .now_ns = now, .v = { lat }, .nv = 1, .at_ns = now,
+						      .keeps = REC_KEEP_SPANS | REC_KEEP_LIN, .from_ns = next,
+						      .missed = missed, .period_ns = co_period });
 		next += (missed + 1u) * interval;
-		rec_overhead(rec, mono_ns() - now);
 		if (loops && ++wakeups >= loops)
 			break;
 	}

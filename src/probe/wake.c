@@ -389,13 +389,10 @@ static uint64_t next_deadline(uint64_t prev, uint64_t interval, uint64_t now)
 	return next;
 }
 
-static inline void record(struct recorder *rec, uint64_t now, uint64_t t0, uint64_t t1, uint64_t t2)
+/* The one-way latency: from just before the wake call to the sleeper's first clock read. */
+static inline uint64_t one_way(uint64_t t0, uint64_t t2)
 {
-	uint64_t lat = t2 > t0 ? t2 - t0 : 0;   /* one clock for both CPUs: only a broken one goes back */
-	rec_tick(rec, now);
-	rec_value(rec, 0, lat);
-	rec_value(rec, 1, t1 - t0);
-	rec_top(rec, lat, t0);
+	return t2 > t0 ? t2 - t0 : 0;   /* one clock for both CPUs: only a broken one goes back */
 }
 
 static void fail(struct probe_thread *t, const struct wake_state *s, int rc, const char *what)
@@ -451,8 +448,8 @@ static void wake_run(struct probe_thread *t)
 		if ((r = await_sleeper(t, s, &s->done, k)) != 0)
 			break;
 		uint64_t now = mono_ns();
-		record(rec, now, t0, t1, atomic_load_explicit(&s->t2, memory_order_relaxed));
-		rec_overhead(rec, mono_ns() - now);
+		uint64_t lat = one_way(t0, atomic_load_explicit(&s->t2, memory_order_relaxed));
+		rec_sample(rec, &(struct rec_sample){ .now_ns = now, .v = { lat, t1 - t0 }, .nv = 2, .at_ns = t0 });
 		if (last || stopping(t))
 			return;
 	}
@@ -504,9 +501,9 @@ static void wake_pingpong_run(struct probe_thread *t)
 		/* Published before the answer was sent: no wait here. */
 		if ((r = await_sleeper(t, s, &s->done, k)) != 0)
 			break;
-		record(rec, t3, t0, t1, atomic_load_explicit(&s->t2, memory_order_relaxed));
-		rec_value(rec, 2, t3 - t0);
-		rec_overhead(rec, mono_ns() - t3);
+		uint64_t lat = one_way(t0, atomic_load_explicit(&s->t2, memory_order_relaxed));
+		rec_sample(rec, &(struct rec_sample){ .now_ns = t3, .v = { lat, t1 - t0, t3 - t0 }, .nv = 3,
+						      .at_ns = t0 });
 		if ((loops && k >= loops) || t3 >= t->end_ns || stopping(t))
 			return;
 		if (interval) {

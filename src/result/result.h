@@ -104,7 +104,8 @@ struct cpu_result {
 	struct named_counts irqs, softirqs;  /* over the run; empty without context */
 	bool has_context;
 	int tid;                        /* the measuring thread's kernel id; 0: unknown */
-	struct lin_hist *lin;           /* NULL, or cyclictest's histogram (see result_keep_lin) */
+	struct lin_hist *lin;           /* NULL, or cyclictest's histogram (see result_keep_lin);
+					 * while measuring, its running figures only */
 };
 
 /* What the runner changed on the system, and what it could not. */
@@ -210,7 +211,9 @@ double result_real_as_written(double v);
 int result_append_window(struct cpu_result *cr, const struct result_window *rw);
 
 /* Also count every CPU's metric 0 the way cyclictest does (in memory only, not
- * in the JSON).  -ENOMEM or -EINVAL. */
+ * in the JSON).  Allocated here, before the run; the runner lends the bins to
+ * each measuring thread's recorder and they are back, counted, when it
+ * returns.  -ENOMEM or -EINVAL. */
 int result_keep_lin(struct result *res, uint64_t unit_ns, uint32_t nbins);
 
 /* Note something worth a warning (a setting not applied...).  Extra notes are dropped. */

@@ -5,8 +5,11 @@
  * origin is deliberately not a multiple of the window: windows are cut at
  * origin + k * window, not at multiples of the window on the clock.
  *
- * The last test runs a writer thread against a draining reader, as the runner
- * does; it is also meant to be run under ThreadSanitizer.
+ * rec_sample times its own overhead on the real clock; its tests put the fake
+ * clock a second behind it.
+ *
+ * The concurrent tests run a writer thread against a draining reader, as the
+ * runner does; they are also meant to be run under ThreadSanitizer.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +26,8 @@
 #include <cmocka.h>
 
 #include "core/hist.h"
+#include "core/linhist.h"
+#include "core/nstime.h"
 #include "core/stats.h"
 #include "probe/recorder.h"
 
@@ -708,6 +713,311 @@ static void test_a_concurrent_reader_drains_every_sample_the_writer_records(void
 	rec_free(&conc.rec);
 }
 
+/* ---- rec_sample: one call a sample, in the order the header gives ---- */
+
+#define ALL_KEEPS (REC_KEEP_SPANS | REC_KEEP_LIN)
+
+/* rec_sample times its own overhead on the real clock: the fake one runs a second behind it. */
+static uint64_t past_origin(void)
+{
+	return mono_ns() - NS_PER_SEC;
+}
+
+static void test_rec_sample_counts_a_sample_straddling_a_boundary_in_the_window_it_ended_in(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t origin = past_origin();
+
+	assert_int_equal(rec_init(&r, 1, NULL, WIN), 0);
+	rec_start(&r, origin);
+	/* Deadline in window 0, wakeup in window 1, two periods missed on the way. */
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + WIN + 5u, .v = { 2u * WIN + 5u }, .nv = 1,
+					      .at_ns = origin + WIN + 5u, .from_ns = origin + WIN - 7u, .missed = 2 });
+	const struct rec_window *w = must_peek(&r, &h);
+	assert_window(w, 0, 0, WIN, 0);
+	assert_int_equal(w->missed, 0);
+	assert_int_equal(w->overhead.n, 0);
+	assert_int_equal(h[0].total, 0);
+	rec_release(&r);
+
+	w = rec_last(&r, &h);
+	assert_window(w, 1, WIN, 0, 1);
+	assert_int_equal(w->m[0].st.max, 2u * WIN + 5u);
+	assert_int_equal(h[0].counts[hist_index(2u * WIN + 5u)], 1);
+	assert_int_equal(w->missed, 2);
+	assert_int_equal(w->overhead.n, 1);
+	/* Timed from now_ns, which the real clock passed a second ago. */
+	assert_true(w->overhead.min >= NS_PER_SEC - WIN - 5u);
+	rec_free(&r);
+}
+
+static void test_rec_sample_records_every_metric_and_the_largest_at_its_own_time(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t origin = past_origin(), thr[] = { 100, 5, 50 };
+	unsigned ntop;
+
+	assert_int_equal(rec_init(&r, 3, thr, WIN), 0);
+	rec_start(&r, origin);
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 900u, .v = { 300, 6, 40 }, .nv = 3,
+					      .at_ns = origin + 200u });
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 950u, .v = { 30, 5, 70 }, .nv = 3,
+					      .at_ns = origin + 940u });
+	const struct rec_window *w = rec_last(&r, &h);
+	static const uint64_t min[] = { 30, 5, 40 }, max[] = { 300, 6, 70 }, above[] = { 1, 1, 1 };
+	for (unsigned m = 0; m < 3; m++) {
+		assert_int_equal(w->m[m].st.n, 2);
+		assert_int_equal(w->m[m].st.min, min[m]);
+		assert_int_equal(w->m[m].st.max, max[m]);
+		assert_int_equal(w->m[m].above, above[m]);
+		assert_int_equal(h[m].total, 2);
+	}
+	assert_int_equal(w->m[0].above_ns, 300);
+	assert_int_equal(w->m[3].st.n, 0);
+	assert_int_equal(w->overhead.n, 2);
+	/* Metric 0 only, stamped with at_ns (the wake call, for the wake probe), not now_ns. */
+	const struct rec_event *top = rec_largest(&r, &ntop);
+	assert_int_equal(ntop, 2);
+	for (unsigned i = 0; i < ntop; i++)
+		assert_int_equal(top[i].at_ns, top[i].value == 300 ? 200u : 940u);
+	assert_true(top[0].value + top[1].value == 330);
+	rec_free(&r);
+}
+
+static void test_missed_periods_get_the_values_they_would_have_had_only_with_a_period(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t origin = past_origin();
+	unsigned ntop;
+
+	for (int co = 0; co <= 1; co++) {
+		assert_int_equal(rec_init(&r, 1, NULL, WIN), 0);
+		rec_start(&r, origin);
+		rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 10u, .v = { 3500 }, .nv = 1, .at_ns = origin + 10u,
+						      .missed = 3, .period_ns = co ? 1000u : 0u });
+		const struct rec_window *w = rec_last(&r, &h);
+		assert_int_equal(w->missed, 3);
+		assert_int_equal(w->m[0].st.n, co ? 4u : 1u);      /* 3500, then 2500, 1500, 500 */
+		assert_int_equal(w->m[0].st.min, co ? 500u : 3500u);
+		assert_int_equal(h[0].counts[hist_index(500)], co ? 1u : 0u);
+		assert_int_equal(w->overhead.n, 1);
+		/* The values it would have had are not samples anything else saw. */
+		rec_largest(&r, &ntop);
+		assert_int_equal(ntop, 1);
+		rec_free(&r);
+	}
+}
+
+static void test_spans_and_cyclictests_histogram_take_a_sample_only_when_asked_for(void **state)
+{
+	(void)state;
+	struct recorder r;
+	struct lin_hist h;
+	const uint64_t origin = past_origin();
+
+	assert_int_equal(rec_init(&r, 1, NULL, WIN), 0);
+	rec_start(&r, origin);
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 10u, .v = { 1500 }, .nv = 1, .keeps = ALL_KEEPS,
+					      .from_ns = origin });
+	assert_int_equal(rec_spans(&r)->n, 0);
+	assert_int_equal(rec_spans(&r)->dropped, 0);
+	rec_free(&r);
+
+	assert_int_equal(rec_init(&r, 1, NULL, WIN), 0);
+	assert_int_equal(rec_log_init(&r, 2), 0);
+	assert_int_equal(lin_hist_init(&h, 1000, 3), 0);
+	rec_lin_take(&r, &h);
+	rec_start(&r, origin);
+	static const uint64_t v[] = { 1500, 2999, 7000 };
+	for (unsigned i = 0; i < 3; i++)
+		rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 100u * (i + 1u), .v = { v[i] }, .nv = 1,
+						      .keeps = ALL_KEEPS, .from_ns = origin + 100u * i, .missed = i,
+						      .period_ns = 1000 });
+	/* A probe whose samples may go nowhere else (keeps 0) adds to neither. */
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 400u, .v = { 1500 }, .nv = 1, .from_ns = origin });
+	const struct rec_log *l = rec_spans(&r);
+	assert_int_equal(l->n, 2);
+	assert_int_equal(l->dropped, 1);
+	assert_int_equal(l->spans[1].from_ns, origin + 100u);
+	assert_int_equal(l->spans[1].to_ns, origin + 200u);
+	rec_lin_give(&r, &h);
+	/* cyclictest's count: the samples, not the values missed periods would have had. */
+	assert_int_equal(lin_load(&h.cycles), 3);
+	assert_int_equal(h.nbins, 3);
+	assert_int_equal(h.bins[1], 1);
+	assert_int_equal(h.bins[2], 1);
+	assert_int_equal(h.overflow, 1);
+	assert_int_equal(h.outliers[0], 2);
+	assert_int_equal(lin_load(&h.sum), 1 + 2 + 7);
+	rec_free(&r);
+	lin_hist_free(&h);
+}
+
+static void test_cyclictests_histogram_is_the_recorders_until_it_is_given_back(void **state)
+{
+	(void)state;
+	struct recorder r;
+	struct lin_hist h;
+	const uint64_t origin = past_origin();
+
+	assert_int_equal(rec_init(&r, 1, NULL, WIN), 0);
+	assert_int_equal(lin_hist_init(&h, 1, 100), 0);
+	uint64_t *bins = h.bins;
+	rec_lin_take(&r, &h);
+	assert_null(h.bins);
+	assert_int_equal(h.nbins, 0);
+	rec_start(&r, origin);
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 1u, .v = { 42 }, .nv = 1, .keeps = REC_KEEP_LIN });
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 2u, .v = { 7 }, .nv = 1, .keeps = REC_KEEP_LIN });
+	/* The measuring side wrote none of h; the reader brings its figures up to date. */
+	assert_int_equal(lin_load(&h.cycles), 0);
+	assert_int_equal(bins[42], 1);
+	rec_lin_figures(&r, &h);
+	assert_int_equal(lin_load(&h.cycles), 2);
+	assert_int_equal(lin_load(&h.min), 7);
+	assert_int_equal(lin_load(&h.max), 42);
+	assert_int_equal(lin_load(&h.last), 7);
+	assert_null(h.bins);
+
+	rec_lin_give(&r, &h);
+	assert_ptr_equal(h.bins, bins);
+	assert_int_equal(h.nbins, 100);
+	assert_int_equal(h.bins[7] + h.bins[42], 2);
+	/* Given back once: a second give, and freeing the recorder, leave h alone. */
+	rec_lin_give(&r, &h);
+	assert_ptr_equal(h.bins, bins);
+	rec_free(&r);
+	assert_int_equal(h.bins[42], 1);
+	lin_hist_free(&h);
+
+	/* Taken and never given back: the recorder frees it (the sanitizer build checks). */
+	assert_int_equal(rec_init(&r, 1, NULL, WIN), 0);
+	assert_int_equal(lin_hist_init(&h, 1, 100), 0);
+	rec_lin_take(&r, &h);
+	rec_free(&r);
+	lin_hist_free(&h);
+}
+
+/* ---- the light batch ---- */
+
+static void test_a_light_batch_counts_in_the_window_it_was_taken_in_and_values_above_go_at_once(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t thr[] = { 100 };
+	unsigned ntop;
+
+	assert_int_equal(rec_init(&r, 1, thr, WIN), 0);
+	rec_set_light(&r, 0);
+	assert_int_equal(rec_log_init(&r, 4), 0);
+	rec_start(&r, ORIGIN);
+	struct rec_batch b = rec_batch_begin(&r, ORIGIN);
+	rec_light(&r, &b, 10, 10);
+	rec_light(&r, &b, 200, 210);
+	rec_light(&r, &b, 20, 230);
+	/* Above the threshold: already in the window, the largest and the log. */
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_int_equal(w->m[0].above, 1);
+	assert_int_equal(w->m[0].above_ns, 200);
+	assert_int_equal(w->m[0].st.n, 0);
+	assert_int_equal(rec_largest(&r, &ntop)[0].at_ns, 210);
+	assert_int_equal(rec_spans(&r)->n, 1);
+	assert_int_equal(rec_spans(&r)->spans[0].from_ns, at(10));
+	assert_int_equal(rec_spans(&r)->spans[0].to_ns, at(210));
+
+	/* Ended past the boundary: the batch is window 0's, then window 1 begins. */
+	rec_batch_end(&r, &b, WIN + 3u);
+	rec_light(&r, &b, 30, WIN + 33u);
+	w = must_peek(&r, &h);
+	assert_window(w, 0, 0, WIN, 3);
+	assert_int_equal(h[0].total, 3);
+	assert_int_equal(h[0].counts[hist_index(200)], 1);
+	assert_int_equal(w->m[0].st.min, 10);
+	assert_int_equal(w->m[0].st.max, 200);
+	assert_true(w->m[0].st.mean == 230.0 / 3.0);
+	assert_int_equal(w->m[0].above, 1);
+	rec_release(&r);
+	rec_batch_end(&r, &b, WIN + 40u);
+	w = rec_last(&r, &h);
+	assert_window(w, 1, WIN, 0, 1);
+	assert_int_equal(h[0].counts[hist_index(30)], 1);
+	assert_int_equal(w->m[0].above, 0);
+	rec_free(&r);
+}
+
+/* ---- cyclictest's figures read while the writer counts ---- */
+
+#define LIN_N (UINT64_C(64) * 5000u)    /* whole turns of the values 0..63 */
+
+struct lin_conc {
+	struct recorder rec;
+	uint64_t origin;
+	atomic_bool done;
+};
+
+static struct lin_conc lconc;
+
+static void *lin_writer(void *arg)
+{
+	struct lin_conc *c = arg;
+
+	rec_start(&c->rec, c->origin);
+	for (uint64_t i = 0; i < LIN_N; i++)
+		rec_sample(&c->rec, &(struct rec_sample){ .now_ns = c->origin + i, .v = { i % 64u }, .nv = 1,
+							   .keeps = REC_KEEP_LIN });
+	atomic_store_explicit(&c->done, true, memory_order_release);
+	return NULL;
+}
+
+static void test_cyclictests_figures_copied_while_measuring_only_grow_and_end_exact(void **state)
+{
+	(void)state;
+	struct lin_hist h;
+	pthread_t th;
+	const struct hist *hh;
+	uint64_t prev = 0, copies = 0, want_sum = 0;
+
+	for (uint64_t i = 0; i < LIN_N; i++)
+		want_sum += i % 64u;
+	memset(&lconc, 0, sizeof(lconc));
+	lconc.origin = past_origin();
+	atomic_init(&lconc.done, false);
+	assert_int_equal(rec_init(&lconc.rec, 1, NULL, CONC_WIN * 1000u), 0);
+	assert_int_equal(lin_hist_init(&h, 1, 32), 0);
+	rec_lin_take(&lconc.rec, &h);
+	assert_int_equal(pthread_create(&th, NULL, lin_writer, &lconc), 0);
+	while (!atomic_load_explicit(&lconc.done, memory_order_acquire)) {
+		rec_lin_figures(&lconc.rec, &h);
+		uint64_t n = lin_load(&h.cycles);
+		assert_true(n >= prev);
+		prev = n;
+		copies++;
+		while (rec_peek(&lconc.rec, &hh))
+			rec_release(&lconc.rec);
+		sched_yield();
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(copies > 0);
+	rec_lin_give(&lconc.rec, &h);
+	uint64_t in_bins = 0;
+	for (uint32_t i = 0; i < h.nbins; i++)
+		in_bins += h.bins[i];
+	assert_int_equal(lin_load(&h.cycles), LIN_N);
+	assert_int_equal(in_bins + h.overflow, LIN_N);
+	assert_int_equal(h.overflow, LIN_N / 2u);
+	assert_int_equal(lin_load(&h.sum), want_sum);
+	assert_int_equal(lin_load(&h.max), 63);
+	rec_free(&lconc.rec);
+	lin_hist_free(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -729,6 +1039,13 @@ int main(void)
 		cmocka_unit_test(test_rec_finish_of_a_window_grown_by_a_stall_ends_it_at_now),
 		cmocka_unit_test(test_rec_last_returns_the_writers_current_window_and_its_histograms),
 		cmocka_unit_test(test_a_concurrent_reader_drains_every_sample_the_writer_records),
+		cmocka_unit_test(test_rec_sample_counts_a_sample_straddling_a_boundary_in_the_window_it_ended_in),
+		cmocka_unit_test(test_rec_sample_records_every_metric_and_the_largest_at_its_own_time),
+		cmocka_unit_test(test_missed_periods_get_the_values_they_would_have_had_only_with_a_period),
+		cmocka_unit_test(test_spans_and_cyclictests_histogram_take_a_sample_only_when_asked_for),
+		cmocka_unit_test(test_cyclictests_histogram_is_the_recorders_until_it_is_given_back),
+		cmocka_unit_test(test_a_light_batch_counts_in_the_window_it_was_taken_in_and_values_above_go_at_once),
+		cmocka_unit_test(test_cyclictests_figures_copied_while_measuring_only_grow_and_end_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
