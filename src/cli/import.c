@@ -109,6 +109,7 @@ static int load_file(const char *path, char **ret_text)
 				snprintf(err, sizeof(err), "as latscope writes it, the result would be larger than %u MiB, "
 					 "the most a result may be", RESULT_TEXT_MAX >> 20);
 				free(*ret_text);
+				*ret_text = NULL;       /* the caller frees every text it was given */
 				r = -EFBIG;
 			}
 			result_free(&res);

@@ -48,7 +48,8 @@ int cpuset_parse(const char *text, struct cpuset *ret);
  * length it needed (like snprintf), so a short buffer can be detected. */
 size_t cpuset_format(const struct cpuset *s, char *buf, size_t size);
 
-#define cpuset_foreach(cpu, set) \
+/* cpu is the name the loop declares: it cannot be parenthesized. */
+#define cpuset_foreach(cpu, set) /* NOLINTNEXTLINE(bugprone-macro-parentheses) */ \
 	for (int cpu = cpuset_next((set), 0); cpu >= 0; cpu = cpuset_next((set), (unsigned)cpu + 1u))
 
 #endif

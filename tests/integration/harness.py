@@ -96,8 +96,62 @@ class TempDirCase(unittest.TestCase):
                               timeout=timeout, cwd=self.tmp, env=env)
 
 
+# meson's exit status for a test that did not run: shown as SKIP, never as OK.
+SKIP_STATUS = 77
+# The line ./check gathers from every test's output to list what was skipped and why.
+SKIP_MARK = "latscope-skip: "
+
+
+def test_names(module):
+    """The module's tests as unittest names them ("Class.test_x"), for meson.build."""
+    names = []
+    pending = [unittest.defaultTestLoader.loadTestsFromModule(module)]
+    while pending:
+        for t in pending.pop():
+            if isinstance(t, unittest.TestSuite):
+                pending.append(t)
+            else:
+                names.append(t.id().split(".", 1)[1])
+    return sorted(names)
+
+
+class _Result(unittest.TextTestResult):
+    """Counts the tests that passed: a test whose subtests were all skipped did not."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.passed = 0
+
+    def addSuccess(self, test):
+        self.passed += 1
+        super().addSuccess(test)
+
+    def addSubTest(self, test, subtest, err):
+        self.passed += err is None
+        super().addSubTest(test, subtest, err)
+
+
 def main():
-    unittest.main(argv=[sys.argv[0], "-v"], verbosity=2)
+    """Run the module's tests (or those named on the command line) and exit
+    1 when one failed or erred, whatever else was skipped; SKIP_STATUS when
+    every test that was to run was skipped; else 0.  Each skip is printed as
+    a SKIP_MARK line with its reason, for ./check's summary."""
+    args = sys.argv[1:]
+    if args == ["--list"]:
+        print("\n".join(test_names(sys.modules["__main__"])))
+        sys.exit(0)
+    runner = unittest.TextTestRunner(resultclass=_Result, verbosity=2)
+    result = unittest.main(argv=[sys.argv[0], *args], testRunner=runner, exit=False).result
+    sys.stderr.flush()
+    for test, reason in result.skipped:
+        name = test.id().removeprefix("__main__.")
+        print(f"{SKIP_MARK}{name}: {' '.join(reason.split())}", flush=True)
+    if not result.wasSuccessful():
+        sys.exit(1)
+    if result.testsRun == 0 and not result.skipped:
+        print("no test ran", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(SKIP_STATUS if result.passed == 0 and not result.expectedFailures else 0)
 
 
 def check_consistent(tc, doc):

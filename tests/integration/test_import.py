@@ -341,6 +341,21 @@ class Cost(ImportCase):
                                    "Try 'latscope import --help'.\n")
         self.assert_memory(peak, base, 2**20, 1)        # not read
 
+    def test_a_file_that_grows_past_the_size_limit_as_latscope_writes_it_is_refused_without_a_crash(self):
+        # Kept parameters are written again indented: 150,000 numbers 1,900 arrays deep take 2 MB
+        # compact and 270 MB as latscope writes them.  The refusal used to free that text twice.
+        doc = synthetic({0: {0: [5000, 6000]}})
+        doc["params"]["deep"] = "DEEP"
+        deep = "[" * 1900 + ",".join(["1234567890123"] * 150000) + "]" * 1900
+        path = self.path("deep.json")
+        with open(path, "w") as f:
+            f.write(json.dumps(doc, separators=(",", ":")).replace('"DEEP"', deep))
+        p = run("import", path, "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr, f"latscope import: '{path}': as latscope writes it, the result would be larger "
+                                   "than 256 MiB, the most a result may be\nTry 'latscope import --help'.\n")
+        self.assertFalse(os.path.exists(self.db), "nothing stored")
+
 
 SUMMARY_KEYS = ("count", "min_ns", "max_ns", "mean_ns", "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns",
                 "p99_99_ns", "warm_max_ns", "above", "above_pct", "above_total_ns")

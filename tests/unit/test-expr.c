@@ -30,7 +30,9 @@ static const struct expr SENTINEL = { .stat = EXPR_COUNT, .op = EXPR_LE, .kind =
 /* Field by field: the padding of a struct copy is unspecified. */
 static bool same_expr(const struct expr *a, const struct expr *b)
 {
+	/* The value bit for bit: "untouched" means the very same double. */
 	return a->stat == b->stat && a->op == b->op && a->kind == b->kind &&
+	       /* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison,cert-exp42-c,cert-flp37-c) */
 	       memcmp(&a->value, &b->value, sizeof(a->value)) == 0;
 }
 

@@ -1,8 +1,10 @@
 /*
  * Unit tests for the run store (src/store): what makes two runs the same
- * (identity.c and its SHA-256), and how the store file is opened and created
- * (no symbolic link followed, private modes).  The commands on top are tested
- * end to end in tests/integration/test_store.py and test_files.py.
+ * (identity.c and its SHA-256), how the store file is opened and created
+ * (no symbolic link followed, private modes), what store_list, store_info
+ * and store_rm give back, and the migration of a schema 1 store.  The
+ * commands on top are tested end to end in tests/integration/test_store.py
+ * and test_files.py.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,8 +21,10 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "store/identity.h"
+#include "store/schema.h"
 #include "store/sha256.h"
 #include "store/store.h"
 
@@ -268,6 +272,283 @@ static void test_a_new_store_and_its_new_directories_are_private(void **state)
 	assert_int_equal(s.st_mode & 07777, 0700);      /* mkdtemp's, not changed */
 }
 
+/* ---- listing, reading and removing ---- */
+
+/* A run of probe on host "vm" started at start, with labels "k=v,k=v" (may be ""). */
+static char *labelled_run(const char *probe, uint64_t start, const char *labels, uint64_t count, bool interrupted)
+{
+	json_t *ls = json_object();
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", labels);
+	for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		assert_non_null(eq);
+		*eq = '\0';
+		json_object_set_new(ls, kv, json_string(eq + 1));
+	}
+	json_t *doc = json_pack("{s:s, s:s, s:I, s:b, s:{s:s}, s:[s], s:{s:{s:{s:I, s:I, s:f, s:I, s:I, s:I, s:I}}, s:I},"
+				" s:[], s:o, s:{}}",
+				"probe", probe, "start_time", "t", "start_realtime_ns", (json_int_t)start,
+				"interrupted", interrupted, "system", "hostname", "vm", "metrics", "latency",
+				"all", "metrics", "latency", "count", (json_int_t)count, "min_ns", (json_int_t)10,
+				"mean_ns", 20.5, "p50_ns", (json_int_t)20, "p99_ns", (json_int_t)30,
+				"max_ns", (json_int_t)40, "warm_max_ns", (json_int_t)35, "missed", (json_int_t)2,
+				"cpus", "labels", ls, "params");
+	assert_non_null(doc);
+	char *text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	assert_non_null(text);
+	return text;
+}
+
+static int64_t put(struct store *st, const char *probe, uint64_t start, const char *labels)
+{
+	struct store_error err;
+	int64_t id;
+	char *text = labelled_run(probe, start, labels, start, false);
+	assert_int_equal(store_put(st, text, &id, &err), 0);
+	free(text);
+	return id;
+}
+
+static void add_label(struct run_filter *f, const char *key, const char *value)
+{
+	struct label *l = &f->labels.items[f->labels.n++];
+	snprintf(l->key, sizeof(l->key), "%s", key);
+	snprintf(l->value, sizeof(l->value), "%s", value);
+}
+
+/* The ids store_list gives for f, as "1,2,3". */
+static const char *listed(struct store *st, const struct run_filter *f)
+{
+	static char out[256];
+	struct store_error err;
+	struct run_info *ri;
+	size_t n, len = 0;
+
+	assert_int_equal(store_list(st, f, &ri, &n, &err), 0);
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%lld", i ? "," : "", (long long)ri[i].id);
+	free(ri);
+	return out;
+}
+
+/* Five runs stored out of their start order: ids 1..5 start at 500, 100, 400, 200, 300. */
+static struct store *five_runs(const char *name)
+{
+	struct store *st;
+	struct store_error err;
+	assert_int_equal(store_open(in_tmpdir(name), STORE_CREATE, &st, &err), 0);
+	assert_int_equal(put(st, "timer", 500, "config=a,host=x"), 1);
+	assert_int_equal(put(st, "noise", 100, "config=a"), 2);
+	assert_int_equal(put(st, "timer", 400, "config=b,host=x"), 3);
+	assert_int_equal(put(st, "timer", 200, ""), 4);
+	assert_int_equal(put(st, "wake", 300, "config=a,host=y"), 5);
+	return st;
+}
+
+static void test_store_list_gives_the_runs_in_stored_order_and_filters_by_probe_labels_and_start(void **state)
+{
+	(void)state;
+	struct store *st = five_runs("list.db");
+	struct run_filter f = { 0 };
+
+	assert_string_equal(listed(st, &f), "1,2,3,4,5");       /* stored order, not start order */
+	f.probe = "timer";
+	assert_string_equal(listed(st, &f), "1,3,4");
+	f.probe = "nothing";
+	assert_string_equal(listed(st, &f), "");
+	f.probe = NULL;
+	add_label(&f, "config", "a");
+	assert_string_equal(listed(st, &f), "1,2,5");
+	add_label(&f, "host", "x");                             /* every label must match */
+	assert_string_equal(listed(st, &f), "1");
+	f.probe = "noise";
+	assert_string_equal(listed(st, &f), "");
+	memset(&f, 0, sizeof(f));
+	f.since_ns = 300;                                       /* at or after */
+	assert_string_equal(listed(st, &f), "1,3,5");
+	f.since_ns = 501;
+	assert_string_equal(listed(st, &f), "");
+	store_close(st);
+}
+
+static void test_store_list_limit_keeps_the_last_stored_oldest_first(void **state)
+{
+	(void)state;
+	struct store *st = five_runs("limit.db");
+	struct run_filter f = { .limit = 2 };
+
+	assert_string_equal(listed(st, &f), "4,5");
+	f.limit = 5;
+	assert_string_equal(listed(st, &f), "1,2,3,4,5");
+	f.limit = UINT64_MAX;                                   /* past SQLite's int64 */
+	assert_string_equal(listed(st, &f), "1,2,3,4,5");
+	f.limit = 2;
+	f.probe = "timer";                                      /* the last two of the matching ones */
+	assert_string_equal(listed(st, &f), "3,4");
+	store_close(st);
+}
+
+static void test_store_info_gives_a_runs_listed_figures_and_labels_and_an_unknown_id_is_enoent(void **state)
+{
+	(void)state;
+	struct store *st;
+	struct store_error err;
+	struct run_info ri;
+	int64_t id;
+	char *text = labelled_run("wake", 1234, "b=2,a=1", 99, true);
+
+	assert_int_equal(store_open(in_tmpdir("info.db"), STORE_CREATE, &st, &err), 0);
+	assert_int_equal(store_put(st, text, &id, &err), 0);
+	assert_int_equal(store_info(st, id, &ri, &err), 0);
+	assert_int_equal(ri.id, id);
+	assert_string_equal(ri.probe, "wake");
+	assert_string_equal(ri.host, "vm");
+	assert_int_equal(ri.start_realtime_ns, 1234);
+	assert_true(ri.interrupted);
+	assert_int_equal(ri.count, 99);
+	assert_int_equal(ri.min_ns, 10);
+	assert_int_equal(ri.p50_ns, 20);
+	assert_int_equal(ri.p99_ns, 30);
+	assert_int_equal(ri.max_ns, 40);
+	assert_true(ri.mean_ns > 20.49 && ri.mean_ns < 20.51);
+	assert_true(ri.has_warm_max);
+	assert_int_equal(ri.warm_max_ns, 35);
+	assert_int_equal(ri.missed, 2);
+	assert_int_equal(ri.labels.n, 2);                       /* as the result gave them */
+	assert_string_equal(ri.labels.items[0].key, "b");
+	assert_string_equal(ri.labels.items[0].value, "2");
+	assert_string_equal(ri.labels.items[1].key, "a");
+	assert_string_equal(ri.labels.items[1].value, "1");
+	assert_int_equal(store_info(st, id + 1, &ri, &err), -ENOENT);
+	char *back;
+	assert_int_equal(store_get(st, id, &back, &err), 0);
+	assert_string_equal(back, text);                        /* given back exactly */
+	free(back);
+	assert_int_equal(store_get(st, id + 1, &back, &err), -ENOENT);
+	free(text);
+	store_close(st);
+}
+
+static void test_store_rm_removes_all_or_none_and_their_labels_go_too(void **state)
+{
+	(void)state;
+	struct store *st = five_runs("rm.db");
+	struct store_error err;
+	struct run_filter f = { 0 };
+
+	assert_int_equal(store_rm(st, (const int64_t[]){ 2, 9, 3 }, 3, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no run 9"));
+	assert_non_null(strstr(err.msg, "nothing was removed"));
+	assert_string_equal(listed(st, &f), "1,2,3,4,5");
+	assert_int_equal(store_rm(st, (const int64_t[]){ 3, 1 }, 2, &err), 0);
+	assert_string_equal(listed(st, &f), "2,4,5");
+	add_label(&f, "host", "x");
+	assert_string_equal(listed(st, &f), "");
+	assert_int_equal(store_rm(st, (const int64_t[]){ 1 }, 1, &err), -ENOENT);    /* already gone */
+	/* No label row is left without its run. */
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_open_v2(in_tmpdir("rm.db"), &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM labels WHERE run_id NOT IN (SELECT id FROM runs)",
+					    -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 0);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	store_close(st);
+}
+
+/* ---- migration ---- */
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long size = ftell(f);
+	assert_true(size > 0);
+	rewind(f);
+	char *text = malloc((size_t)size + 1u);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+	text[size] = '\0';
+	fclose(f);
+	return text;
+}
+
+static int64_t user_version(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return v;
+}
+
+static void test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figures(void **state)
+{
+	(void)state;
+	const char *path = in_tmpdir("v1.db");
+	char *sql = read_file(LATSCOPE_FIXTURES "/store-v1.sql");
+	sqlite3 *db;
+	struct store *st;
+	struct store_error err;
+	struct run_info ri;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	free(sql);
+	assert_int_equal(user_version(path), 1);
+
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	assert_int_equal(user_version(path), schema_versions());
+	assert_int_equal(store_info(st, 1, &ri, &err), 0);
+	assert_string_equal(ri.probe, "timer");
+	assert_string_equal(ri.host, "vm");
+	assert_string_equal(ri.start_time, "2026-11-30T09:23:20.113Z");
+	assert_int_equal(ri.start_realtime_ns, UINT64_C(1796030600113602262));
+	assert_int_equal(ri.count, 3999);
+	assert_int_equal(ri.min_ns, 8845);
+	assert_int_equal(ri.max_ns, 1849942);
+	assert_int_equal(ri.labels.n, 2);
+	assert_string_equal(ri.labels.items[0].key, "config");
+	assert_string_equal(ri.labels.items[0].value, "old");
+	assert_string_equal(ri.labels.items[1].key, "era");
+	assert_string_equal(ri.labels.items[1].value, "v1");
+	/* The identity the migration filled in is the one of the stored result. */
+	char *text, got[STORE_IDENTITY_SIZE], want[STORE_IDENTITY_SIZE], why[160];
+	assert_int_equal(store_get(st, 1, &text, &err), 0);
+	json_t *doc = json_loads(text, 0, NULL);
+	assert_non_null(doc);
+	assert_int_equal(identity_of_result(doc, want, why, sizeof(why)), 0);
+	json_decref(doc);
+	assert_int_equal(store_identity(st, 1, got, &err), 0);
+	assert_string_equal(got, want);
+	/* The same run once more is already there; a new one comes after it. */
+	int64_t id;
+	assert_int_equal(store_put(st, text, &id, &err), -EEXIST);
+	assert_int_equal(id, 1);
+	free(text);
+	assert_int_equal(put(st, "timer", 7, "era=v3"), 2);
+	struct run_filter f = { 0 };
+	add_label(&f, "era", "v1");
+	assert_string_equal(listed(st, &f), "1");
+	store_close(st);
+	/* Opened again, nothing is migrated twice. */
+	assert_int_equal(store_open(path, STORE_READONLY, &st, &err), 0);
+	memset(&f, 0, sizeof(f));
+	assert_string_equal(listed(st, &f), "1,2");
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +560,11 @@ int main(void)
 		cmocka_unit_test(test_a_measured_run_stored_twice_is_already_stored),
 		cmocka_unit_test(test_a_store_path_that_is_a_symbolic_link_is_refused_and_nothing_created),
 		cmocka_unit_test(test_a_new_store_and_its_new_directories_are_private),
+		cmocka_unit_test(test_store_list_gives_the_runs_in_stored_order_and_filters_by_probe_labels_and_start),
+		cmocka_unit_test(test_store_list_limit_keeps_the_last_stored_oldest_first),
+		cmocka_unit_test(test_store_info_gives_a_runs_listed_figures_and_labels_and_an_unknown_id_is_enoent),
+		cmocka_unit_test(test_store_rm_removes_all_or_none_and_their_labels_go_too),
+		cmocka_unit_test(test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figures),
 	};
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
