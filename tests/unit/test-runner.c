@@ -122,8 +122,8 @@ static void fake_run(struct probe_thread *t)
 			c->stop_seen = true;
 			break;
 		}
-		rec_tick(&t->rec, at);
-		rec_value(&t->rec, 0, value_of(t->cpu, i));
+		rec_sample(&t->rec, &(struct rec_sample){ .now_ns = at, .v = { value_of(t->cpu, i) }, .nv = 1,
+							   .at_ns = at });
 		c->samples++;
 		if (fp->signal_cpu == (int)t->cpu && c->samples == fp->signal_after)
 			kill(getpid(), SIGINT);
@@ -167,8 +167,6 @@ static void fixture_init(struct fixture *fx)
 	fx->rp.threshold_ns = THRESHOLD;
 	fx->rp.no_pm_qos = true;
 	fx->rp.no_context = true;
-	fx->rp.no_store = true;
-	fx->rp.quiet = true;
 	fx->fp.fail_cpu = -1;
 	fx->fp.signal_cpu = -1;
 }
