@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include "cli/clock.h"
 #include "cli/io.h"
 #include "cli/measure.h"
 #include "cli/noise.h"
@@ -12,6 +13,7 @@ const struct command commands[] = {
 	{ "noise", NULL, &noise_command, "OS and hypervisor noise seen by a busy loop (oslat class)" },
 	{ "wake", NULL, &wake_command, "thread-to-thread wakeup latency, on one CPU and across CPUs" },
 	{ "io", cmd_io, &io_command, "read throughput, per-read latency and the CPU cost of each read" },
+	{ "clock", NULL, &clock_command, "what each clock costs to read per CPU, vDSO or system call, resolution" },
 	{ "sys", cmd_sys, NULL, "system fingerprint and latency advice" },
 	{ "cyclictest", cmd_cyclictest, NULL, "cyclictest's options and output, measured and stored by latscope" },
 	{ "runs", cmd_runs, NULL, "list the stored runs" },

@@ -142,7 +142,7 @@ extern const char *const fail_stat_choices[];
 	  .help = "scheduling policy of the measuring threads" }, \
 	{ "duration", 'D', OPT_DURATION, offsetof(T, run.duration_ns), .min = NS_PER_MS, \
 	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, \
-	  .help = "how long to measure; a bare number is seconds (default: until Ctrl-C)" }, \
+	  .help = "how long to measure (with none: until Ctrl-C); a bare number is seconds" }, \
 	{ "loops", 'l', OPT_UINT, offsetof(T, run.loops), .min = 1, .max = UINT64_C(1) << 48, \
 	  .help = "stop after N samples per CPU instead of after a duration" }, \
 	{ "threshold", 0, OPT_DURATION, offsetof(T, run.threshold_ns), .min = 1, .max = 3600u * NS_PER_SEC, \

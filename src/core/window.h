@@ -6,7 +6,7 @@
 
 #include "core/stats.h"
 
-#define REC_MAX_METRICS 4
+#define REC_MAX_METRICS 6
 #define REC_TOP 16                  /* largest values kept per CPU, with their time */
 
 /* One of the largest values of a run, and when it happened. */

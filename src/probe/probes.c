@@ -1,6 +1,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "probe/clock.h"
 #include "probe/io.h"
 #include "probe/noise.h"
 #include "probe/probe.h"
@@ -8,7 +9,7 @@
 #include "probe/wake.h"
 
 /* The registry: one line per probe. */
-static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe, &wake_probe, &io_probe };
+static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe, &wake_probe, &io_probe, &clock_probe };
 
 bool probe_traced_as(const char *probe, enum probe_trace_kind kind)
 {

@@ -41,7 +41,8 @@
 #define WIN       UINT64_C(1000000)     /* 1 ms windows */
 #define THRESHOLD UINT64_C(100)         /* metric 0: above when > 100 */
 
-static const char *const names[REC_MAX_METRICS] = { "latency", "other", "third", "fourth" };
+static const char *const names[] = { "latency", "other", "third", "fourth", "fifth", "sixth", "seventh", "eighth" };
+_Static_assert(sizeof(names) / sizeof(names[0]) >= REC_MAX_METRICS, "a name for every metric a result can hold");
 
 /* ---- synthetic windows ---- */
 

@@ -1,0 +1,29 @@
+/* latscope clock's parameters, command description and report (for tests). */
+#ifndef LATSCOPE_CLI_CLOCK_H
+#define LATSCOPE_CLI_CLOCK_H
+
+#include <stdbool.h>
+
+#include "cli/measure.h"
+#include "probe/clock.h"
+#include "probe/params.h"
+
+struct clock_cmd {
+	struct run_params run;
+	struct measure_extras out;
+	struct clock_params p;
+	bool help;
+	char no_tsc_why[128];           /* why the TSC is not measured, when it is not */
+	struct clk_board board;         /* p.board during the run: what the threads share */
+};
+
+extern const struct measure_cmd clock_command;
+
+/*
+ * After the run, what the board's totals and the result's histograms say of
+ * each clock: a note per clock (a warning when it went backwards, an info
+ * otherwise) and the object params.observed.  -ENOMEM.
+ */
+int clock_observe(const struct clock_params *p, struct result *res);
+
+#endif
