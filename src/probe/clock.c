@@ -40,6 +40,8 @@
 #define CLK_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #endif
 
+_Static_assert(CLK_KINDS <= REC_MAX_METRICS, "a result holds every clock as a metric");
+
 const char *const clk_names[CLK_KINDS] = { "monotonic", "monotonic_raw", "realtime", "tai", "boottime", "tsc" };
 const clockid_t clk_ids[CLK_KINDS - 1] = { CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME, CLOCK_TAI,
 					   CLOCK_BOOTTIME };
@@ -290,17 +292,6 @@ static inline __attribute__((always_inline)) uint64_t clk_pair(struct clk_thread
 	return d;
 }
 
-/* Every call into the recorder, in one place: one round's samples, taken at now. */
-static inline void clk_record(struct recorder *rec, const uint64_t *d, unsigned n, uint64_t now)
-{
-	rec_tick(rec, now);
-	for (unsigned m = 0; m < n; m++)
-		if (d[m] != CLK_NO_SAMPLE)
-			rec_value(rec, m, d[m]);
-	if (d[0] != CLK_NO_SAMPLE)
-		rec_top(rec, d[0], now);
-}
-
 /* Another CPU's latest reads against this CPU's own, read after them. */
 static void clk_cross_all(struct clk_thread *s, struct clk_thread *theirs, unsigned n)
 {
@@ -322,7 +313,8 @@ static inline __attribute__((always_inline)) void clk_spin(struct probe_thread *
 	unsigned peer = s->index;
 
 	for (;;) {
-		uint64_t d[CLK_KINDS];
+		struct rec_sample smp = { .nv = n, .gaps = true };
+		uint64_t *d = smp.v;
 		d[CLK_MONOTONIC] = clk_pair(s, CLK_MONOTONIC);
 		d[CLK_MONOTONIC_RAW] = clk_pair(s, CLK_MONOTONIC_RAW);
 		d[CLK_REALTIME] = clk_pair(s, CLK_REALTIME);
@@ -333,7 +325,8 @@ static inline __attribute__((always_inline)) void clk_spin(struct probe_thread *
 			d[CLK_TSC] = c == CLK_NO_SAMPLE ? c : cycles_to_ns(&scale, c);
 		}
 		const uint64_t now = s->last[CLK_MONOTONIC];
-		clk_record(rec, d, n, now);
+		smp.now_ns = smp.at_ns = now;
+		rec_sample(rec, &smp);
 		for (unsigned k = 0; k < n; k++)
 			atomic_store_explicit(&s->published[k], s->last[k], memory_order_release);
 		if (__builtin_expect(now >= next_cross, 0)) {

@@ -28,7 +28,7 @@ enum clk_kind { CLK_MONOTONIC, CLK_MONOTONIC_RAW, CLK_REALTIME, CLK_TAI, CLK_BOO
 enum clk_served { CLK_SERVED_UNKNOWN, CLK_SERVED_VDSO, CLK_SERVED_SYSCALL, CLK_SERVED_INSTRUCTION };
 
 /* The value of a pair that went backwards: not a sample. */
-#define CLK_NO_SAMPLE UINT64_MAX
+#define CLK_NO_SAMPLE REC_NO_VALUE
 /* How often a thread compares its clocks with another CPU's latest reads. */
 #define CLK_CROSS_EVERY_NS (100u * NS_PER_US)
 

@@ -21,6 +21,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/hist.h"
@@ -178,6 +179,9 @@ static inline void rec_overhead(struct recorder *r, uint64_t ns)
 
 /* ---- what probes call ---- */
 
+/* A value that is no sample of its metric (rec_sample's gaps). */
+#define REC_NO_VALUE UINT64_MAX
+
 /* One sample as a probe hands it over; what a probe leaves out is 0. */
 struct rec_sample {
 	uint64_t now_ns;                /* the clock read that completed it: picks its window, starts its overhead */
@@ -189,6 +193,8 @@ struct rec_sample {
 	uint64_t from_ns;               /* where metric 0's span began: the trace matches [from_ns, now_ns] */
 	uint64_t missed;                /* periods that passed without a sample, this one's lateness */
 	uint64_t period_ns;             /* nonzero: each missed period also gets the value it would have had */
+	bool gaps;                      /* a constant: a value may be REC_NO_VALUE, left out of its metric
+					 * (and of the largest values); without, that test is compiled out */
 };
 
 /*
@@ -197,7 +203,7 @@ struct rec_sample {
  *     sample whose span straddles a boundary counts in the later window,
  *     and everything below (missed periods too) goes to that window;
  *  2. every metric's value: statistics, histogram, count and sum above the
- *     metric's threshold;
+ *     metric's threshold (with gaps, a REC_NO_VALUE is left out);
  *  3. metric 0 among the run's largest values, at at_ns;
  *  4. when asked for (and among keeps), metric 0's span [from_ns, now_ns]
  *     for the trace and metric 0 in cyclictest's histogram;
@@ -211,8 +217,10 @@ static inline __attribute__((always_inline)) void rec_sample(struct recorder *r,
 
 	rec_tick(r, s->now_ns);
 	for (unsigned m = 0; m < s->nv; m++)
-		rec_value(r, m, s->v[m]);
-	rec_top(r, v, s->at_ns);
+		if (!s->gaps || __builtin_expect(s->v[m] != REC_NO_VALUE, 1))
+			rec_value(r, m, s->v[m]);
+	if (!s->gaps || __builtin_expect(v != REC_NO_VALUE, 1))
+		rec_top(r, v, s->at_ns);
 	if (__builtin_expect(r->keep & s->keeps, 0))
 		rec_keep(r, r->keep & s->keeps, v, s->from_ns, s->now_ns);
 	if (__builtin_expect(s->missed != 0, 0)) {

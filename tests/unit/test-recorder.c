@@ -788,6 +788,35 @@ static void test_rec_sample_records_every_metric_and_the_largest_at_its_own_time
 	rec_free(&r);
 }
 
+static void test_with_gaps_a_value_that_is_no_sample_is_left_out_of_its_metric_alone(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t origin = past_origin();
+	unsigned ntop;
+
+	assert_int_equal(rec_init(&r, 2, NULL, WIN), 0);
+	rec_start(&r, origin);
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 10u, .v = { REC_NO_VALUE, 7 }, .nv = 2,
+					      .at_ns = origin + 10u, .gaps = true });
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 20u, .v = { 40, REC_NO_VALUE }, .nv = 2,
+					      .at_ns = origin + 20u, .gaps = true });
+	const struct rec_window *w = rec_last(&r, &h);
+	for (unsigned m = 0; m < 2; m++) {
+		assert_int_equal(w->m[m].st.n, 1);
+		assert_int_equal(h[m].total, 1);
+	}
+	assert_int_equal(w->m[0].st.max, 40);
+	assert_int_equal(w->m[1].st.max, 7);
+	/* The round counts once each, its overhead too. */
+	assert_int_equal(w->overhead.n, 2);
+	const struct rec_event *top = rec_largest(&r, &ntop);
+	assert_int_equal(ntop, 1);
+	assert_int_equal(top[0].value, 40);
+	rec_free(&r);
+}
+
 static void test_missed_periods_get_the_values_they_would_have_had_only_with_a_period(void **state)
 {
 	(void)state;
@@ -1041,6 +1070,7 @@ int main(void)
 		cmocka_unit_test(test_a_concurrent_reader_drains_every_sample_the_writer_records),
 		cmocka_unit_test(test_rec_sample_counts_a_sample_straddling_a_boundary_in_the_window_it_ended_in),
 		cmocka_unit_test(test_rec_sample_records_every_metric_and_the_largest_at_its_own_time),
+		cmocka_unit_test(test_with_gaps_a_value_that_is_no_sample_is_left_out_of_its_metric_alone),
 		cmocka_unit_test(test_missed_periods_get_the_values_they_would_have_had_only_with_a_period),
 		cmocka_unit_test(test_spans_and_cyclictests_histogram_take_a_sample_only_when_asked_for),
 		cmocka_unit_test(test_cyclictests_histogram_is_the_recorders_until_it_is_given_back),
