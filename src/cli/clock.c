@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "core/array.h"
 #include "core/units.h"
 #include "probe/cycles.h"
 #include "sys/cpus.h"
@@ -16,7 +17,7 @@ static const struct opt clock_opts[] = {
 	RUN_OPTS(struct clock_cmd),
 };
 
-#define NOPTS (sizeof(clock_opts) / sizeof(clock_opts[0]))
+#define NOPTS ARRAY_SIZE(clock_opts)
 
 static void clock_defaults(void *params)
 {
@@ -35,7 +36,7 @@ static void clock_defaults(void *params)
 	c->help = false;
 }
 
-static int clock_validate(void *params, const struct opt_result *given, struct opt_error *err)
+static int clock_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct clock_cmd *c = params;
 	char why[sizeof(c->no_tsc_why)] = "";
@@ -48,7 +49,7 @@ static int clock_validate(void *params, const struct opt_result *given, struct o
 		if (cpus_online(&online) == 0) {
 			cpuset_diff(&left, &online, &c->run.cpus);
 			if (cpuset_count(&left) == 0) {
-				snprintf(err->msg, sizeof(err->msg), "option '%s': a real-time priority on every CPU would "
+				err_set(err, 0, "option '%s': a real-time priority on every CPU would "
 					 "leave nothing else to run while the loops spin; leave a CPU out with -a",
 					 opt_given(clock_opts, NOPTS, given, "policy") ? "--policy" : "--priority");
 				return -1;

@@ -6,6 +6,7 @@
 #include "cli/noise.h"
 #include "cli/timer.h"
 #include "cli/wake.h"
+#include "core/array.h"
 
 const struct command commands[] = {
 	{ "run", cmd_run, NULL, "the suite to start with: timer, noise and wake, stored and summed up" },
@@ -26,7 +27,7 @@ const struct command commands[] = {
 	{ "rm", cmd_rm, NULL, "remove stored runs" },
 };
 
-const size_t ncommands = sizeof(commands) / sizeof(commands[0]);
+const size_t ncommands = ARRAY_SIZE(commands);
 
 int command_run(const struct command *c, int argc, char **argv)
 {

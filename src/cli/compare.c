@@ -13,6 +13,7 @@
 #include "cli/exitcode.h"
 #include "cli/outputs.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "core/bootstrap.h"
 #include "core/expr.h"
 #include "core/nstime.h"
@@ -77,7 +78,7 @@ static const struct cmd_spec compare_spec = {
 		 "comes from a bootstrap over the runs' windows (see doc/compare-method.md).  Runs of several\n"
 		 "probes (a suite's) get a table and verdicts per probe.",
 	.opts = compare_opts,
-	.nopts = sizeof(compare_opts) / sizeof(compare_opts[0]),
+	.nopts = ARRAY_SIZE(compare_opts),
 	.help_offset = offsetof(struct compare_cmd, help),
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
@@ -225,7 +226,7 @@ static int parse_columns(struct ctx *x)
 			continue;
 		}
 		bool found = false;
-		for (size_t k = 0; k < sizeof(all_stats) / sizeof(all_stats[0]); k++)
+		for (size_t k = 0; k < ARRAY_SIZE(all_stats); k++)
 			if (strcmp(expr_stat_name(all_stats[k]), names[i]) == 0) {
 				col->kind = COL_STAT;
 				col->stat = all_stats[k];
@@ -585,7 +586,7 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 			json_object_set_new(key, x->by[k], json_string(w->key.items[k].value));
 		for (size_t k = 0; k < w->nruns; k++)
 			json_array_append_new(runs, json_integer(x->ids[w->runs[k]]));
-		for (size_t k = 0; k < sizeof(all_stats) / sizeof(all_stats[0]); k++) {
+		for (size_t k = 0; k < ARRAY_SIZE(all_stats); k++) {
 			bool none;
 			double val = stat_value(w, all_stats[k], &none);
 			char name[48];
@@ -779,7 +780,7 @@ done:
 /* --baseline names one of the runs; each probe's block without it is judged against its first row. */
 static int check_baseline(struct ctx *x)
 {
-	struct opt_error err;
+	struct lat_error err;
 	int64_t *ids;
 	size_t n;
 
@@ -833,21 +834,21 @@ int cmd_compare(int argc, char **argv)
 	int code, r;
 
 	memset(&x, 0, sizeof(x));
-	if ((code = storecmd_parse(&compare_spec, argc, argv, &x.c, &given)) >= 0)
-		return code;
+	if ((code = storecmd_parse(&compare_spec, argc, argv, &x.c, &given)) != LAT_GO_ON)
+		return storecmd_exit(code);
 	for (unsigned k = 0; k < x.c.fail_if.n; k++) {
-		char err[256], msg[400];
-		if (expr_parse(x.c.fail_if.items[k], &x.gates[k], err, sizeof(err)) < 0) {
-			snprintf(msg, sizeof(msg), "option '--fail-if': '%s': %s", x.c.fail_if.items[k], err);
-			return storecmd_usage("compare", msg);
+		struct lat_error err;
+		if (expr_parse(x.c.fail_if.items[k], &x.gates[k], &err) < 0) {
+			err_prefix(&err, 0, "option '--fail-if': '%s': ", x.c.fail_if.items[k]);
+			return storecmd_usage("compare", err.msg);
 		}
 	}
-	if (x.c.by && (code = split_list(x.c.by, x.by, sizeof(x.by) / sizeof(x.by[0]), &x.nby, "--by")) != EXIT_OK)
+	if (x.c.by && (code = split_list(x.c.by, x.by, ARRAY_SIZE(x.by), &x.nby, "--by")) != EXIT_OK)
 		return code;
 	if ((code = parse_cpu(&x)) != EXIT_OK)
 		return code;
 	const struct output junit = { "'--junit'", x.c.junit };
-	if ((code = outputs_check("compare", &junit, 1, x.c.db, true)) >= 0)
+	if ((code = outputs_check("compare", &junit, 1, x.c.db, true)) != 0)
 		return code;
 	/* Like every output, before anything is read: a gate's outcome must not be lost after the table. */
 	if (x.c.junit && (r = atomic_file_open(x.c.junit, &jsink)) < 0) {

@@ -20,6 +20,7 @@
 #include "cli/storecmd.h"
 #include "cli/timer.h"
 #include "config.h"
+#include "core/array.h"
 #include "core/linhist.h"
 #include "core/nstime.h"
 #include "core/parse.h"
@@ -146,17 +147,6 @@ static void usage_help(void)
 	       "See latscope-cyclictest(1).\n");
 }
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return storecmd_usage("cyclictest", msg);
-}
-
 /* The name of the option getopt just refused, for the message. */
 static const char *refused_name(int c, int longindex, char **argv, char *buf, size_t size)
 {
@@ -205,31 +195,36 @@ static int join_optional(int argc, char **argv, char ***ret, char *store, size_t
 	return n;
 }
 
+/* latscope's policy names (policy_choices), and cyclictest's "normal" for other. */
 static int parse_policy(const char *name, int *ret)
 {
-	if (strcmp(name, "other") == 0 || strcmp(name, "normal") == 0)
-		*ret = POLICY_OTHER;
-	else if (strcmp(name, "fifo") == 0)
-		*ret = POLICY_FIFO;
-	else if (strcmp(name, "rr") == 0)
-		*ret = POLICY_RR;
-	else
-		return -EINVAL;
-	return 0;
+	if (strcmp(name, "normal") == 0)
+		name = policy_choices[POLICY_OTHER];
+	for (int i = 0; policy_choices[i]; i++)
+		if (strcmp(name, policy_choices[i]) == 0) {
+			*ret = i;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 static int parse_count(const char *opt, const char *text, uint64_t max, uint64_t *ret)
 {
 	uint64_t v;
-	if (parse_u64(text, &v) < 0)
-		return usage("option '%s': '%s' is not a whole number", opt, text);
-	if (v > max)
-		return usage("option '%s': %s is above the largest allowed, %llu", opt, text, (unsigned long long)max);
+	if (parse_u64(text, &v) < 0) {
+		storecmd_refuse("cyclictest", "option '%s': '%s' is not a whole number", opt, text);
+		return -EINVAL;
+	}
+	if (v > max) {
+		storecmd_refuse("cyclictest", "option '%s': %s is above the largest allowed, %llu", opt, text, (unsigned long long)max);
+		return -EINVAL;
+	}
 	*ret = v;
-	return -1;
+	return LAT_GO_ON;
 }
 
-/* -1: parsed; an exit code otherwise (help shown or bad usage). */
+/* The parser convention (core/error.h): LAT_GO_ON, LAT_DONE after the help,
+ * or -EINVAL after the usage error was printed. */
 static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 {
 	bool prio_given = false, policy_given = false;
@@ -250,49 +245,57 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 		case 't':
 			o->threads_given = true;
 			o->threads = 0;
-			if (optarg && (code = parse_count("-t", optarg, CPUSET_MAX, &v)) >= 0)
+			if (optarg && (code = parse_count("-t", optarg, CPUSET_MAX, &v)) != 0)
 				return code;
 			if (optarg)
 				o->threads = (int)v;
-			if (optarg && v == 0)
-				return usage("option '%s': %s threads: need at least one", "-t", optarg);
+			if (optarg && v == 0) {
+				storecmd_refuse("cyclictest", "option '%s': %s threads: need at least one", "-t", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'S': o->smp = true; break;
 		case 'p':
-			if ((code = parse_count("-p", optarg, 99, &o->priority)) >= 0)
+			if ((code = parse_count("-p", optarg, 99, &o->priority)) != 0)
 				return code;
 			prio_given = true;
 			break;
 		case O_POLICY:
-			if (parse_policy(optarg, &o->policy) < 0)
-				return usage("option '%s': '%s' is not supported (other, normal, fifo or rr)", "--policy",
+			if (parse_policy(optarg, &o->policy) < 0) {
+				storecmd_refuse("cyclictest", "option '%s': '%s' is not supported (other, normal, fifo or rr)", "--policy",
 					     optarg);
+				return -EINVAL;
+			}
 			policy_given = true;
 			break;
 		case 'i':
-			if ((code = parse_count("-i", optarg, 3600u * 1000000u, &o->interval_us)) >= 0)
+			if ((code = parse_count("-i", optarg, 3600u * 1000000u, &o->interval_us)) != 0)
 				return code;
-			if (o->interval_us == 0)
-				return usage("option '%s': %s: the interval must be at least 1 us", "-i", optarg);
+			if (o->interval_us == 0) {
+				storecmd_refuse("cyclictest", "option '%s': %s: the interval must be at least 1 us", "-i", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'd':
-			if ((code = parse_count("-d", optarg, 3600u * 1000000u, &o->distance_us)) >= 0)
+			if ((code = parse_count("-d", optarg, 3600u * 1000000u, &o->distance_us)) != 0)
 				return code;
 			o->distance_given = true;
 			break;
 		case 'D':
-			if (parse_duration(optarg, NS_PER_SEC, &o->duration_ns) < 0)
-				return usage("option '%s': '%s' is not a duration (such as 10, 30s, 5m, 2h or 1d)", "-D",
+			if (parse_duration(optarg, NS_PER_SEC, &o->duration_ns) < 0) {
+				storecmd_refuse("cyclictest", "option '%s': '%s' is not a duration (such as 10, 30s, 5m, 2h or 1d)", "-D",
 					     optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'l':
-			if ((code = parse_count("-l", optarg, UINT64_C(1) << 48, &o->loops)) >= 0)
+			if ((code = parse_count("-l", optarg, UINT64_C(1) << 48, &o->loops)) != 0)
 				return code;
 			break;
 		case 'H':
 		case 'h':
 			o->histofall = o->histofall || c == 'H';
-			if ((code = parse_count(c == 'h' ? "-h" : "-H", optarg, UINT64_MAX, &o->hist)) >= 0)
+			if ((code = parse_count(c == 'h' ? "-h" : "-H", optarg, UINT64_MAX, &o->hist)) != 0)
 				return code;
 			if (o->hist > LINHIST_MAX_BINS)
 				o->hist = LINHIST_MAX_BINS;     /* cyclictest's own cap */
@@ -305,45 +308,57 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 		case O_DB: o->db = optarg; break;
 		case O_NO_STORE: o->no_store = true; break;
 		case O_LABEL:
-			if (o->nlabels == CYC_MAX_LABELS)
-				return usage("option '--label': more than %d labels", CYC_MAX_LABELS);
+			if (o->nlabels == CYC_MAX_LABELS) {
+				storecmd_refuse("cyclictest", "option '--label': more than %d labels", CYC_MAX_LABELS);
+				return -EINVAL;
+			}
 			o->labels[o->nlabels++] = optarg;
 			break;
 		case O_HELP:
 			usage_help();
-			return EXIT_OK;
+			return LAT_DONE;
 		case ':':
-			return usage("option '%s' needs a value", refused_name(c, li, argv, name, sizeof(name)));
+			storecmd_refuse("cyclictest", "option '%s' needs a value", refused_name(c, li, argv, name, sizeof(name)));
+			return -EINVAL;
 		case '?':
-			return usage("unknown option '%s'", refused_name(c, li, argv, name, sizeof(name)));
+			storecmd_refuse("cyclictest", "unknown option '%s'", refused_name(c, li, argv, name, sizeof(name)));
+			return -EINVAL;
 		default:
-			return usage("option '%s' of cyclictest is not supported by latscope cyclictest",
+			storecmd_refuse("cyclictest", "option '%s' of cyclictest is not supported by latscope cyclictest",
 				     refused_name(c, li, argv, name, sizeof(name)));
+			return -EINVAL;
 		}
 	}
-	if (optind < argc)
-		return usage("unexpected argument '%s'", argv[optind]);
-	if (o->duration_ns && o->loops)
-		return usage("options '%s' and '%s' together are not supported: give one", "-D", "-l");
+	if (optind < argc) {
+		storecmd_refuse("cyclictest", "unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->duration_ns && o->loops) {
+		storecmd_refuse("cyclictest", "options '%s' and '%s' together are not supported: give one", "-D", "-l");
+		return -EINVAL;
+	}
 	if (o->hist && o->distance_given)
 		fprintf(stderr, "distance is ignored and set to 0, if histogram enabled\n");      /* cyclictest's words */
-	if (o->histfile && !o->hist)
-		return usage("option '%s' needs '%s'", "--histfile", "-h or -H");
+	if (o->histfile && !o->hist) {
+		storecmd_refuse("cyclictest", "option '%s' needs '%s'", "--histfile", "-h or -H");
+		return -EINVAL;
+	}
 	/* cyclictest's rules: a priority asks for SCHED_FIFO; a real-time policy, for a priority */
 	if (prio_given && o->priority > 0 && o->policy == POLICY_OTHER) {
 		if (policy_given)
 			fprintf(stderr, "policy and priority don't match: setting policy to SCHED_FIFO\n");
 		o->policy = POLICY_FIFO;
 	}
-	return -1;
+	return LAT_GO_ON;
 }
 
 /* The CPUs of the threads, thread N on the Nth CPU, as cyclictest places them. */
+/* 0, or the exit status after the usage error. */
 static int choose_cpus(const struct cyc_opts *o, struct cpuset *ret)
 {
 	const bool listed = o->affinity && !o->smp;
 	struct cpuset from;
-	struct opt_error err;
+	struct lat_error err;
 	char list[80];
 	unsigned want, have;
 	int r;
@@ -351,20 +366,20 @@ static int choose_cpus(const struct cyc_opts *o, struct cpuset *ret)
 	if (o->smp && (o->affinity || o->affinity_all || o->threads_given))
 		fprintf(stderr, "latscope cyclictest: -a and -t are ignored with -S\n");
 	if (listed && (cpuset_parse(o->affinity, &from) < 0 || cpuset_count(&from) == 0))
-		return usage("option '%s': '%s' is not a CPU list", "-a", o->affinity);
+		return storecmd_refuse("cyclictest", "option '%s': '%s' is not a CPU list", "-a", o->affinity);
 	/* the listed CPUs, checked; or every usable online one */
 	if ((r = measure_check_cpus(&from, listed, &err)) < 0) {
 		if (r != -EINVAL) {
 			fprintf(stderr, "latscope cyclictest: %s\n", err.msg);
 			return EXIT_ERROR;
 		}
-		return usage("option '-a': %s", strchr(err.msg, ':') ? strchr(err.msg, ':') + 2 : err.msg);
+		return storecmd_refuse("cyclictest", "option '-a': %s", strchr(err.msg, ':') ? strchr(err.msg, ':') + 2 : err.msg);
 	}
 	have = cpuset_count(&from);
 	want = o->smp || (o->threads_given && o->threads == 0) ? have : o->threads_given ? (unsigned)o->threads : 1u;
 	if (want > have) {
 		cpuset_format(&from, list, sizeof(list));
-		return usage("%u threads: latscope runs one thread per CPU, and the CPUs to use are %s (%u CPUs)", want,
+		return storecmd_refuse("cyclictest", "%u threads: latscope runs one thread per CPU, and the CPUs to use are %s (%u CPUs)", want,
 			     list, have);
 	}
 	cpuset_clear(ret);
@@ -373,7 +388,7 @@ static int choose_cpus(const struct cyc_opts *o, struct cpuset *ret)
 		cpu = cpuset_next(&from, (unsigned)(cpu + 1));
 		cpuset_add(ret, (unsigned)cpu);
 	}
-	return -1;
+	return 0;
 }
 
 /* A growing argv for the translated `latscope timer` command. */
@@ -494,10 +509,11 @@ static int write_outputs(const struct cyc_opts *o, const struct cyc_view *view, 
 	return code;
 }
 
+/* 0, or the exit status after the usage error. */
 static int open_sink(const char *opt, const char *path, struct atomic_file *sink)
 {
 	int r = atomic_file_open(path, sink);
-	return r < 0 ? usage("option '%s': cannot write '%s': %s", opt, path, strerror(-r)) : -1;
+	return r < 0 ? storecmd_refuse("cyclictest", "option '%s': cannot write '%s': %s", opt, path, strerror(-r)) : 0;
 }
 
 static int run(int argc, char **argv, struct cyc_opts *o)
@@ -506,10 +522,9 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	struct atomic_file hist_sink = { .fd = -1 }, json_sink = { .fd = -1 };
 	struct result res = { 0 };
 	struct measure_outcome out = { .res = &res };
-	static const char *const policies[] = { "fifo", "rr", "other" };
 	int code;
 
-	if ((code = choose_cpus(o, &cpus)) >= 0)
+	if ((code = choose_cpus(o, &cpus)) != 0)
 		return code;
 	/* cyclictest's default: one above the threads, counted once they are known */
 	if (o->policy != POLICY_OTHER && o->priority == 0) {
@@ -517,11 +532,11 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 		fprintf(stderr, "defaulting realtime priority to %llu\n", (unsigned long long)o->priority);
 	}
 	const struct output outs[] = { { "'--histfile'", o->histfile }, { "'--json'", o->json } };
-	if ((code = outputs_check("cyclictest", outs, 2, o->db, !o->no_store)) >= 0)
+	if ((code = outputs_check("cyclictest", outs, 2, o->db, !o->no_store)) != 0)
 		return code;
-	if (o->histfile && (code = open_sink("--histfile", o->histfile, &hist_sink)) >= 0)
+	if (o->histfile && (code = open_sink("--histfile", o->histfile, &hist_sink)) != 0)
 		return code;
-	if (o->json && (code = open_sink("--json", o->json, &json_sink)) >= 0) {
+	if (o->json && (code = open_sink("--json", o->json, &json_sink)) != 0) {
 		atomic_file_close(&hist_sink);
 		return code;
 	}
@@ -558,10 +573,10 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 			free(tc);
 			atomic_file_close(&hist_sink);
 			atomic_file_close(&json_sink);
-			return usage("option '--label': '%s' is not KEY=VALUE", o->labels[i]);
+			return storecmd_refuse("cyclictest", "option '--label': '%s' is not KEY=VALUE", o->labels[i]);
 		}
 	static const char *const set[] = { "cpus", "policy", "priority", "interval", "distance", "window", "label" };
-	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(set); i++)
 		opt_mark(mc->opts, mc->nopts, &given, set[i]);
 	opt_mark(mc->opts, mc->nopts, &given, o->loops ? "loops" : "duration");
 
@@ -570,7 +585,7 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 		.view = { .nsecs = o->nsecs, .histofall = o->histofall, .interval_us = o->interval_us,
 			  .distance_us = cpuset_count(&cpus) > 1 ? distance_us : 0,
 			  .priority = (unsigned)o->priority,
-			  .policy = o->policy == POLICY_OTHER ? "other/other" : policies[o->policy] },
+			  .policy = o->policy == POLICY_OTHER ? "other/other" : policy_choices[o->policy] },
 	};
 	struct measure_hooks mh = { .silent = true, .prepared = on_prepared, .tick = on_tick, .shape = keep_hist,
 				    .ctx = &lv };
@@ -625,8 +640,10 @@ int cmd_cyclictest(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	code = parse_opts(n, args, &o);
-	if (code < 0)
+	if (code == LAT_GO_ON)
 		code = run(argc, argv, &o);     /* the command line as typed, for the JSON */
+	else
+		code = storecmd_exit(code);
 	free(args);
 	return code;
 }

@@ -9,6 +9,7 @@
 #include "cli/exitcode.h"
 #include "cli/outputs.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "report/gnuplot.h"
 #include "report/jsonexport.h"
 #include "report/openmetrics.h"
@@ -18,8 +19,7 @@
 /* Every format, like the command table: one row each, and nothing else names them. */
 struct export_format {
 	const char *name;
-	int (*write)(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
-		     size_t errlen);
+	int (*write)(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err);
 	const char *what;
 };
 
@@ -32,7 +32,7 @@ static const struct export_format formats[] = {
 
 static const struct export_format *format_named(const char *name)
 {
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
 		if (strcmp(formats[i].name, name) == 0)
 			return &formats[i];
 	return NULL;
@@ -41,7 +41,7 @@ static const struct export_format *format_named(const char *name)
 static void list_formats(FILE *out)
 {
 	fprintf(out, "\nFormats:\n");
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
 		fprintf(out, "  %-12s %s\n", formats[i].name, formats[i].what);
 }
 
@@ -68,7 +68,7 @@ static const struct cmd_spec export_spec = {
 		 "textfile directory (-o /var/lib/node_exporter/textfile/latscope.prom) and let Prometheus collect it.\n"
 		 "For a plot, export --format gnuplot -o hist.gp and run `gnuplot hist.gp` (writes latscope-histogram.svg).",
 	.opts = export_opts,
-	.nopts = sizeof(export_opts) / sizeof(export_opts[0]),
+	.nopts = ARRAY_SIZE(export_opts),
 	.help_offset = offsetof(struct export_cmd, help),
 	.help_more = list_formats,
 	.min_pos = 1,
@@ -80,7 +80,7 @@ int cmd_export(int argc, char **argv)
 {
 	struct export_cmd c = { 0 };
 	struct opt_result given;
-	struct opt_error err;
+	struct lat_error err;
 	struct store *st = NULL;
 	struct result *res = NULL;
 	struct atomic_file sink = { .fd = -1 };
@@ -91,19 +91,19 @@ int cmd_export(int argc, char **argv)
 	size_t buflen = 0;
 	int code = storecmd_parse(&export_spec, argc, argv, &c, &given), r;
 
-	if (code >= 0)
-		return code;
+	if (code != LAT_GO_ON)
+		return storecmd_exit(code);
 	const struct export_format *fmt = format_named(c.format ? c.format : "openmetrics");
 	if (!fmt) {
 		char names[128] = "";
-		for (size_t i = 0, len = 0; i < sizeof(formats) / sizeof(formats[0]) && len < sizeof(names); i++)
+		for (size_t i = 0, len = 0; i < ARRAY_SIZE(formats) && len < sizeof(names); i++)
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "", formats[i].name);
 		return storecmd_refuse("export", "option '--format': '%s' is not a format (%s)", c.format, names);
 	}
 	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
 		return storecmd_usage("export", err.msg);
 	const struct output file = { "'--output'", c.output };
-	if ((code = outputs_check("export", &file, 1, c.db, true)) >= 0) {
+	if ((code = outputs_check("export", &file, 1, c.db, true)) != 0) {
 		free(ids);
 		return code;
 	}
@@ -129,13 +129,13 @@ int cmd_export(int argc, char **argv)
 			code = EXIT_ERROR;
 		for (size_t i = 0; list && i < n; i++)
 			list[i] = &res[i];
-		char why[320] = "";
-		r = list ? fmt->write(out, list, ids, n, why, sizeof(why)) : 0;
+		struct lat_error why = { "" };
+		r = list ? fmt->write(out, list, ids, n, &why) : 0;
 		/* Standard output that failed is main's to report (a closed pipe quietly). */
 		if (r == -EINVAL)               /* runs that cannot go together */
-			code = storecmd_usage("export", why);
+			code = storecmd_usage("export", why.msg);
 		else if (r < 0 && (c.output || !ferror(stdout)))
-			tprintf(stderr, "latscope export: cannot write %s: %s\n", fmt->name, why[0] ? why : strerror(-r));
+			tprintf(stderr, "latscope export: cannot write %s: %s\n", fmt->name, why.msg[0] ? why.msg : strerror(-r));
 		if (r < 0 && r != -EINVAL)
 			code = EXIT_ERROR;
 		free(list);

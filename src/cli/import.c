@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "result/json.h"
 #include "report/tprint.h"
 
@@ -32,7 +33,7 @@ static const struct cmd_spec import_spec = {
 		 "stored is what latscope computes from the histograms and CPUs again, not the file's text.\n"
 		 "A file may be at most 256 MiB.",
 	.opts = import_opts,
-	.nopts = sizeof(import_opts) / sizeof(import_opts[0]),
+	.nopts = ARRAY_SIZE(import_opts),
 	.help_offset = offsetof(struct import_cmd, help),
 	.min_pos = 1,
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
@@ -40,7 +41,7 @@ static const struct cmd_spec import_spec = {
 };
 
 /* The whole file, refused unread when larger than a result may be. */
-static int read_file(const char *path, char **ret_text, size_t *ret_len, char *err, size_t errlen)
+static int read_file(const char *path, char **ret_text, size_t *ret_len, struct lat_error *err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -50,11 +51,11 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		r = -errno;
-		snprintf(err, errlen, "%s", strerror(errno));
+		err_set(err, 0, "%s", strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
 		r = -EINVAL;
-		snprintf(err, errlen, "not a regular file");
-	} else if ((r = result_text_too_large((size_t)st.st_size, err, errlen)) == 0) {
+		err_set(err, 0, "not a regular file");
+	} else if ((r = result_text_too_large((size_t)st.st_size, err)) == 0) {
 		/* One byte more than the limit shows a file that grew meanwhile. */
 		size_t cap = (size_t)st.st_size + 1u;
 		if (!(text = malloc(cap + 1u)))
@@ -65,17 +66,17 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 				continue;
 			if (n < 0) {
 				r = -errno;
-				snprintf(err, errlen, "%s", strerror(errno));
+				err_set(err, 0, "%s", strerror(errno));
 			} else if (n == 0) {
 				break;
 			} else if ((len += (size_t)n) == cap) {
-				r = result_text_too_large(RESULT_TEXT_MAX + 1u, err, errlen);
+				r = result_text_too_large(RESULT_TEXT_MAX + 1u, err);
 				if (len <= RESULT_TEXT_MAX)
-					snprintf(err, errlen, "it changed while it was read");
+					err_set(err, 0, "it changed while it was read");
 			}
 		}
 		if (r == -ENOMEM)
-			snprintf(err, errlen, "out of memory");
+			err_set(err, 0, "out of memory");
 	}
 	if (fd >= 0)
 		close(fd);
@@ -92,21 +93,22 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 /* The file's result in the store's form: checked whole, then written again by latscope. */
 static int load_file(const char *path, char **ret_text)
 {
-	char err[320], *text;
+	struct lat_error err;
+	char *text;
 	size_t len;
-	int r = read_file(path, &text, &len, err, sizeof(err));
+	int r = read_file(path, &text, &len, &err);
 
 	if (r == 0) {
 		struct result res;
-		r = result_from_text(text, len, &res, err, sizeof(err));
+		r = result_from_text(text, len, &res, &err);
 		free(text);             /* before the result is written again: what import takes is the larger */
 		if (r == 0) {
 			if (!(*ret_text = result_store_text(&res)))
 				r = -ENOMEM;
 			/* Written again with every figure and the merged row's windows, a compact file grows:
 			 * the store must not keep what no command could read back. */
-			else if (result_text_too_large(strlen(*ret_text), err, sizeof(err)) < 0) {
-				snprintf(err, sizeof(err), "as latscope writes it, the result would be larger than %u MiB, "
+			else if (result_text_too_large(strlen(*ret_text), &err) < 0) {
+				err_set(&err, 0, "as latscope writes it, the result would be larger than %u MiB, "
 					 "the most a result may be", RESULT_TEXT_MAX >> 20);
 				free(*ret_text);
 				*ret_text = NULL;       /* the caller frees every text it was given */
@@ -116,9 +118,9 @@ static int load_file(const char *path, char **ret_text)
 		}
 	}
 	if (r == -ENOMEM)
-		snprintf(err, sizeof(err), "out of memory");
+		err_set(&err, 0, "out of memory");
 	if (r < 0)
-		tprintf(stderr, "latscope import: '%s': %s\n", path, err);
+		tprintf(stderr, "latscope import: '%s': %s\n", path, err.msg);
 	return r;
 }
 
@@ -130,8 +132,8 @@ int cmd_import(int argc, char **argv)
 	char **texts;
 	int code = storecmd_parse(&import_spec, argc, argv, &c, &given);
 
-	if (code >= 0)
-		return code;
+	if (code != LAT_GO_ON)
+		return storecmd_exit(code);
 	texts = calloc(given.npos, sizeof(*texts));
 	if (!texts)
 		return EXIT_ERROR;
@@ -142,7 +144,7 @@ int cmd_import(int argc, char **argv)
 	if (code == EXIT_USAGE)
 		fprintf(stderr, "Try 'latscope import --help'.\n");    /* once, after each file's reason */
 	if (code == EXIT_OK && (code = storecmd_open("import", c.db, STORE_CREATE | STORE_MKDIR, &st)) == EXIT_OK) {
-		struct store_error serr;
+		struct lat_error serr;
 		int64_t *ids = calloc(given.npos, sizeof(*ids));
 		bool *dup = calloc(given.npos, sizeof(*dup));
 		if (!ids || !dup)

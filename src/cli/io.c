@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "core/units.h"
 #include "sys/cpus.h"
 #include "sys/sysfacts.h"
@@ -49,7 +50,7 @@ static const struct opt io_opts[] = {
 	RUN_OPTS(struct io_cmd),
 };
 
-#define NOPTS (sizeof(io_opts) / sizeof(io_opts[0]))
+#define NOPTS ARRAY_SIZE(io_opts)
 
 static void io_defaults(void *params)
 {
@@ -82,7 +83,7 @@ static uint64_t direct_alignment(const char *path, const struct stat *st, int fd
 	return (uint64_t)st->st_blksize;
 }
 
-static int check_path(void *params, const char *path, struct opt_error *err)
+static int check_path(void *params, const char *path, struct lat_error *err)
 {
 	struct io_cmd *c = params;
 	struct stat st;
@@ -90,21 +91,18 @@ static int check_path(void *params, const char *path, struct opt_error *err)
 	char a[32], b[32];
 
 	if (stat(path, &st) < 0) {
-		snprintf(err->msg, sizeof(err->msg), "'%s': %s", path, strerror(errno));
-		return -EINVAL;
+		return err_set(err, -EINVAL, "'%s': %s", path, strerror(errno));
 	}
 	if (S_ISDIR(st.st_mode)) {
-		snprintf(err->msg, sizeof(err->msg), "'%s' is a directory: give a file or a block device", path);
-		return -EINVAL;
+		return err_set(err, -EINVAL, "'%s' is a directory: give a file or a block device", path);
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		snprintf(err->msg, sizeof(err->msg), "'%s' is neither a regular file nor a block device", path);
-		return -EINVAL;
+		return err_set(err, -EINVAL, "'%s' is neither a regular file nor a block device", path);
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC | (c->p.buffered ? 0 : O_DIRECT));
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err->msg, sizeof(err->msg), "cannot open '%s' for reading%s: %s%s", path,
+		err_set(err, 0, "cannot open '%s' for reading%s: %s%s", path,
 			 c->p.buffered ? "" : " with O_DIRECT", strerror(e),
 			 (e == EPERM || e == EACCES) && S_ISBLK(st.st_mode)
 				 ? " (this system refuses raw access to the device; measure a file on it instead)"
@@ -126,8 +124,7 @@ static int check_path(void *params, const char *path, struct opt_error *err)
 	if (size < c->p.bs) {
 		fmt_size(c->p.bs, a, sizeof(a));
 		fmt_size(size, b, sizeof(b));
-		snprintf(err->msg, sizeof(err->msg), "'%s' holds %s, less than one read of %s", path, b, a);
-		return -EINVAL;
+		return err_set(err, -EINVAL, "'%s' holds %s, less than one read of %s", path, b, a);
 	}
 	c->p.path = path;
 	c->p.span = size / c->p.bs * c->p.bs;
@@ -148,28 +145,25 @@ static void check_uring(struct io_cmd *c)
 	c->p.depth = 1;
 }
 
-static int io_validate(void *params, const struct opt_result *given, struct opt_error *err)
+static int io_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct io_cmd *c = params;
 	(void)given;
 
 	if (c->direct && c->p.buffered) {
-		snprintf(err->msg, sizeof(err->msg), "options '--direct' and '--buffered' exclude each other");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "options '--direct' and '--buffered' exclude each other");
 	}
 	if (c->make_size && !c->make) {
-		snprintf(err->msg, sizeof(err->msg), "option '--size' needs '--make'");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "option '--size' needs '--make'");
 	}
 	if (c->count) {
 		if (opt_given(io_opts, NOPTS, given, "duration") || opt_given(io_opts, NOPTS, given, "loops")) {
-			snprintf(err->msg, sizeof(err->msg), "option '--count' excludes '--duration' and '--loops'");
-			return -EINVAL;
+			return err_set(err, -EINVAL, "option '--count' excludes '--duration' and '--loops'");
 		}
 		c->run.loops = c->count;
 	}
 	if (c->p.depth > 1 && c->p.engine != IO_URING) {
-		snprintf(err->msg, sizeof(err->msg), "option '--depth': psync has one read in flight; use --engine io_uring");
+		err_set(err, 0, "option '--depth': psync has one read in flight; use --engine io_uring");
 		return -EINVAL;
 	}
 	/* One reading thread unless asked: the last CPU, leaving the first to the rest. */
@@ -300,7 +294,7 @@ int cmd_io(int argc, char **argv)
 		if (strcmp(argv[i], "--make") == 0 || strncmp(argv[i], "--make=", 7) == 0) {
 			struct io_cmd c;
 			struct opt_result given;
-			struct opt_error err;
+			struct lat_error err;
 			memset(&c, 0, sizeof(c));
 			io_defaults(&c);
 			if (opt_parse(io_opts, NOPTS, argc, argv, &c, &given, &err) < 0)

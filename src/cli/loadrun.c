@@ -19,10 +19,10 @@ static bool append(char *buf, size_t size, size_t *len, const char *text)
 	return true;
 }
 
-int loadrun_parse(const struct strlist *load, const char *load_cmd, struct loadrun *lr, struct opt_error *err)
+int loadrun_parse(const struct strlist *load, const char *load_cmd, struct loadrun *lr, struct lat_error *err)
 {
 	struct cpuset online;
-	char one[LABEL_VALUE_MAX], why[256];
+	char one[LABEL_VALUE_MAX];
 	size_t len = 0;
 	bool fits = true;
 
@@ -32,16 +32,13 @@ int loadrun_parse(const struct strlist *load, const char *load_cmd, struct loadr
 		return 0;
 	int r = cpus_online(&online);
 	if (r < 0) {
-		snprintf(err->msg, sizeof(err->msg), "option '--load': cannot read the online CPUs: %s", strerror(-r));
-		return -EINVAL;
+		return err_set(err, -EINVAL, "option '--load': cannot read the online CPUs: %s", strerror(-r));
 	}
 	for (unsigned i = 0; i < load->n; i++) {
 		/* What the spec names is checked too: a bad console dev is a usage error, before anything runs. */
-		if (load_parse(load->items[i], &online, &lr->specs[i], why, sizeof(why)) < 0 ||
-		    load_check(&lr->specs[i], why, sizeof(why)) < 0) {
-			snprintf(err->msg, sizeof(err->msg), "option '--load': %s", why);
-			return -EINVAL;
-		}
+		if (load_parse(load->items[i], &online, &lr->specs[i], err) < 0 ||
+		    load_check(&lr->specs[i], err) < 0)
+			return err_prefix(err, -EINVAL, "option '--load': ");
 		load_format(&lr->specs[i], one, sizeof(one));
 		fits = fits && (i == 0 || append(lr->text, sizeof(lr->text), &len, "+")) &&
 		       append(lr->text, sizeof(lr->text), &len, one);
@@ -75,15 +72,13 @@ void loadrun_label(const struct loadrun *lr, struct labels *labels)
 		labels->items[labels->n++] = l;
 }
 
-int loadrun_start(struct loadrun *lr, struct opt_error *err)
+int loadrun_start(struct loadrun *lr, struct lat_error *err)
 {
-	char why[256];
-
 	if (lr->n == 0 && !lr->cmd)
 		return 0;
-	int r = load_start(lr->specs, lr->n, lr->cmd, &lr->set, why, sizeof(why));
+	int r = load_start(lr->specs, lr->n, lr->cmd, &lr->set, err);
 	if (r < 0) {
-		snprintf(err->msg, sizeof(err->msg), "option '%s': %s", lr->n ? "--load" : "--load-cmd", why);
+		err_prefix(err, r, "option '%s': ", lr->n ? "--load" : "--load-cmd");
 		lr->set = NULL;
 		return r;
 	}
@@ -94,14 +89,14 @@ int loadrun_start(struct loadrun *lr, struct opt_error *err)
 void loadrun_stop(struct loadrun *lr, struct result *res)
 {
 	struct load_outcome out;
-	char why[256];
+	struct lat_error why;
 
 	if (!lr->set)
 		return;
 	uint64_t stop_ns = mono_ns();
 	memset(&out, 0, sizeof(out));
-	if (load_stop(lr->set, &out, why, sizeof(why)) < 0)
-		result_note(res, "the load could not be stopped cleanly: %s", why);
+	if (load_stop(lr->set, &out, &why) < 0)
+		result_note(res, "the load could not be stopped cleanly: %s", why.msg);
 	lr->set = NULL;
 	if (out.workers_lost)
 		result_note(res, "%u load worker(s) died while measuring: the load was lighter than asked",

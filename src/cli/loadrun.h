@@ -4,6 +4,7 @@
 #define LATSCOPE_CLI_LOADRUN_H
 
 #include "cli/opt.h"
+#include "core/error.h"
 #include "load/load.h"
 #include "result/result.h"
 
@@ -18,11 +19,11 @@ struct loadrun {
 
 /* Parse the --load specs and --load-cmd (NULL: none) into lr, and describe
  * them; -EINVAL with err filled. */
-int loadrun_parse(const struct strlist *load, const char *load_cmd, struct loadrun *lr, struct opt_error *err);
+int loadrun_parse(const struct strlist *load, const char *load_cmd, struct loadrun *lr, struct lat_error *err);
 /* The description as the label load=..., unless the user gave that label. */
 void loadrun_label(const struct loadrun *lr, struct labels *labels);
 /* Start the load, if any; -errno with err filled. */
-int loadrun_start(struct loadrun *lr, struct opt_error *err);
+int loadrun_start(struct loadrun *lr, struct lat_error *err);
 /* Stop it, and say in res what the command did.  No-op without a load. */
 void loadrun_stop(struct loadrun *lr, struct result *res);
 

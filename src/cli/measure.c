@@ -60,28 +60,25 @@ static void print_help(const struct measure_cmd *mc)
 	       "3 --fail-above exceeded.  See latscope-%s(1).\n", measure_name(mc));
 }
 
-int measure_check_cpus(struct cpuset *cpus, bool given, struct opt_error *err)
+int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err)
 {
 	struct cpuset online, usable, bad;
 	char list[80], have[80];
 	int r;
 
 	if ((r = cpus_online(&online)) < 0) {
-		snprintf(err->msg, sizeof(err->msg), "cannot read the online CPUs: %s", strerror(-r));
-		return r;
+		return err_set(err, r, "cannot read the online CPUs: %s", strerror(-r));
 	}
 	if (given) {
 		cpuset_diff(&bad, cpus, &online);
 		if (cpuset_count(&bad)) {
 			cpuset_format(&bad, list, sizeof(list));
 			cpuset_format(&online, have, sizeof(have));
-			snprintf(err->msg, sizeof(err->msg), "option '--cpus': cpu %s is not online (online: %s)", list, have);
-			return -EINVAL;
+			return err_set(err, -EINVAL, "option '--cpus': cpu %s is not online (online: %s)", list, have);
 		}
 	}
 	if ((r = cpus_usable(given ? cpus : &online, &usable)) < 0) {
-		snprintf(err->msg, sizeof(err->msg), "cannot read the CPU affinity: %s", strerror(-r));
-		return r;
+		return err_set(err, r, "cannot read the CPU affinity: %s", strerror(-r));
 	}
 	if (!given) {
 		*cpus = usable;
@@ -98,7 +95,7 @@ int measure_check_cpus(struct cpuset *cpus, bool given, struct opt_error *err)
 }
 
 static int check_common(const struct measure_cmd *mc, struct run_params *rp, const struct measure_extras *x,
-			const struct opt_result *given, struct opt_error *err)
+			const struct opt_result *given, struct lat_error *err)
 {
 	bool prio_given = opt_given(mc->opts, mc->nopts, given, "priority");
 	int r;
@@ -120,18 +117,15 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 		int policy = rp->policy == POLICY_RR ? SCHED_RR : SCHED_FIFO;
 		int lo = sched_get_priority_min(policy), hi = sched_get_priority_max(policy);
 		if (rp->priority < (uint64_t)lo || rp->priority > (uint64_t)hi) {
-			snprintf(err->msg, sizeof(err->msg), "option '--priority': %llu is out of range for --policy %s (%d to %d)",
+			return err_set(err, -EINVAL, "option '--priority': %llu is out of range for --policy %s (%d to %d)",
 				 (unsigned long long)rp->priority, policy_choices[rp->policy], lo, hi);
-			return -EINVAL;
 		}
 	}
 	if (opt_given(mc->opts, mc->nopts, given, "duration") && opt_given(mc->opts, mc->nopts, given, "loops")) {
-		snprintf(err->msg, sizeof(err->msg), "options '--duration' and '--loops' exclude each other");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "options '--duration' and '--loops' exclude each other");
 	}
 	if (opt_given(mc->opts, mc->nopts, given, "fail-stat") && !x->fail_above_ns) {
-		snprintf(err->msg, sizeof(err->msg), "option '--fail-stat' needs '--fail-above'");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "option '--fail-stat' needs '--fail-above'");
 	}
 	return 0;
 }
@@ -308,11 +302,11 @@ static int write_json(const struct measure_cmd *mc, struct atomic_file *sink, co
  * Open the store before measuring: like every output, the store that would
  * keep the run must work, named or default; --no-store measures without one.
  */
-static int open_store(const struct measure_extras *x, struct store **ret, struct opt_error *err)
+static int open_store(const struct measure_extras *x, struct store **ret, struct lat_error *err)
 {
 	char path[4096];
 	bool chosen;
-	struct store_error serr;
+	struct lat_error serr;
 	int r;
 
 	*ret = NULL;
@@ -320,28 +314,24 @@ static int open_store(const struct measure_extras *x, struct store **ret, struct
 		return 0;
 	r = store_path_resolve(x->db_path, path, sizeof(path), &chosen);
 	if (r < 0 && !chosen) {
-		snprintf(err->msg, sizeof(err->msg), "no home directory to keep the store in: use --db PATH or --no-store");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "no home directory to keep the store in: use --db PATH or --no-store");
 	}
 	if (r < 0) {
-		snprintf(err->msg, sizeof(err->msg), "%s: path too long", x->db_path ? "option '--db'" : "LATSCOPE_DB");
-		return r;
+		return err_set(err, r, "%s: path too long", x->db_path ? "option '--db'" : "LATSCOPE_DB");
 	}
 	r = store_open(path, STORE_CREATE | STORE_MKDIR, ret, &serr);
 	if (r == 0)
 		return 0;
 	if (chosen)
-		snprintf(err->msg, sizeof(err->msg), "%s: %s", x->db_path ? "option '--db'" : "LATSCOPE_DB", serr.msg);
-	else
-		snprintf(err->msg, sizeof(err->msg), "the default store: %s (use --db PATH or --no-store)", serr.msg);
-	return r;
+		return err_set(err, r, "%s: %.480s", x->db_path ? "option '--db'" : "LATSCOPE_DB", serr.msg);
+	return err_set(err, r, "the default store: %.440s (use --db PATH or --no-store)", serr.msg);
 }
 
 /* A run the store cannot take is kept in a file instead (cli/unstored.h). */
 static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, const struct result *res,
 			const struct measure_extras *x, bool quiet, int64_t *ret_id)
 {
-	struct store_error serr;
+	struct lat_error serr;
 	int64_t id;
 	int r = store_put(st, text, &id, &serr);
 
@@ -356,23 +346,21 @@ static int store_result(const struct measure_cmd *mc, struct store *st, const ch
 	return EXIT_OK;
 }
 
-/* Defaults, then the options and the positional argument as typed: 0, 1 for
- * --help, or -EINVAL with err filled. */
+/* Defaults, then the options and the positional argument as typed:
+ * LAT_GO_ON, LAT_DONE for --help, or -EINVAL with err filled. */
 static int parse_args(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_result *given,
-		      struct opt_error *err)
+		      struct lat_error *err)
 {
 	mc->defaults(params);
 	if (opt_parse(mc->opts, mc->nopts, argc, argv, params, given, err) < 0)
 		return -EINVAL;
 	if (*(bool *)(void *)((char *)params + mc->help_offset))
-		return 1;
+		return LAT_DONE;
 	if (given->npos > (mc->path ? 1u : 0u)) {
-		snprintf(err->msg, sizeof(err->msg), "unexpected argument '%s'", given->pos[mc->path ? 1 : 0]);
-		return -EINVAL;
+		return err_set(err, -EINVAL, "unexpected argument '%s'", given->pos[mc->path ? 1 : 0]);
 	}
 	if (mc->path && given->npos == 0) {
-		snprintf(err->msg, sizeof(err->msg), "missing %s", mc->path_name);
-		return -EINVAL;
+		return err_set(err, -EINVAL, "missing %s", mc->path_name);
 	}
 	if (mc->path && mc->path(params, given->pos[0], err) < 0)
 		return -EINVAL;
@@ -381,7 +369,7 @@ static int parse_args(const struct measure_cmd *mc, int argc, char **argv, void 
 
 /* Every check of the parameters, however they were set; the loads parsed go into lr. */
 static int check_params(const struct measure_cmd *mc, void *params, const struct opt_result *given,
-			struct loadrun *lr, struct opt_error *err)
+			struct loadrun *lr, struct lat_error *err)
 {
 	struct measure_extras *x = measure_extras_of(mc, params);
 	int r;
@@ -395,15 +383,14 @@ static int check_params(const struct measure_cmd *mc, void *params, const struct
 	return 0;
 }
 
-int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err)
+int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct lat_error *err)
 {
 	struct opt_result given;
 	struct loadrun *lr = malloc(sizeof(*lr));
 	int r = parse_args(mc, argc, argv, params, &given, err);
 
 	if (!lr) {
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		return -ENOMEM;
+		return err_set(err, -ENOMEM, "out of memory");
 	}
 	if (r == 0)
 		r = check_params(mc, params, &given, lr, err);
@@ -421,7 +408,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 {
 	void *params = calloc(1, mc->params_size);
 	struct opt_result given;
-	struct opt_error err = { { 0 } };
+	struct lat_error err = { { 0 } };
 	int code;
 
 	if (!params) {
@@ -431,7 +418,7 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	int r = parse_args(mc, argc, argv, params, &given, &err);
 	if (r < 0)
 		code = usage_error(mc, err.msg);
-	else if (r > 0)
+	else if (r == LAT_DONE)
 		code = (print_help(mc), EXIT_OK);
 	else
 		code = measure_with(mc, params, &given, argc, argv, mh, out);
@@ -445,11 +432,11 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	const bool silent = mh && mh->silent;
 	struct run_params *rp = measure_run_params(mc, params);
 	const struct measure_extras *x = measure_extras_of(mc, params);
-	struct opt_error err = { { 0 } };
+	struct lat_error err = { { 0 } };
 	struct atomic_file sink = { .fd = -1 };
 	struct store *st = NULL;
 	struct result res = { 0 };
-	struct runner_error rerr;
+	struct lat_error rerr;
 	struct loadrun *lr = calloc(1, sizeof(*lr));
 	char what[256];
 	int code = EXIT_ERROR, r;
@@ -464,11 +451,11 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	}
 	/* --json over the store would replace it: refused, like any two outputs that are one file. */
 	const struct output json = { "'--json'", x->json_path };
-	if ((code = outputs_check(measure_name(mc), &json, 1, x->db_path, !x->no_store)) >= 0)
+	if ((code = outputs_check(measure_name(mc), &json, 1, x->db_path, !x->no_store)) != 0)
 		goto out;
 	code = EXIT_ERROR;
 	if (x->json_path && (r = atomic_file_open(x->json_path, &sink)) < 0) {
-		snprintf(err.msg, sizeof(err.msg), "option '--json': cannot write '%s': %s", x->json_path, strerror(-r));
+		err_set(&err, 0, "option '--json': cannot write '%s': %s", x->json_path, strerror(-r));
 		code = usage_error(mc, err.msg);
 		goto out;
 	}

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "cli/opt.h"
+#include "core/error.h"
 #include "core/nstime.h"
 #include "probe/probe.h"
 #include "result/result.h"
@@ -49,10 +50,10 @@ struct measure_cmd {
 	size_t help_offset;             /* the bool set by --help */
 	void (*defaults)(void *params);
 	/* Optional: the one positional argument (a PATH to measure); -EINVAL with err filled. */
-	int (*path)(void *params, const char *path, struct opt_error *err);
+	int (*path)(void *params, const char *path, struct lat_error *err);
 	const char *path_name;          /* how --help and errors call it */
 	/* Probe-specific checks after the common ones; -EINVAL with err filled. */
-	int (*validate)(void *params, const struct opt_result *given, struct opt_error *err);
+	int (*validate)(void *params, const struct opt_result *given, struct lat_error *err);
 	/* One line of what the probe does with its parameters, for the header; the
 	 * scheduling the threads got is added after it, once it is known. */
 	void (*describe)(const void *params, char *buf, size_t size);
@@ -116,14 +117,14 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		 const struct measure_hooks *mh, struct measure_outcome *out);
 
 /*
- * Defaults, options and every check, without running: 0 ready, 1 --help was
- * asked, -EINVAL with err filled.  params is mc->params_size bytes.
+ * Defaults, options and every check, without running: LAT_GO_ON, LAT_DONE
+ * when --help was asked, -EINVAL with err filled (core/error.h).  params is mc->params_size bytes.
  */
-int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct opt_error *err);
+int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct lat_error *err);
 
 /* A CPU list the user gave (given) must be online and usable by this process;
  * without one, cpus becomes every usable online CPU.  -errno with err filled. */
-int measure_check_cpus(struct cpuset *cpus, bool given, struct opt_error *err);
+int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err);
 
 extern const char *const policy_choices[];
 extern const char *const fail_stat_choices[];

@@ -9,6 +9,7 @@
 #include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "cli/unstored.h"
+#include "core/array.h"
 #include "report/text.h"
 #include "report/tprint.h"
 #include "result/json.h"
@@ -40,7 +41,7 @@ static const struct cmd_spec merge_spec = {
 		 "probes are a usage error (2); runs whose counts or sums of time would reach 2^63 together\n"
 		 "(what a JSON integer cannot hold) cannot be merged: an error (1), and nothing is stored.",
 	.opts = merge_opts,
-	.nopts = sizeof(merge_opts) / sizeof(merge_opts[0]),
+	.nopts = ARRAY_SIZE(merge_opts),
 	.help_offset = offsetof(struct merge_cmd, help),
 	.min_pos = 1,
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
@@ -52,7 +53,7 @@ static const struct cmd_spec merge_spec = {
 static int member_identities(const char *name, struct store *st, const int64_t *ids, size_t n, char ***ret)
 {
 	char **list = malloc(n * (sizeof(char *) + STORE_IDENTITY_SIZE));
-	struct store_error serr;
+	struct lat_error serr;
 
 	if (!list) {
 		tprintf(stderr, "latscope %s: out of memory\n", name);
@@ -74,7 +75,7 @@ int cmd_merge(int argc, char **argv)
 {
 	struct merge_cmd c = { 0 };
 	struct opt_result given;
-	struct opt_error err;
+	struct lat_error err;
 	struct store *st = NULL;
 	struct result *in = NULL, out;
 	struct atomic_file sink = { .fd = -1 };
@@ -82,22 +83,22 @@ int cmd_merge(int argc, char **argv)
 	char **identities = NULL;
 	size_t n = 0;
 	bool merged = false;
-	char msg[320];
+	struct lat_error msg;
 	int code = storecmd_parse(&merge_spec, argc, argv, &c, &given), r;
 
-	if (code >= 0)
-		return code;
+	if (code != LAT_GO_ON)
+		return storecmd_exit(code);
 	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
 		return storecmd_usage("merge", err.msg);
 	const struct output json = { "'--json'", c.json_path };
-	if ((code = outputs_check("merge", &json, 1, c.db, true)) >= 0) {
+	if ((code = outputs_check("merge", &json, 1, c.db, true)) != 0) {
 		free(ids);
 		return code;
 	}
 	if (c.json_path && (r = atomic_file_open(c.json_path, &sink)) < 0) {
-		snprintf(msg, sizeof(msg), "option '--json': cannot write '%s': %s", c.json_path, strerror(-r));
+		err_set(&msg, 0, "option '--json': cannot write '%s': %s", c.json_path, strerror(-r));
 		free(ids);
-		return storecmd_usage("merge", msg);
+		return storecmd_usage("merge", msg.msg);
 	}
 	if ((code = storecmd_open("merge", c.db, c.no_store ? STORE_READONLY : 0, &st)) != EXIT_OK)
 		goto out;
@@ -107,11 +108,11 @@ int cmd_merge(int argc, char **argv)
 	}
 	if ((code = member_identities("merge", st, ids, n, &identities)) != EXIT_OK)
 		goto out;
-	if ((r = result_merge(in, ids, (const char *const *)identities, n, &out, msg, sizeof(msg))) < 0) {
+	if ((r = result_merge(in, ids, (const char *const *)identities, n, &out, &msg)) < 0) {
 		if (r == -EINVAL) {
-			code = storecmd_usage("merge", msg);
+			code = storecmd_usage("merge", msg.msg);
 		} else {
-			tprintf(stderr, "latscope merge: %s\n", msg);
+			tprintf(stderr, "latscope merge: %s\n", msg.msg);
 			code = EXIT_ERROR;
 		}
 		goto out;
@@ -133,7 +134,7 @@ int cmd_merge(int argc, char **argv)
 	int64_t id = 0;
 	const char *said = NULL;
 	if (!c.no_store) {
-		struct store_error serr;
+		struct lat_error serr;
 		r = store_put(st, text, &id, &serr);
 		if (r == -EEXIST) {
 			said = "this merge is already stored as run";

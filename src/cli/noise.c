@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cli/commands.h"
+#include "core/array.h"
 #include "core/units.h"
 #include "probe/cycles.h"
 #include "probe/tracerun.h"
@@ -30,7 +31,7 @@ static const struct opt noise_opts[] = {
 	RUN_OPTS(struct noise_cmd),
 };
 
-#define NOPTS (sizeof(noise_opts) / sizeof(noise_opts[0]))
+#define NOPTS ARRAY_SIZE(noise_opts)
 
 static void noise_defaults(void *params)
 {
@@ -58,23 +59,23 @@ static int64_t rt_runtime_us(int64_t *ret_period_us)
 	return runtime;
 }
 
-static int noise_validate(void *params, const struct opt_result *given, struct opt_error *err)
+static int noise_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct noise_cmd *c = params;
 	char why[128];
 
 	if (opt_given(noise_opts, NOPTS, given, "loops")) {
-		snprintf(err->msg, sizeof(err->msg), "option '--loops' is not for noise: a spinning loop is measured "
+		err_set(err, 0, "option '--loops' is not for noise: a spinning loop is measured "
 			 "for a --duration");
 		return -1;
 	}
 	if (opt_given(noise_opts, NOPTS, given, "rest") && !c->p.burst_ns) {
-		snprintf(err->msg, sizeof(err->msg), "option '--rest' needs '--burst'");
+		err_set(err, 0, "option '--rest' needs '--burst'");
 		return -1;
 	}
 	if (c->p.clock == NOISE_TSC && (!CYCLES_HAVE_COUNTER || !cycles_reliable(why, sizeof(why)))) {
 		if (opt_given(noise_opts, NOPTS, given, "clock")) {
-			snprintf(err->msg, sizeof(err->msg), "option '--clock': tsc cannot be trusted here: %s", why);
+			err_set(err, 0, "option '--clock': tsc cannot be trusted here: %s", why);
 			return -1;
 		}
 		c->p.clock = NOISE_MONOTONIC;

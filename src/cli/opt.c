@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/cpuset.h"
 #include "core/parse.h"
 #include "core/suggest.h"
@@ -21,16 +22,6 @@ static const void *cfield(const void *params, const struct opt *o)
 	return (const char *)params + o->offset;
 }
 
-static int fail(struct opt_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct opt_error *err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static void choices_text(const char *const *choices, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -39,85 +30,85 @@ static void choices_text(const char *const *choices, char *buf, size_t size)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", choices[i]);
 }
 
-static int set_duration(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+static int set_duration(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
 {
 	uint64_t ns;
 	char lim[32];
 	int r = parse_duration(val, o->unit, &ns);
 
 	if (r == -EINVAL && val[0] == '-' && val[1] >= '0' && val[1] <= '9')
-		return fail(err, "option '%s': '%s': a duration cannot be negative", as, val);
+		return err_set(err, -EINVAL, "option '%s': '%s': a duration cannot be negative", as, val);
 	if (r == -EINVAL)
-		return fail(err, "option '%s': '%s' is not a duration (a number with an optional unit: ns, us, ms, s, m, h, d)",
+		return err_set(err, -EINVAL, "option '%s': '%s' is not a duration (a number with an optional unit: ns, us, ms, s, m, h, d)",
 			    as, val);
 	if (r == -ERANGE || ns > o->max) {
 		fmt_duration(o->max, lim, sizeof(lim));
-		return fail(err, "option '%s': '%s' is above the maximum of %s", as, val, lim);
+		return err_set(err, -EINVAL, "option '%s': '%s' is above the maximum of %s", as, val, lim);
 	}
 	if (ns < o->min) {
 		fmt_duration(o->min, lim, sizeof(lim));
-		return fail(err, "option '%s': '%s' is below the minimum of %s", as, val, lim);
+		return err_set(err, -EINVAL, "option '%s': '%s' is below the minimum of %s", as, val, lim);
 	}
 	*(uint64_t *)field(params, o) = ns;
 	return 0;
 }
 
-static int set_size(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+static int set_size(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
 {
 	uint64_t v;
 	char lim[32];
 	int r = parse_size(val, &v);
 
 	if (r == -EINVAL)
-		return fail(err, "option '%s': '%s' is not a size (a number with an optional unit: k, M, G, T)", as, val);
+		return err_set(err, -EINVAL, "option '%s': '%s' is not a size (a number with an optional unit: k, M, G, T)", as, val);
 	if (r == -ERANGE || v > o->max) {
 		fmt_size(o->max, lim, sizeof(lim));
-		return fail(err, "option '%s': '%s' is above the maximum of %s", as, val, lim);
+		return err_set(err, -EINVAL, "option '%s': '%s' is above the maximum of %s", as, val, lim);
 	}
 	if (v < o->min) {
 		fmt_size(o->min, lim, sizeof(lim));
-		return fail(err, "option '%s': '%s' is below the minimum of %s", as, val, lim);
+		return err_set(err, -EINVAL, "option '%s': '%s' is below the minimum of %s", as, val, lim);
 	}
 	*(uint64_t *)field(params, o) = v;
 	return 0;
 }
 
-static int set_uint(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+static int set_uint(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
 {
 	uint64_t v;
 	int r = parse_u64(val, &v);
 
 	if (r == -EINVAL)
-		return fail(err, "option '%s': '%s' is not a whole number", as, val);
+		return err_set(err, -EINVAL, "option '%s': '%s' is not a whole number", as, val);
 	if (r == -ERANGE || v < o->min || v > o->max)
-		return fail(err, "option '%s': '%s' is out of range (%llu to %llu)", as, val,
+		return err_set(err, -EINVAL, "option '%s': '%s' is out of range (%llu to %llu)", as, val,
 			    (unsigned long long)o->min, (unsigned long long)o->max);
 	*(uint64_t *)field(params, o) = v;
 	return 0;
 }
 
-static int set_label(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+static int set_label(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
 {
 	struct labels *ls = field(params, o);
 	struct label l;
 	int r = parse_label(val, &l);
 
 	if (r == -E2BIG)
-		return fail(err, "option '%s': '%s' is too long (key up to %d, value up to %d characters)", as, val,
+		return err_set(err, -EINVAL, "option '%s': '%s' is too long (key up to %d, value up to %d characters)", as, val,
 			    LABEL_KEY_MAX - 1, LABEL_VALUE_MAX - 1);
 	if (r < 0)
-		return fail(err, "option '%s': '%s' is not KEY=VALUE (KEY: a letter, then letters, digits, '_', '-', '.'; "
+		return err_set(err, -EINVAL, "option '%s': '%s' is not KEY=VALUE (KEY: a letter, then letters, digits, '_', '-', '.'; "
 			    "VALUE: non-empty UTF-8 text)", as, val);
 	for (unsigned i = 0; i < ls->n; i++)
 		if (strcmp(ls->items[i].key, l.key) == 0)
-			return fail(err, "option '%s': label '%s' is given twice", as, l.key);
+			return err_set(err, -EINVAL, "option '%s': label '%s' is given twice", as, l.key);
 	if (ls->n >= LABELS_MAX)
-		return fail(err, "option '%s': more than %d labels", as, LABELS_MAX);
+		return err_set(err, -EINVAL, "option '%s': more than %d labels", as, LABELS_MAX);
 	ls->items[ls->n++] = l;
 	return 0;
 }
 
-static int set_value(const struct opt *o, const char *as, const char *val, void *params, struct opt_error *err)
+static int set_value(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
 {
 	switch (o->kind) {
 	case OPT_DURATION:
@@ -130,9 +121,9 @@ static int set_value(const struct opt *o, const char *as, const char *val, void 
 		struct cpuset set;
 		int r = cpuset_parse(val, &set);
 		if (r == -ERANGE)
-			return fail(err, "option '%s': '%s' names a CPU above %u", as, val, CPUSET_MAX - 1u);
+			return err_set(err, -EINVAL, "option '%s': '%s' names a CPU above %u", as, val, CPUSET_MAX - 1u);
 		if (r < 0)
-			return fail(err, "option '%s': '%s' is not a CPU list (such as 0-3,6)", as, val);
+			return err_set(err, -EINVAL, "option '%s': '%s' is not a CPU list (such as 0-3,6)", as, val);
 		*(struct cpuset *)field(params, o) = set;
 		return 0;
 	}
@@ -144,20 +135,20 @@ static int set_value(const struct opt *o, const char *as, const char *val, void 
 			}
 		char list[128];
 		choices_text(o->choices, list, sizeof(list));
-		return fail(err, "option '%s': '%s' is not one of %s", as, val, list);
+		return err_set(err, -EINVAL, "option '%s': '%s' is not one of %s", as, val, list);
 	case OPT_LABEL:
 		return set_label(o, as, val, params, err);
 	case OPT_STRING:
 		if (!*val)
-			return fail(err, "option '%s': the value is empty", as);
+			return err_set(err, -EINVAL, "option '%s': the value is empty", as);
 		*(const char **)field(params, o) = val;
 		return 0;
 	case OPT_STRLIST: {
 		struct strlist *l = field(params, o);
 		if (!*val)
-			return fail(err, "option '%s': the value is empty", as);
+			return err_set(err, -EINVAL, "option '%s': the value is empty", as);
 		if (l->n >= STRLIST_MAX)
-			return fail(err, "option '%s': given more than %d times", as, STRLIST_MAX);
+			return err_set(err, -EINVAL, "option '%s': given more than %d times", as, STRLIST_MAX);
 		l->items[l->n++] = val;
 		return 0;
 	}
@@ -165,7 +156,7 @@ static int set_value(const struct opt *o, const char *as, const char *val, void 
 	case OPT_HELP:
 		break;
 	}
-	return fail(err, "option '%s': takes no value", as);
+	return err_set(err, -EINVAL, "option '%s': takes no value", as);
 }
 
 static bool takes_value(const struct opt *o)
@@ -214,7 +205,7 @@ static const struct opt *find_short(const struct opt *opts, size_t nopts, char c
 
 /* Apply one option; 1 when it was --help (parsing stops), 0, or -EINVAL. */
 static int apply(const struct opt *opts, const struct opt *o, const char *as, const char *val,
-		 void *params, struct opt_result *res, struct opt_error *err)
+		 void *params, struct opt_result *res, struct lat_error *err)
 {
 	res->seen |= UINT64_C(1) << (size_t)(o - opts);
 	if (o->kind == OPT_FLAG || o->kind == OPT_HELP) {
@@ -225,7 +216,7 @@ static int apply(const struct opt *opts, const struct opt *o, const char *as, co
 }
 
 static int parse_long(const struct opt *opts, size_t nopts, int argc, char **argv, int *i,
-		      void *params, struct opt_result *res, struct opt_error *err)
+		      void *params, struct opt_result *res, struct lat_error *err)
 {
 	const char *arg = argv[*i], *name = arg + 2, *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -240,25 +231,25 @@ static int parse_long(const struct opt *opts, size_t nopts, int argc, char **arg
 			names[k] = opts[k].name;
 		long near = suggest_word(name, len, names, n);
 		if (near >= 0)
-			return fail(err, "unknown option '%s'; did you mean '--%s'?", as, names[near]);
-		return fail(err, "unknown option '%s'", as);
+			return err_set(err, -EINVAL, "unknown option '%s'; did you mean '--%s'?", as, names[near]);
+		return err_set(err, -EINVAL, "unknown option '%s'", as);
 	}
 	if (!takes_value(o)) {
 		if (eq)
-			return fail(err, "option '%s' takes no value", as);
+			return err_set(err, -EINVAL, "option '%s' takes no value", as);
 		return apply(opts, o, as, NULL, params, res, err);
 	}
 	const char *val = eq ? eq + 1 : NULL;
 	if (!val) {
 		if (*i + 1 >= argc)
-			return fail(err, "option '%s' needs a value", as);
+			return err_set(err, -EINVAL, "option '%s' needs a value", as);
 		val = argv[++*i];
 	}
 	return apply(opts, o, as, val, params, res, err);
 }
 
 static int parse_short(const struct opt *opts, size_t nopts, int argc, char **argv, int *i,
-		       void *params, struct opt_result *res, struct opt_error *err)
+		       void *params, struct opt_result *res, struct lat_error *err)
 {
 	const char *arg = argv[*i];
 
@@ -267,7 +258,7 @@ static int parse_short(const struct opt *opts, size_t nopts, int argc, char **ar
 		char as[3] = { '-', arg[j], '\0' };
 		int r;
 		if (!o)
-			return fail(err, "unknown option '%s'", as);
+			return err_set(err, -EINVAL, "unknown option '%s'", as);
 		if (!takes_value(o)) {
 			if ((r = apply(opts, o, as, NULL, params, res, err)) != 0)
 				return r;
@@ -276,7 +267,7 @@ static int parse_short(const struct opt *opts, size_t nopts, int argc, char **ar
 		const char *val = arg[j + 1] ? &arg[j + 1] : NULL;
 		if (!val) {
 			if (*i + 1 >= argc)
-				return fail(err, "option '%s' needs a value", as);
+				return err_set(err, -EINVAL, "option '%s' needs a value", as);
 			val = argv[++*i];
 		}
 		return apply(opts, o, as, val, params, res, err);
@@ -285,20 +276,20 @@ static int parse_short(const struct opt *opts, size_t nopts, int argc, char **ar
 }
 
 int opt_parse(const struct opt *opts, size_t nopts, int argc, char **argv, void *params,
-	      struct opt_result *ret, struct opt_error *err)
+	      struct opt_result *ret, struct lat_error *err)
 {
 	struct opt_result res = { 0 };
 	bool only_pos = false;
 
 	err->msg[0] = '\0';
 	if (nopts > OPT_MAX)
-		return fail(err, "internal: more than %d options", OPT_MAX);
+		return err_set(err, -EINVAL, "internal: more than %d options", OPT_MAX);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		int r;
 		if (only_pos || arg[0] != '-' || arg[1] == '\0') {
-			if (res.npos >= sizeof(res.pos) / sizeof(res.pos[0]))
-				return fail(err, "too many arguments at '%s'", arg);
+			if (res.npos >= ARRAY_SIZE(res.pos))
+				return err_set(err, -EINVAL, "too many arguments at '%s'", arg);
 			res.pos[res.npos++] = arg;
 			continue;
 		}

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/error.h"
 #include "core/parse.h"
 
 enum opt_kind {
@@ -45,10 +46,6 @@ struct opt {
 
 #define OPT_MAX 64                  /* options per table: the "seen" bitmap is 64 bits */
 
-struct opt_error {
-	char msg[512];
-};
-
 struct opt_result {
 	uint64_t seen;                  /* bit i: table row i was given */
 	size_t npos;                    /* positional arguments, in order */
@@ -60,7 +57,7 @@ struct opt_result {
  * 0, or -EINVAL with err filled.  params must already hold the defaults.
  */
 int opt_parse(const struct opt *opts, size_t nopts, int argc, char **argv, void *params,
-	      struct opt_result *ret, struct opt_error *err);
+	      struct opt_result *ret, struct lat_error *err);
 
 /* The row for a long name (for cross-option checks and messages), or NULL. */
 const struct opt *opt_find(const struct opt *opts, size_t nopts, const char *name);

@@ -36,5 +36,5 @@ int outputs_check(const char *cmd, const struct output *outs, size_t n, const ch
 					 a->what, is_option(b) ? "option " : "", b->what, b->path);
 			return storecmd_usage(cmd, msg);
 		}
-	return -1;
+	return 0;
 }

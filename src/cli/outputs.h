@@ -16,7 +16,7 @@ struct output {
 /*
  * EXIT_USAGE, said with the hint, when two of outs (at most OUTPUTS_MAX - 1),
  * or one of them and the store db_opt chooses (when the command uses_store),
- * are one file (sys/samefile.h); -1 to go on.
+ * are one file (sys/samefile.h); 0 to go on.
  */
 int outputs_check(const char *cmd, const struct output *outs, size_t n, const char *db_opt, bool uses_store);
 

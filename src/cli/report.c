@@ -8,6 +8,7 @@
 #include "cli/exitcode.h"
 #include "cli/outputs.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "report/htmlreport.h"
 #include "sys/atomicfile.h"
 #include "report/tprint.h"
@@ -42,7 +43,7 @@ static const struct cmd_spec report_spec = {
 		 "comparison and verdicts of 'latscope compare' for the runs of each probe; and every run's\n"
 		 "parameters, load, system fingerprint and findings.",
 	.opts = report_opts,
-	.nopts = sizeof(report_opts) / sizeof(report_opts[0]),
+	.nopts = ARRAY_SIZE(report_opts),
 	.help_offset = offsetof(struct report_cmd, help),
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
@@ -62,13 +63,13 @@ int cmd_report(int argc, char **argv)
 	FILE *out;
 	int code = storecmd_parse(&report_spec, argc, argv, &c, &given), r;
 
-	if (code >= 0)
-		return code;
+	if (code != LAT_GO_ON)
+		return storecmd_exit(code);
 	if (!c.output)
 		c.output = "report.html";
 	to_stdout = strcmp(c.output, "-") == 0;
 	const struct output file = { "'--output'", to_stdout ? NULL : c.output };
-	if ((code = outputs_check("report", &file, 1, c.db, true)) >= 0)
+	if ((code = outputs_check("report", &file, 1, c.db, true)) != 0)
 		return code;
 	/* Prove the file writable before reading any run. */
 	if (!to_stdout && (r = atomic_file_open(c.output, &sink)) < 0) {

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "report/tprint.h"
 
 struct rm_cmd {
@@ -24,7 +25,7 @@ static const struct cmd_spec rm_spec = {
 	.about = "Remove stored runs.  Ids may be ranges (3-7) and lists (3,5).  When one of them is not in the\n"
 		 "store, nothing is removed.",
 	.opts = rm_opts,
-	.nopts = sizeof(rm_opts) / sizeof(rm_opts[0]),
+	.nopts = ARRAY_SIZE(rm_opts),
 	.help_offset = offsetof(struct rm_cmd, help),
 	.min_pos = 1,
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
@@ -35,15 +36,15 @@ int cmd_rm(int argc, char **argv)
 {
 	struct rm_cmd c = { 0 };
 	struct opt_result given;
-	struct opt_error err;
-	struct store_error serr;
+	struct lat_error err;
+	struct lat_error serr;
 	struct store *st = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0;
 	int code = storecmd_parse(&rm_spec, argc, argv, &c, &given);
 
-	if (code >= 0)
-		return code;
+	if (code != LAT_GO_ON)
+		return storecmd_exit(code);
 	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
 		return storecmd_usage("rm", err.msg);
 	if ((code = storecmd_open("rm", c.db, 0, &st)) == EXIT_OK) {

@@ -15,6 +15,7 @@
 #include "cli/loadrun.h"
 #include "cli/measure.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "core/nstime.h"
 #include "core/units.h"
 #include "probe/probe.h"
@@ -65,7 +66,7 @@ static const struct cmd_spec run_spec = {
 		 "then one table of all three and what `latscope sys` advises.  Works without root, saying what\n"
 		 "root would have added.",
 	.opts = run_opts,
-	.nopts = sizeof(run_opts) / sizeof(run_opts[0]),
+	.nopts = ARRAY_SIZE(run_opts),
 	.help_offset = offsetof(struct run_cmd, help),
 	.pos_name = "argument",
 };
@@ -120,7 +121,7 @@ static void show_progress(void *ctx, uint64_t elapsed_ns, uint64_t total_ns)
  * command line.  -EINVAL with err filled (a CPU list, too many labels).
  */
 static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t ns, const char *suite, void *params,
-		      struct opt_result *given, struct opt_error *err)
+		      struct opt_result *given, struct lat_error *err)
 {
 	const struct measure_cmd *mc = ph->mc;
 	struct run_params *rp = measure_run_params(mc, params);
@@ -135,16 +136,14 @@ static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t 
 	/* -a goes to the probes that take a CPU list; a probe that places its threads itself keeps its own */
 	if (c->cpus && cpus && cpus->kind == OPT_CPUS) {
 		if (cpuset_parse(c->cpus, &rp->cpus) < 0) {
-			snprintf(err->msg, sizeof(err->msg), "option '--cpus': '%s' is not a CPU list (such as 0-3,6)", c->cpus);
-			return -EINVAL;
+			return err_set(err, -EINVAL, "option '--cpus': '%s' is not a CPU list (such as 0-3,6)", c->cpus);
 		}
 		opt_mark(mc->opts, mc->nopts, given, "cpus");
 	}
 	x->quiet = true;
 	snprintf(text, sizeof(text), "suite=%s", suite);
 	if (parse_label(text, &x->labels.items[0]) < 0 || c->labels.n + 1u > LABELS_MAX) {
-		snprintf(err->msg, sizeof(err->msg), "option '--label': too many labels with suite=");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "option '--label': too many labels with suite=");
 	}
 	x->labels.n = 1;
 	for (unsigned i = 0; i < c->labels.n; i++)
@@ -253,13 +252,13 @@ int cmd_run(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	memset(res, 0, sizeof(res));
-	if ((code = storecmd_parse(&run_spec, argc, argv, &c, &given)) >= 0)
-		return code;
+	if ((code = storecmd_parse(&run_spec, argc, argv, &c, &given)) != LAT_GO_ON)
+		return storecmd_exit(code);
 	if (c.quick && c.duration_ns)
 		return storecmd_usage("run", "options '--quick' and '--duration' exclude each other");
 	/* Bad loads are named before the first probe runs, not after it. */
 	struct loadrun *lr = malloc(sizeof(*lr));
-	struct opt_error lerr;
+	struct lat_error lerr;
 	int lr_r = lr ? loadrun_parse(&c.load, c.load_cmd, lr, &lerr) : -ENOMEM;
 	free(lr);
 	if (lr_r == -ENOMEM) {
@@ -280,7 +279,7 @@ int cmd_run(int argc, char **argv)
 		uint64_t ns = total / shares * phases[i].share / NS_PER_MS * NS_PER_MS;
 		void *params = calloc(1, phases[i].mc->params_size);
 		struct opt_result pgiven;
-		struct opt_error perr;
+		struct lat_error perr;
 		if (!params) {
 			tprintf(stderr, "latscope run: out of memory\n");
 			worst = EXIT_ERROR;

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "core/nstime.h"
 #include "report/text.h"
 #include "report/tprint.h"
@@ -41,7 +42,7 @@ static const struct cmd_spec runs_spec = {
 		 "(UTC), probe, host, headline figures of the\n"
 		 "leading metric in the probe's own unit (us, or ns for noise), and labels.",
 	.opts = runs_opts,
-	.nopts = sizeof(runs_opts) / sizeof(runs_opts[0]),
+	.nopts = ARRAY_SIZE(runs_opts),
 	.help_offset = offsetof(struct runs_cmd, help),
 	.pos_name = "argument",
 };
@@ -61,7 +62,7 @@ static int parse_since(const char *text, uint64_t now_ns, uint64_t *ret)
 		*ret = ago < now_ns ? now_ns - ago : 0;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
 		struct tm tm;
 		memset(&tm, 0, sizeof(tm));
 		const char *end = strptime(text, formats[i], &tm);
@@ -82,13 +83,13 @@ int cmd_runs(int argc, char **argv)
 	struct opt_result given;
 	struct run_filter f = { 0 };
 	struct store *st = NULL;
-	struct store_error serr;
+	struct lat_error serr;
 	struct run_info *runs = NULL;
 	size_t n = 0;
 	int code = storecmd_parse(&runs_spec, argc, argv, &c, &given);
 
-	if (code >= 0)
-		return code;
+	if (code != LAT_GO_ON)
+		return storecmd_exit(code);
 	if (c.since && (code = parse_since(c.since, realtime_ns(), &f.since_ns)) < 0) {
 		char msg[320], last[32];
 		time_t t = LAST_STORABLE_S;

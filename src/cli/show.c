@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "report/text.h"
 #include "result/json.h"
 #include "report/tprint.h"
@@ -30,7 +31,7 @@ static const struct cmd_spec show_spec = {
 	.synopsis = "ID [--json] [--db PATH]",
 	.about = "Print a stored run: where and how it ran, its notes, and its summary table.",
 	.opts = show_opts,
-	.nopts = sizeof(show_opts) / sizeof(show_opts[0]),
+	.nopts = ARRAY_SIZE(show_opts),
 	.help_offset = offsetof(struct show_cmd, help),
 	.min_pos = 1,
 	.max_pos = 1,
@@ -39,9 +40,9 @@ static const struct cmd_spec show_spec = {
 
 static int print_json(const char *text, int64_t id)
 {
-	char err[256];
+	struct lat_error err;
 	/* A store is a file too, maybe from elsewhere: parsed within the same bounds as an import. */
-	json_t *doc = result_json_parse(text, strlen(text), err, sizeof(err));
+	json_t *doc = result_json_parse(text, strlen(text), &err);
 	char *out = NULL;
 
 	if (doc && json_object_set_new(doc, "id", json_integer(id)) == 0)
@@ -49,7 +50,7 @@ static int print_json(const char *text, int64_t id)
 	json_decref(doc);
 	if (!out) {
 		tprintf(stderr, "latscope show: run %lld cannot be printed: %s\n", (long long)id,
-			doc ? "out of memory" : err);
+			doc ? "out of memory" : err.msg);
 		return EXIT_ERROR;
 	}
 	puts(out);
@@ -61,15 +62,15 @@ int cmd_show(int argc, char **argv)
 {
 	struct show_cmd c = { 0 };
 	struct opt_result given;
-	struct opt_error err;
+	struct lat_error err;
 	struct store *st = NULL;
 	struct result *res = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0;
 	int code = storecmd_parse(&show_spec, argc, argv, &c, &given);
 
-	if (code >= 0)
-		return code;
+	if (code != LAT_GO_ON)
+		return storecmd_exit(code);
 	if (storecmd_parse_ids(given.pos, 1, &ids, &n, &err) < 0 || n != 1) {
 		free(ids);
 		return storecmd_usage("show", n > 1 ? "one run id, please" : err.msg);
@@ -77,7 +78,7 @@ int cmd_show(int argc, char **argv)
 	if ((code = storecmd_open("show", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		goto out;
 	if (c.json) {
-		struct store_error serr;
+		struct lat_error serr;
 		char *text = NULL;
 		int r = store_get(st, ids[0], &text, &serr);
 		if (r < 0) {

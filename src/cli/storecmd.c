@@ -33,10 +33,12 @@ int storecmd_refuse(const char *name, const char *fmt, ...)
 
 int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *params, struct opt_result *ret)
 {
-	struct opt_error err;
+	struct lat_error err;
 
-	if (opt_parse(spec->opts, spec->nopts, argc, argv, params, ret, &err) < 0)
-		return storecmd_usage(spec->name, err.msg);
+	if (opt_parse(spec->opts, spec->nopts, argc, argv, params, ret, &err) < 0) {
+		storecmd_usage(spec->name, err.msg);
+		return -EINVAL;
+	}
 	if (*(bool *)(void *)((char *)params + spec->help_offset)) {
 		printf("Usage: latscope %s %s\n\n%s\n\nOptions:\n", spec->name, spec->synopsis, spec->about);
 		opt_print_help(stdout, spec->opts, spec->nopts, params);
@@ -44,24 +46,29 @@ int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *par
 			spec->help_more(stdout);
 		tprintf(stdout, "\nExit status: 0 done, 1 error, 2 bad usage%s.\n",
 		       strcmp(spec->name, "compare") == 0 ? ", 3 a --fail-if gate failed" : "");
-		return EXIT_OK;
+		return LAT_DONE;
 	}
 	if (ret->npos < spec->min_pos) {
-		snprintf(err.msg, sizeof(err.msg), "missing %s", spec->pos_name);
-		return storecmd_usage(spec->name, err.msg);
+		storecmd_refuse(spec->name, "missing %s", spec->pos_name);
+		return -EINVAL;
 	}
 	if (ret->npos > spec->max_pos) {
-		snprintf(err.msg, sizeof(err.msg), "unexpected argument '%s'", ret->pos[spec->max_pos]);
-		return storecmd_usage(spec->name, err.msg);
+		storecmd_refuse(spec->name, "unexpected argument '%s'", ret->pos[spec->max_pos]);
+		return -EINVAL;
 	}
-	return -1;
+	return LAT_GO_ON;
+}
+
+int storecmd_exit(int r)
+{
+	return r == LAT_DONE ? EXIT_OK : r < 0 ? EXIT_USAGE : EXIT_ERROR;
 }
 
 int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct store **ret)
 {
 	char path[4096];
 	bool chosen;
-	struct store_error err;
+	struct lat_error err;
 	int r = store_path_resolve(db_opt, path, sizeof(path), &chosen);
 
 	if (r == -ENOENT)
@@ -137,7 +144,7 @@ static size_t drop_repeats(struct given_id *ids, size_t n, int64_t *out)
 	return k;
 }
 
-int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, size_t *ret_n, struct opt_error *err)
+int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, size_t *ret_n, struct lat_error *err)
 {
 	struct given_id *given = NULL;
 	int64_t *ids = NULL;
@@ -151,18 +158,18 @@ int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, siz
 			int64_t lo, hi;
 			if (dash ? parse_id(p, (size_t)(dash - p), &lo) < 0 || parse_id(dash + 1, len - (size_t)(dash - p) - 1u, &hi) < 0
 				 : parse_id(p, len, &lo) < 0) {
-				snprintf(err->msg, sizeof(err->msg), "'%s' is not a run id or a range of them (such as 12, 3-7, 3,5)", args[a]);
+				err_set(err, 0, "'%s' is not a run id or a range of them (such as 12, 3-7, 3,5)", args[a]);
 				goto fail;
 			}
 			if (!dash)
 				hi = lo;
 			if (hi < lo || hi - lo >= MAX_RANGE) {
-				snprintf(err->msg, sizeof(err->msg), "'%s': the range is reversed or longer than %d runs", args[a], MAX_RANGE);
+				err_set(err, 0, "'%s': the range is reversed or longer than %d runs", args[a], MAX_RANGE);
 				goto fail;
 			}
 			/* Counted before anything is made of them: `show 1-99999` is refused at once. */
 			if ((uint64_t)(hi - lo) + 1u > MAX_IDS - n) {
-				snprintf(err->msg, sizeof(err->msg), "'%s': more than %d run ids in all", args[a], MAX_IDS);
+				err_set(err, 0, "'%s': more than %d run ids in all", args[a], MAX_IDS);
 				goto fail;
 			}
 			if (n + (size_t)(hi - lo) + 1u > cap) {
@@ -189,7 +196,7 @@ int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, siz
 	*ret_n = n;
 	return 0;
 oom:
-	snprintf(err->msg, sizeof(err->msg), "out of memory");
+	err_set(err, 0, "out of memory");
 fail:
 	free(given);
 	free(ids);
@@ -199,8 +206,7 @@ fail:
 int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t n, struct result **ret)
 {
 	struct result *res = calloc(n ? n : 1, sizeof(*res));
-	struct store_error serr;
-	char err[256];
+	struct lat_error serr;
 
 	if (!res) {
 		tprintf(stderr, "latscope %s: out of memory\n", name);
@@ -210,10 +216,10 @@ int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t
 		char *text = NULL;
 		int r = store_get(st, ids[i], &text, &serr);
 		if (r == 0) {
-			r = result_from_text(text, strlen(text), &res[i], err, sizeof(err));
+			r = result_from_text(text, strlen(text), &res[i], &serr);
 			free(text);
 			if (r < 0)
-				snprintf(serr.msg, sizeof(serr.msg), "run %lld cannot be read back: %s", (long long)ids[i], err);
+				err_prefix(&serr, r, "run %lld cannot be read back: ", (long long)ids[i]);
 		}
 		if (r < 0) {
 			storecmd_free_results(res, i);
@@ -239,8 +245,8 @@ void storecmd_free_results(struct result *res, size_t n)
 int storecmd_select(const char *name, const struct opt_result *given, const char *probe, const struct labels *labels,
 		    struct store *st, int64_t **ret, size_t *ret_n)
 {
-	struct opt_error err;
-	struct store_error serr;
+	struct lat_error err;
+	struct lat_error serr;
 	bool filtered = labels->n || probe;
 	struct run_info *runs;
 	size_t n;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cli/opt.h"
+#include "core/error.h"
 #include "result/result.h"
 #include "store/store.h"
 
@@ -25,7 +26,7 @@ int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct s
  * Run ids as given on the command line: "12", "3-7", "3,5,9" and any mix of
  * arguments.  -EINVAL with err filled; *ret is malloc'ed.
  */
-int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, size_t *ret_n, struct opt_error *err);
+int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, size_t *ret_n, struct lat_error *err);
 
 /* Load and check the stored results of ids (an array of n results, malloc'ed).
  * Prints what is wrong; returns an exit status. */
@@ -58,9 +59,12 @@ struct cmd_spec {
 };
 
 /*
- * Parse argv for a command without measurements.  Returns -1 to go on, or
- * an exit status to return at once (after --help, or a usage error).
+ * Parse argv for a command without measurements (core/error.h's parser
+ * convention): LAT_GO_ON, LAT_DONE after --help, or -EINVAL after the usage
+ * error was printed.
  */
 int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *params, struct opt_result *ret);
+/* The exit status for what a parser returned other than LAT_GO_ON. */
+int storecmd_exit(int r);
 
 #endif

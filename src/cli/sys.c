@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
+#include "core/array.h"
 #include "sys/findings.h"
 #include "sys/fingerprint.h"
 #include "report/tprint.h"
@@ -40,7 +41,7 @@ static const struct cmd_spec sys_spec = {
 		 "first: what was seen, why it matters, what to change.  Needs no privileges: what cannot be read\n"
 		 "is unknown.  Findings are advice, not errors: the exit status is 0.",
 	.opts = sys_opts,
-	.nopts = sizeof(sys_opts) / sizeof(sys_opts[0]),
+	.nopts = ARRAY_SIZE(sys_opts),
 	.help_offset = offsetof(struct sys_cmd, help),
 	.pos_name = "argument",
 };
@@ -384,8 +385,8 @@ int cmd_sys(int argc, char **argv)
 	struct fingerprint *fp = NULL;
 	int code = storecmd_parse(&sys_spec, argc, argv, &c, &given);
 
-	if (code >= 0)
-		return code;
+	if (code != LAT_GO_ON)
+		return storecmd_exit(code);
 	fo.sysroot = c.sysroot;
 	int r = fingerprint_collect(&fo, &fp);
 	if (r < 0) {

@@ -6,6 +6,7 @@
 #include "cli/timer.h"
 
 #include "cli/commands.h"
+#include "core/array.h"
 #include "core/units.h"
 #include "probe/tracerun.h"
 
@@ -46,7 +47,7 @@ static void timer_defaults(void *params)
 	c->help = false;
 }
 
-static int timer_validate(void *params, const struct opt_result *given, struct opt_error *err)
+static int timer_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct timer_cmd *c = params;
 	struct timespec res;
@@ -66,18 +67,18 @@ static int timer_validate(void *params, const struct opt_result *given, struct o
 	uint64_t longest = c->p.interval_ns + (uint64_t)(cpuset_count(&c->run.cpus) - 1u) * c->p.distance_ns;
 	if (longest > 3600u * NS_PER_SEC) {
 		fmt_duration(c->p.distance_ns, a, sizeof(a));
-		snprintf(err->msg, sizeof(err->msg), "option '--distance': %s gives the last CPU a period over an hour", a);
+		err_set(err, 0, "option '--distance': %s gives the last CPU a period over an hour", a);
 		return -1;
 	}
 	if (c->run.window_ns < longest) {
 		fmt_duration(c->run.window_ns, a, sizeof(a));
 		fmt_duration(longest, b, sizeof(b));
-		snprintf(err->msg, sizeof(err->msg), "option '--window': %s is shorter than the %sinterval %s", a,
+		err_set(err, 0, "option '--window': %s is shorter than the %sinterval %s", a,
 			 c->p.distance_ns ? "longest " : "", b);
 		return -1;
 	}
 	if (opt_given(timer_command.opts, timer_command.nopts, given, "trace-above") && !c->run.trace) {
-		snprintf(err->msg, sizeof(err->msg), "option '--trace-above' needs '--trace'");
+		err_set(err, 0, "option '--trace-above' needs '--trace'");
 		return -1;
 	}
 	if (c->run.trace)
@@ -136,7 +137,7 @@ const struct measure_cmd timer_command = {
 		 "as missed.",
 	.ops = &timer_probe,
 	.opts = timer_opts,
-	.nopts = sizeof(timer_opts) / sizeof(timer_opts[0]),
+	.nopts = ARRAY_SIZE(timer_opts),
 	.params_size = sizeof(struct timer_cmd),
 	.run_offset = offsetof(struct timer_cmd, run),
 	.extras_offset = offsetof(struct timer_cmd, out),

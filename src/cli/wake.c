@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "core/array.h"
 #include "core/parse.h"
 #include "core/units.h"
 #include "sys/sysfacts.h"
@@ -31,7 +32,7 @@ static const struct opt wake_opts[] = {
 	RUN_OPTS_BUT_CPUS(struct wake_cmd),
 };
 
-#define NOPTS (sizeof(wake_opts) / sizeof(wake_opts[0]))
+#define NOPTS ARRAY_SIZE(wake_opts)
 
 static void wake_defaults(void *params)
 {
@@ -68,18 +69,16 @@ static int parse_pair(const char *text, unsigned *ret_a, unsigned *ret_b)
 }
 
 /* The pair the user gave, checked as measure.c checks a CPU list. */
-static int check_pair(const char *text, unsigned *ret_a, unsigned *ret_b, struct opt_error *err)
+static int check_pair(const char *text, unsigned *ret_a, unsigned *ret_b, struct lat_error *err)
 {
 	struct cpuset want;
 	int r = parse_pair(text, ret_a, ret_b);
 
 	if (r == -ERANGE) {
-		snprintf(err->msg, sizeof(err->msg), "option '--cpus': '%s' names a CPU above %u", text, CPUSET_MAX - 1u);
-		return r;
+		return err_set(err, r, "option '--cpus': '%s' names a CPU above %u", text, CPUSET_MAX - 1u);
 	}
 	if (r < 0) {
-		snprintf(err->msg, sizeof(err->msg), "option '--cpus': '%s' is not a pair of CPUs such as 0,1", text);
-		return r;
+		return err_set(err, r, "option '--cpus': '%s' is not a pair of CPUs such as 0,1", text);
 	}
 	cpuset_clear(&want);
 	cpuset_add(&want, *ret_a);
@@ -87,10 +86,10 @@ static int check_pair(const char *text, unsigned *ret_a, unsigned *ret_b, struct
 	return measure_check_cpus(&want, true, err);
 }
 
-static int wake_validate(void *params, const struct opt_result *given, struct opt_error *err)
+static int wake_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct wake_cmd *c = params;
-	unsigned a, b;
+	unsigned a = 0, b = 0;          /* set by check_pair unless it fails */
 	char x[32], y[32];
 
 	if (opt_given(wake_opts, NOPTS, given, "cpus")) {
@@ -100,7 +99,7 @@ static int wake_validate(void *params, const struct opt_result *given, struct op
 		/* The common checks left every usable online CPU here. */
 		int first = cpuset_next(&c->run.cpus, 0);
 		if (first < 0) {
-			snprintf(err->msg, sizeof(err->msg), "no CPU is usable by this process");
+			err_set(err, 0, "no CPU is usable by this process");
 			return -1;
 		}
 		int second = cpuset_next(&c->run.cpus, (unsigned)first + 1u);
@@ -119,14 +118,14 @@ static int wake_validate(void *params, const struct opt_result *given, struct op
 	if (!c->p.pingpong && c->p.interval_ns < MIN_INTERVAL_NS) {
 		fmt_duration(c->p.interval_ns, x, sizeof(x));
 		fmt_duration(MIN_INTERVAL_NS, y, sizeof(y));
-		snprintf(err->msg, sizeof(err->msg), "option '--interval': %s is below the minimum of %s without "
+		err_set(err, 0, "option '--interval': %s is below the minimum of %s without "
 			 "--pingpong (the sleeper must be asleep when it is woken)", x, y);
 		return -1;
 	}
 	if (c->run.window_ns < c->p.interval_ns) {
 		fmt_duration(c->run.window_ns, x, sizeof(x));
 		fmt_duration(c->p.interval_ns, y, sizeof(y));
-		snprintf(err->msg, sizeof(err->msg), "option '--window': %s is shorter than the interval %s", x, y);
+		err_set(err, 0, "option '--window': %s is shorter than the interval %s", x, y);
 		return -1;
 	}
 	return 0;

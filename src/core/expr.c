@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/array.h"
+#include "core/error.h"
 #include "core/nstime.h"
 #include "core/parse.h"
 
@@ -44,7 +46,7 @@ static const struct {
 };
 
 
-#define NSTATS (sizeof(stats) / sizeof(stats[0]))
+#define NSTATS ARRAY_SIZE(stats)
 
 bool expr_stat_judged(enum expr_stat stat)
 {
@@ -83,18 +85,6 @@ static bool is_name_char(char c)
 static bool is_op_char(char c)
 {
 	return c == '<' || c == '>' || c == '=' || c == '!';
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
 }
 
 /* For "%.*s": at most QUOTE_MAX bytes of a span. */
@@ -155,27 +145,27 @@ static int parse_number(const char *s, size_t len, double *ret)
 
 /* TYPE_TIME: a duration, in ns.  A bare number is microseconds, the rule of
  * every latency option (--threshold, --fail-above): latscope(1), BARE NUMBERS. */
-static int parse_time(const struct expr *e, const char *v, size_t len, double *ret, char *err, size_t errlen)
+static int parse_time(const struct expr *e, const char *v, size_t len, double *ret, struct lat_error *err)
 {
 	char buf[64];
 	uint64_t ns;
 	int r;
 
 	if (len >= sizeof(buf))
-		return fail(err, errlen, "'%.*s...' is too long for a duration", qlen(len), v);
+		return err_set(err, -EINVAL, "'%.*s...' is too long for a duration", qlen(len), v);
 	memcpy(buf, v, len);
 	buf[len] = '\0';
 	r = parse_duration(buf, NS_PER_US, &ns);
 	if (r == -ERANGE || (r == 0 && ns > EXACT_MAX))
-		return fail(err, errlen, "'%s' is too large for %s", buf, expr_stat_name(e->stat));
+		return err_set(err, -EINVAL, "'%s' is too large for %s", buf, expr_stat_name(e->stat));
 	if (r < 0)
-		return fail(err, errlen, "'%s' is not a duration for %s (like 200us or 1.5ms, in whole ns)", buf,
+		return err_set(err, -EINVAL, "'%s' is not a duration for %s (like 200us or 1.5ms, in whole ns)", buf,
 			    expr_stat_name(e->stat));
 	*ret = (double)ns;
 	return 0;
 }
 
-static int parse_value(struct expr *e, const char *v, size_t len, char *err, size_t errlen)
+static int parse_value(struct expr *e, const char *v, size_t len, struct lat_error *err)
 {
 	bool pct = len > 0 && v[len - 1u] == '%';
 	double x;
@@ -183,15 +173,15 @@ static int parse_value(struct expr *e, const char *v, size_t len, char *err, siz
 
 	if (len > 0 && (v[0] == '+' || v[0] == '-')) {
 		if (!pct)
-			return fail(err, errlen, "'%.*s' needs a '%%' (a relative change is +N%% or -N%%)", qlen(len), v);
+			return err_set(err, -EINVAL, "'%.*s' needs a '%%' (a relative change is +N%% or -N%%)", qlen(len), v);
 		r = parse_number(v + 1, len - 2u, &x);
 		if (r == -ERANGE)
-			return fail(err, errlen, "'%.*s' has too many digits (%d significant, %d decimals at most)", qlen(len), v,
+			return err_set(err, -EINVAL, "'%.*s' has too many digits (%d significant, %d decimals at most)", qlen(len), v,
 				    NUMBER_DIGITS, NUMBER_DECIMALS);
 		if (r < 0)
-			return fail(err, errlen, "'%.*s' is not a relative change (+N%% or -N%%)", qlen(len), v);
+			return err_set(err, -EINVAL, "'%.*s' is not a relative change (+N%% or -N%%)", qlen(len), v);
 		if (v[0] == '-' && x > 100.0)
-			return fail(err, errlen, "'%.*s' cannot happen: a value falls by 100%% at most", qlen(len), v);
+			return err_set(err, -EINVAL, "'%.*s' cannot happen: a value falls by 100%% at most", qlen(len), v);
 		e->kind = EXPR_RELATIVE;
 		e->value = v[0] == '-' ? -x : x;
 		return 0;
@@ -201,16 +191,16 @@ static int parse_value(struct expr *e, const char *v, size_t len, char *err, siz
 	switch (stats[e->stat].type) {
 	case TYPE_TIME:
 		if (pct && parse_number(v, len - 1u, &x) == 0)
-			return fail(err, errlen, "'%.*s' needs a sign for a relative change (+%.*s or -%.*s)", qlen(len), v,
+			return err_set(err, -EINVAL, "'%.*s' needs a sign for a relative change (+%.*s or -%.*s)", qlen(len), v,
 				    qlen(len), v, qlen(len), v);
-		return parse_time(e, v, len, &e->value, err, errlen);
+		return parse_time(e, v, len, &e->value, err);
 	case TYPE_PERCENT:
 		r = parse_number(v, pct ? len - 1u : len, &x);
 		if (r == -ERANGE)
-			return fail(err, errlen, "'%.*s' has too many digits (%d significant, %d decimals at most)", qlen(len), v,
+			return err_set(err, -EINVAL, "'%.*s' has too many digits (%d significant, %d decimals at most)", qlen(len), v,
 				    NUMBER_DIGITS, NUMBER_DECIMALS);
 		if (r < 0 || x > 100.0)
-			return fail(err, errlen, "'%.*s' is not a percentage from 0 to 100 for %s", qlen(len), v,
+			return err_set(err, -EINVAL, "'%.*s' is not a percentage from 0 to 100 for %s", qlen(len), v,
 				    expr_stat_name(e->stat));
 		e->value = x;
 		return 0;
@@ -226,18 +216,18 @@ static int parse_value(struct expr *e, const char *v, size_t len, char *err, siz
 		if (r == 0 && n > EXACT_MAX)
 			r = -ERANGE;
 		if (r == -ERANGE || (r < 0 && parse_number(v, len, &x) == -ERANGE))
-			return fail(err, errlen, "'%.*s' is too large for %s", qlen(len), v, expr_stat_name(e->stat));
+			return err_set(err, -EINVAL, "'%.*s' is too large for %s", qlen(len), v, expr_stat_name(e->stat));
 		if (r < 0)
-			return fail(err, errlen, "'%.*s' is not a whole number for %s", qlen(len), v,
+			return err_set(err, -EINVAL, "'%.*s' is not a whole number for %s", qlen(len), v,
 				    expr_stat_name(e->stat));
 		e->value = (double)n;
 		return 0;
 	}
 	}
-	return fail(err, errlen, "internal error: statistic without a type");
+	return err_set(err, -EINVAL, "internal error: statistic without a type");
 }
 
-int expr_parse(const char *text, struct expr *ret, char *err, size_t errlen)
+int expr_parse(const char *text, struct expr *ret, struct lat_error *err)
 {
 	struct expr e = { 0 };
 	const char *p = text, *name, *op, *v;
@@ -245,11 +235,11 @@ int expr_parse(const char *text, struct expr *ret, char *err, size_t errlen)
 	int r;
 
 	if (!text)
-		return fail(err, errlen, "no expression");
+		return err_set(err, -EINVAL, "no expression");
 	while (is_space(*p))
 		p++;
 	if (!*p)
-		return fail(err, errlen, "empty expression (like p99>+10%% or max>200us)");
+		return err_set(err, -EINVAL, "empty expression (like p99>+10%% or max>200us)");
 
 	name = p;
 	while (is_name_char(*p))
@@ -257,14 +247,14 @@ int expr_parse(const char *text, struct expr *ret, char *err, size_t errlen)
 	name_len = (size_t)(p - name);
 	if (name_len == 0) {
 		if (is_op_char(*p))
-			return fail(err, errlen, "missing statistic before '%c'", *p);
-		return fail(err, errlen, "'%.*s' is not a statistic", qlen(strlen(p)), p);
+			return err_set(err, -EINVAL, "missing statistic before '%c'", *p);
+		return err_set(err, -EINVAL, "'%.*s' is not a statistic", qlen(strlen(p)), p);
 	}
 	size_t s = 0;
 	while (s < NSTATS && !(strlen(stats[s].name) == name_len && memcmp(stats[s].name, name, name_len) == 0))
 		s++;
 	if (s == NSTATS)
-		return fail(err, errlen, "unknown statistic '%.*s'", qlen(name_len), name);
+		return err_set(err, -EINVAL, "unknown statistic '%.*s'", qlen(name_len), name);
 	e.stat = (enum expr_stat)s;
 
 	while (is_space(*p))
@@ -274,7 +264,7 @@ int expr_parse(const char *text, struct expr *ret, char *err, size_t errlen)
 		p++;
 	op_len = (size_t)(p - op);
 	if (op_len == 0)
-		return fail(err, errlen, "missing operator (>, >=, < or <=) after '%.*s'", qlen(name_len), name);
+		return err_set(err, -EINVAL, "missing operator (>, >=, < or <=) after '%.*s'", qlen(name_len), name);
 	while (is_space(*p))
 		p++;
 	while (is_op_char(*p) || is_space(*p))  /* "> =" or ">>": show all of it */
@@ -283,11 +273,11 @@ int expr_parse(const char *text, struct expr *ret, char *err, size_t errlen)
 	while (op_span > 0 && is_space(op[op_span - 1u]))
 		op_span--;
 	size_t o = 0;
-	while (o < sizeof(op_names) / sizeof(op_names[0]) &&
+	while (o < ARRAY_SIZE(op_names) &&
 	       !(op_span == op_len && strlen(op_names[o]) == op_len && memcmp(op_names[o], op, op_len) == 0))
 		o++;
-	if (o == sizeof(op_names) / sizeof(op_names[0]))
-		return fail(err, errlen, "bad operator '%.*s' (use >, >=, < or <=)", qlen(op_span), op);
+	if (o == ARRAY_SIZE(op_names))
+		return err_set(err, -EINVAL, "bad operator '%.*s' (use >, >=, < or <=)", qlen(op_span), op);
 	e.op = (enum expr_op)o;
 
 	v = p;
@@ -295,18 +285,18 @@ int expr_parse(const char *text, struct expr *ret, char *err, size_t errlen)
 	while (v_len > 0 && is_space(v[v_len - 1u]))
 		v_len--;
 	if (v_len == 0)
-		return fail(err, errlen, "missing value after '%.*s %s'", qlen(name_len), name, op_names[o]);
+		return err_set(err, -EINVAL, "missing value after '%.*s %s'", qlen(name_len), name, op_names[o]);
 	for (size_t i = 0; i < v_len; i++)
 		if (is_space(v[i]))
-			return fail(err, errlen, "'%.*s' has a space inside (write 200us, +10%%)", qlen(v_len), v);
+			return err_set(err, -EINVAL, "'%.*s' has a space inside (write 200us, +10%%)", qlen(v_len), v);
 	e.raw = v[v_len - 1u] == '!';
 	if (e.raw && --v_len == 0)
-		return fail(err, errlen, "missing value before '!'");
+		return err_set(err, -EINVAL, "missing value before '!'");
 
-	if ((r = parse_value(&e, v, v_len, err, errlen)) < 0)
+	if ((r = parse_value(&e, v, v_len, err)) < 0)
 		return r;
 	if (e.raw && e.kind != EXPR_RELATIVE)
-		return fail(err, errlen, "'%.*s!': '!' asks for a relative change compared raw (+10%%!)", qlen(v_len), v);
+		return err_set(err, -EINVAL, "'%.*s!': '!' asks for a relative change compared raw (+10%%!)", qlen(v_len), v);
 	*ret = e;
 	return 0;
 }
@@ -386,7 +376,7 @@ static void format_time(double x, char *buf, size_t size)
 		return;
 	}
 	uint64_t ns = (uint64_t)x;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		if (ns < units[i].ns && units[i].ns != 1)
 			continue;
 		uint64_t whole = ns / units[i].ns, rest = ns % units[i].ns;

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
+
 enum expr_stat {
 	EXPR_MIN, EXPR_MEAN, EXPR_STDDEV, EXPR_P50, EXPR_P90, EXPR_P99, EXPR_P999, EXPR_P9999, EXPR_MAX,
 	EXPR_WARM_MAX, EXPR_ABOVE_PCT, EXPR_MISSED, EXPR_COUNT,
@@ -50,7 +52,7 @@ bool expr_stat_judged(enum expr_stat stat);
  * 0, or -EINVAL with err (at least 128 bytes) saying what is wrong; ret is
  * untouched on failure.
  */
-int expr_parse(const char *text, struct expr *ret, char *err, size_t errlen);
+int expr_parse(const char *text, struct expr *ret, struct lat_error *err);
 
 /* The stat's name as written in expressions and column lists. */
 const char *expr_stat_name(enum expr_stat stat);

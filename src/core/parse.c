@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 #include "core/utf8.h"
 
@@ -137,7 +138,7 @@ int parse_duration(const char *text, uint64_t default_unit, uint64_t *ret_ns)
 	uint64_t unit = default_unit;
 	if (*p) {
 		unit = 0;
-		for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(duration_units); i++)
 			if (strcmp(p, duration_units[i].name) == 0)
 				unit = duration_units[i].ns;
 		if (!unit)

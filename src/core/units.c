@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 
 static const struct {
@@ -24,7 +25,7 @@ void fmt_duration_exact(uint64_t ns, char *buf, size_t size)
 
 void fmt_duration(uint64_t ns, char *buf, size_t size)
 {
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		uint64_t u = units[i].ns;
 		if (ns < u && u != 1)
 			continue;
@@ -48,7 +49,7 @@ void fmt_size(uint64_t bytes, char *buf, size_t size)
 {
 	static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	unsigned k = 0;
-	while (k + 1u < sizeof(names) / sizeof(names[0]) && bytes && bytes % 1024u == 0) {
+	while (k + 1u < ARRAY_SIZE(names) && bytes && bytes % 1024u == 0) {
 		bytes /= 1024u;
 		k++;
 	}

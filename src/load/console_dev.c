@@ -7,7 +7,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "load/console_dev.h"
 
 /* /dev/kmsg is minor 11 of the memory devices (the kernel's drivers/char/mem.c). */
@@ -24,14 +24,14 @@ static bool is_kmsg(dev_t rdev)
  * own list (lines "NAME NODE MAJOR MINOR[-MINOR] TYPE"), not by opening it:
  * opening a device runs its driver, and some act on open alone (a watchdog starts).
  */
-static int is_tty_number(dev_t rdev, char *err, size_t errsize)
+static int is_tty_number(dev_t rdev, struct lat_error *err)
 {
 	char line[256];
 	int found = 0;
 
 	FILE *f = fopen("/proc/tty/drivers", "re");
 	if (!f)
-		return err_set(err, errsize, -errno, "cannot read '/proc/tty/drivers': %s", strerror(errno));
+		return err_set(err, -errno, "cannot read '/proc/tty/drivers': %s", strerror(errno));
 	while (!found && fgets(line, sizeof(line), f)) {
 		unsigned maj, lo, hi;
 		int n = sscanf(line, "%*s %*s %u %u-%u", &maj, &lo, &hi);
@@ -65,49 +65,49 @@ static const char *kind_of(mode_t mode)
 }
 
 /* What the O_PATH descriptor fd leads to (symlinks followed) must take lines: ret gets its stat. */
-static int check_target(int fd, const char *path, struct stat *ret, char *err, size_t errsize)
+static int check_target(int fd, const char *path, struct stat *ret, struct lat_error *err)
 {
 	if (fstat(fd, ret) < 0)
-		return err_set(err, errsize, -errno, "cannot stat '%s': %s", path, strerror(errno));
+		return err_set(err, -errno, "cannot stat '%s': %s", path, strerror(errno));
 	if (S_ISCHR(ret->st_mode)) {
 		if (is_kmsg(ret->st_rdev))
 			return 0;
-		int r = is_tty_number(ret->st_rdev, err, errsize);
+		int r = is_tty_number(ret->st_rdev, err);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
-	return err_set(err, errsize, -ENOTTY, "dev '%s' is %s, not a terminal or /dev/kmsg", path,
+	return err_set(err, -ENOTTY, "dev '%s' is %s, not a terminal or /dev/kmsg", path,
 		       kind_of(ret->st_mode));
 }
 
 /* O_PATH resolves the path (symlinks too) to an inode without running any driver. */
-static int open_path(const char *path, char *err, size_t errsize)
+static int open_path(const char *path, struct lat_error *err)
 {
 	int fd = open(path, O_PATH | O_CLOEXEC);
-	return fd < 0 ? err_set(err, errsize, -errno, "cannot open '%s': %s", path, strerror(errno)) : fd;
+	return fd < 0 ? err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno)) : fd;
 }
 
-int console_dev_check(const char *path, char *err, size_t errsize)
+int console_dev_check(const char *path, struct lat_error *err)
 {
 	struct stat st;
-	int fd = open_path(path, err, errsize);
+	int fd = open_path(path, err);
 
 	if (fd < 0)
 		return fd;
-	int r = check_target(fd, path, &st, err, errsize);
+	int r = check_target(fd, path, &st, err);
 	close(fd);
 	return r;
 }
 
-int console_dev_open(const char *path, char *err, size_t errsize)
+int console_dev_open(const char *path, struct lat_error *err)
 {
 	struct stat checked, got;
 	char self[64];
-	int fd = open_path(path, err, errsize);
+	int fd = open_path(path, err);
 
 	if (fd < 0)
 		return fd;
-	int r = check_target(fd, path, &checked, err, errsize);
+	int r = check_target(fd, path, &checked, err);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -123,12 +123,12 @@ int console_dev_open(const char *path, char *err, size_t errsize)
 	r = w < 0 ? -errno : 0;
 	close(fd);
 	if (r < 0)
-		return err_set(err, errsize, r, "cannot open '%s': %s", path, strerror(-r));
+		return err_set(err, r, "cannot open '%s': %s", path, strerror(-r));
 	/* And once more on the descriptor that writes, before it writes anything. */
 	if (fstat(w, &got) < 0 || !S_ISCHR(got.st_mode) || got.st_rdev != checked.st_rdev ||
 	    !(is_kmsg(got.st_rdev) || isatty(w))) {
 		close(w);
-		return err_set(err, errsize, -ENOTTY, "dev '%s' is not a terminal or /dev/kmsg", path);
+		return err_set(err, -ENOTTY, "dev '%s' is not a terminal or /dev/kmsg", path);
 	}
 	/* Blocking writes: a slow UART holding the writer is the serial-console effect. */
 	fcntl(w, F_SETFL, fcntl(w, F_GETFL) & ~O_NONBLOCK);

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
 #include "load/duty.h"
 #include "load/load.h"
 
@@ -29,9 +30,9 @@ struct gen_worker {
 
 struct gen_ops {
 	/* In the supervisor; NULL when there is nothing to share.  err names no generator. */
-	int (*prepare)(const struct load_spec *spec, struct gen_shared *ret, char *err, size_t errsize);
+	int (*prepare)(const struct load_spec *spec, struct gen_shared *ret, struct lat_error *err);
 	/* In the worker, before it reports ready: allocate, open, start threads. */
-	int (*setup)(struct gen_worker *w, char *err, size_t errsize);
+	int (*setup)(struct gen_worker *w, struct lat_error *err);
 	/* The load itself; never returns (the supervisor kills the worker). */
 	void (*run)(struct gen_worker *w) __attribute__((noreturn));
 };

@@ -6,30 +6,30 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "load/console_dev.h"
 #include "load/gen.h"
 
-static int open_pty(struct gen_shared *ret, char *err, size_t errsize)
+static int open_pty(struct gen_shared *ret, struct lat_error *err)
 {
 	int fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	int r;
 
 	if (fd < 0)
-		return err_set(err, errsize, -errno, "cannot open a new pty: %s", strerror(errno));
+		return err_set(err, -errno, "cannot open a new pty: %s", strerror(errno));
 	if (grantpt(fd) < 0 || unlockpt(fd) < 0)
 		r = -errno;
 	else
 		r = -ptsname_r(fd, ret->tty, sizeof(ret->tty));    /* returns the error itself */
 	if (r < 0) {
 		close(fd);
-		return err_set(err, errsize, r, "cannot set up a new pty: %s", strerror(-r));
+		return err_set(err, r, "cannot set up a new pty: %s", strerror(-r));
 	}
 	int slave = open(ret->tty, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (slave < 0) {
 		r = -errno;
 		close(fd);
-		return err_set(err, errsize, r, "cannot open '%s': %s", ret->tty, strerror(-r));
+		return err_set(err, r, "cannot open '%s': %s", ret->tty, strerror(-r));
 	}
 	/* Never blocks the supervisor: it reads whatever is there and moves on. */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -38,12 +38,12 @@ static int open_pty(struct gen_shared *ret, char *err, size_t errsize)
 	return 0;
 }
 
-static int console_prepare(const struct load_spec *spec, struct gen_shared *ret, char *err, size_t errsize)
+static int console_prepare(const struct load_spec *spec, struct gen_shared *ret, struct lat_error *err)
 {
 	if (!*spec->path)
-		return open_pty(ret, err, errsize);
+		return open_pty(ret, err);
 	/* Check once here, so that a bad device fails with one clear message. */
-	int fd = console_dev_open(spec->path, err, errsize);
+	int fd = console_dev_open(spec->path, err);
 	if (fd < 0)
 		return fd;
 	close(fd);
@@ -51,10 +51,10 @@ static int console_prepare(const struct load_spec *spec, struct gen_shared *ret,
 	return 0;
 }
 
-static int console_setup(struct gen_worker *w, char *err, size_t errsize)
+static int console_setup(struct gen_worker *w, struct lat_error *err)
 {
 	/* The only way a console load opens what it writes into: a terminal or /dev/kmsg. */
-	int fd = console_dev_open(w->shared->tty, err, errsize);
+	int fd = console_dev_open(w->shared->tty, err);
 	if (fd < 0)
 		return fd;
 	w->fd = fd;

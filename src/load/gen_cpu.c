@@ -1,17 +1,17 @@
 /* cpu: integer and floating-point work that never touches memory. */
 #include <stdint.h>
 
+#include "core/error.h"
 #include "load/gen.h"
 
 /* volatile: results nobody reads would let the compiler drop the work. */
 static volatile uint64_t sink_int;
 static volatile double sink_fp;
 
-static int cpu_setup(struct gen_worker *w, char *err, size_t errsize)
+static int cpu_setup(struct gen_worker *w, struct lat_error *err)
 {
 	(void)w;
 	(void)err;
-	(void)errsize;
 	return 0;
 }
 

@@ -6,20 +6,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "load/gen.h"
 
 #define IO_BLOCK (64u << 10)
 #define IO_REGION (UINT64_C(4) << 20)       /* each worker cycles through its own 4 MiB */
 
-static int io_prepare(const struct load_spec *spec, struct gen_shared *ret, char *err, size_t errsize)
+static int io_prepare(const struct load_spec *spec, struct gen_shared *ret, struct lat_error *err)
 {
 	char name[LOAD_PATH_MAX + 32];
 
 	snprintf(name, sizeof(name), "%s/latscope-load-XXXXXX", spec->path);
 	int fd = mkostemp(name, O_CLOEXEC);
 	if (fd < 0)
-		return err_set(err, errsize, -errno, "cannot create a scratch file in '%s': %s", spec->path,
+		return err_set(err, -errno, "cannot create a scratch file in '%s': %s", spec->path,
 				strerror(errno));
 	/* Gone from the directory at once: the workers keep the inode through fd, and
 	 * no way of dying, not even the supervisor's, can leave the file behind. */
@@ -28,13 +28,13 @@ static int io_prepare(const struct load_spec *spec, struct gen_shared *ret, char
 	return 0;
 }
 
-static int io_setup(struct gen_worker *w, char *err, size_t errsize)
+static int io_setup(struct gen_worker *w, struct lat_error *err)
 {
 	void *buf;
 	int r = posix_memalign(&buf, 4096, IO_BLOCK);
 
 	if (r)
-		return err_set(err, errsize, -r, "out of memory");
+		return err_set(err, -r, "out of memory");
 	memset(buf, 0x5a, IO_BLOCK);
 	w->buf = buf;
 	w->buf_size = IO_BLOCK;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "load/gen.h"
 
 #define MEM_BYTES (UINT64_C(64) << 20)      /* above the last-level cache of common machines */
@@ -14,11 +14,11 @@
 
 _Static_assert(MEM_BYTES / sizeof(uint64_t) % MEM_CHUNK_WORDS == 0, "chunks must tile the buffer");
 
-static int mem_setup(struct gen_worker *w, char *err, size_t errsize)
+static int mem_setup(struct gen_worker *w, struct lat_error *err)
 {
 	void *p = mmap(NULL, MEM_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
-		return err_set(err, errsize, -errno, "cannot allocate %llu MiB: %s",
+		return err_set(err, -errno, "cannot allocate %llu MiB: %s",
 				(unsigned long long)(MEM_BYTES >> 20), strerror(errno));
 	/* Fault in every page now, not during the measurement. */
 	memset(p, 1, MEM_BYTES);

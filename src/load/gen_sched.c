@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "load/gen.h"
 
 #define RING_THREADS 8u      /* the worker's own thread is member 0 */
@@ -44,16 +44,16 @@ static void *member_main(void *arg)
 		pass(m->ring, m->i);
 }
 
-static int sched_setup(struct gen_worker *w, char *err, size_t errsize)
+static int sched_setup(struct gen_worker *w, struct lat_error *err)
 {
 	struct ring *ring = malloc(sizeof(*ring));
 	struct member *members = calloc(RING_THREADS, sizeof(*members));
 
 	if (!ring || !members)
-		return err_set(err, errsize, -ENOMEM, "out of memory");
+		return err_set(err, -ENOMEM, "out of memory");
 	for (unsigned i = 0; i < RING_THREADS; i++)
 		if (pipe2(ring->fds[i], O_CLOEXEC) < 0)
-			return err_set(err, errsize, -errno, "cannot create a pipe: %s", strerror(errno));
+			return err_set(err, -errno, "cannot create a pipe: %s", strerror(errno));
 	/* Threads inherit the worker's CPU affinity and policy.  Nothing is freed on
 	 * failure: the worker exits at once. */
 	for (unsigned i = 1; i < RING_THREADS; i++) {
@@ -61,7 +61,7 @@ static int sched_setup(struct gen_worker *w, char *err, size_t errsize)
 		members[i] = (struct member){ .ring = ring, .i = i };
 		int r = pthread_create(&t, NULL, member_main, &members[i]);
 		if (r)
-			return err_set(err, errsize, -r, "cannot start a thread: %s", strerror(r));
+			return err_set(err, -r, "cannot start a thread: %s", strerror(r));
 		pthread_detach(t);
 	}
 	w->buf = ring;

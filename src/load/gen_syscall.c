@@ -6,14 +6,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "load/gen.h"
 
-static int syscall_setup(struct gen_worker *w, char *err, size_t errsize)
+static int syscall_setup(struct gen_worker *w, struct lat_error *err)
 {
 	w->fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	if (w->fd < 0)
-		return err_set(err, errsize, -errno, "cannot open '/dev/zero': %s", strerror(errno));
+		return err_set(err, -errno, "cannot open '/dev/zero': %s", strerror(errno));
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "core/cpuset.h"
+#include "core/error.h"
 
 enum load_kind { LOAD_CPU, LOAD_MEM, LOAD_SYSCALL, LOAD_SCHED, LOAD_IO, LOAD_CONSOLE };
 
@@ -36,7 +37,7 @@ const char *load_kind_name(enum load_kind kind);
  * "io:cpus=1,dir=/tmp", "console:dev=/dev/ttyS0".  Returns 0, or -EINVAL with a
  * one-line reason in err (ret untouched).  online: the set of online CPUs.
  */
-int load_parse(const char *text, const struct cpuset *online, struct load_spec *ret, char *err, size_t errsize);
+int load_parse(const char *text, const struct cpuset *online, struct load_spec *ret, struct lat_error *err);
 
 /* Canonical text that load_parse reads back, e.g. "cpu:cpus=0-1,intensity=100%".
  * Returns the length it needed, like snprintf. */
@@ -49,7 +50,7 @@ size_t load_format(const struct load_spec *s, char *buf, size_t size);
  * load_start checks again, and a console worker opens nothing else.
  * Returns 0 or -errno with err set.
  */
-int load_check(const struct load_spec *s, char *err, size_t errsize);
+int load_check(const struct load_spec *s, struct lat_error *err);
 
 struct load_set;
 
@@ -62,7 +63,7 @@ struct load_set;
  * forking thread) and before starting measurement threads (it forks).
  */
 int load_start(const struct load_spec *specs, size_t n, const char *cmd, struct load_set **ret,
-	       char *err, size_t errsize);
+	       struct lat_error *err);
 
 /* The supervisor's pid, which is also the process group of every worker. */
 pid_t load_pgid(const struct load_set *ls);
@@ -79,6 +80,6 @@ struct load_outcome {
 
 /* Stop everything, wait for it and fill out (may be NULL).  Always frees ls;
  * NULL is a no-op.  Returns 0 or -errno with err set. */
-int load_stop(struct load_set *ls, struct load_outcome *out, char *err, size_t errsize);
+int load_stop(struct load_set *ls, struct load_outcome *out, struct lat_error *err);
 
 #endif

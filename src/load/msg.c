@@ -8,7 +8,7 @@
 #include "core/nstime.h"
 #include "load/msg.h"
 
-_Static_assert(sizeof(struct load_msg) <= 512, "a record must stay far below PIPE_BUF to be written atomically");
+_Static_assert(sizeof(struct load_msg) <= 1024, "a record must stay far below PIPE_BUF (4096) to be written atomically");
 
 int msg_send(int fd, const struct load_msg *m)
 {
@@ -28,7 +28,7 @@ int msg_send_error(int fd, int error, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	err_vset(&m.why, 0, fmt, ap);
 	va_end(ap);
 	msg_send(fd, &m);
 	return -error;
@@ -63,7 +63,7 @@ int msg_recv(int fd, int timeout_ms, struct load_msg *ret)
 			return -EPIPE;
 		got += (size_t)n;
 	}
-	m.text[sizeof(m.text) - 1] = '\0';
+	m.why.msg[sizeof(m.why.msg) - 1] = '\0';
 	*ret = m;
 	return 0;
 }

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "core/error.h"
 #include "load/load.h"
 
 enum msg_type { MSG_READY = 1, MSG_ERROR, MSG_OUTCOME };
@@ -17,7 +18,7 @@ struct load_msg {
 	uint32_t worker;         /* MSG_READY, MSG_ERROR from a worker: its number */
 	int32_t cmd_pid;         /* MSG_READY from the supervisor: also the command's process group; 0: none */
 	struct load_outcome outcome;     /* MSG_OUTCOME; both ends are the same program */
-	char text[256];          /* MSG_ERROR: the reason */
+	struct lat_error why;    /* MSG_ERROR: the reason */
 };
 
 int msg_send(int fd, const struct load_msg *m);

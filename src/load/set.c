@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/nstime.h"
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "load/children.h"
 #include "load/console_dev.h"
 #include "load/load.h"
@@ -40,31 +40,31 @@ pid_t load_cmd_pgid(const struct load_set *ls)
 	return ls->cmd_pgid;
 }
 
-int load_check(const struct load_spec *s, char *err, size_t errsize)
+int load_check(const struct load_spec *s, struct lat_error *err)
 {
-	char why[200];
+	struct lat_error why;
 
 	if (!load_kind_name(s->kind))
-		return err_set(err, errsize, -EINVAL, "load: unknown kind %d", (int)s->kind);
+		return err_set(err, -EINVAL, "load: unknown kind %d", (int)s->kind);
 	if (!cpuset_count(&s->cpus))
-		return err_set(err, errsize, -EINVAL, "%s: no cpus", load_kind_name(s->kind));
+		return err_set(err, -EINVAL, "%s: no cpus", load_kind_name(s->kind));
 	if (s->intensity_pct < 1 || s->intensity_pct > 100)
-		return err_set(err, errsize, -EINVAL, "%s: intensity %u%% is not 1-100%%", load_kind_name(s->kind),
+		return err_set(err, -EINVAL, "%s: intensity %u%% is not 1-100%%", load_kind_name(s->kind),
 			       s->intensity_pct);
 	if (s->kind == LOAD_CONSOLE && *s->path) {
-		int r = console_dev_check(s->path, why, sizeof(why));
+		int r = console_dev_check(s->path, &why);
 		if (r < 0)
-			return err_set(err, errsize, r, "console: %s", why);
+			return err_set(err, r, "console: %s", why.msg);
 	}
 	return 0;
 }
 
-static int validate(const struct load_spec *specs, size_t n, char *err, size_t errsize)
+static int validate(const struct load_spec *specs, size_t n, struct lat_error *err)
 {
 	if (n && !specs)
-		return err_set(err, errsize, -EINVAL, "load: no specs");
+		return err_set(err, -EINVAL, "load: no specs");
 	for (size_t i = 0; i < n; i++) {
-		int r = load_check(&specs[i], err, errsize);
+		int r = load_check(&specs[i], err);
 		if (r < 0)
 			return r;
 	}
@@ -175,30 +175,29 @@ static void end_supervisor(struct load_set *ls, int timeout_ms, struct load_msg 
 	free(ls);
 }
 
-int load_start(const struct load_spec *specs, size_t n, const char *cmd, struct load_set **ret, char *err,
-	       size_t errsize)
+int load_start(const struct load_spec *specs, size_t n, const char *cmd, struct load_set **ret, struct lat_error *err)
 {
 	int life[2], report[2], r;
 	struct load_set *ls;
 	struct load_msg m;
 
-	r = validate(specs, n, err, errsize);
+	r = validate(specs, n, err);
 	if (r < 0)
 		return r;
 	ls = calloc(1, sizeof(*ls));
 	if (!ls)
-		return err_set(err, errsize, -ENOMEM, "load: out of memory");
+		return err_set(err, -ENOMEM, "load: out of memory");
 	/* O_CLOEXEC: no program latscope runs may hold the write end and keep the load alive. */
 	if (pipe2(life, O_CLOEXEC) < 0) {
 		free(ls);
-		return err_set(err, errsize, -errno, "load: cannot create a pipe: %s", strerror(errno));
+		return err_set(err, -errno, "load: cannot create a pipe: %s", strerror(errno));
 	}
 	if (pipe2(report, O_CLOEXEC) < 0) {
 		r = -errno;
 		close(life[0]);
 		close(life[1]);
 		free(ls);
-		return err_set(err, errsize, r, "load: cannot create a pipe: %s", strerror(-r));
+		return err_set(err, r, "load: cannot create a pipe: %s", strerror(-r));
 	}
 	pid_t parent = getpid();
 	ls->pid = fork();
@@ -216,7 +215,7 @@ int load_start(const struct load_spec *specs, size_t n, const char *cmd, struct 
 		close(ls->life_fd);
 		close(ls->report_fd);
 		free(ls);
-		return err_set(err, errsize, r, "load: cannot fork: %s", strerror(-r));
+		return err_set(err, r, "load: cannot fork: %s", strerror(-r));
 	}
 	/* Also here, so that the group exists as soon as fork returns. */
 	setpgid(ls->pid, ls->pid);
@@ -230,12 +229,12 @@ int load_start(const struct load_spec *specs, size_t n, const char *cmd, struct 
 	struct load_msg last;
 	end_supervisor(ls, STOP_TIMEOUT_MS, &last);
 	if (r == 0 && m.type == MSG_ERROR)
-		return err_set(err, errsize, m.error ? -m.error : -EIO, "%s", m.text);
+		return err_set(err, m.error ? -m.error : -EIO, "%s", m.why.msg);
 	r = r < 0 ? r : -EPROTO;
-	return err_set(err, errsize, r, "load: the supervisor did not start: %s", strerror(-r));
+	return err_set(err, r, "load: the supervisor did not start: %s", strerror(-r));
 }
 
-int load_stop(struct load_set *ls, struct load_outcome *out, char *err, size_t errsize)
+int load_stop(struct load_set *ls, struct load_outcome *out, struct lat_error *err)
 {
 	struct load_msg m;
 
@@ -243,8 +242,8 @@ int load_stop(struct load_set *ls, struct load_outcome *out, char *err, size_t e
 		return 0;
 	end_supervisor(ls, STOP_TIMEOUT_MS, &m);
 	if (m.type != MSG_OUTCOME)
-		return err_set(err, errsize, m.error ? -m.error : -EPROTO, "load: the supervisor did not stop cleanly: %s",
-				m.type == MSG_ERROR ? m.text : strerror(m.error ? m.error : EPROTO));
+		return err_set(err, m.error ? -m.error : -EPROTO, "load: the supervisor did not stop cleanly: %s",
+				m.type == MSG_ERROR ? m.why.msg : strerror(m.error ? m.error : EPROTO));
 	if (out)
 		*out = m.outcome;
 	return 0;

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 #include "load/child.h"
 #include "load/children.h"
@@ -55,7 +56,7 @@ static int sup_fail(struct sup *s, int r, const char *fmt, ...)
 	s->failed = true;
 	s->error = (struct load_msg){ .type = MSG_ERROR, .error = -r };
 	va_start(ap, fmt);
-	vsnprintf(s->error.text, sizeof(s->error.text), fmt, ap);
+	err_vset(&s->error.why, r, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -216,7 +217,7 @@ static void on_ready(struct sup *s)
 		return;
 	}
 	if (m.type == MSG_ERROR) {
-		sup_fail(s, -m.error, "%s", m.text);
+		sup_fail(s, -m.error, "%s", m.why.msg);
 	} else if (m.type == MSG_READY && m.worker < s->nspawned && !s->workers[m.worker].ready) {
 		s->workers[m.worker].ready = true;
 		s->nready++;
@@ -267,7 +268,7 @@ static int fail_unready(struct sup *s, bool died)
 		struct load_msg m;
 		while (died && s->ready_fd >= 0 && msg_recv(s->ready_fd, 200, &m) == 0)
 			if (m.type == MSG_ERROR)
-				return sup_fail(s, -m.error, "%s", m.text);
+				return sup_fail(s, -m.error, "%s", m.why.msg);
 		return sup_fail(s, died ? -ECHILD : -ETIMEDOUT, "%s: the worker on CPU %u %s",
 				load_kind_name(s->specs[w->spec].kind), w->cpu,
 				died ? "exited while starting" : "was not ready after 5 s");
@@ -324,7 +325,7 @@ static int spawn_workers(struct sup *s)
 
 static int start(struct sup *s, const char *cmd)
 {
-	char why[200];
+	struct lat_error why;
 	int r;
 
 	s->shared = calloc(s->n ? s->n : 1, sizeof(*s->shared));
@@ -338,9 +339,9 @@ static int start(struct sup *s, const char *cmd)
 		gen_shared_init(&s->shared[i]);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct gen_ops *ops = gen_ops_for(s->specs[i].kind);
-		r = ops->prepare ? ops->prepare(&s->specs[i], &s->shared[i], why, sizeof(why)) : 0;
+		r = ops->prepare ? ops->prepare(&s->specs[i], &s->shared[i], &why) : 0;
 		if (r < 0)
-			return sup_fail(s, r, "%s: %s", load_kind_name(s->specs[i].kind), why);
+			return sup_fail(s, r, "%s: %s", load_kind_name(s->specs[i].kind), why.msg);
 	}
 	r = spawn_workers(s);
 	if (r < 0)
@@ -421,7 +422,7 @@ void supervisor_main(const struct load_spec *specs, size_t n, const char *cmd, i
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	child_unmeasure();
 	int keep[] = { life_fd, report_fd, s.sig_fd };
-	child_close_fds(keep, sizeof(keep) / sizeof(keep[0]));
+	child_close_fds(keep, ARRAY_SIZE(keep));
 
 	if (r == 0 && !s.stopping)
 		r = start(&s, cmd);

@@ -4,16 +4,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "load/child.h"
 #include "load/msg.h"
 #include "load/worker.h"
 #include "sys/cpus.h"
 
-static void report_error(int ready_fd, unsigned id, const struct load_spec *spec, int r, const char *why)
+static void report_error(int ready_fd, unsigned id, const struct load_spec *spec, int r, const struct lat_error *why)
 {
-	struct load_msg m = { .type = MSG_ERROR, .error = -r, .worker = id };
+	struct load_msg m = { .type = MSG_ERROR, .error = -r, .worker = id, .why = *why };
 
-	snprintf(m.text, sizeof(m.text), "%s: %s", load_kind_name(spec->kind), why);
+	err_prefix(&m.why, r, "%s: ", load_kind_name(spec->kind));
 	msg_send(ready_fd, &m);
 }
 
@@ -25,21 +26,21 @@ static void worker_main(const struct load_spec *spec, const struct gen_shared *s
 	struct gen_worker w = { .spec = spec, .shared = shared, .cpu = cpu, .index = index, .fd = -1 };
 	int keep[] = { ready_fd, shared->fd };
 	struct cpuset one;
-	char why[200];
+	struct lat_error why;
 	int r;
 
-	child_close_fds(keep, sizeof(keep) / sizeof(keep[0]));
+	child_close_fds(keep, ARRAY_SIZE(keep));
 	cpuset_clear(&one);
 	cpuset_add(&one, cpu);
 	r = cpus_pin(&one);
 	if (r < 0) {
-		snprintf(why, sizeof(why), "cannot pin a worker to CPU %u: %s", cpu, strerror(-r));
-		report_error(ready_fd, id, spec, r, why);
+		err_set(&why, 0, "cannot pin a worker to CPU %u: %s", cpu, strerror(-r));
+		report_error(ready_fd, id, spec, r, &why);
 		_exit(1);
 	}
-	r = ops->setup(&w, why, sizeof(why));
+	r = ops->setup(&w, &why);
 	if (r < 0) {
-		report_error(ready_fd, id, spec, r, why);
+		report_error(ready_fd, id, spec, r, &why);
 		_exit(1);
 	}
 	struct load_msg ready = { .type = MSG_READY, .worker = id };

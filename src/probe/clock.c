@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "probe/cycles.h"
 
 #define CALIBRATE_NS  (20u * NS_PER_MS)
@@ -119,7 +120,7 @@ static void *served_helper(void *arg)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EDOM & SECCOMP_RET_DATA)),
 	};
-	struct sock_fprog prog = { .len = (unsigned short)(sizeof(f) / sizeof(f[0])), .filter = f };
+	struct sock_fprog prog = { .len = (unsigned short)ARRAY_SIZE(f), .filter = f };
 	struct timespec ts;
 
 	/* Both bind this thread alone, and end with it. */

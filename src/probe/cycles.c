@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "sys/sysfacts.h"
 
 int cycles_calibrate(struct cycles_scale *ret, uint64_t span_ns)
@@ -25,7 +26,7 @@ bool cycles_reliable(char *why, size_t size)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	static const char *const flags[] = { "constant_tsc", "nonstop_tsc" };
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++)
 		if (sys_cpu_flag(NULL, flags[i]) != 1) {
 			snprintf(why, size, "the CPU does not report %s", flags[i]);
 			return false;

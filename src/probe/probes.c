@@ -1,6 +1,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "probe/clock.h"
 #include "probe/io.h"
 #include "probe/noise.h"
@@ -19,7 +20,7 @@ bool probe_traced_as(const char *probe, enum probe_trace_kind kind)
 
 const struct probe_ops *probe_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(probes); i++)
 		if (strcmp(probes[i]->name, name) == 0)
 			return probes[i];
 	return NULL;

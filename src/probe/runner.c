@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 #include "probe/context.h"
 #include "probe/tracerun.h"
@@ -145,7 +146,7 @@ static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 void runner_stop_signals(sigset_t *ret)
 {
 	sigemptyset(ret);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
 		struct sigaction sa;
 		/* A blocked signal is kept pending even when ignored: under nohup a
 		 * SIGHUP would still stop the run, so an ignored SIGHUP stays so.  The
@@ -169,16 +170,7 @@ static const char *signal_name(int sig)
 	}
 }
 
-static void set_error(struct runner_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(struct runner_error *err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-}
-
-static int start_threads(struct runner *rn, struct runner_error *err)
+static int start_threads(struct runner *rn, struct lat_error *err)
 {
 	pthread_attr_t attr;
 	int r = pthread_attr_init(&attr);
@@ -203,7 +195,7 @@ static int start_threads(struct runner *rn, struct runner_error *err)
 		if (r == 0)
 			r = pthread_create(&w->tid, &attr, measure_thread, w);
 		if (r) {
-			set_error(err, "cannot start the measuring thread on cpu %u: %s", w->t.cpu, strerror(r));
+			err_set(err, 0, "cannot start the measuring thread on cpu %u: %s", w->t.cpu, strerror(r));
 			break;
 		}
 		w->created = true;
@@ -249,7 +241,7 @@ static bool sched_failed(const struct worker *w)
 }
 
 /* Record what could not be applied; with --strict that is an error. */
-static int check_threads(struct runner *rn, struct runner_error *err)
+static int check_threads(struct runner *rn, struct lat_error *err)
 {
 	struct result *res = rn->res;
 	const struct run_params *rp = rn->rp;
@@ -258,7 +250,7 @@ static int check_threads(struct runner *rn, struct runner_error *err)
 	for (size_t i = 0; i < rn->n; i++) {
 		struct worker *w = &rn->w[i];
 		if (w->setup_rc < 0) {
-			set_error(err, "%s setup failed on cpu %u: %s", rn->ops->name, w->t.cpu,
+			err_set(err, 0, "%s setup failed on cpu %u: %s", rn->ops->name, w->t.cpu,
 				  w->t.err[0] ? w->t.err : strerror(-w->setup_rc));
 			return w->setup_rc;
 		}
@@ -277,7 +269,7 @@ static int check_threads(struct runner *rn, struct runner_error *err)
 			    sched_policy_name(rp->policy), (unsigned long long)rp->priority, cpus, strerror(-sched_rc),
 			    sched_rc == -EPERM ? ": needs root or CAP_SYS_NICE" : "");
 		if (rp->strict) {
-			set_error(err, "--strict: %s priority %llu not applied: %s", sched_policy_name(rp->policy),
+			err_set(err, 0, "--strict: %s priority %llu not applied: %s", sched_policy_name(rp->policy),
 				  (unsigned long long)rp->priority, strerror(-sched_rc));
 			return sched_rc;
 		}
@@ -285,7 +277,7 @@ static int check_threads(struct runner *rn, struct runner_error *err)
 	return 0;
 }
 
-static int lock_memory(struct runner *rn, struct runner_error *err)
+static int lock_memory(struct runner *rn, struct lat_error *err)
 {
 	int r = memlock_all();
 	struct rlimit rl;
@@ -300,13 +292,12 @@ static int lock_memory(struct runner *rn, struct runner_error *err)
 	else
 		result_note(rn->res, "not applied: memory lock (%s); page faults may add latency", strerror(-r));
 	if (rn->rp->strict) {
-		set_error(err, "--strict: memory lock not applied: %s", strerror(-r));
-		return r;
+		return err_set(err, r, "--strict: memory lock not applied: %s", strerror(-r));
 	}
 	return 0;
 }
 
-static int hold_pmqos(struct runner *rn, int *fd, struct runner_error *err)
+static int hold_pmqos(struct runner *rn, int *fd, struct lat_error *err)
 {
 	if (rn->rp->no_pm_qos)
 		return 0;
@@ -317,8 +308,7 @@ static int hold_pmqos(struct runner *rn, int *fd, struct runner_error *err)
 	result_note(rn->res, "not applied: PM QoS hold at 0 us on /dev/cpu_dma_latency (%s); idle states may add latency",
 		    strerror(-r));
 	if (rn->rp->strict) {
-		set_error(err, "--strict: PM QoS not applied: cannot open '/dev/cpu_dma_latency': %s", strerror(-r));
-		return r;
+		return err_set(err, r, "--strict: PM QoS not applied: cannot open '/dev/cpu_dma_latency': %s", strerror(-r));
 	}
 	return 0;
 }
@@ -467,16 +457,16 @@ static int collect_last(struct runner *rn)
 /* Tracing is asked for, not needed: without it the run goes on, and says why. */
 static void start_trace(struct runner *rn)
 {
-	char why[256];
+	struct lat_error why;
 	if (!rn->trace)
 		result_note(rn->res, "not traced: out of memory; measuring without the decomposition");
-	else if (tracerun_start(rn->trace, rn->rp, rn->ops, why, sizeof(why)) < 0)
-		result_note(rn->res, "not traced: %s; measuring without the decomposition", why);
+	else if (tracerun_start(rn->trace, rn->rp, rn->ops, &why) < 0)
+		result_note(rn->res, "not traced: %s; measuring without the decomposition", why.msg);
 }
 
 static void finish_trace(struct runner *rn)
 {
-	char why[256];
+	struct lat_error why;
 	struct tracerun_thread *th = calloc(rn->n, sizeof(*th));
 	if (!th) {
 		result_note(rn->res, "not traced: out of memory");
@@ -484,8 +474,8 @@ static void finish_trace(struct runner *rn)
 	}
 	for (size_t i = 0; i < rn->n; i++)
 		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, rec_spans(&rn->w[i].t.rec) };
-	if (tracerun_finish(rn->trace, th, rn->n, rn->res, why, sizeof(why)) < 0)
-		result_note(rn->res, "the trace could not be read: %s", why);
+	if (tracerun_finish(rn->trace, th, rn->n, rn->res, &why) < 0)
+		result_note(rn->res, "the trace could not be read: %s", why.msg);
 	free(th);
 }
 
@@ -536,7 +526,7 @@ static void free_workers(struct runner *rn)
 }
 
 int runner_run(const struct probe_ops *ops, const struct run_params *rp, const void *pp,
-	       struct result *res, const struct runner_hooks *hooks, struct runner_error *err)
+	       struct result *res, const struct runner_hooks *hooks, struct lat_error *err)
 {
 	struct runner rn = {
 		.ops = ops, .rp = rp, .res = res, .hooks = hooks,
@@ -555,8 +545,7 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	atomic_init(&rn.stop, false);
 	atomic_init(&rn.finished, 0u);
 	if (rn.n == 0 || rn.n != res->ncpus || probe_metrics(ops, pp) != res->nmetrics) {
-		set_error(err, "internal: %zu CPUs for %zu results", rn.n, res->ncpus);
-		return -EINVAL;
+		return err_set(err, -EINVAL, "internal: %zu CPUs for %zu results", rn.n, res->ncpus);
 	}
 	res->threshold_ns = rp->threshold_ns;
 	res->warmup = rp->warmup;
@@ -573,7 +562,7 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	if ((r = hold_pmqos(&rn, &pmqos_fd, err)) < 0)
 		goto restore;
 	if ((r = init_workers(&rn, pp)) < 0) {
-		set_error(err, "cannot prepare the recorders: %s", strerror(-r));
+		err_set(err, 0, "cannot prepare the recorders: %s", strerror(-r));
 		goto restore;
 	}
 	if (rp->trace)
@@ -611,7 +600,7 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	r = supervise(&rn, started, end_ns);
 	if (r < 0) {
 		request_stop(&rn);
-		set_error(err, "cannot keep the results: %s", strerror(-r));
+		err_set(err, 0, "cannot keep the results: %s", strerror(-r));
 	}
 	goto join;
 
@@ -640,7 +629,7 @@ join:
 			snprintf(res->stop_reason, sizeof(res->stop_reason), "error on cpu %u", t->cpu);
 		}
 		if ((r = collect_last(&rn)) < 0)
-			set_error(err, "cannot keep the results: %s", strerror(-r));
+			err_set(err, 0, "cannot keep the results: %s", strerror(-r));
 		uint64_t last_window = res->elapsed_ns / rp->window_ns;
 		for (size_t i = 0; rn.ctx && i < rn.n; i++)
 			if (rn.w[i].final_invol >= 0)

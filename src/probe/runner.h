@@ -8,6 +8,7 @@
 
 #include <signal.h>
 
+#include "core/error.h"
 #include "probe/probe.h"
 #include "result/result.h"
 
@@ -20,10 +21,6 @@ struct runner_hooks {
 	/* Now and then while measuring (a few times a second at most). */
 	void (*tick)(void *ctx, const struct result *res);
 	void *ctx;
-};
-
-struct runner_error {
-	char msg[256];
 };
 
 /*
@@ -39,6 +36,6 @@ void runner_stop_signals(sigset_t *ret);
  * see res->interrupted) or -errno with err->msg filled.
  */
 int runner_run(const struct probe_ops *ops, const struct run_params *rp, const void *pp,
-	       struct result *res, const struct runner_hooks *hooks, struct runner_error *err);
+	       struct result *res, const struct runner_hooks *hooks, struct lat_error *err);
 
 #endif

@@ -59,14 +59,12 @@ int tracerun_prepare(struct trace_run **ret)
 	return 0;
 }
 
-int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, char *why,
-		   size_t size)
+int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, struct lat_error *why)
 {
 	struct trace_opts o = { .cpus = rp->cpus };
 
 	if (!ops->trace) {
-		snprintf(why, size, "%s samples have no trace explanation", ops->name);
-		return -ENOTSUP;
+		return err_set(why, -ENOTSUP, "%s samples have no trace explanation", ops->name);
 	}
 	tr->ops = ops;
 	tr->parts = ops->trace->kind == PROBE_TRACE_PARTS;
@@ -76,7 +74,7 @@ int tracerun_start(struct trace_run *tr, const struct run_params *rp, const stru
 	o.buffer_kb = tr->buffer_kb;
 	o.events = ops->trace->events;
 	trace_remove_stale_instances(NULL);
-	return trace_session_start(&o, &tr->s, why, size);
+	return trace_session_start(&o, &tr->s, why);
 }
 
 bool tracerun_active(const struct trace_run *tr)
@@ -362,7 +360,7 @@ static json_t *noise_cpu(const struct trace_cpu_events *ce, const struct traceru
 }
 
 int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
-		    char *why, size_t size)
+		    struct lat_error *why)
 {
 	struct trace_events *ev = NULL;
 	unsigned ncpus = 0;
@@ -372,10 +370,9 @@ int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads,
 	for (size_t i = 0; i < n; i++)
 		ncpus = threads[i].cpu + 1u > ncpus ? threads[i].cpu + 1u : ncpus;
 	if ((r = trace_events_new(ncpus, 0, &ev)) < 0) {
-		snprintf(why, size, "out of memory");
-		return r;
+		return err_set(why, r, "out of memory");
 	}
-	if ((r = trace_session_read(tr->s, ev, why, size)) < 0) {
+	if ((r = trace_session_read(tr->s, ev, why)) < 0) {
 		trace_events_free(ev);
 		return r;
 	}

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/error.h"
 #include "probe/params.h"
 #include "probe/probe.h"
 #include "probe/recorder.h"
@@ -33,14 +34,13 @@ int tracerun_prepare(struct trace_run **ret);
 /* Start recording on rp's CPUs what ops->trace asks for.  On failure (or
  * for a probe without a trace description) why says what was missing; the
  * run goes on untraced (tracerun_active false). */
-int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, char *why,
-		   size_t size);
+int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, struct lat_error *why);
 /* Recording started, so tracerun_finish has a trace to read. */
 bool tracerun_active(const struct trace_run *tr);
 /* After the threads have ended: read the trace, explain every logged span,
  * and set res->trace.  -errno with why filled when nothing could be read. */
 int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
-		    char *why, size_t size);
+		    struct lat_error *why);
 /* Remove the tracefs instance (every exit path) and free.  NULL is a no-op. */
 void tracerun_free(struct trace_run *tr);
 

@@ -3,7 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/errmsg.h"
+#include "core/array.h"
+#include "core/error.h"
 #include "core/parse.h"
 #include "core/units.h"
 #include "probe/probe.h"
@@ -82,22 +83,21 @@ static const struct cpu_result *curve(const struct result *r, bool per_cpu, size
 	return cr->hist[0].total ? cr : NULL;
 }
 
-int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
-		  size_t errlen)
+int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err)
 {
 	const bool per_cpu = n == 1;
 	char name[64], at[40];
 
 	if (n == 0)
-		return err_set(err, errlen, -EINVAL, "no run to draw");
+		return err_set(err, -EINVAL, "no run to draw");
 	for (size_t i = 0; i < n; i++)
 		if (!results[i])
-			return err_set(err, errlen, -EINVAL, "result %zu is missing", i + 1u);
+			return err_set(err, -EINVAL, "result %zu is missing", i + 1u);
 	/* One axis holds one metric in one unit: a gap of 30 ns and a wakeup of 30 us are not one curve's. */
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(results[i]->probe, results[0]->probe) != 0 ||
 		    strcmp(results[i]->metric_names[0], results[0]->metric_names[0]) != 0)
-			return err_set(err, errlen, -EINVAL, "runs %lld and %lld measure different things (%s %s, %s %s): "
+			return err_set(err, -EINVAL, "runs %lld and %lld measure different things (%s %s, %s %s): "
 				       "draw them apart", (long long)ids[0], (long long)ids[i], results[0]->probe,
 				       results[0]->metric_names[0], results[i]->probe, results[i]->metric_names[0]);
 	const struct axis_unit u = unit_of(results[0]);
@@ -112,7 +112,7 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 		fprintf(out, "# run %lld: ", (long long)ids[i]);
 		const char *parts[] = { r->probe, " ", r->metric_names[0], " on ", r->sys.hostname, ", ",
 					r->sys.kernel_release, ", ", at, " UTC", r->interrupted ? " (cut short)" : "" };
-		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+		for (size_t k = 0; k < ARRAY_SIZE(parts); k++)
 			comment_text(out, parts[k]);
 		fputc('\n', out);
 		if (r->all.hist[0].total == 0)
@@ -168,5 +168,5 @@ int gnuplot_write(FILE *out, const struct result *const *results, const int64_t 
 		fprintf(out, "[1:10] [1:10] 5 lc rgb 'white' notitle\n"
 			     "set label 1 'no samples in these runs: nothing to draw' at graph 0.5,0.5 center\nreplot");
 	fprintf(out, "\n");
-	return ferror(out) ? err_set(err, errlen, -EIO, "%s", strerror(EIO)) : 0;
+	return ferror(out) ? err_set(err, -EIO, "%s", strerror(EIO)) : 0;
 }

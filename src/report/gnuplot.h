@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/error.h"
 #include "result/result.h"
 
 /*
@@ -22,7 +23,6 @@
  * n == 0, a NULL result, or runs of different probes or leading metrics (one
  * axis, one unit); -EIO for a failed write.  err (errlen bytes) says why.
  */
-int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
-		  size_t errlen);
+int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err);
 
 #endif

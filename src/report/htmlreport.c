@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "core/array.h"
 #include "core/units.h"
 #include "probe/probe.h"
 #include "report/html.h"
@@ -46,7 +47,7 @@ static void overview(FILE *out, const struct report_run *runs, size_t n)
 {
 	static const char *const head[] = { "", "run", "probe", "started (UTC)", "host", "labels", "measured", "count",
 					    "p50", "p99", "max", "status" };
-	html_table_begin(out, "overview", head, sizeof(head) / sizeof(head[0]));
+	html_table_begin(out, "overview", head, ARRAY_SIZE(head));
 	for (size_t i = 0; i < n; i++) {
 		const struct result *res = runs[i].res;
 		const struct summary *s = &res->all.sum[0];
@@ -88,7 +89,7 @@ static const enum expr_stat cmp_cols[] = {
 	EXPR_COUNT, EXPR_MIN, EXPR_MEAN, EXPR_P50, EXPR_P90, EXPR_P99, EXPR_P999, EXPR_P9999, EXPR_MAX, EXPR_WARM_MAX,
 	EXPR_ABOVE_PCT, EXPR_MISSED,
 };
-#define NCOLS (sizeof(cmp_cols) / sizeof(cmp_cols[0]))
+#define NCOLS ARRAY_SIZE(cmp_cols)
 
 /* The table and verdicts of `latscope compare` for the runs of one probe, the first the baseline. */
 static int comparison(FILE *out, const struct report_group *g)

@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "result/json.h"
 
-int json_export_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
-		      size_t errlen)
+int json_export_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err)
 {
 	json_t *arr = json_array();
 
@@ -28,8 +27,8 @@ int json_export_write(FILE *out, const struct result *const *results, const int6
 	char *text = arr ? result_json_dump(arr) : NULL;
 	json_decref(arr);
 	if (!text)
-		return err_set(err, errlen, -ENOMEM, "out of memory");
-	int r = fprintf(out, "%s\n", text) < 0 ? err_set(err, errlen, -EIO, "%s", strerror(EIO)) : 0;
+		return err_set(err, -ENOMEM, "out of memory");
+	int r = fprintf(out, "%s\n", text) < 0 ? err_set(err, -EIO, "%s", strerror(EIO)) : 0;
 	free(text);
 	return r;
 }

@@ -6,11 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/error.h"
 #include "result/result.h"
 
 /* The results as latscope writes them (result_to_json), id added.  -ENOMEM,
  * or -EIO for a failed write; err (errlen bytes) says why. */
-int json_export_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
-		      size_t errlen);
+int json_export_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err);
 
 #endif

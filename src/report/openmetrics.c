@@ -27,11 +27,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/errmsg.h"
+#include "core/array.h"
+#include "core/error.h"
 #include "core/utf8.h"
 #include "core/nstime.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
  * The fixed ladder of bucket bounds, so that series compare between runs and
@@ -468,8 +468,7 @@ static void map_labels(struct run *r)
 	}
 }
 
-static int prepare(struct om *o, const struct result *const *results, const int64_t *ids, size_t n, char *err,
-		   size_t errlen)
+static int prepare(struct om *o, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err)
 {
 	int64_t *idcopy = malloc((n ? n : 1) * sizeof(*idcopy));
 	int r = 0;
@@ -484,14 +483,14 @@ static int prepare(struct om *o, const struct result *const *results, const int6
 	for (size_t i = 0; i < n; i++) {
 		struct run *run = &o->runs[i];
 		if (!results[i] || results[i]->nmetrics > REC_MAX_METRICS) {
-			r = err_set(err, errlen, -EINVAL, "result %zu is missing or has too many metrics", i + 1u);
+			r = err_set(err, -EINVAL, "result %zu is missing or has too many metrics", i + 1u);
 			goto out;
 		}
 		run->res = results[i];
 		for (size_t c = 0; c <= run->res->ncpus && run->res->nmetrics; c++) {
 			const struct cpu_result *cr = c < run->res->ncpus ? &run->res->cpus[c] : &run->res->all;
 			if (!cr->hist) {
-				r = err_set(err, errlen, -EINVAL, "result %zu is not finalized", i + 1u);
+				r = err_set(err, -EINVAL, "result %zu is not finalized", i + 1u);
 				goto out;
 			}
 		}
@@ -501,11 +500,11 @@ static int prepare(struct om *o, const struct result *const *results, const int6
 			make_name(run->metric[m], RESULT_NAME_LEN, "", run->res->metric_names[m]);
 			int first = metric_of(run, run->metric[m]);
 			if (!run->metric[m][0]) {
-				r = err_set(err, errlen, -EINVAL, "run %s: a metric has no name", run->id);
+				r = err_set(err, -EINVAL, "run %s: a metric has no name", run->id);
 				goto out;
 			}
 			if (first != (int)m) {
-				r = err_set(err, errlen, -EINVAL, "run %s: metrics '%s' and '%s' would both be named %s",
+				r = err_set(err, -EINVAL, "run %s: metrics '%s' and '%s' would both be named %s",
 					    run->id, run->res->metric_names[first], run->res->metric_names[m],
 					    run->metric[m]);
 				goto out;
@@ -518,7 +517,7 @@ static int prepare(struct om *o, const struct result *const *results, const int6
 	qsort(idcopy, n, sizeof(*idcopy), cmp_i64);
 	for (size_t i = 1; i < n; i++)
 		if (idcopy[i] == idcopy[i - 1]) {
-			r = err_set(err, errlen, -EINVAL, "run %" PRId64 " is given twice", idcopy[i]);
+			r = err_set(err, -EINVAL, "run %" PRId64 " is given twice", idcopy[i]);
 			goto out;
 		}
 	qsort(o->labels, o->nlabels, sizeof(*o->labels), cmp_str);
@@ -532,8 +531,7 @@ out:
 	return r;
 }
 
-int openmetrics_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
-		      size_t errlen)
+int openmetrics_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err)
 {
 	struct om o = { .out = out };
 	const char **metrics = NULL;
@@ -541,16 +539,16 @@ int openmetrics_write(FILE *out, const struct result *const *results, const int6
 	size_t nmetrics = 0;
 	int r;
 
-	err_set(err, errlen, 0, "%s", "");
+	err_set(err, 0, "%s", "");
 	if (!out || (n && !results))
-		return err_set(err, errlen, -EINVAL, "nothing to write to, or no results");
-	if ((r = prepare(&o, results, ids, n, err, errlen)) < 0)
+		return err_set(err, -EINVAL, "nothing to write to, or no results");
+	if ((r = prepare(&o, results, ids, n, err)) < 0)
 		goto out;
 	/* Every metric name once, in the order the runs first name them. */
 	metrics = malloc((n ? n : 1) * REC_MAX_METRICS * sizeof(*metrics));
 	named_by = malloc((n ? n : 1) * REC_MAX_METRICS * sizeof(*named_by));
 	if (!metrics || !named_by) {
-		r = err_set(err, errlen, -ENOMEM, "out of memory");
+		r = err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -573,7 +571,7 @@ int openmetrics_write(FILE *out, const struct result *const *results, const int6
 					family_name(metrics[i], (enum figure)f, a, sizeof(a));
 					family_name(metrics[j], (enum figure)g, b, sizeof(b));
 					if (strcmp(a, b) == 0) {
-						r = err_set(err, errlen, -EINVAL,
+						r = err_set(err, -EINVAL,
 							    "metric '%s' of run %s and metric '%s' of run %s would both "
 							    "write %s", metrics[i], named_by[i]->id, metrics[j],
 							    named_by[j]->id, a);
@@ -596,7 +594,7 @@ int openmetrics_write(FILE *out, const struct result *const *results, const int6
 	if (!r && ferror(out))
 		r = -EIO;
 	if (r < 0)
-		err_set(err, errlen, r, "%s", strerror(-r));
+		err_set(err, r, "%s", strerror(-r));
 out:
 	free(named_by);
 	free(metrics);

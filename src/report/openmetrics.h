@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/error.h"
 #include "result/result.h"
 
 /*
@@ -34,7 +35,6 @@
  * a failed write (-EIO when unknown), after which part may have been written.
  * err (errlen bytes) says why, naming the run and the metrics.
  */
-int openmetrics_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, char *err,
-		      size_t errlen);
+int openmetrics_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err);
 
 #endif

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/array.h"
+
 #define SVG_PAD 6.0
 
 /* Okabe-Ito's colours, then Tol's muted ones: told apart with the common colour-vision deficiencies. */
@@ -19,7 +21,7 @@ const char *svg_colour(size_t i)
 const char *svg_dash(size_t i)
 {
 	static const char *const dashes[] = { "", "6 3", "2 2", "8 3 2 3" };
-	return dashes[(i / SVG_PALETTE) % (sizeof(dashes) / sizeof(dashes[0]))];
+	return dashes[(i / SVG_PALETTE) % ARRAY_SIZE(dashes)];
 }
 
 struct svg_unit svg_unit_for(double max_ns)

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "core/error.h"
 #include "result/result.h"
 #include "sys/atomicfile.h"
 
@@ -21,14 +22,14 @@ json_t *result_to_json(const struct result *res);
  */
 #define RESULT_TEXT_MAX (256u << 20)
 /* -EFBIG with err saying so when len passes RESULT_TEXT_MAX, else 0. */
-int result_text_too_large(size_t len, char *err, size_t errlen);
+int result_text_too_large(size_t len, struct lat_error *err);
 
 /*
  * The JSON of a result's text, parsed in memory in proportion to its size:
  * NULL with err saying why (too large, not an object naming the result schema,
  * a tree that would cost more than 16 times the text, not valid JSON).
  */
-json_t *result_json_parse(const char *text, size_t len, char *err, size_t errlen);
+json_t *result_json_parse(const char *text, size_t len, struct lat_error *err);
 
 /*
  * Rebuild a result from its JSON text, via result_json_parse.  Everything is
@@ -36,7 +37,7 @@ json_t *result_json_parse(const char *text, size_t len, char *err, size_t errlen
  * naming the first problem by its path, -EPROTO for a newer schema version,
  * -ENOMEM.  ret is empty on failure.
  */
-int result_from_text(const char *text, size_t len, struct result *ret, char *err, size_t errlen);
+int result_from_text(const char *text, size_t len, struct result *ret, struct lat_error *err);
 
 /*
  * What the store keeps of a result read from a file from elsewhere: the result

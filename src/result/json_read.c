@@ -10,28 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "result/json.h"
 
 #define NOT_A_RESULT "not a latscope result (no \"schema\": \"" RESULT_SCHEMA "\")"
 
 struct reader {
-	char *err;
-	size_t errlen;
+	struct lat_error *err;
 	char path[160];
 	/* Dense histograms the CPUs holding samples need, and what the text's size allows (see dense_budget). */
 	size_t dense_used, dense_max;
 };
 
 static int bad(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The reason, after where in the document it was found. */
 static int bad(struct reader *rd, const char *fmt, ...)
 {
-	char what[200];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	err_vset(rd->err, -EINVAL, fmt, ap);
 	va_end(ap);
-	snprintf(rd->err, rd->errlen, "%s%s%s", rd->path, rd->path[0] ? ": " : "", what);
-	return -EINVAL;
+	return rd->path[0] ? err_prefix(rd->err, -EINVAL, "%s: ", rd->path) : -EINVAL;
 }
 
 /* Descend into key (or [index] when key is NULL) for messages. */
@@ -403,7 +402,7 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		}
 		if (r == 0)
 			r = check_figures(rd, mo, &rw->w.m[m].st, &rw->hist[m], window_pcts,
-					  sizeof(window_pcts) / sizeof(window_pcts[0]), false);
+					  ARRAY_SIZE(window_pcts), false);
 		rw->p50[m] = sparse_percentile(&rw->hist[m], 50.0);
 		rw->p99[m] = sparse_percentile(&rw->hist[m], 99.0);
 		leave(rd, at);
@@ -545,7 +544,7 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 		}
 		if (r == 0)
 			r = check_figures(rd, mo, &cr->st[m], &listed, summary_pcts,
-					  sizeof(summary_pcts) / sizeof(summary_pcts[0]), true);
+					  ARRAY_SIZE(summary_pcts), true);
 		sparse_free(&listed);
 		leave(rd, at2);
 	}
@@ -667,7 +666,7 @@ static int read_head(struct reader *rd, const json_t *doc, struct result *res, c
 		names[i] = json_string_value(v);
 		/* A window holds its metrics beside these keys: the writer would overwrite one with the other. */
 		static const char *const window_keys[] = { "index", "start_ns", "end_ns", "missed", "overhead_ns", "context" };
-		for (size_t k = 0; k < sizeof(window_keys) / sizeof(window_keys[0]); k++)
+		for (size_t k = 0; k < ARRAY_SIZE(window_keys); k++)
 			if (strcmp(names[i], window_keys[k]) == 0)
 				return bad(rd, "metrics: '%s' is not a metric name (a window has a field of that name)", names[i]);
 		for (size_t k = 0; k < i; k++)
@@ -834,7 +833,7 @@ static int check_all_metric(struct reader *rd, const json_t *mo, const struct re
 			r = bad(rd, "the buckets are not the sum of the CPUs'");
 	leave(rd, at);
 	if (r == 0)
-		r = check_figures(rd, mo, sum, &listed, summary_pcts, sizeof(summary_pcts) / sizeof(summary_pcts[0]),
+		r = check_figures(rd, mo, sum, &listed, summary_pcts, ARRAY_SIZE(summary_pcts),
 				  true);
 	sparse_free(&listed);
 	return r;
@@ -870,13 +869,13 @@ static int check_all(struct reader *rd, const json_t *o, const struct result *re
 }
 
 /* The document read whole; text_len is the size of the text it came from (for the budgets). */
-static int read_doc(const json_t *doc, size_t text_len, struct result *ret, char *err, size_t errlen)
+static int read_doc(const json_t *doc, size_t text_len, struct result *ret, struct lat_error *err)
 {
-	struct reader rd = { .err = err, .errlen = errlen, .dense_max = dense_budget(text_len) };
+	struct reader rd = { .err = err, .dense_max = dense_budget(text_len) };
 	const json_t *schema, *version, *cpus;
 	int r;
 
-	err[0] = '\0';
+	err_set(err, 0, "%s", "");
 	memset(ret, 0, sizeof(*ret));
 	if (!json_is_object(doc))
 		return bad(&rd, "not a JSON object");
@@ -887,19 +886,18 @@ static int read_doc(const json_t *doc, size_t text_len, struct result *ret, char
 	if (!json_is_integer(version) || json_integer_value(version) < 1)
 		return bad(&rd, "schema_version is missing or not a positive integer");
 	if (json_integer_value(version) > RESULT_SCHEMA_VERSION) {
-		snprintf(err, errlen, "schema version %lld is newer than this latscope reads (%d)",
+		return err_set(err, -EPROTO, "schema version %lld is newer than this latscope reads (%d)",
 			 (long long)json_integer_value(version), RESULT_SCHEMA_VERSION);
-		return -EPROTO;
 	}
 	r = read_head(&rd, doc, ret, &cpus);
 	if (r == 0)
 		r = read_rest(&rd, doc, ret, cpus);
 	if (r == 0) {
 		/* The "all" row adds the CPUs up: it must fit where the CPUs each did. */
-		char why[200];
-		r = result_finalize_why(ret, why, sizeof(why));
+		struct lat_error why;
+		r = result_finalize_why(ret, &why);
 		if (r == -EOVERFLOW)
-			r = bad(&rd, "the CPUs cannot be added up: %s", why);
+			r = bad(&rd, "the CPUs cannot be added up: %.400s", why.msg);
 	}
 	if (r == 0) {
 		size_t at = enter(&rd, "all", 0);
@@ -907,7 +905,7 @@ static int read_doc(const json_t *doc, size_t text_len, struct result *ret, char
 		leave(&rd, at);
 	}
 	if (r == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
+		err_set(err, 0, "out of memory");
 	if (r < 0)
 		result_free(ret);
 	return r;
@@ -1057,28 +1055,27 @@ static enum shape text_shape(const char *t, size_t len)
 	}
 }
 
-int result_text_too_large(size_t len, char *err, size_t errlen)
+int result_text_too_large(size_t len, struct lat_error *err)
 {
 	if (len <= RESULT_TEXT_MAX)
 		return 0;
-	snprintf(err, errlen, "larger than %u MiB, the most a result may be", RESULT_TEXT_MAX >> 20);
-	return -EFBIG;
+	return err_set(err, -EFBIG, "larger than %u MiB, the most a result may be", RESULT_TEXT_MAX >> 20);
 }
 
-json_t *result_json_parse(const char *text, size_t len, char *err, size_t errlen)
+json_t *result_json_parse(const char *text, size_t len, struct lat_error *err)
 {
 	struct parse_budget b = { .limit = TREE_FLOOR + TREE_PER_BYTE * len };
 	json_error_t jerr;
 
-	err[0] = '\0';
-	if (result_text_too_large(len, err, errlen) < 0)
+	err_set(err, 0, "%s", "");
+	if (result_text_too_large(len, err) < 0)
 		return NULL;
 	switch (text_shape(text, len)) {
 	case SHAPE_NOT_OBJECT:
-		snprintf(err, errlen, "not a JSON object");
+		err_set(err, 0, "not a JSON object");
 		return NULL;
 	case SHAPE_NO_SCHEMA:
-		snprintf(err, errlen, "%s", NOT_A_RESULT);
+		err_set(err, 0, "%s", NOT_A_RESULT);
 		return NULL;
 	case SHAPE_RESULT:
 	case SHAPE_UNKNOWN:
@@ -1088,21 +1085,21 @@ json_t *result_json_parse(const char *text, size_t len, char *err, size_t errlen
 	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	budget = NULL;
 	if (!doc && b.exceeded)
-		snprintf(err, errlen, "its JSON needs more memory to read than a text of its size may take (%u times "
+		err_set(err, 0, "its JSON needs more memory to read than a text of its size may take (%u times "
 			 "its size)", TREE_PER_BYTE);
 	else if (!doc)
-		snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
+		err_set(err, 0, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
 	return doc;
 }
 
-int result_from_text(const char *text, size_t len, struct result *ret, char *err, size_t errlen)
+int result_from_text(const char *text, size_t len, struct result *ret, struct lat_error *err)
 {
-	json_t *doc = result_json_parse(text, len, err, errlen);
+	json_t *doc = result_json_parse(text, len, err);
 	if (!doc) {
 		memset(ret, 0, sizeof(*ret));
 		return -EINVAL;
 	}
-	int r = read_doc(doc, len, ret, err, errlen);
+	int r = read_doc(doc, len, ret, err);
 	json_decref(doc);
 	return r;
 }

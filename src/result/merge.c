@@ -58,9 +58,9 @@ static void merge_labels(struct labels *dst, const struct result *in, size_t n)
 
 /* dst = the sum of src[0..n-1] (one CPU of every run that measured it), with their largest values. */
 static int merge_cpu(const struct result *res, struct cpu_result *dst, const struct cpu_result *const *src, size_t n,
-		     char *why, size_t whylen)
+		     struct lat_error *why)
 {
-	int r = cpu_result_sum(res, dst, src, n, why, whylen);
+	int r = cpu_result_sum(res, dst, src, n, why);
 	for (size_t i = 0; i < n && r == 0; i++) {
 		struct rec_event top[2u * REC_TOP];
 		memcpy(top, dst->top, dst->ntop * sizeof(*top));
@@ -77,7 +77,7 @@ static int by_cpu(const void *key, const void *elem)
 }
 
 /* Every CPU of every run into ret's CPU of that number, in run order. */
-static int merge_cpus(const struct result *in, size_t n, struct result *ret, char *why, size_t whylen)
+static int merge_cpus(const struct result *in, size_t n, struct result *ret, struct lat_error *why)
 {
 	size_t total = 0, *count = calloc(ret->ncpus, sizeof(*count)), *at = calloc(ret->ncpus + 1u, sizeof(*at));
 	const struct cpu_result **src = NULL;
@@ -105,7 +105,7 @@ static int merge_cpus(const struct result *in, size_t n, struct result *ret, cha
 		}
 	}
 	for (size_t k = 0; k < ret->ncpus && r == 0; k++)
-		r = merge_cpu(ret, &ret->cpus[k], src + at[k], count[k], why, whylen);
+		r = merge_cpu(ret, &ret->cpus[k], src + at[k], count[k], why);
 	free(count);
 	free(at);
 	free(src);
@@ -127,30 +127,27 @@ static void name_runs(char *buf, size_t size, const int64_t *ids, size_t n)
 }
 
 int result_merge(const struct result *in, const int64_t *ids, const char *const *identities, size_t n,
-		 struct result *ret, char *err, size_t errlen)
+		 struct result *ret, struct lat_error *err)
 {
 	struct cpuset cpus;
 	const char *names[REC_MAX_METRICS];
-	char why[200] = "";
+	struct lat_error why = { "" };
 	int r;
 
-	err[0] = '\0';
+	err_set(err, 0, "%s", "");
 	if (n == 0) {
-		snprintf(err, errlen, "nothing to merge");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "nothing to merge");
 	}
 	cpuset_clear(&cpus);
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(in[i].probe, in[0].probe) != 0 || in[i].nmetrics != in[0].nmetrics) {
-			snprintf(err, errlen, "runs %lld and %lld are of different probes (%s, %s)", (long long)ids[0],
+			return err_set(err, -EINVAL, "runs %lld and %lld are of different probes (%s, %s)", (long long)ids[0],
 				 (long long)ids[i], in[0].probe, in[i].probe);
-			return -EINVAL;
 		}
 		for (unsigned m = 0; m < in[0].nmetrics; m++)
 			if (strcmp(in[i].metric_names[m], in[0].metric_names[m]) != 0) {
-				snprintf(err, errlen, "runs %lld and %lld measure different metrics", (long long)ids[0],
+				return err_set(err, -EINVAL, "runs %lld and %lld measure different metrics", (long long)ids[0],
 					 (long long)ids[i]);
-				return -EINVAL;
 			}
 		for (size_t c = 0; c < in[i].ncpus; c++)
 			cpuset_add(&cpus, (unsigned)in[i].cpus[c].cpu);
@@ -178,7 +175,7 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 			result_note(ret, "run %lld used another threshold (%llu ns): 'above' mixes thresholds",
 				    (long long)ids[i], (unsigned long long)in[i].threshold_ns);
 	}
-	if ((r = merge_cpus(in, n, ret, why, sizeof(why))) < 0)
+	if ((r = merge_cpus(in, n, ret, &why)) < 0)
 		goto fail;
 	snprintf(ret->stop_reason, sizeof(ret->stop_reason), "merged");
 	merge_system(&ret->sys, in, n);
@@ -210,16 +207,16 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 		goto fail;
 	}
 	char *argv[] = { (char *)"latscope", (char *)"merge", list };
-	if ((r = result_set_argv(ret, 3, argv)) < 0 || (r = result_finalize_why(ret, why, sizeof(why))) < 0)
+	if ((r = result_set_argv(ret, 3, argv)) < 0 || (r = result_finalize_why(ret, &why)) < 0)
 		goto fail;
 	return 0;
 fail:
 	if (r == -EOVERFLOW) {
 		char runs[64];
 		name_runs(runs, sizeof(runs), ids, n);
-		snprintf(err, errlen, "%s cannot be merged: %s", runs, why);
+		err_set(err, 0, "%s cannot be merged: %s", runs, why.msg);
 	} else {
-		snprintf(err, errlen, "out of memory");
+		err_set(err, 0, "out of memory");
 	}
 	result_free(ret);
 	return r;

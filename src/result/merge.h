@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "result/result.h"
 
 /*
@@ -23,6 +24,6 @@
  * cannot be merged: cpu 0's sample count would reach 2^63"), -ENOMEM.
  */
 int result_merge(const struct result *in, const int64_t *ids, const char *const *identities, size_t n,
-		 struct result *ret, char *err, size_t errlen);
+		 struct result *ret, struct lat_error *err);
 
 #endif

@@ -338,8 +338,7 @@ static void summarize(const struct result *res, struct cpu_result *cr)
 struct adding {
 	const struct result *res;
 	const struct cpu_result *dst;
-	char *why;
-	size_t whylen;
+	struct lat_error *why;
 	int r;                          /* 0, or the first failure */
 };
 
@@ -359,7 +358,7 @@ static void too_big(struct adding *a, unsigned m, const char *what, const char *
 	if (a->r < 0)
 		return;
 	a->r = -EOVERFLOW;
-	if (!a->why || !a->whylen)
+	if (!a->why)
 		return;
 	if (a->dst->cpu >= 0)
 		snprintf(who, sizeof(who), "cpu %d's", a->dst->cpu);
@@ -371,7 +370,7 @@ static void too_big(struct adding *a, unsigned m, const char *what, const char *
 	if (w)
 		snprintf(in_window, sizeof(in_window), " in window %llu", (unsigned long long)w->w.index);
 	printable(quoted, sizeof(quoted), name ? name : "");
-	snprintf(a->why, a->whylen, "%s %s%s%s%s%s%s would reach 2^63", who, metric, what, name ? " '" : "", quoted,
+	err_set(a->why, 0, "%s %s%s%s%s%s%s would reach 2^63", who, metric, what, name ? " '" : "", quoted,
 		 name ? "'" : "", in_window);
 }
 
@@ -605,9 +604,9 @@ static void sum_named(struct adding *a, struct named_counts *dst, const struct c
 }
 
 int cpu_result_sum(const struct result *res, struct cpu_result *dst, const struct cpu_result *const *src, size_t n,
-		   char *why, size_t whylen)
+		   struct lat_error *why)
 {
-	struct adding a = { .res = res, .dst = dst, .why = why, .whylen = whylen };
+	struct adding a = { .res = res, .dst = dst, .why = why };
 
 	if (dst->nwin || dst->irqs.n || dst->softirqs.n)
 		return -EINVAL;
@@ -633,8 +632,8 @@ int cpu_result_sum(const struct result *res, struct cpu_result *dst, const struc
 	/* Windows by index: the k-th window of every run covers the same span of its run. */
 	if (a.r == 0)
 		sum_windows(&a, dst, src, n);
-	if (a.r == -ENOMEM && why && whylen)
-		snprintf(why, whylen, "out of memory");
+	if (a.r == -ENOMEM)
+		err_set(why, 0, "out of memory");
 	return a.r;
 }
 
@@ -752,14 +751,13 @@ static void merge_top(struct result *res)
 }
 
 
-int result_finalize_why(struct result *res, char *why, size_t whylen)
+int result_finalize_why(struct result *res, struct lat_error *why)
 {
 	struct cpu_result *all = &res->all;
 	const struct cpu_result **cpus = malloc((res->ncpus ? res->ncpus : 1u) * sizeof(*cpus));
 	int r;
 
-	if (why && whylen)
-		why[0] = '\0';
+	err_set(why, 0, "%s", "");
 	if (!cpus)
 		return -ENOMEM;
 	free_windows(all);
@@ -779,7 +777,7 @@ int result_finalize_why(struct result *res, char *why, size_t whylen)
 		summarize(res, &res->cpus[i]);
 		cpus[i] = &res->cpus[i];
 	}
-	r = cpu_result_sum(res, all, cpus, res->ncpus, why, whylen);
+	r = cpu_result_sum(res, all, cpus, res->ncpus, why);
 	free(cpus);
 	if (r < 0)
 		return r;
@@ -790,5 +788,5 @@ int result_finalize_why(struct result *res, char *why, size_t whylen)
 
 int result_finalize(struct result *res)
 {
-	return result_finalize_why(res, NULL, 0);
+	return result_finalize_why(res, NULL);
 }

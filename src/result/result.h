@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "core/hist.h"
 #include "core/linhist.h"
 #include "core/sparse.h"
@@ -200,7 +201,7 @@ void result_set_top(struct cpu_result *cr, const struct rec_event *ev, unsigned 
  * sample count would reach 2^63".  On failure dst is part-added: free it.
  */
 int cpu_result_sum(const struct result *res, struct cpu_result *dst, const struct cpu_result *const *src, size_t n,
-		   char *why, size_t whylen);
+		   struct lat_error *why);
 
 /* Significant digits of the reals (mean_ns, stddev_ns) in a result's JSON. */
 #define RESULT_REAL_DIGITS 12
@@ -224,6 +225,6 @@ void result_info(struct result *res, const char *fmt, ...) __attribute__((format
 /* Compute summaries and the merged "all" row.  -ENOMEM, or -EOVERFLOW when the
  * CPUs add up past COUNT_MAX; result_finalize_why says why (as cpu_result_add). */
 int result_finalize(struct result *res);
-int result_finalize_why(struct result *res, char *why, size_t whylen);
+int result_finalize_why(struct result *res, struct lat_error *why);
 
 #endif

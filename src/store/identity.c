@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "store/sha256.h"
 
 static void finish(struct sha256 *c, const char *kind, char out[STORE_IDENTITY_SIZE])
@@ -40,7 +40,7 @@ static int by_text(const void *a, const void *b)
 }
 
 int identity_compute(const char *host, const char *probe, uint64_t start_ns, const json_t *members,
-		     char out[STORE_IDENTITY_SIZE], char *err, size_t errlen)
+		     char out[STORE_IDENTITY_SIZE], struct lat_error *err)
 {
 	struct sha256 c;
 	const json_t *v;
@@ -59,15 +59,15 @@ int identity_compute(const char *host, const char *probe, uint64_t start_ns, con
 	}
 	n = json_array_size(members);
 	if (!json_is_array(members) || n == 0)
-		return err_set(err, errlen, -EINVAL, "params.merged_members is not a list of run identities");
+		return err_set(err, -EINVAL, "params.merged_members is not a list of run identities");
 	const char **ids = malloc(n * sizeof(*ids));
 	if (!ids)
-		return err_set(err, errlen, -ENOMEM, "out of memory");
+		return err_set(err, -ENOMEM, "out of memory");
 	json_array_foreach(members, i, v) {
 		ids[i] = json_string_value(v);
 		if (!ids[i] || !identity_valid(ids[i])) {
 			free(ids);
-			return err_set(err, errlen, -EINVAL, "params.merged_members[%zu] is not a run identity", i);
+			return err_set(err, -EINVAL, "params.merged_members[%zu] is not a run identity", i);
 		}
 	}
 	/* The same runs merged in another order are the same merge. */
@@ -80,7 +80,7 @@ int identity_compute(const char *host, const char *probe, uint64_t start_ns, con
 	return 0;
 }
 
-int identity_of_result(const json_t *doc, char out[STORE_IDENTITY_SIZE], char *err, size_t errlen)
+int identity_of_result(const json_t *doc, char out[STORE_IDENTITY_SIZE], struct lat_error *err)
 {
 	const char *host = json_string_value(json_object_get(json_object_get(doc, "system"), "hostname"));
 	const char *probe = json_string_value(json_object_get(doc, "probe"));
@@ -88,5 +88,5 @@ int identity_of_result(const json_t *doc, char out[STORE_IDENTITY_SIZE], char *e
 	json_int_t ns = json_integer_value(start);
 
 	return identity_compute(host ? host : "", probe ? probe : "", ns > 0 ? (uint64_t)ns : 0,
-				json_object_get(json_object_get(doc, "params"), "merged_members"), out, err, errlen);
+				json_object_get(json_object_get(doc, "params"), "merged_members"), out, err);
 }

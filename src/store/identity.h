@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
+
 /* "run:" or "merge:", 64 hex digits, NUL */
 #define STORE_IDENTITY_SIZE 72
 
@@ -23,10 +25,10 @@
  * not such an array.
  */
 int identity_compute(const char *host, const char *probe, uint64_t start_ns, const json_t *members,
-		     char out[STORE_IDENTITY_SIZE], char *err, size_t errlen);
+		     char out[STORE_IDENTITY_SIZE], struct lat_error *err);
 
 /* The same, read from a result's JSON. */
-int identity_of_result(const json_t *doc, char out[STORE_IDENTITY_SIZE], char *err, size_t errlen);
+int identity_of_result(const json_t *doc, char out[STORE_IDENTITY_SIZE], struct lat_error *err);
 
 /* Whether s has the form identity_compute writes. */
 bool identity_valid(const char *s);

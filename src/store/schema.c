@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "core/array.h"
+
 /* Version 3 onwards: runs.identity is filled in C (store/identity.h) for the rows stored before. */
 #define FIRST_WITH_IDENTITY 3u
 
@@ -79,7 +81,7 @@ static const char *const migrations[] = {
 
 unsigned schema_versions(void)
 {
-	return (unsigned)(sizeof(migrations) / sizeof(migrations[0]));
+	return (unsigned)ARRAY_SIZE(migrations);
 }
 
 bool schema_fills_identity(unsigned version)

@@ -32,24 +32,14 @@ struct store {
 	int64_t version;                /* of the schema, as opened */
 };
 
-static int fail(struct store_error *err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct store_error *err, int r, const char *fmt, ...)
+static int symlink_refused(struct lat_error *err, const char *path)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-static int symlink_refused(struct store_error *err, const char *path)
-{
-	return fail(err, -ELOOP, "'%s' is a symbolic link: a store is opened only by its own name "
+	return err_set(err, -ELOOP, "'%s' is a symbolic link: a store is opened only by its own name "
 		    "(give the path it points to)", path);
 }
 
 /* An SQLite failure as an errno and a sentence that names the file. */
-static int db_fail(struct store_error *err, const char *path, sqlite3 *db, int rc, const char *doing)
+static int db_fail(struct lat_error *err, const char *path, sqlite3 *db, int rc, const char *doing)
 {
 	/* The connection's message only when it is about rc: a rollback since may have reset it. */
 	const char *why = db && sqlite3_extended_errcode(db) == rc ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
@@ -58,31 +48,31 @@ static int db_fail(struct store_error *err, const char *path, sqlite3 *db, int r
 	switch (rc & 0xff) {
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
-		return fail(err, -EINVAL, "'%s' is damaged or not a latscope store (%s); it was left as it is", path, why);
+		return err_set(err, -EINVAL, "'%s' is damaged or not a latscope store (%s); it was left as it is", path, why);
 	case SQLITE_READONLY:
-		return fail(err, -EROFS, "cannot write '%s': it is read-only (%s)", path, why);
+		return err_set(err, -EROFS, "cannot write '%s': it is read-only (%s)", path, why);
 	case SQLITE_FULL:
-		return fail(err, -ENOSPC, "cannot write '%s': the disk is full", path);
+		return err_set(err, -ENOSPC, "cannot write '%s': the disk is full", path);
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
-		return fail(err, -EBUSY, "'%s' stayed locked by another writer for %d s", path, BUSY_TIMEOUT_MS / 1000);
+		return err_set(err, -EBUSY, "'%s' stayed locked by another writer for %d s", path, BUSY_TIMEOUT_MS / 1000);
 	case SQLITE_CANTOPEN:
-		return fail(err, -EACCES, "cannot open '%s': %s", path, why);
+		return err_set(err, -EACCES, "cannot open '%s': %s", path, why);
 	case SQLITE_IOERR:
 		/* SQLite's own text is only "disk I/O error"; the system's says why. */
 		if (db && sqlite3_system_errno(db) == ENOSPC)
-			return fail(err, -ENOSPC, "cannot write '%s' or its journal: the disk is full", path);
+			return err_set(err, -ENOSPC, "cannot write '%s' or its journal: the disk is full", path);
 		if (db && sqlite3_system_errno(db))
-			return fail(err, -EIO, "%s '%s': %s", doing, path, strerror(sqlite3_system_errno(db)));
-		return fail(err, -EIO, "%s '%s': %s", doing, path, why);
+			return err_set(err, -EIO, "%s '%s': %s", doing, path, strerror(sqlite3_system_errno(db)));
+		return err_set(err, -EIO, "%s '%s': %s", doing, path, why);
 	case SQLITE_NOMEM:
-		return fail(err, -ENOMEM, "out of memory %s '%s'", doing, path);
+		return err_set(err, -ENOMEM, "out of memory %s '%s'", doing, path);
 	default:
-		return fail(err, -EIO, "%s '%s': %s", doing, path, why);
+		return err_set(err, -EIO, "%s '%s': %s", doing, path, why);
 	}
 }
 
-static int exec(struct store *s, const char *sql, struct store_error *err, const char *doing)
+static int exec(struct store *s, const char *sql, struct lat_error *err, const char *doing)
 {
 	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 	return rc == SQLITE_OK ? 0 : db_fail(err, s->path, s->db, rc, doing);
@@ -104,7 +94,7 @@ static int pragma_int(sqlite3 *db, const char *sql, int64_t *ret)
 }
 
 /* A non-empty file must start with SQLite's header before SQLite may touch it. */
-static int check_header(const char *path, struct store_error *err)
+static int check_header(const char *path, struct lat_error *err)
 {
 	static const char magic[16] = "SQLite format 3";
 	char head[16];
@@ -114,10 +104,10 @@ static int check_header(const char *path, struct store_error *err)
 	if (fd < 0 && errno == ELOOP)
 		return symlink_refused(err, path);
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : fail(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+		return errno == ENOENT ? -ENOENT : err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(err, -EINVAL, "'%s' is not a latscope store (%s); it was left as it is", path,
+		return err_set(err, -EINVAL, "'%s' is not a latscope store (%s); it was left as it is", path,
 			    S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
 	}
 	ssize_t n = read(fd, head, sizeof(head));
@@ -125,7 +115,7 @@ static int check_header(const char *path, struct store_error *err)
 	if (n == 0)
 		return 0;
 	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, sizeof(magic)) != 0)
-		return fail(err, -EINVAL, "'%s' is not a latscope store (not an SQLite database); it was left as it is", path);
+		return err_set(err, -EINVAL, "'%s' is not a latscope store (not an SQLite database); it was left as it is", path);
 	return 0;
 }
 
@@ -148,7 +138,7 @@ static int resolve(const char *path, char **ret)
 
 /* A new store is the user's alone (less what the umask takes); SQLite gives its
  * journal files the same mode. */
-static int create_private(struct store *s, struct store_error *err)
+static int create_private(struct store *s, struct lat_error *err)
 {
 	int fd = open(s->real, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
@@ -159,10 +149,10 @@ static int create_private(struct store *s, struct store_error *err)
 	if (errno == EEXIST)            /* another latscope made it just now */
 		return 0;
 	return errno == ELOOP ? symlink_refused(err, s->path)
-			      : fail(err, -errno, "cannot create '%s': %s", s->path, strerror(errno));
+			      : err_set(err, -errno, "cannot create '%s': %s", s->path, strerror(errno));
 }
 
-static int open_db(struct store *s, const char *name, int flags, int *ret_rc, struct store_error *err)
+static int open_db(struct store *s, const char *name, int flags, int *ret_rc, struct lat_error *err)
 {
 	int rc = sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE, NULL);
 
@@ -174,9 +164,9 @@ static int open_db(struct store *s, const char *name, int flags, int *ret_rc, st
 }
 
 /* Identities for the runs stored before there were any (schema 3). */
-static int fill_identities(struct store *s, struct store_error *err);
+static int fill_identities(struct store *s, struct lat_error *err);
 
-static int migrate(struct store *s, struct store_error *err)
+static int migrate(struct store *s, struct lat_error *err)
 {
 	char sql[64];
 	int64_t from = 0;
@@ -214,7 +204,7 @@ rollback:
  * handler does not wait for that, so two latscopes creating the store at once
  * retry here.
  */
-static int set_wal(struct store *s, struct store_error *err)
+static int set_wal(struct store *s, struct lat_error *err)
 {
 	struct timespec pause = { 0, 20 * 1000 * 1000 };
 	int rc;
@@ -230,7 +220,7 @@ static int set_wal(struct store *s, struct store_error *err)
 
 /* Refuse what is not ours before changing anything in the file.  *ret_rc is
  * SQLite's code when reading failed. */
-static int check_identity(struct store *s, bool readonly, int *ret_rc, struct store_error *err)
+static int check_identity(struct store *s, bool readonly, int *ret_rc, struct lat_error *err)
 {
 	int64_t app = 0, version = 0, tables = 0;
 	int rc;
@@ -251,28 +241,28 @@ static int check_identity(struct store *s, bool readonly, int *ret_rc, struct st
 	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	*ret_rc = SQLITE_OK;
 	if (app != STORE_APPLICATION_ID && (app != 0 || tables != 0))
-		return fail(err, -EINVAL, "'%s' is an SQLite database of another program, not a latscope store; "
+		return err_set(err, -EINVAL, "'%s' is an SQLite database of another program, not a latscope store; "
 			    "it was left as it is", s->path);
 	if (version > (int64_t)schema_versions())
-		return fail(err, -EPROTO, "'%s' was written by a newer latscope (store schema %lld; this one knows up to %u)",
+		return err_set(err, -EPROTO, "'%s' was written by a newer latscope (store schema %lld; this one knows up to %u)",
 			    s->path, (long long)version, schema_versions());
 	if (readonly && version == 0)
-		return fail(err, -ENOENT, "'%s' holds no runs yet", s->path);
+		return err_set(err, -ENOENT, "'%s' holds no runs yet", s->path);
 	s->version = version;
 	return 0;
 }
 
 /* SQLite opened the file read-only because this user or file system cannot write it. */
-static int refuse_readonly(struct store *s, struct store_error *err)
+static int refuse_readonly(struct store *s, struct lat_error *err)
 {
 	int e = faccessat(AT_FDCWD, s->real, W_OK, AT_EACCESS) < 0 ? errno : EACCES;
 
 	if (e == EROFS)
-		return fail(err, -EROFS, "cannot write '%s': it is on a read-only file system", s->path);
-	return fail(err, -EACCES, "cannot write '%s': it is read-only to this user (%s)", s->path, strerror(e));
+		return err_set(err, -EROFS, "cannot write '%s': it is on a read-only file system", s->path);
+	return err_set(err, -EACCES, "cannot write '%s': it is read-only to this user (%s)", s->path, strerror(e));
 }
 
-static int open_writing(struct store *s, struct store_error *err)
+static int open_writing(struct store *s, struct lat_error *err)
 {
 	int r, rc;
 
@@ -315,7 +305,7 @@ static char *frozen_uri(const char *path)
  * readers hold theirs, keeps any writer that comes along from checkpointing
  * into it.
  */
-static int open_frozen(struct store *s, struct store_error *err)
+static int open_frozen(struct store *s, struct lat_error *err)
 {
 	struct flock lk = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = SHARED_FIRST, .l_len = SHARED_SIZE };
 	struct timespec pause = { 0, 20 * 1000 * 1000 };
@@ -325,29 +315,29 @@ static int open_frozen(struct store *s, struct store_error *err)
 
 	s->lock_fd = open(s->real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->lock_fd < 0)
-		return fail(err, -errno, "cannot open '%s': %s", s->path, strerror(errno));
+		return err_set(err, -errno, "cannot open '%s': %s", s->path, strerror(errno));
 	for (int waited = 0; fcntl(s->lock_fd, F_OFD_SETLK, &lk) < 0; waited += 20) {
 		if ((errno != EAGAIN && errno != EACCES) || waited >= BUSY_TIMEOUT_MS)
-			return fail(err, -EBUSY, "'%s' stayed locked by another writer for %d s", s->path,
+			return err_set(err, -EBUSY, "'%s' stayed locked by another writer for %d s", s->path,
 				    BUSY_TIMEOUT_MS / 1000);
 		nanosleep(&pause, NULL);
 	}
 	snprintf(wal, sizeof(wal), "%s-wal", s->real);
 	if (stat(wal, &st) == 0 && st.st_size > 0) {
 		char *dcopy = strdup(s->real);
-		r = fail(err, -EACCES, "cannot read '%s': its write-ahead log holds runs that only a user who can write "
+		r = err_set(err, -EACCES, "cannot read '%s': its write-ahead log holds runs that only a user who can write "
 			 "'%s' can read (open the store once as one)", s->path, dcopy ? dirname(dcopy) : "its directory");
 		free(dcopy);
 		return r;
 	}
 	if (!(uri = frozen_uri(s->real)))
-		return fail(err, -ENOMEM, "out of memory");
+		return err_set(err, -ENOMEM, "out of memory");
 	r = open_db(s, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &rc, err);
 	free(uri);
 	return r < 0 ? r : check_identity(s, true, &rc, err);
 }
 
-static int open_reading(struct store *s, struct store_error *err)
+static int open_reading(struct store *s, struct lat_error *err)
 {
 	int r, rc;
 
@@ -362,7 +352,7 @@ static int open_reading(struct store *s, struct store_error *err)
 	return open_frozen(s, err);
 }
 
-int store_open(const char *path, unsigned flags, struct store **ret, struct store_error *err)
+int store_open(const char *path, unsigned flags, struct store **ret, struct lat_error *err)
 {
 	bool readonly = flags & STORE_READONLY, create = false;
 	struct store *s;
@@ -372,15 +362,15 @@ int store_open(const char *path, unsigned flags, struct store **ret, struct stor
 	r = check_header(path, err);
 	if (r == -ENOENT) {
 		if (!(flags & STORE_CREATE) || readonly)
-			return fail(err, -ENOENT, "no store at '%s' yet: nothing has been stored there", path);
+			return err_set(err, -ENOENT, "no store at '%s' yet: nothing has been stored there", path);
 		char *dcopy = strdup(path);
 		if (!dcopy)
-			return fail(err, -ENOMEM, "out of memory");
+			return err_set(err, -ENOMEM, "out of memory");
 		/* Directories only latscope uses: the user's alone, like the store. */
 		r = flags & STORE_MKDIR ? make_dirs(dirname(dcopy), 0700) : 0;
 		free(dcopy);
 		if (r < 0)
-			return fail(err, r, "cannot create the directory of '%s': %s", path, strerror(-r));
+			return err_set(err, r, "cannot create the directory of '%s': %s", path, strerror(-r));
 		create = true;
 	} else if (r < 0) {
 		return r;
@@ -389,11 +379,11 @@ int store_open(const char *path, unsigned flags, struct store **ret, struct stor
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(path))) {
 		free(s);
-		return fail(err, -ENOMEM, "out of memory");
+		return err_set(err, -ENOMEM, "out of memory");
 	}
 	s->lock_fd = -1;
 	if ((r = resolve(path, &s->real)) < 0) {
-		r = fail(err, r, "cannot open '%s': %s", path, strerror(-r));
+		r = err_set(err, r, "cannot open '%s': %s", path, strerror(-r));
 		goto fail;
 	}
 	if ((create && (r = create_private(s, err)) < 0) ||
@@ -459,14 +449,14 @@ static const json_t *lead_metric(const json_t *doc, const json_t *block)
 	return name ? json_object_get(json_object_get(block, "metrics"), name) : NULL;
 }
 
-static int step_done(struct store *s, sqlite3_stmt *st, struct store_error *err)
+static int step_done(struct store *s, sqlite3_stmt *st, struct lat_error *err)
 {
 	int rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : db_fail(err, s->path, s->db, rc, "cannot store in");
 }
 
-static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, const char *cpu, struct store_error *err)
+static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, const char *cpu, struct lat_error *err)
 {
 	static const char sql[] =
 		"INSERT INTO cpu_stats (run_id, cpu, metric, count, min_ns, mean_ns, stddev_ns, p50_ns, p90_ns, p99_ns,"
@@ -504,7 +494,7 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, co
 }
 
 static int insert_run(struct store *s, const json_t *doc, const char *json_text, const char *identity,
-		      int64_t *ret_id, struct store_error *err)
+		      int64_t *ret_id, struct lat_error *err)
 {
 	static const char sql[] =
 		"INSERT INTO runs (stored_ns, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns,"
@@ -539,7 +529,7 @@ static int insert_run(struct store *s, const json_t *doc, const char *json_text,
 	return r;
 }
 
-static int insert_labels(struct store *s, int64_t id, const json_t *labels, struct store_error *err)
+static int insert_labels(struct store *s, int64_t id, const json_t *labels, struct lat_error *err)
 {
 	sqlite3_stmt *st;
 	const char *key;
@@ -575,25 +565,26 @@ static int find_same(struct store *s, const char *identity, int64_t *ret_id)
 }
 
 /* Inside a transaction: one run, or -EEXIST with the stored copy's id. */
-static int put_locked(struct store *s, const char *json_text, int64_t *ret_id, struct store_error *err)
+static int put_locked(struct store *s, const char *json_text, int64_t *ret_id, struct lat_error *err)
 {
 	json_error_t jerr;
 	json_t *doc = json_loads(json_text, 0, &jerr);
 	int64_t id = 0;
 	int r, rc;
 
-	char identity[STORE_IDENTITY_SIZE], why[160];
+	struct lat_error why;
+	char identity[STORE_IDENTITY_SIZE];
 
 	if (!doc)
-		return fail(err, -EINVAL, "the result to store is not JSON: %s", jerr.text);
-	if ((r = identity_of_result(doc, identity, why, sizeof(why))) < 0) {
-		r = fail(err, r, "%s", why);
+		return err_set(err, -EINVAL, "the result to store is not JSON: %s", jerr.text);
+	if ((r = identity_of_result(doc, identity, &why)) < 0) {
+		r = err_set(err, r, "%s", why.msg);
 		goto out;
 	}
 	rc = find_same(s, identity, &id);
 	if (rc == SQLITE_ROW) {
 		*ret_id = id;
-		r = fail(err, -EEXIST, "this run is already stored as run %lld", (long long)id);
+		r = err_set(err, -EEXIST, "this run is already stored as run %lld", (long long)id);
 		goto out;
 	}
 	if (rc != SQLITE_DONE) {
@@ -619,17 +610,17 @@ out:
 	return r;
 }
 
-int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct store_error *err)
+int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct lat_error *err)
 {
 	bool dup = false;
 	int r = store_put_all(s, &json_text, 1, ret_id, &dup, err);
 	if (r == 0 && dup)
-		return fail(err, -EEXIST, "this run is already stored as run %lld", (long long)*ret_id);
+		return err_set(err, -EEXIST, "this run is already stored as run %lld", (long long)*ret_id);
 	return r;
 }
 
 int store_put_all(struct store *s, const char *const *texts, size_t n, int64_t *ret_ids, bool *ret_dup,
-		  struct store_error *err)
+		  struct lat_error *err)
 {
 	int r;
 
@@ -670,10 +661,10 @@ static void row_identity(sqlite3_stmt *st, int at, bool as_run, char out[STORE_I
 	const char *members = (const char *)sqlite3_column_text(st, at + 3);
 	uint64_t start = (uint64_t)sqlite3_column_int64(st, at + 2);
 	json_t *list = members && !as_run ? json_loads(members, 0, NULL) : NULL;
-	char why[160];
+	struct lat_error why;
 
-	if (!list || identity_compute(host ? host : "", probe ? probe : "", start, list, out, why, sizeof(why)) < 0)
-		identity_compute(host ? host : "", probe ? probe : "", start, NULL, out, why, sizeof(why));
+	if (!list || identity_compute(host ? host : "", probe ? probe : "", start, list, out, &why) < 0)
+		identity_compute(host ? host : "", probe ? probe : "", start, NULL, out, &why);
 	json_decref(list);
 }
 
@@ -683,7 +674,7 @@ struct pending {
 };
 
 /* Collected first, then written: rows are not changed under a running SELECT. */
-static int collect_unnamed(struct store *s, struct pending **ret, size_t *ret_n, struct store_error *err)
+static int collect_unnamed(struct store *s, struct pending **ret, size_t *ret_n, struct lat_error *err)
 {
 	sqlite3_stmt *st;
 	struct pending *p = NULL;
@@ -700,7 +691,7 @@ static int collect_unnamed(struct store *s, struct pending **ret, size_t *ret_n,
 			if (!grown) {
 				sqlite3_finalize(st);
 				free(p);
-				return fail(err, -ENOMEM, "out of memory");
+				return err_set(err, -ENOMEM, "out of memory");
 			}
 			p = grown;
 		}
@@ -744,7 +735,7 @@ static int own_identity(struct store *s, int64_t id, char out[STORE_IDENTITY_SIZ
 	return rc;
 }
 
-static int fill_identities(struct store *s, struct store_error *err)
+static int fill_identities(struct store *s, struct lat_error *err)
 {
 	struct pending *p = NULL;
 	size_t n = 0;
@@ -773,8 +764,8 @@ static int fill_identities(struct store *s, struct store_error *err)
  * a negative errno with err filled); -ENOENT for an unknown id.
  */
 static int one_run(struct store *s, const char *sql, int64_t id, int (*take)(sqlite3_stmt *st, void *ctx,
-									 struct store_error *err),
-		   void *ctx, struct store_error *err)
+									 struct lat_error *err),
+		   void *ctx, struct lat_error *err)
 {
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r;
@@ -787,14 +778,14 @@ static int one_run(struct store *s, const char *sql, int64_t id, int (*take)(sql
 	if (rc == SQLITE_ROW)
 		r = take(st, ctx, err);
 	else if (rc == SQLITE_DONE)
-		r = fail(err, -ENOENT, "no run %lld in '%s'", (long long)id, s->path);
+		r = err_set(err, -ENOENT, "no run %lld in '%s'", (long long)id, s->path);
 	else
 		r = db_fail(err, s->path, s->db, rc, "cannot read");
 	sqlite3_finalize(st);
 	return r;
 }
 
-static int take_identity(sqlite3_stmt *st, void *ctx, struct store_error *err)
+static int take_identity(sqlite3_stmt *st, void *ctx, struct lat_error *err)
 {
 	const char *text = (const char *)sqlite3_column_text(st, 0);
 	(void)err;
@@ -802,14 +793,14 @@ static int take_identity(sqlite3_stmt *st, void *ctx, struct store_error *err)
 	return 0;
 }
 
-static int take_computed_identity(sqlite3_stmt *st, void *ctx, struct store_error *err)
+static int take_computed_identity(sqlite3_stmt *st, void *ctx, struct lat_error *err)
 {
 	(void)err;
 	row_identity(st, 0, false, ctx);
 	return 0;
 }
 
-int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct store_error *err)
+int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct lat_error *err)
 {
 	if (schema_has_identity((unsigned)s->version))
 		return one_run(s, "SELECT identity FROM runs WHERE id = ?", id, take_identity, ret, err);
@@ -819,16 +810,16 @@ int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], s
 
 /* ---- reading ---- */
 
-static int take_text(sqlite3_stmt *st, void *ctx, struct store_error *err)
+static int take_text(sqlite3_stmt *st, void *ctx, struct lat_error *err)
 {
 	const char *text = (const char *)sqlite3_column_text(st, 0);
 	char **ret = ctx;
 
 	*ret = text ? strdup(text) : NULL;
-	return *ret ? 0 : fail(err, -ENOMEM, "out of memory");
+	return *ret ? 0 : err_set(err, -ENOMEM, "out of memory");
 }
 
-int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err)
+int store_get(struct store *s, int64_t id, char **ret_json, struct lat_error *err)
 {
 	return one_run(s, "SELECT result FROM runs WHERE id = ?", id, take_text, ret_json, err);
 }
@@ -836,7 +827,7 @@ int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *
 #define INFO_COLUMNS "id, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns, p50_ns, p99_ns," \
 		     " max_ns, warm_max_ns, missed"
 
-static int load_labels(struct store *s, struct run_info *ri, struct store_error *err)
+static int load_labels(struct store *s, struct run_info *ri, struct lat_error *err)
 {
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, "SELECT key, value FROM labels WHERE run_id = ? ORDER BY rowid", -1, &st,
@@ -874,21 +865,21 @@ static void read_info(sqlite3_stmt *st, struct run_info *ri)
 	ri->missed = (uint64_t)sqlite3_column_int64(st, 13);
 }
 
-static int take_info(sqlite3_stmt *st, void *ctx, struct store_error *err)
+static int take_info(sqlite3_stmt *st, void *ctx, struct lat_error *err)
 {
 	(void)err;
 	read_info(st, ctx);
 	return 0;
 }
 
-int store_info(struct store *s, int64_t id, struct run_info *ret, struct store_error *err)
+int store_info(struct store *s, int64_t id, struct run_info *ret, struct lat_error *err)
 {
 	int r = one_run(s, "SELECT " INFO_COLUMNS " FROM runs WHERE id = ?", id, take_info, ret, err);
 	return r < 0 ? r : load_labels(s, ret, err);
 }
 
 int store_list(struct store *s, const struct run_filter *f, struct run_info **ret, size_t *ret_n,
-	       struct store_error *err)
+	       struct lat_error *err)
 {
 	char sql[2048];
 	size_t len, n = 0, cap = 0;
@@ -909,7 +900,7 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " ORDER BY id DESC%s",
 					f->limit ? " LIMIT ?" : "");
 	if (len >= sizeof(sql))
-		return fail(err, -E2BIG, "too many filters");
+		return err_set(err, -E2BIG, "too many filters");
 	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return db_fail(err, s->path, s->db, rc, "cannot read");
@@ -927,7 +918,7 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 			cap = cap ? cap * 2u : 16u;
 			struct run_info *grown = realloc(out, cap * sizeof(*out));
 			if (!grown) {
-				r = fail(err, -ENOMEM, "out of memory");
+				r = err_set(err, -ENOMEM, "out of memory");
 				break;
 			}
 			out = grown;
@@ -953,7 +944,7 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 	return 0;
 }
 
-int store_rm(struct store *s, const int64_t *ids, size_t n, struct store_error *err)
+int store_rm(struct store *s, const int64_t *ids, size_t n, struct lat_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int r, rc;
@@ -971,7 +962,7 @@ int store_rm(struct store *s, const int64_t *ids, size_t n, struct store_error *
 		if ((r = step_done(s, st, err)) < 0)
 			goto rollback;
 		if (sqlite3_changes(s->db) == 0) {
-			r = fail(err, -ENOENT, "no run %lld in '%s'; nothing was removed", (long long)ids[i], s->path);
+			r = err_set(err, -ENOENT, "no run %lld in '%s'; nothing was removed", (long long)ids[i], s->path);
 			goto rollback;
 		}
 	}

@@ -10,14 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "core/parse.h"
 #include "store/identity.h"
 
 struct store;
-
-struct store_error {
-	char msg[320];
-};
 
 /* Create the file (and, with STORE_MKDIR, its directory) when it does not exist. */
 #define STORE_CREATE 0x1u
@@ -34,7 +31,7 @@ struct store_error {
  * at once.  STORE_READONLY reads a store even where no -shm file can be made
  * beside it (a directory the user cannot write, a read-only mount).
  */
-int store_open(const char *path, unsigned flags, struct store **ret, struct store_error *err);
+int store_open(const char *path, unsigned flags, struct store **ret, struct lat_error *err);
 void store_close(struct store *s);
 const char *store_path(const struct store *s);
 
@@ -58,17 +55,17 @@ struct run_info {
  * *ret_id is the new run's id; -EEXIST with *ret_id the stored copy when the
  * same run (the same identity, store/identity.h) is already there.
  */
-int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct store_error *err);
+int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct lat_error *err);
 /* Several results in one transaction: all are stored or none.  A run already
  * there is not an error: ret_dup[i] says so and ret_ids[i] is its id. */
 int store_put_all(struct store *s, const char *const *texts, size_t n, int64_t *ret_ids, bool *ret_dup,
-		  struct store_error *err);
+		  struct lat_error *err);
 
 /* The identity of run id, what a merge of it lists.  -ENOENT for an unknown id. */
-int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct store_error *err);
+int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct lat_error *err);
 
 /* The stored JSON text of run id (malloc'ed).  -ENOENT for an unknown id. */
-int store_get(struct store *s, int64_t id, char **ret_json, struct store_error *err);
+int store_get(struct store *s, int64_t id, char **ret_json, struct lat_error *err);
 
 struct run_filter {
 	const char *probe;              /* NULL: any */
@@ -80,11 +77,11 @@ struct run_filter {
 /* Runs matching f in the order they were stored, oldest first (malloc'ed
  * array); f->limit keeps the last stored. */
 int store_list(struct store *s, const struct run_filter *f, struct run_info **ret, size_t *ret_n,
-	       struct store_error *err);
+	       struct lat_error *err);
 /* One run's info.  -ENOENT for an unknown id. */
-int store_info(struct store *s, int64_t id, struct run_info *ret, struct store_error *err);
+int store_info(struct store *s, int64_t id, struct run_info *ret, struct lat_error *err);
 
 /* Remove runs, all or none: -ENOENT (nothing removed) when an id is unknown. */
-int store_rm(struct store *s, const int64_t *ids, size_t n, struct store_error *err);
+int store_rm(struct store *s, const int64_t *ids, size_t n, struct lat_error *err);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "sys/textfile.h"
 
 /* Idle states that take longer than this to leave are "deep". */
@@ -179,7 +180,7 @@ static bool rule_deep_idle_states(const struct fingerprint *fp, const struct fin
 			while (d < n && (strcmp(deep[d].name, s->name) != 0 || deep[d].latency_us != s->latency_us))
 				d++;
 			if (d == n) {
-				if (n == sizeof(deep) / sizeof(deep[0]))
+				if (n == ARRAY_SIZE(deep))
 					continue;
 				deep[n].name = s->name;
 				deep[n].latency_us = s->latency_us;
@@ -641,7 +642,7 @@ static const struct rule rules[] = {
 	  "SCHED_RR." },
 };
 
-#define NRULES (sizeof(rules) / sizeof(rules[0]))
+#define NRULES ARRAY_SIZE(rules)
 
 size_t findings_rule_count(void)
 {

@@ -23,6 +23,7 @@
 #define FP_X86 0
 #endif
 
+#include "core/array.h"
 #include "core/parse.h"
 #include "sys/procstat.h"
 #include "sys/sysfacts.h"
@@ -215,7 +216,7 @@ static void parse_cmdline(struct fingerprint *fp, char *line)
 			return;
 		char *eq = strchr(word, '=');
 		size_t nlen = eq ? (size_t)(eq - word) : strlen(word);
-		for (size_t i = 0; i < sizeof(param_names) / sizeof(param_names[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(param_names); i++)
 			if (param_eq(word, nlen, param_names[i])) {
 				const char *v = eq ? eq + 1 : "";
 				add_param(fp, param_names[i], v, strlen(v));
@@ -273,7 +274,7 @@ static void kconfig_line(struct kconfig *k, const char *line)
 			k->hz = hz;
 		return;
 	}
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++)
 		if (strlen(flags[i].name) == klen && memcmp(key, flags[i].name, klen) == 0)
 			*(bool *)(void *)((char *)k + flags[i].offset) = strcmp(value, "y") == 0;
 }
@@ -439,7 +440,7 @@ static void collect_mitigations(const struct root *r, struct fingerprint *fp)
 	if (!d)
 		return;
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		if (e->d_name[0] == '.' || n == sizeof(names) / sizeof(names[0]))
+		if (e->d_name[0] == '.' || n == ARRAY_SIZE(names))
 			continue;
 		if (read_at(r, status, sizeof(status), SYS_CPU "/vulnerabilities/%s", e->d_name) == 0 &&
 		    strncmp(status, "Mitigation", 10) == 0)
@@ -547,7 +548,7 @@ static void hypervisor_cpuid(char *buf, size_t size)
 	memcpy(sig, &ebx, 4);
 	memcpy(sig + 4, &ecx, 4);
 	memcpy(sig + 8, &edx, 4);
-	for (size_t i = 0; i < sizeof(hypervisors) / sizeof(hypervisors[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(hypervisors); i++)
 		if (memcmp(sig, hypervisors[i].signature, sizeof(sig)) == 0) {
 			copy_str(buf, size, hypervisors[i].name);
 			return;
@@ -775,7 +776,7 @@ static bool serial_console(const char *name)
 {
 	static const char *const prefixes[] = { "ttyS", "ttyAMA", "hvc", "ttyPS", "ttymxc", "ttySC", "ttyMSM",
 						"ttyLP", "ttyO", "ttyAML", "ttyTHS", "ttyUSB", "ttysclp" };
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
 		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
 			return true;
 	return false;
@@ -851,7 +852,7 @@ static void collect_sysctls(const struct root *r, struct fingerprint *fp)
 	if (pathf(r, path, sizeof(path), "/proc/sys/kernel") == 0) {
 		DIR *d = opendir(path);
 		for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-			if (strncmp(e->d_name, "sched_", 6) == 0 && n < sizeof(names) / sizeof(names[0]))
+			if (strncmp(e->d_name, "sched_", 6) == 0 && n < ARRAY_SIZE(names))
 				snprintf(names[n++], sizeof(names[0]), "kernel.%.50s", e->d_name);
 		if (d)
 			closedir(d);
@@ -859,7 +860,7 @@ static void collect_sysctls(const struct root *r, struct fingerprint *fp)
 	qsort(names, n, sizeof(names[0]), cmp_name);
 	for (size_t i = 0; i < n; i++)
 		add_sysctl(r, fp, names[i]);
-	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
 		add_sysctl(r, fp, others[i]);
 }
 

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "core/array.h"
 #include "core/cpuset.h"
 #include "sys/fingerprint.h"
 
@@ -18,7 +19,7 @@ static const char *preempt_word(const char *model)
 
 	if (model[0] == '\0')
 		return "unknown";
-	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
 		if (strcmp(model, kept[i]) == 0)
 			return kept[i];
 	return "none";          /* also voluntary and lazy: uname -v cannot tell them apart */

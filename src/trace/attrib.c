@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "trace/attrib.h"
 #include "trace/evbuf.h"
 
@@ -44,7 +45,7 @@ const char *trace_softirq_name(unsigned vec)
 		"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
 		"IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
 	};
-	return vec < sizeof(names) / sizeof(names[0]) ? names[vec] : "?";
+	return vec < ARRAY_SIZE(names) ? names[vec] : "?";
 }
 
 /* ---- timer decomposition ---------------------------------------------- */

@@ -1,3 +1,4 @@
+#include "core/array.h"
 #include "trace/eventlist.h"
 
 #include "trace/ev.h"
@@ -17,6 +18,6 @@ const struct trace_event_name trace_event_names[] = {
 	{ TRACE_EV_SYS_EXIT,      TRACE_WANT_SLEEP_EXIT, "raw_syscalls", "sys_exit" },
 };
 
-const size_t trace_event_count = sizeof(trace_event_names) / sizeof(trace_event_names[0]);
+const size_t trace_event_count = ARRAY_SIZE(trace_event_names);
 
 const char *const trace_event_systems[] = { "sched", "irq", "timer", "raw_syscalls", NULL };

@@ -4,19 +4,18 @@
 #include <string.h>
 
 #include "config.h"
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "trace/events.h"
 #include "trace/eventlist.h"
 #include "trace/session.h"
 
 #if !HAVE_TRACEFS
 
-int trace_session_read(struct trace_session *s, struct trace_events *e, char *err, size_t errsize)
+int trace_session_read(struct trace_session *s, struct trace_events *e, struct lat_error *err)
 {
 	(void)s;
 	(void)e;
-	err_set(err, errsize, 0, "built without tracefs support");
-	return -ENOTSUP;
+	return err_set(err, -ENOTSUP, "built without tracefs support");
 }
 
 #else
@@ -221,25 +220,22 @@ static uint64_t kernel_lost(struct tracefs_instance *inst, unsigned cpu)
 	return lost;
 }
 
-int trace_session_read(struct trace_session *s, struct trace_events *e, char *err, size_t errsize)
+int trace_session_read(struct trace_session *s, struct trace_events *e, struct lat_error *err)
 {
 	if (!s || s->destroyed) {
-		err_set(err, errsize, 0, "the trace session is gone");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "the trace session is gone");
 	}
 	if (!s->tep) {
 		/* Only our systems: parsing every format on the machine takes long. */
 		s->tep = tracefs_local_events_system(NULL, trace_event_systems);
 		if (!s->tep) {
-			err_set(err, errsize, 0, "cannot load trace event formats from tracefs");
-			return -EIO;
+			return err_set(err, -EIO, "cannot load trace event formats from tracefs");
 		}
 	}
 
 	struct reader *rd = calloc(1, sizeof(*rd));
 	if (!rd) {
-		err_set(err, errsize, 0, "out of memory");
-		return -ENOMEM;
+		return err_set(err, -ENOMEM, "out of memory");
 	}
 	rd->e = e;
 	rd->tep = s->tep;
@@ -249,8 +245,7 @@ int trace_session_read(struct trace_session *s, struct trace_events *e, char *er
 	size_t setsize = CPU_ALLOC_SIZE(e->ncpus);
 	if (!set) {
 		free(rd);
-		err_set(err, errsize, 0, "out of memory");
-		return -ENOMEM;
+		return err_set(err, -ENOMEM, "out of memory");
 	}
 	CPU_ZERO_S(setsize, set);
 	cpuset_foreach(c, &s->cpus)
@@ -261,10 +256,10 @@ int trace_session_read(struct trace_session *s, struct trace_events *e, char *er
 	int r = tracefs_iterate_raw_events(s->tep, s->inst, set, (int)setsize, on_event, rd);
 	if (rd->err) {
 		r = rd->err;
-		err_set(err, errsize, 0, "out of memory reading the trace");
+		err_set(err, 0, "out of memory reading the trace");
 	} else if (r < 0) {
 		r = errno ? -errno : -EIO;
-		err_set(err, errsize, 0, "cannot read the trace buffers of '%s': %s", s->dir, strerror(-r));
+		err_set(err, 0, "cannot read the trace buffers of '%s': %s", s->dir, strerror(-r));
 	}
 	cpuset_foreach(c, &s->cpus)
 		if ((unsigned)c < e->ncpus)

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
 #include "trace/evbuf.h"
 #include "trace/instance.h"
 
@@ -20,6 +21,6 @@
  * overflowed: N events lost".  Events beyond e's bound are counted in
  * e->cpu[c].capped.  Returns 0 or a negative errno with err set.
  */
-int trace_session_read(struct trace_session *s, struct trace_events *e, char *err, size_t errsize);
+int trace_session_read(struct trace_session *s, struct trace_events *e, struct lat_error *err);
 
 #endif

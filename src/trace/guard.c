@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "core/array.h"
 #include "trace/instance.h"
 
 #if !HAVE_TRACEFS
@@ -47,7 +48,7 @@ static void guard_main(int fd, const char *name)
 	ssize_t n;
 
 	setsid();
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		signal(sigs[i], SIG_IGN);
 	/* Hold nothing of latscope's: not its terminal, its pipes or its files. */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);

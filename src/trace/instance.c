@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "core/errmsg.h"
+#include "core/error.h"
 #include "trace/eventlist.h"
 #include "trace/instance.h"
 #include "trace/session.h"
@@ -89,12 +89,11 @@ bool trace_instance_judgeable(unsigned long owner_ns, unsigned long self_ns)
 #if !HAVE_TRACEFS
 
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
-			char *err, size_t errsize)
+			struct lat_error *err)
 {
 	(void)o;
 	(void)ret;
-	err_set(err, errsize, 0, "built without tracefs support");
-	return -ENOTSUP;
+	return err_set(err, -ENOTSUP, "built without tracefs support");
 }
 
 int trace_session_stop(struct trace_session *s)
@@ -131,19 +130,18 @@ int trace_instance_remove(const char *name)
 
 
 /* tracefs' own checks come first: each failure has one clear cause. */
-static int check_tracefs(unsigned want, char *err, size_t errsize)
+static int check_tracefs(unsigned want, struct lat_error *err)
 {
 	const char *dir = NULL;
 	/* libtracefs 1.6 hands back a strdup()ed path (LeakSanitizer shows it). */
 	int mounted = tracefs_tracing_dir_is_mounted(false, &dir);
 	if (mounted <= 0 || !dir) {
 		free((char *)dir);
-		err_set(err, errsize, 0, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
-		return -ENODEV;
+		return err_set(err, -ENODEV, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 	}
 	if (access(dir, W_OK) != 0) {
 		int r = errno;
-		err_set(err, errsize, 0, "cannot write '%s': %s (tracing needs root)", dir, strerror(r));
+		err_set(err, 0, "cannot write '%s': %s (tracing needs root)", dir, strerror(r));
 		free((char *)dir);
 		return r == EACCES || r == EPERM || r == EROFS ? -EACCES : -r;
 	}
@@ -152,9 +150,8 @@ static int check_tracefs(unsigned want, char *err, size_t errsize)
 		if (!(want & trace_event_names[i].want))
 			continue;
 		if (!tracefs_event_file_exists(NULL, trace_event_names[i].sys, trace_event_names[i].name, "enable")) {
-			err_set(err, errsize, 0, "trace event '%s:%s' is missing from this kernel",
+			return err_set(err, -ENOENT, "trace event '%s:%s' is missing from this kernel",
 				trace_event_names[i].sys, trace_event_names[i].name);
-			return -ENOENT;
 		}
 	}
 	char *clocks = tracefs_instance_file_read(NULL, "trace_clock", NULL);
@@ -164,8 +161,7 @@ static int check_tracefs(unsigned want, char *err, size_t errsize)
 		mono = mono || strcmp(tok, "mono") == 0;
 	free(clocks);
 	if (!mono) {
-		err_set(err, errsize, 0, "trace clock 'mono' is missing from this kernel");
-		return -ENOENT;
+		return err_set(err, -ENOENT, "trace clock 'mono' is missing from this kernel");
 	}
 	return 0;
 }
@@ -179,7 +175,7 @@ static int write_file(struct tracefs_instance *inst, const char *file, const cha
 	return 0;
 }
 
-static int configure(struct trace_session *s, const struct trace_opts *o, char *err, size_t errsize)
+static int configure(struct trace_session *s, const struct trace_opts *o, struct lat_error *err)
 {
 	struct tracefs_instance *inst = s->inst;
 	int r;
@@ -189,18 +185,15 @@ static int configure(struct trace_session *s, const struct trace_opts *o, char *
 	/* Changing the clock also empties the buffers. */
 	r = write_file(inst, "trace_clock", "mono");
 	if (r < 0) {
-		err_set(err, errsize, 0, "cannot set trace clock 'mono' in '%s': %s", s->dir, strerror(-r));
-		return r;
+		return err_set(err, r, "cannot set trace clock 'mono' in '%s': %s", s->dir, strerror(-r));
 	}
 	if (cpuset_format(&o->cpus, list, sizeof(list)) >= sizeof(list) || list[0] == '\0') {
-		err_set(err, errsize, 0, "cannot trace an empty or oversized CPU list");
-		return -EINVAL;
+		return err_set(err, -EINVAL, "cannot trace an empty or oversized CPU list");
 	}
 	errno = 0;
 	if (tracefs_instance_set_affinity(inst, list) < 0) {
 		r = errno ? -errno : -EINVAL;
-		err_set(err, errsize, 0, "cannot restrict tracing to CPUs %s: %s", list, strerror(-r));
-		return r;
+		return err_set(err, r, "cannot restrict tracing to CPUs %s: %s", list, strerror(-r));
 	}
 	/* Per-CPU sizes: CPUs outside the mask record nothing, so they get one page. */
 	unsigned kb = o->buffer_kb ? o->buffer_kb : trace_buffer_kb_for(0, 0);
@@ -210,9 +203,8 @@ static int configure(struct trace_session *s, const struct trace_opts *o, char *
 		errno = 0;
 		if (tracefs_instance_set_buffer_size(inst, size, (int)c) < 0) {
 			r = errno ? -errno : -EIO;
-			err_set(err, errsize, 0, "cannot set a %zu KiB trace buffer on CPU %ld: %s",
+			return err_set(err, r, "cannot set a %zu KiB trace buffer on CPU %ld: %s",
 				size, c, strerror(-r));
-			return r;
 		}
 	}
 	for (size_t i = 0; i < trace_event_count; i++) {
@@ -224,52 +216,48 @@ static int configure(struct trace_session *s, const struct trace_opts *o, char *
 			errno = 0;
 			if (tracefs_event_file_write(inst, trace_event_names[i].sys, trace_event_names[i].name, "filter", filter) < 0) {
 				r = errno ? -errno : -EIO;
-				err_set(err, errsize, 0, "cannot filter trace event '%s:%s': %s",
+				return err_set(err, r, "cannot filter trace event '%s:%s': %s",
 					trace_event_names[i].sys, trace_event_names[i].name, strerror(-r));
-				return r;
 			}
 		}
 		errno = 0;
 		if (tracefs_event_enable(inst, trace_event_names[i].sys, trace_event_names[i].name) < 0) {
 			r = errno ? -errno : -ENOENT;
-			err_set(err, errsize, 0, "cannot enable trace event '%s:%s': %s",
+			return err_set(err, r, "cannot enable trace event '%s:%s': %s",
 				trace_event_names[i].sys, trace_event_names[i].name, strerror(-r));
-			return r;
 		}
 	}
 	write_file(inst, "trace", "");    /* anything recorded while configuring */
 	if (tracefs_trace_on(inst) < 0) {
-		err_set(err, errsize, 0, "cannot start tracing in '%s'", s->dir);
-		return -EIO;
+		return err_set(err, -EIO, "cannot start tracing in '%s'", s->dir);
 	}
 	return 0;
 }
 
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
-			char *err, size_t errsize)
+			struct lat_error *err)
 {
 	unsigned want = o->events ? o->events : TRACE_WANT_TIMER_PROBE;
-	int r = check_tracefs(want, err, errsize);
+	int r = check_tracefs(want, err);
 	if (r < 0)
 		return r;
 
 	struct trace_session *s = calloc(1, sizeof(*s));
 	if (!s) {
-		err_set(err, errsize, 0, "out of memory");
-		return -ENOMEM;
+		return err_set(err, -ENOMEM, "out of memory");
 	}
 	s->cpus = o->cpus;
 	s->events = want;
 	if ((r = trace_instance_name(trace_pidns(), (long)getpid(), s->name, sizeof(s->name))) < 0) {
 		free(s);
-		return err_set(err, errsize, r, "cannot name the tracefs instance");
+		return err_set(err, r, "cannot name the tracefs instance");
 	}
 
 	errno = 0;
 	s->inst = tracefs_instance_create(s->name);
 	if (!s->inst) {
 		r = errno ? -errno : -EIO;
-		err_set(err, errsize, 0, "cannot create tracefs instance '%s': %s%s", s->name, strerror(-r),
+		err_set(err, 0, "cannot create tracefs instance '%s': %s%s", s->name, strerror(-r),
 			r == -EACCES || r == -EPERM ? " (tracing needs root)" : "");
 		free(s);
 		return r == -EPERM ? -EACCES : r;
@@ -278,7 +266,7 @@ int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 	snprintf(s->dir, sizeof(s->dir), "%s", dir ? dir : s->name);
 	tracefs_put_tracing_file(dir);
 
-	r = configure(s, o, err, errsize);
+	r = configure(s, o, err);
 	if (r < 0) {
 		trace_session_free(s);
 		return r;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/cpuset.h"
+#include "core/error.h"
 
 /* Event groups, as bits of trace_opts.events. */
 #define TRACE_WANT_TIMER  0x1u   /* timer:hrtimer_start, hrtimer_expire_entry, hrtimer_expire_exit */
@@ -68,7 +69,7 @@ bool trace_supported(void);
  * -ENOENT (an event or the mono clock is missing), others from the kernel.
  */
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
-			char *err, size_t errsize);
+			struct lat_error *err);
 
 /* Stop recording; the buffers keep what they hold for trace_session_read(). */
 int trace_session_stop(struct trace_session *s);

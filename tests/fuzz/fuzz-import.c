@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "report/text.h"
 #include "result/json.h"
 #include "result/result.h"
@@ -40,7 +41,7 @@ static void remove_store(void)
 	char name[128];
 	store_close(st);
 	st = NULL;
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
 		snprintf(name, sizeof(name), "%s%s", path, suffixes[i]);
 		unlink(name);
 	}
@@ -52,7 +53,7 @@ static void remove_store(void)
 /* One store for the whole run, in a directory of its own; each input's run is removed after. */
 static void open_store(void)
 {
-	struct store_error err;
+	struct lat_error err;
 	const char *tmp = getenv("TMPDIR");
 
 	snprintf(dir, sizeof(dir), "%s/fuzz-import-XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp");
@@ -71,15 +72,15 @@ static void open_store(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct result res, back;
-	struct store_error serr;
-	char err[320];
+	struct lat_error serr;
+	struct lat_error err;
 	int64_t id;
 
 	if (!st)
 		open_store();
-	memset(err, 0, sizeof(err));
-	if (result_from_text((const char *)data, size, &res, err, sizeof(err)) < 0) {
-		if (err[0] == '\0' || !memchr(err, '\0', sizeof(err)))
+	memset(err.msg, 0, sizeof(err.msg));
+	if (result_from_text((const char *)data, size, &res, &err) < 0) {
+		if (err.msg[0] == '\0' || !memchr(err.msg, '\0', sizeof(err.msg)))
 			abort();                /* refused without a reason */
 		return 0;
 	}
@@ -101,8 +102,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!doc || result_has_negative(doc))
 		abort();
 	json_decref(doc);
-	if (result_from_text(got, strlen(got), &back, err, sizeof(err)) < 0) {
-		fprintf(stderr, "the stored result cannot be read back: %s\n", err);
+	if (result_from_text(got, strlen(got), &back, &err) < 0) {
+		fprintf(stderr, "the stored result cannot be read back: %s\n", err.msg);
 		abort();
 	}
 	text_result(devnull, &back, id);

@@ -19,20 +19,20 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void expect_message(const char *err, size_t size)
+static void expect_message(const struct lat_error *err)
 {
-	if (err[0] == '\0' || !memchr(err, '\0', size))
+	if (err->msg[0] == '\0' || !memchr(err->msg, '\0', sizeof(err->msg)))
 		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct result res, again;
-	char err[256];
+	struct lat_error err;
 
-	memset(err, 0, sizeof(err));
-	if (result_from_text((const char *)data, size, &res, err, sizeof(err)) < 0) {
-		expect_message(err, sizeof(err));
+	memset(err.msg, 0, sizeof(err.msg));
+	if (result_from_text((const char *)data, size, &res, &err) < 0) {
+		expect_message(&err);
 		return 0;
 	}
 
@@ -47,8 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_decref(doc);
 	result_free(&res);
 
-	if (result_from_text(text, strlen(text), &again, err, sizeof(err)) < 0)
-		abort();                        /* our own output refused: err says why */
+	if (result_from_text(text, strlen(text), &again, &err) < 0)
+		abort();                        /* our own output refused: err.msg says why */
 	result_free(&again);
 	free(text);
 	return 0;

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "core/array.h"
+
 static inline bool has_negative(const json_t *v)
 {
 	const char *key;
@@ -46,7 +48,7 @@ static inline bool result_has_negative(const json_t *doc)
 
 	json_object_foreach((json_t *)doc, key, v) {
 		bool skip = false;
-		for (size_t i = 0; i < sizeof(opaque) / sizeof(opaque[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(opaque); i++)
 			skip |= strcmp(key, opaque[i]) == 0;
 		if (!skip && has_negative(v))
 			return true;

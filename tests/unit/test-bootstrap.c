@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/bootstrap.h"
 
 #include "rng.h"
@@ -253,7 +254,7 @@ static void test_bootstrap_of_identical_inputs_has_ratio_one_inside_its_interval
 
 	(void)state;
 	run_make(&a, 7, WINDOWS, PER_WINDOW, 1.0);
-	for (size_t s = 0; s < sizeof(stats) / sizeof(stats[0]); s++) {
+	for (size_t s = 0; s < ARRAY_SIZE(stats); s++) {
 		struct verdict v = compare(&a, &a, stats[s], 5);
 		assert_true(v.enough);
 		assert_true(v.a == v.b);
@@ -354,7 +355,7 @@ static void test_bootstrap_point_estimates_are_the_exact_mean_and_nearest_rank_p
 		double got = v.a;
 		assert_true(fabs(got - mean) <= 1e-12 * mean);
 
-		for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(ps); i++) {
 			uint64_t want = hist_percentile(all, ps[i]);
 			if (want < sorted[0])
 				want = sorted[0];
@@ -591,7 +592,7 @@ static void test_bootstrap_rejects_bad_arguments_and_leaves_the_result_untouched
 	assert_int_equal(bootstrap_compare(&good, &good, 50.0, 0, 1, &v), -EINVAL);
 	assert_int_equal(bootstrap_compare(&none, &good, BOOT_MEAN, REPS, 1, &v), -EINVAL);
 	assert_int_equal(bootstrap_compare(&good, &none, 50.0, REPS, 1, &v), -EINVAL);
-	for (size_t i = 0; i < sizeof(bad_stats) / sizeof(bad_stats[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad_stats); i++)
 		assert_int_equal(bootstrap_compare(&good, &good, bad_stats[i], REPS, 1, &v), -EINVAL);
 
 	/* A percentile needs every histogram; a corrupt bucket index is refused. */

@@ -27,13 +27,13 @@
 #include "cli/storecmd.h"
 #include "cli/opt.h"
 #include "cli/timer.h"
+#include "core/array.h"
 #include "core/cpuset.h"
 #include "core/nstime.h"
 #include "core/parse.h"
 #include "probe/params.h"
 #include "probe/timer.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- the machine: online CPUs and this process's affinity ---- */
 
@@ -79,7 +79,7 @@ static int read_machine(void **state)
 
 static char arg_store[MAX_ARGS][512];
 static char *arg_v[MAX_ARGS + 1];
-static struct opt_error last_err;
+static struct lat_error last_err;
 
 /* argv[0] = "timer", then args (NULL-terminated), copied into writable storage. */
 static int build_argv(const char *const *args)
@@ -991,7 +991,7 @@ static void test_option_engine_collects_positionals_in_order_and_limits_them(voi
 	assert_int_equal(c.p.interval_ns, NS_PER_MS);
 
 	/* As many as the result holds, and one more. */
-	enum { MAXPOS = sizeof(res.pos) / sizeof(res.pos[0]) };
+	enum { MAXPOS = ARRAY_SIZE(res.pos) };
 	static char names[MAXPOS + 1][8];
 	static const char *many[MAXPOS + 2];
 	for (size_t i = 0; i <= MAXPOS; i++) {
@@ -1010,7 +1010,7 @@ static void test_option_engine_collects_positionals_in_order_and_limits_them(voi
 
 static void expect_ids(const char *const *args, size_t nargs, const int64_t *want, size_t nwant)
 {
-	struct opt_error err;
+	struct lat_error err;
 	int64_t *ids = NULL;
 	size_t n = 0;
 	assert_int_equal(storecmd_parse_ids(args, nargs, &ids, &n, &err), 0);
@@ -1032,7 +1032,7 @@ static void test_run_ids_named_twice_are_kept_once_where_first_named(void **stat
 
 	/* Every id of a long range once, in order, and its repeat adds nothing. */
 	static const char *const a3[] = { "1-100000", "100000-1" };
-	struct opt_error err;
+	struct lat_error err;
 	int64_t *ids = NULL;
 	size_t n = 0;
 	assert_int_equal(storecmd_parse_ids(a3, 1, &ids, &n, &err), 0);
@@ -1048,7 +1048,7 @@ static void test_run_ids_past_the_limit_in_all_are_refused(void **state)
 {
 	(void)state;
 	static const char *const args[] = { "1-100000", "5-6" };
-	struct opt_error err;
+	struct lat_error err;
 	int64_t *ids = NULL;
 	size_t n = 0;
 	assert_int_equal(storecmd_parse_ids(args, 2, &ids, &n, &err), -EINVAL);
@@ -1087,7 +1087,7 @@ static void test_option_engine_refuses_a_table_over_its_limit(void **state)
 	(void)state;
 	static struct opt big[OPT_MAX + 1];
 	struct opt_result res;
-	struct opt_error err;
+	struct lat_error err;
 	bool flag = false;
 	char a0[] = "x";
 	char *argv[] = { a0, NULL };

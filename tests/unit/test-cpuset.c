@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/cpuset.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Big enough for any set: "0,2,4,...,4094" is under 20 KiB. */
 #define FMT_MAX 24576u

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/hist.h"
 #include "core/sparse.h"
 
@@ -122,7 +123,7 @@ static void check_dataset(const uint64_t *v, size_t n)
 	assert_int_equal(hist_count_buckets(h), n);
 
 	uint64_t *s = sorted_copy(v, n);
-	for (size_t i = 0; i < sizeof(common_ps) / sizeof(common_ps[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(common_ps); i++)
 		check_percentile(h, s, n, common_ps[i].num, common_ps[i].den);
 	/* Every hundredth of a percent would be slow; a few hundred random ones. */
 	for (int i = 0; i < 300; i++)
@@ -387,7 +388,7 @@ static void test_hist_percentile_of_all_equal_values_is_that_value_for_every_p(v
 {
 	(void)state;
 	const uint64_t values[] = { 0, 1, 127, 128, 12345, 1000000000, UINT64_C(1) << 63, UINT64_MAX };
-	for (size_t j = 0; j < sizeof(values) / sizeof(values[0]); j++) {
+	for (size_t j = 0; j < ARRAY_SIZE(values); j++) {
 		struct hist *h = hist_new();
 		for (int i = 0; i < 1000; i++)
 			hist_record(h, values[j]);
@@ -410,7 +411,7 @@ static void test_hist_percentile_of_a_single_value_is_that_value_for_every_p(voi
 		struct hist *h = hist_new();
 		hist_record(h, v);
 		const double ps[] = { 0.0, 1e-9, 0.1, 50.0, 99.9, 99.999, 100.0 };
-		for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+		for (size_t k = 0; k < ARRAY_SIZE(ps); k++) {
 			uint64_t got = hist_percentile(h, ps[k]);
 			assert_int_equal(got, hist_bucket_value(hist_index(v)));
 			assert_within_error_bound(got, v, "single value");
@@ -498,7 +499,7 @@ static void test_hist_percentile_uses_exact_rank_when_p_times_n_is_an_integer(vo
 	 */
 	const uint64_t ns[] = { 1, 2, 3, 7, 8, 10, 100, 200, 1000, 3000 };
 	rng_seed(10);
-	for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); j++) {
+	for (size_t j = 0; j < ARRAY_SIZE(ns); j++) {
 		uint64_t n = ns[j];
 		uint64_t *v = test_malloc(n * sizeof(*v));
 		for (uint64_t i = 0; i < n; i++)
@@ -830,7 +831,7 @@ static void test_sparse_percentile_and_sum_agree_with_the_dense_histogram(void *
 	sparse_add_to(&sum, part);
 	assert_memory_equal(part, all, sizeof(*all));
 	static const double ps[] = { 0.0, 0.001, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0 };
-	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ps); i++)
 		assert_int_equal(sparse_percentile(&sum, ps[i]), hist_percentile(all, ps[i]));
 	struct sparse_hist none = { 0 };
 	assert_int_equal(sparse_percentile(&none, 50.0), 0);

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/linhist.h"
 
 static void values_are_truncated_to_whole_units_before_they_are_counted(void **state)
@@ -35,7 +36,7 @@ static void overflows_keep_the_cycle_numbers_of_the_first_nbins_of_them(void **s
 	struct lin_hist h;
 	assert_int_equal(lin_hist_init(&h, 1000, 3), 0);
 	uint64_t values[] = { 1000, 5000, 2000, 3000, 7000, 8000, 9000, 0 };
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(values); i++)
 		lin_hist_record(&h, values[i]);
 	/* 3000 is the first value at the limit (3 bins: 0, 1, 2 us) */
 	assert_int_equal(h.overflow, 5);

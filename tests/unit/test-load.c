@@ -23,12 +23,12 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 #include "load/console_dev.h"
 #include "load/load.h"
 #include "sys/cpus.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- helpers ---- */
 
@@ -51,11 +51,12 @@ static void expect_spec(const char *text, const char *canonical)
 {
 	struct cpuset online = cpus_of("0-3");
 	struct load_spec s;
-	char err[256] = "", buf[512];
+	struct lat_error err = { "" };
+	char buf[512];
 
-	int r = load_parse(text, &online, &s, err, sizeof(err));
+	int r = load_parse(text, &online, &s, &err);
 	if (r != 0) {
-		print_error("load_parse(\"%s\"): r=%d (%s), want 0\n", text, r, err);
+		print_error("load_parse(\"%s\"): r=%d (%s), want 0\n", text, r, err.msg);
 		fail();
 	}
 	load_format(&s, buf, sizeof(buf));
@@ -70,13 +71,13 @@ static void expect_spec_error(const char *text, const char *reason)
 {
 	struct cpuset online = cpus_of("0-3");
 	struct load_spec s, untouched;
-	char err[256] = "";
+	struct lat_error err = { "" };
 
 	memset(&s, 0x5a, sizeof(s));
 	memcpy(&untouched, &s, sizeof(s));
-	int r = load_parse(text, &online, &s, err, sizeof(err));
-	if (r != -EINVAL || strcmp(err, reason) != 0) {
-		print_error("load_parse(\"%s\"): r=%d \"%s\", want %d \"%s\"\n", text ? text : "(null)", r, err,
+	int r = load_parse(text, &online, &s, &err);
+	if (r != -EINVAL || strcmp(err.msg, reason) != 0) {
+		print_error("load_parse(\"%s\"): r=%d \"%s\", want %d \"%s\"\n", text ? text : "(null)", r, err.msg,
 			    -EINVAL, reason);
 		fail();
 	}
@@ -87,10 +88,10 @@ static struct load_spec spec_on(const char *text, const char *cpus)
 {
 	struct cpuset online = cpus_of(cpus);
 	struct load_spec s;
-	char err[256] = "";
+	struct lat_error err = { "" };
 
-	if (load_parse(text, &online, &s, err, sizeof(err)) != 0) {
-		print_error("load_parse(\"%s\"): %s\n", text, err);
+	if (load_parse(text, &online, &s, &err) != 0) {
+		print_error("load_parse(\"%s\"): %s\n", text, err.msg);
 		fail();
 	}
 	return s;
@@ -104,11 +105,11 @@ static bool group_gone(pid_t pgid)
 static struct load_set *start_or_fail(const struct load_spec *specs, size_t n, const char *cmd)
 {
 	struct load_set *ls = NULL;
-	char err[256] = "";
+	struct lat_error err = { "" };
 
-	int r = load_start(specs, n, cmd, &ls, err, sizeof(err));
+	int r = load_start(specs, n, cmd, &ls, &err);
 	if (r != 0) {
-		print_error("load_start: %d %s\n", r, err);
+		print_error("load_start: %d %s\n", r, err.msg);
 		fail();
 	}
 	return ls;
@@ -116,10 +117,10 @@ static struct load_set *start_or_fail(const struct load_spec *specs, size_t n, c
 
 static void stop_or_fail(struct load_set *ls, struct load_outcome *out)
 {
-	char err[256] = "";
-	int r = load_stop(ls, out, err, sizeof(err));
+	struct lat_error err = { "" };
+	int r = load_stop(ls, out, &err);
 	if (r != 0) {
-		print_error("load_stop: %d %s\n", r, err);
+		print_error("load_stop: %d %s\n", r, err.msg);
 		fail();
 	}
 }
@@ -235,11 +236,12 @@ static void test_load_format_round_trips_through_parse(void **state)
 
 	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
 		struct load_spec a, b;
-		char err[256], once[512], twice[512];
-		assert_int_equal(load_parse(texts[i], &online, &a, err, sizeof(err)), 0);
+		struct lat_error err;
+		char once[512], twice[512];
+		assert_int_equal(load_parse(texts[i], &online, &a, &err), 0);
 		size_t len = load_format(&a, once, sizeof(once));
 		assert_int_equal(len, strlen(once));
-		assert_int_equal(load_parse(once, &online, &b, err, sizeof(err)), 0);
+		assert_int_equal(load_parse(once, &online, &b, &err), 0);
 		load_format(&b, twice, sizeof(twice));
 		assert_string_equal(once, twice);
 		assert_memory_equal(&a, &b, sizeof(a));
@@ -276,12 +278,12 @@ static int new_pty(char *name, size_t size)
 static void expect_dev_check(const char *path, int want_r, const char *reason)
 {
 	struct load_spec s = spec_on("console:cpus=0", "0");
-	char err[256] = "";
+	struct lat_error err = { "" };
 
 	snprintf(s.path, sizeof(s.path), "%s", path);
-	int r = load_check(&s, err, sizeof(err));
-	if (r != want_r || (r < 0 && strcmp(err, reason) != 0)) {
-		print_error("load_check(dev=%s): %d \"%s\", want %d \"%s\"\n", path, r, err, want_r, reason);
+	int r = load_check(&s, &err);
+	if (r != want_r || (r < 0 && strcmp(err.msg, reason) != 0)) {
+		print_error("load_check(dev=%s): %d \"%s\", want %d \"%s\"\n", path, r, err.msg, want_r, reason);
 		fail();
 	}
 }
@@ -355,28 +357,30 @@ static void test_load_check_refuses_a_console_dev_that_is_no_terminal_naming_wha
 /* The place that opens for writing refuses by itself, whatever was checked before. */
 static void test_console_dev_open_refuses_what_is_no_terminal_and_leaves_it_unchanged(void **state)
 {
-	char dir[] = "/tmp/latscope-test-load-dev-XXXXXX", file[128], link[128], err[256];
+	struct lat_error err;
+	char dir[] = "/tmp/latscope-test-load-dev-XXXXXX", file[128], link[128];
 	(void)state;
 
 	make_victims(dir, file, link, sizeof(file));
-	assert_int_equal(console_dev_open(file, err, sizeof(err)), -ENOTTY);
-	assert_int_equal(console_dev_open(link, err, sizeof(err)), -ENOTTY);
-	assert_int_equal(console_dev_open(dir, err, sizeof(err)), -ENOTTY);
-	assert_int_equal(console_dev_open("/dev/null", err, sizeof(err)), -ENOTTY);
-	assert_string_equal(err, "dev '/dev/null' is a character device, not a terminal or /dev/kmsg");
+	assert_int_equal(console_dev_open(file, &err), -ENOTTY);
+	assert_int_equal(console_dev_open(link, &err), -ENOTTY);
+	assert_int_equal(console_dev_open(dir, &err), -ENOTTY);
+	assert_int_equal(console_dev_open("/dev/null", &err), -ENOTTY);
+	assert_string_equal(err.msg, "dev '/dev/null' is a character device, not a terminal or /dev/kmsg");
 	expect_unchanged(file);
 	remove_victims(dir, file, link);
 }
 
 static void test_console_dev_open_gives_a_blocking_writer_on_a_terminal_and_dev_kmsg(void **state)
 {
-	char pts[128], err[256] = "", buf[16];
+	struct lat_error err = { "" };
+	char pts[128], buf[16];
 	(void)state;
 
 	int master = new_pty(pts, sizeof(pts));
-	int fd = console_dev_open(pts, err, sizeof(err));
+	int fd = console_dev_open(pts, &err);
 	if (fd < 0) {
-		print_error("console_dev_open(%s): %s\n", pts, err);
+		print_error("console_dev_open(%s): %s\n", pts, err.msg);
 		fail();
 	}
 	assert_true(isatty(fd));
@@ -387,7 +391,7 @@ static void test_console_dev_open_gives_a_blocking_writer_on_a_terminal_and_dev_
 	close(fd);
 	close(master);
 	if (geteuid() == 0) {      /* /dev/kmsg takes writes from root; nothing is written here */
-		fd = console_dev_open("/dev/kmsg", err, sizeof(err));
+		fd = console_dev_open("/dev/kmsg", &err);
 		assert_true(fd >= 0);
 		close(fd);
 	}
@@ -438,10 +442,10 @@ static void expect_start_error(const char *text, int want_r, const char *reason)
 {
 	struct load_spec s = spec_on(text, "0");
 	struct load_set *ls = NULL;
-	char err[256] = "";
+	struct lat_error err = { "" };
 
-	assert_int_equal(load_start(&s, 1, NULL, &ls, err, sizeof(err)), want_r);
-	assert_string_equal(err, reason);
+	assert_int_equal(load_start(&s, 1, NULL, &ls, &err), want_r);
+	assert_string_equal(err.msg, reason);
 	assert_null(ls);
 }
 
@@ -472,10 +476,10 @@ static void test_load_start_refuses_a_console_dev_that_is_a_regular_file_and_lea
 	snprintf(text, sizeof(text), "console:cpus=0,dev=%s", path);
 	struct load_spec s = spec_on(text, "0");
 	struct load_set *ls = NULL;
-	char err[256] = "";
-	int r = load_start(&s, 1, NULL, &ls, err, sizeof(err));
+	struct lat_error err = { "" };
+	int r = load_start(&s, 1, NULL, &ls, &err);
 	if (r == 0)
-		load_stop(ls, NULL, NULL, 0);
+		load_stop(ls, NULL, NULL);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -642,7 +646,7 @@ static void test_load_stop_ends_orphans_that_left_the_command_group(void **state
 
 static void test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs(void **state)
 {
-	char err[256] = "";
+	struct lat_error err = { "" };
 	pid_t grandchild;
 	(void)state;
 
@@ -651,7 +655,7 @@ static void test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs
 	struct load_set *ls = start_cmd_telling_a_pid("sleep 1000 & echo $! > ", "; wait", &grandchild);
 	/* A supervisor that answers nothing any more: load_stop has to end the load itself. */
 	assert_int_equal(kill(load_pgid(ls), SIGSTOP), 0);
-	assert_int_not_equal(load_stop(ls, NULL, err, sizeof(err)), 0);
+	assert_int_not_equal(load_stop(ls, NULL, &err), 0);
 	uint64_t deadline = mono_ns() + 3 * NS_PER_SEC;
 	while (!ended(grandchild) && mono_ns() < deadline)
 		sleep_ms(10);
@@ -699,10 +703,10 @@ static void test_load_ends_when_the_process_that_started_it_is_killed(void **sta
 		struct cpuset online = cpus_of("0");
 		struct load_spec s;
 		struct load_set *ls;
-		char err[256];
+		struct lat_error err;
 		close(p[0]);
-		if (load_parse("cpu:cpus=0,intensity=10%", &online, &s, err, sizeof(err)) == 0 &&
-		    load_start(&s, 1, "sleep 60", &ls, err, sizeof(err)) == 0) {
+		if (load_parse("cpu:cpus=0,intensity=10%", &online, &s, &err) == 0 &&
+		    load_start(&s, 1, "sleep 60", &ls, &err) == 0) {
 			ids[0] = load_pgid(ls);
 			ids[1] = load_cmd_pgid(ls);
 		}
@@ -754,7 +758,7 @@ static void test_load_cpu_time_grows_with_intensity(void **state)
 static void test_load_stop_of_null_is_a_no_op(void **state)
 {
 	(void)state;
-	assert_int_equal(load_stop(NULL, NULL, NULL, 0), 0);
+	assert_int_equal(load_stop(NULL, NULL, NULL), 0);
 }
 
 int main(void)

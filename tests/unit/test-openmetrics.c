@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/cpuset.h"
 #include "core/hist.h"
 #include "core/nstime.h"
@@ -35,7 +36,6 @@
 
 #include "rng.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A real result, kept at the end of this file. */
 static const char *real_run_json(void);
@@ -451,19 +451,19 @@ static char *render(const struct result *const *rs, const int64_t *ids, size_t n
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(openmetrics_write(f, rs, ids, n, NULL, 0), 0);
+	assert_int_equal(openmetrics_write(f, rs, ids, n, NULL), 0);
 	assert_int_equal(fclose(f), 0);
 	return buf;
 }
 
 static void load_real(struct result *res)
 {
-	char err[256] = "";
+	struct lat_error err = { "" };
 	const char *text = real_run_json();
-	int r = result_from_text(text, strlen(text), res, err, sizeof(err));
+	int r = result_from_text(text, strlen(text), res, &err);
 
 	if (r < 0)
-		print_error("fixture: %s\n", err);
+		print_error("fixture: %s\n", err.msg);
 	assert_int_equal(r, 0);
 }
 
@@ -977,29 +977,30 @@ static void test_repeated_ids_and_missing_results_are_rejected(void **state)
 {
 	(void)state;
 	struct result a;
-	char *buf = NULL, err[256];
+	struct lat_error err;
+	char *buf = NULL;
 	size_t len = 0;
 
 	load_real(&a);
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
 	const struct result *rs[] = { &a, &a };
-	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 5, 5 }, 2, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "run 5 is given twice");
+	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 5, 5 }, 2, &err), -EINVAL);
+	assert_string_equal(err.msg, "run 5 is given twice");
 	const struct result *holes[] = { &a, NULL };
-	assert_int_equal(openmetrics_write(f, holes, NULL, 2, err, sizeof(err)), -EINVAL);
-	assert_int_equal(openmetrics_write(NULL, rs, NULL, 1, err, sizeof(err)), -EINVAL);
+	assert_int_equal(openmetrics_write(f, holes, NULL, 2, &err), -EINVAL);
+	assert_int_equal(openmetrics_write(NULL, rs, NULL, 1, &err), -EINVAL);
 	/* two metrics of one run that meet on one name: the message names the run and both */
 	snprintf(a.metric_names[0], RESULT_NAME_LEN, "lat-x");
 	a.nmetrics = 2;
 	snprintf(a.metric_names[1], RESULT_NAME_LEN, "lat_x");
-	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 7 }, 1, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "run 7: metrics 'lat-x' and 'lat_x' would both be named lat_x");
+	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 7 }, 1, &err), -EINVAL);
+	assert_string_equal(err.msg, "run 7: metrics 'lat-x' and 'lat_x' would both be named lat_x");
 	/* or whose families would: latency's max and latency_max's histogram */
 	snprintf(a.metric_names[0], RESULT_NAME_LEN, "latency");
 	snprintf(a.metric_names[1], RESULT_NAME_LEN, "latency_max");
-	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 7 }, 1, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "metric 'latency' of run 7 and metric 'latency_max' of run 7 would both write "
+	assert_int_equal(openmetrics_write(f, rs, (const int64_t[]){ 7 }, 1, &err), -EINVAL);
+	assert_string_equal(err.msg, "metric 'latency' of run 7 and metric 'latency_max' of run 7 would both write "
 				 "latscope_latency_max_seconds");
 	a.nmetrics = 1;
 	assert_int_equal(fclose(f), 0);
@@ -1039,7 +1040,7 @@ static void test_a_failed_write_gives_its_errno(void **state)
 		skip();
 	load_real(&a);
 	const struct result *rs[] = { &a };
-	assert_int_equal(openmetrics_write(f, rs, NULL, 1, NULL, 0), -ENOSPC);
+	assert_int_equal(openmetrics_write(f, rs, NULL, 1, NULL), -ENOSPC);
 	fclose(f);
 	result_free(&a);
 }

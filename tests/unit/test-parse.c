@@ -14,13 +14,13 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 #include "core/parse.h"
 
 #define SENTINEL_U64 UINT64_C(0xdeadbeefcafef00d)
 #define SENTINEL_I64 INT64_C(-0x21524110353010ff)
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define NS_PER_MIN (60u * NS_PER_SEC)
 #define NS_PER_HOUR (3600u * NS_PER_SEC)
@@ -370,12 +370,12 @@ static void test_parse_size_reads_binary_units_with_or_without_ib(void **state)
 		{ "512", 512 }, { "4k", 4096 }, { "4K", 4096 }, { "64KiB", 65536 }, { "64kB", 65536 },
 		{ "1m", 1u << 20 }, { "1G", UINT64_C(1) << 30 }, { "2T", UINT64_C(2) << 40 }, { "0", 0 },
 	};
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
 		assert_int_equal(parse_size(good[i].text, &v), 0);
 		assert_int_equal(v, good[i].want);
 	}
 	static const char *const bad[] = { "", "k", "4x", "4kx", "4 k", "-4k", "4.5k", "4KB5", "1e3" };
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		v = 77;
 		assert_int_equal(parse_size(bad[i], &v), -EINVAL);
 		assert_int_equal(v, 77);

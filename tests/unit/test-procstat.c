@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/cpuset.h"
 #include "rng.h"
 #include "sys/cpus.h"
@@ -338,7 +339,7 @@ static void test_malformed_texts_are_rejected_with_einval(void **state)
 		{ "  CPU0 CPU1\nTIMER: 1 2\nRCU: 3 4", false },/* cut short */
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct proc_table t;
 		table_for(&t, "0-1");
 		int want = i == 2 ? 0 : -EINVAL;
@@ -524,7 +525,7 @@ static void test_steal_rejects_stat_files_it_cannot_read_and_leaves_ret_alone(vo
 	char path[64];
 	table_for(&t, "0-1");
 
-	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
 		write_temp(path, texts[i], strlen(texts[i]));
 		if (proc_read_steal(&t, steal, path) != -EINVAL)
 			fail_msg("case %zu", i);

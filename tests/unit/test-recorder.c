@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/hist.h"
 #include "core/linhist.h"
 #include "core/nstime.h"
@@ -229,7 +230,7 @@ static void test_rec_value_updates_stats_histogram_and_counts_above_strictly_gre
 	static const uint64_t v0[] = { 49, 50, 51, 1000, 50 };
 
 	open_rec(&r, 2, thr);
-	for (size_t i = 0; i < sizeof(v0) / sizeof(v0[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(v0); i++)
 		rec_value(&r, 0, v0[i]);
 	rec_value(&r, 1, 7);
 	rec_value(&r, 1, 8);

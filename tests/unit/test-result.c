@@ -24,6 +24,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "core/array.h"
 #include "core/cpuset.h"
 #include "core/hist.h"
 #include "core/stats.h"
@@ -36,13 +37,12 @@
 #include "rng.h"
 #include "tmpdir.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define WIN       UINT64_C(1000000)     /* 1 ms windows */
 #define THRESHOLD UINT64_C(100)         /* metric 0: above when > 100 */
 
 static const char *const names[] = { "latency", "other", "third", "fourth", "fifth", "sixth", "seventh", "eighth" };
-_Static_assert(sizeof(names) / sizeof(names[0]) >= REC_MAX_METRICS, "a name for every metric a result can hold");
+_Static_assert(ARRAY_SIZE(names) >= REC_MAX_METRICS, "a name for every metric a result can hold");
 
 /* ---- synthetic windows ---- */
 
@@ -583,30 +583,30 @@ static void test_merge_refuses_counts_that_would_overflow(void **state)
 	for (int f = 0; f < BIG_FIELDS; f++) {
 		struct result in[2], out;
 		static const int64_t ids[] = { 3, 4 };
-		char err[320] = "";
+		struct lat_error err = { "" };
 		big_result(&in[0], (enum big_field)f);
 		big_result(&in[1], (enum big_field)f);
 		static const char *const identities[] = { "run:a", "run:b" };
-		int r = result_merge(in, ids, identities, 2, &out, err, sizeof(err));
-		if (r != -EOVERFLOW || !strstr(err, big_reason[f])) {
-			print_error("field %d: %d '%s', want -EOVERFLOW and '%s'\n", f, r, err, big_reason[f]);
+		int r = result_merge(in, ids, identities, 2, &out, &err);
+		if (r != -EOVERFLOW || !strstr(err.msg, big_reason[f])) {
+			print_error("field %d: %d '%s', want -EOVERFLOW and '%s'\n", f, r, err.msg, big_reason[f]);
 			fail();
 		}
-		assert_non_null(strstr(err, "runs 3 and 4 cannot be merged: "));
+		assert_non_null(strstr(err.msg, "runs 3 and 4 cannot be merged: "));
 		result_free(&in[0]);
 		result_free(&in[1]);
 	}
 	/* One below the limit is fine, and adds up. */
 	struct result in[2], out;
 	static const int64_t ids[] = { 3, 4 };
-	char err[320];
+	struct lat_error err;
 	big_result(&in[0], BIG_COUNT);
 	big_result(&in[1], BIG_MISSED);
 	in[1].cpus[0].missed = in[1].cpus[0].win[0].w.missed = (uint64_t)INT64_MAX;
 	static const char *const identities[] = { "run:a", "run:b" };
-	int r = result_merge(in, ids, identities, 2, &out, err, sizeof(err));
+	int r = result_merge(in, ids, identities, 2, &out, &err);
 	if (r != 0)
-		print_error("%s\n", err);
+		print_error("%s\n", err.msg);
 	assert_int_equal(r, 0);
 	assert_int_equal(out.cpus[0].missed, (uint64_t)INT64_MAX);
 	assert_int_equal(out.all.sum[0].count, BIG + 2u);
@@ -619,7 +619,7 @@ static void test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max(void *
 {
 	(void)state;
 	struct result res;
-	char err[256] = "";
+	struct lat_error err = { "" };
 
 	init_result(&res, 1, "0-1");
 	for (size_t c = 0; c < 2; c++) {
@@ -630,8 +630,8 @@ static void test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max(void *
 		s->h[0].total = BIG + c;
 		add_window(&res, c, s, NULL);
 	}
-	assert_int_equal(result_finalize_why(&res, err, sizeof(err)), -EOVERFLOW);
-	assert_string_equal(err, "all CPUs' sample count would reach 2^63");
+	assert_int_equal(result_finalize_why(&res, &err), -EOVERFLOW);
+	assert_string_equal(err.msg, "all CPUs' sample count would reach 2^63");
 	assert_int_equal(result_finalize(&res), -EOVERFLOW);
 	result_free(&res);
 }
@@ -640,10 +640,10 @@ static void test_result_from_text_refuses_a_text_past_the_limit_without_reading_
 {
 	(void)state;
 	struct result res;
-	char err[256];
+	struct lat_error err;
 	static const char text[] = "{";     /* what a reader would run off the end of */
-	assert_int_equal(result_from_text(text, (size_t)RESULT_TEXT_MAX + 1u, &res, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "larger than 256 MiB, the most a result may be");
+	assert_int_equal(result_from_text(text, (size_t)RESULT_TEXT_MAX + 1u, &res, &err), -EINVAL);
+	assert_string_equal(err.msg, "larger than 256 MiB, the most a result may be");
 }
 
 /* ---- summaries ---- */
@@ -1064,7 +1064,7 @@ static void test_a_result_read_back_and_written_again_is_the_same_text(void **st
 {
 	(void)state;
 	struct result res, back;
-	char err[256];
+	struct lat_error err;
 
 	build_json_result(&res);
 	/* Means and deviations that 12 digits cannot hold: all's sums must come out the same either way. */
@@ -1073,7 +1073,7 @@ static void test_a_result_read_back_and_written_again_is_the_same_text(void **st
 	assert_int_equal(result_finalize(&res), 0);
 	char *first = result_store_text(&res);
 	assert_non_null(first);
-	assert_int_equal(result_from_text(first, strlen(first), &back, err, sizeof(err)), 0);
+	assert_int_equal(result_from_text(first, strlen(first), &back, &err), 0);
 	char *second = result_store_text(&back);
 	assert_non_null(second);
 	assert_string_equal(second, first);

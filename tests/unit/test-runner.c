@@ -154,7 +154,7 @@ struct fixture {
 	struct run_params rp;
 	struct fake_params fp;
 	struct result res;
-	struct runner_error err;
+	struct lat_error err;
 };
 
 /* A run on every CPU this process may use, touching nothing of the system's. */

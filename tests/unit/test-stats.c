@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/stats.h"
 
 #include "rng.h"
@@ -170,7 +171,7 @@ static void test_stats_of_one_value_has_that_mean_min_max_and_zero_stddev(void *
 {
 	(void)state;
 	const uint64_t vals[] = { 0, 1, 12345, 1000000000, UINT64_C(1) << 53 };
-	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(vals); i++) {
 		struct stats s = STATS_INIT;
 		stats_add(&s, vals[i]);
 		assert_int_equal(s.n, 1);
@@ -204,7 +205,7 @@ static void test_stats_stddev_of_equal_values_is_exactly_zero(void **state)
 {
 	(void)state;
 	const uint64_t vals[] = { 0, 7, 1000000007, UINT64_C(1) << 52 };
-	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(vals); i++) {
 		struct stats s = STATS_INIT;
 		for (int k = 0; k < 10000; k++)
 			stats_add(&s, vals[i]);
@@ -240,7 +241,7 @@ static void test_stats_welford_matches_two_pass_reference_on_random_data(void **
 {
 	(void)state;
 	uint64_t *v = test_malloc(N * sizeof(*v));
-	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++) {
+	for (size_t d = 0; d < ARRAY_SIZE(datasets); d++) {
 		rng_seed(100u + d);
 		datasets[d].fill(v, N);
 		struct stats s = stats_of(v, N);
@@ -281,7 +282,7 @@ static void test_stats_merge_of_two_halves_equals_the_single_pass(void **state)
 {
 	(void)state;
 	uint64_t *v = test_malloc(N * sizeof(*v));
-	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++) {
+	for (size_t d = 0; d < ARRAY_SIZE(datasets); d++) {
 		rng_seed(200u + d);
 		datasets[d].fill(v, N);
 		struct stats a = stats_of(v, N / 3), b = stats_of(v + N / 3, N - N / 3);
@@ -297,7 +298,7 @@ static void test_stats_merge_of_many_uneven_parts_equals_the_single_pass(void **
 	(void)state;
 	enum { PARTS = 37 };
 	uint64_t *v = test_malloc(N * sizeof(*v));
-	for (size_t d = 0; d < sizeof(datasets) / sizeof(datasets[0]); d++) {
+	for (size_t d = 0; d < ARRAY_SIZE(datasets); d++) {
 		rng_seed(300u + d);
 		datasets[d].fill(v, N);
 

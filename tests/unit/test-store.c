@@ -72,19 +72,19 @@ static void test_sha256_gives_the_fips_180_example_digests(void **state)
 
 static void run_id(const char *host, const char *probe, uint64_t start, char out[STORE_IDENTITY_SIZE])
 {
-	char err[160];
-	assert_int_equal(identity_compute(host, probe, start, NULL, out, err, sizeof(err)), 0);
+	struct lat_error err;
+	assert_int_equal(identity_compute(host, probe, start, NULL, out, &err), 0);
 	assert_true(identity_valid(out));
 	assert_int_equal(strncmp(out, "run:", 4), 0);
 }
 
 static int merge_id(const char *const *members, size_t n, char out[STORE_IDENTITY_SIZE])
 {
-	char err[160];
+	struct lat_error err;
 	json_t *list = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(list, json_string(members[i]));
-	int r = identity_compute("merged: 2 runs of vm", "timer", 5, list, out, err, sizeof(err));
+	int r = identity_compute("merged: 2 runs of vm", "timer", 5, list, out, &err);
 	json_decref(list);
 	return r;
 }
@@ -141,7 +141,8 @@ static void test_a_merges_identity_is_its_members_in_any_order(void **state)
 static void test_a_member_list_that_is_not_identities_is_refused(void **state)
 {
 	(void)state;
-	char out[STORE_IDENTITY_SIZE], err[160], a[STORE_IDENTITY_SIZE];
+	struct lat_error err;
+	char out[STORE_IDENTITY_SIZE], a[STORE_IDENTITY_SIZE];
 
 	run_id("vm", "timer", 5, a);
 	assert_int_equal(merge_id((const char *[]){ a, "run:123" }, 2, out), -EINVAL);
@@ -151,8 +152,8 @@ static void test_a_member_list_that_is_not_identities_is_refused(void **state)
 	assert_int_equal(merge_id((const char *[]){ upper }, 1, out), -EINVAL);
 	assert_int_equal(merge_id(NULL, 0, out), -EINVAL);      /* a merge of nothing */
 	json_t *notlist = json_string(a);
-	assert_int_equal(identity_compute("h", "timer", 5, notlist, out, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "merged_members"));
+	assert_int_equal(identity_compute("h", "timer", 5, notlist, out, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "merged_members"));
 	json_decref(notlist);
 }
 
@@ -182,7 +183,7 @@ static void test_two_merges_sharing_their_earliest_run_are_both_stored_and_a_rep
 {
 	(void)state;
 	struct store *st;
-	struct store_error err;
+	struct lat_error err;
 	char a[STORE_IDENTITY_SIZE], b[STORE_IDENTITY_SIZE], c[STORE_IDENTITY_SIZE], got[STORE_IDENTITY_SIZE];
 	int64_t id1, id2, id3;
 
@@ -200,8 +201,9 @@ static void test_two_merges_sharing_their_earliest_run_are_both_stored_and_a_rep
 	assert_int_equal(id3, id1);
 	/* What a merge of the stored merge would list. */
 	json_t *doc = json_loads(ab, 0, NULL);
-	char want[STORE_IDENTITY_SIZE], why[160];
-	assert_int_equal(identity_of_result(doc, want, why, sizeof(why)), 0);
+	struct lat_error why;
+	char want[STORE_IDENTITY_SIZE];
+	assert_int_equal(identity_of_result(doc, want, &why), 0);
 	json_decref(doc);
 	assert_int_equal(store_identity(st, id1, got, &err), 0);
 	assert_string_equal(got, want);
@@ -216,7 +218,7 @@ static void test_a_measured_run_stored_twice_is_already_stored(void **state)
 {
 	(void)state;
 	struct store *st;
-	struct store_error err;
+	struct lat_error err;
 	int64_t id1, id2;
 	char *one = result_text("vm", 5, NULL), *other = result_text("vm", 6, NULL);
 
@@ -234,7 +236,7 @@ static void test_a_store_path_that_is_a_symbolic_link_is_refused_and_nothing_cre
 {
 	(void)state;
 	struct store *st = NULL;
-	struct store_error err;
+	struct lat_error err;
 	char target[512];
 
 	snprintf(target, sizeof(target), "%s", in_tmpdir("target.db"));
@@ -255,7 +257,7 @@ static void test_a_new_store_and_its_new_directories_are_private(void **state)
 {
 	(void)state;
 	struct store *st;
-	struct store_error err;
+	struct lat_error err;
 	struct stat s;
 	mode_t old = umask(022);
 
@@ -303,7 +305,7 @@ static char *labelled_run(const char *probe, uint64_t start, const char *labels,
 
 static int64_t put(struct store *st, const char *probe, uint64_t start, const char *labels)
 {
-	struct store_error err;
+	struct lat_error err;
 	int64_t id;
 	char *text = labelled_run(probe, start, labels, start, false);
 	assert_int_equal(store_put(st, text, &id, &err), 0);
@@ -322,7 +324,7 @@ static void add_label(struct run_filter *f, const char *key, const char *value)
 static const char *listed(struct store *st, const struct run_filter *f)
 {
 	static char out[256];
-	struct store_error err;
+	struct lat_error err;
 	struct run_info *ri;
 	size_t n, len = 0;
 
@@ -338,7 +340,7 @@ static const char *listed(struct store *st, const struct run_filter *f)
 static struct store *five_runs(const char *name)
 {
 	struct store *st;
-	struct store_error err;
+	struct lat_error err;
 	assert_int_equal(store_open(in_tmpdir(name), STORE_CREATE, &st, &err), 0);
 	assert_int_equal(put(st, "timer", 500, "config=a,host=x"), 1);
 	assert_int_equal(put(st, "noise", 100, "config=a"), 2);
@@ -395,7 +397,7 @@ static void test_store_info_gives_a_runs_listed_figures_and_labels_and_an_unknow
 {
 	(void)state;
 	struct store *st;
-	struct store_error err;
+	struct lat_error err;
 	struct run_info ri;
 	int64_t id;
 	char *text = labelled_run("wake", 1234, "b=2,a=1", 99, true);
@@ -436,7 +438,7 @@ static void test_store_rm_removes_all_or_none_and_their_labels_go_too(void **sta
 {
 	(void)state;
 	struct store *st = five_runs("rm.db");
-	struct store_error err;
+	struct lat_error err;
 	struct run_filter f = { 0 };
 
 	assert_int_equal(store_rm(st, (const int64_t[]){ 2, 9, 3 }, 3, &err), -ENOENT);
@@ -499,7 +501,7 @@ static void test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figur
 	char *sql = read_file(LATSCOPE_FIXTURES "/store-v1.sql");
 	sqlite3 *db;
 	struct store *st;
-	struct store_error err;
+	struct lat_error err;
 	struct run_info ri;
 
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
@@ -524,11 +526,12 @@ static void test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figur
 	assert_string_equal(ri.labels.items[1].key, "era");
 	assert_string_equal(ri.labels.items[1].value, "v1");
 	/* The identity the migration filled in is the one of the stored result. */
-	char *text, got[STORE_IDENTITY_SIZE], want[STORE_IDENTITY_SIZE], why[160];
+	struct lat_error why;
+	char *text, got[STORE_IDENTITY_SIZE], want[STORE_IDENTITY_SIZE];
 	assert_int_equal(store_get(st, 1, &text, &err), 0);
 	json_t *doc = json_loads(text, 0, NULL);
 	assert_non_null(doc);
-	assert_int_equal(identity_of_result(doc, want, why, sizeof(why)), 0);
+	assert_int_equal(identity_of_result(doc, want, &why), 0);
 	json_decref(doc);
 	assert_int_equal(store_identity(st, 1, got, &err), 0);
 	assert_string_equal(got, want);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "core/array.h"
 #include "core/cpuset.h"
 #include "sys/cpus.h"
 #include "sys/fingerprint.h"
@@ -127,9 +128,9 @@ static void test_sysdesc_collect_names_a_known_preemption_model(void **state)
 	struct sysdesc d = collect();
 	bool model_known = false, mode_known = false;
 
-	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(models); i++)
 		model_known |= strcmp(d.preempt, models[i]) == 0;
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
 		mode_known |= strcmp(d.preempt_mode, modes[i]) == 0;
 	assert_true(model_known);
 	assert_true(mode_known);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/cpuset.h"
 #include "sys/sysfacts.h"
 #include "sys/textfile.h"
@@ -246,7 +247,7 @@ static void test_io_uring_usable_passes_on_the_kernels_refusal(void **state)
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EXDEV),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		};
-		struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+		struct sock_fprog prog = { .len = ARRAY_SIZE(filter), .filter = filter };
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
 			_exit(2);
 		_exit(sys_io_uring_usable() == -EXDEV ? 0 : 1);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "trace/attrib.h"
 
 /* Synthetic event streams: one per test, built in time order. */
@@ -20,7 +21,7 @@ static size_t nev;
 
 static struct trace_ev *ev_at(uint64_t ts, unsigned cpu, uint8_t type)
 {
-	assert_true(nev < sizeof(evs) / sizeof(evs[0]));
+	assert_true(nev < ARRAY_SIZE(evs));
 	struct trace_ev *e = &evs[nev++];
 	memset(e, 0, sizeof(*e));
 	e->ts = ts;

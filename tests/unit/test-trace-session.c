@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 #include "trace/attrib.h"
 #include "trace/events.h"
@@ -94,11 +95,11 @@ static void test_a_traced_sleep_loop_is_decomposed_and_the_instance_is_removed(v
 	cpuset_clear(&o.cpus);
 	cpuset_add(&o.cpus, (unsigned)cpu);
 
-	char err[256] = "";
+	struct lat_error err = { "" };
 	assert_int_equal(trace_remove_stale_instances(NULL), 0);
-	int r = trace_session_start(&o, &ts, err, sizeof(err));
+	int r = trace_session_start(&o, &ts, &err);
 	if (r < 0)
-		fail_msg("trace_session_start: %s", err);
+		fail_msg("trace_session_start: %s", err.msg);
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", trace_session_dir(ts));
 	assert_int_equal(access(dir, F_OK), 0);
@@ -114,9 +115,9 @@ static void test_a_traced_sleep_loop_is_decomposed_and_the_instance_is_removed(v
 	assert_int_equal(trace_session_stop(ts), 0);
 	struct trace_events *ev;
 	assert_int_equal(trace_events_new((unsigned)cpu + 1, 0, &ev), 0);
-	r = trace_session_read(ts, ev, err, sizeof(err));
+	r = trace_session_read(ts, ev, &err);
 	if (r < 0)
-		fail_msg("trace_session_read: %s", err);
+		fail_msg("trace_session_read: %s", err.msg);
 
 	const struct trace_cpu_events *c = &ev->cpu[cpu];
 	int matched = 0, skewed = 0, inferred = 0;
@@ -211,7 +212,7 @@ static void test_instance_names_carry_the_pid_namespace_and_parse_back(void **st
 	assert_true(ns == TRACE_PIDNS_UNKNOWN && pid == 77);
 	const char *bad[] = { "latscope-", "latscope-0", "latscope-12x", "latscope--3", "latscope-1-", "latscope-1-2-3",
 			      "latscope-01", "other-12", "latscope-99999999999999999999", "latscope-1-9999999999" };
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		assert_int_equal(trace_instance_parse(bad[i], &ns, &pid), -EINVAL);
 	assert_int_equal(trace_instance_name(1, 1, name, 8), -ENAMETOOLONG);
 }

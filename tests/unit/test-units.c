@@ -6,6 +6,7 @@
 
 #include <cmocka.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 #include "core/parse.h"
 #include "core/units.h"
@@ -17,7 +18,7 @@ static void test_an_exact_duration_reads_back_to_the_same_nanoseconds(void **sta
 			       300 * NS_PER_SEC, 7200 * NS_PER_SEC, 1500 * NS_PER_US };
 	const char *const want[] = { "0s", "1ns", "999ns", "1us", "2083ms", "2083333330ns", "25s", "125s", "5m", "2h",
 				     "1500us" };
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
 		char buf[32];
 		uint64_t back;
 		fmt_duration_exact(v[i], buf, sizeof(buf));
