@@ -32,14 +32,13 @@ static void clock_defaults(void *params)
 	c->run.threshold_ns = NS_PER_US;
 	c->p.tsc = false;
 	c->p.board = NULL;
-	c->no_tsc_why[0] = '\0';
+	c->no_tsc.msg[0] = '\0';
 	c->help = false;
 }
 
 static int clock_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct clock_cmd *c = params;
-	char why[sizeof(c->no_tsc_why)] = "";
 
 	/* -l alone: that many rounds, not the default duration too. */
 	if (opt_given(clock_opts, NOPTS, given, "loops") && !opt_given(clock_opts, NOPTS, given, "duration"))
@@ -49,16 +48,17 @@ static int clock_validate(void *params, const struct opt_result *given, struct l
 		if (cpus_online(&online) == 0) {
 			cpuset_diff(&left, &online, &c->run.cpus);
 			if (cpuset_count(&left) == 0) {
-				err_set(err, 0, "option '%s': a real-time priority on every CPU would "
-					 "leave nothing else to run while the loops spin; leave a CPU out with -a",
-					 opt_given(clock_opts, NOPTS, given, "policy") ? "--policy" : "--priority");
-				return -1;
+				return err_set(err, -EINVAL, "option '%s': a real-time priority on every CPU would "
+					       "leave nothing else to run while the loops spin; leave a CPU out with -a",
+					       opt_given(clock_opts, NOPTS, given, "policy") ? "--policy" : "--priority");
 			}
 		}
 	}
 	/* The rule of noise's --clock tsc: a counter that ticks at one rate on every CPU. */
-	c->p.tsc = cycles_reliable(why, sizeof(why)) && CYCLES_HAVE_COUNTER;
-	snprintf(c->no_tsc_why, sizeof(c->no_tsc_why), "%s", c->p.tsc ? "" : why);
+	c->no_tsc.msg[0] = '\0';
+	c->p.tsc = cycles_reliable(&c->no_tsc) && CYCLES_HAVE_COUNTER;
+	if (!c->p.tsc && !c->no_tsc.msg[0])
+		err_set(&c->no_tsc, 0, "latscope reads no cycle counter on this architecture");
 	memset(&c->board, 0, sizeof(c->board));
 	c->p.board = &c->board;
 	return 0;
@@ -68,7 +68,7 @@ static void clock_notes(const void *params, struct result *res)
 {
 	const struct clock_cmd *c = params;
 	if (!c->p.tsc)
-		result_info(res, "no tsc metric: %s", c->no_tsc_why);
+		result_info(res, "no tsc metric: %s", c->no_tsc.msg);
 }
 
 static void clock_describe(const void *params, char *buf, size_t size)

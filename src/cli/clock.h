@@ -13,7 +13,7 @@ struct clock_cmd {
 	struct measure_extras out;
 	struct clock_params p;
 	bool help;
-	char no_tsc_why[128];           /* why the TSC is not measured, when it is not */
+	struct lat_error no_tsc;        /* why the TSC is not measured, when it is not */
 	struct clk_board board;         /* p.board during the run: what the threads share */
 };
 

@@ -116,10 +116,8 @@ static int check_path(void *params, const char *path, struct lat_error *err)
 	close(fd);
 	if (align > 1 && c->p.bs % align) {
 		fmt_size(c->p.bs, a, sizeof(a));
-		snprintf(err->msg, sizeof(err->msg),
-			 "option '--bs': %s is not a multiple of %llu bytes, the alignment O_DIRECT needs on '%s' "
+		return err_set(err, -EINVAL, "option '--bs': %s is not a multiple of %llu bytes, the alignment O_DIRECT needs on '%s' "
 			 "(or use --buffered)", a, (unsigned long long)align, path);
-		return -EINVAL;
 	}
 	if (size < c->p.bs) {
 		fmt_size(c->p.bs, a, sizeof(a));

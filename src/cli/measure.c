@@ -87,9 +87,7 @@ int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err)
 	cpuset_diff(&bad, cpus, &usable);
 	if (cpuset_count(&bad)) {
 		cpuset_format(&bad, list, sizeof(list));
-		snprintf(err->msg, sizeof(err->msg),
-			 "option '--cpus': cpu %s cannot be used by this process (cpuset cgroup or container limit)", list);
-		return -EINVAL;
+		return err_set(err, -EINVAL, "option '--cpus': cpu %s cannot be used by this process (cpuset cgroup or container limit)", list);
 	}
 	return 0;
 }
@@ -107,10 +105,8 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 		rp->policy = POLICY_FIFO;
 	if (rp->policy == POLICY_OTHER) {
 		if (prio_given && rp->priority != 0) {
-			snprintf(err->msg, sizeof(err->msg),
-				 "option '--priority': %llu is out of range for --policy other (only 0)",
+			return err_set(err, -EINVAL, "option '--priority': %llu is out of range for --policy other (only 0)",
 				 (unsigned long long)rp->priority);
-			return -EINVAL;
 		}
 		rp->priority = 0;
 	} else {

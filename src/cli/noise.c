@@ -1,6 +1,7 @@
 /* latscope noise: the gaps a busy loop sees, and what else happened beside them. */
 #include "cli/noise.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,24 +63,21 @@ static int64_t rt_runtime_us(int64_t *ret_period_us)
 static int noise_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct noise_cmd *c = params;
-	char why[128];
+	struct lat_error why;
 
 	if (opt_given(noise_opts, NOPTS, given, "loops")) {
-		err_set(err, 0, "option '--loops' is not for noise: a spinning loop is measured "
+		return err_set(err, -EINVAL, "option '--loops' is not for noise: a spinning loop is measured "
 			 "for a --duration");
-		return -1;
 	}
 	if (opt_given(noise_opts, NOPTS, given, "rest") && !c->p.burst_ns) {
-		err_set(err, 0, "option '--rest' needs '--burst'");
-		return -1;
+		return err_set(err, -EINVAL, "option '--rest' needs '--burst'");
 	}
-	if (c->p.clock == NOISE_TSC && (!CYCLES_HAVE_COUNTER || !cycles_reliable(why, sizeof(why)))) {
+	if (c->p.clock == NOISE_TSC && (!CYCLES_HAVE_COUNTER || !cycles_reliable(&why))) {
 		if (opt_given(noise_opts, NOPTS, given, "clock")) {
-			err_set(err, 0, "option '--clock': tsc cannot be trusted here: %s", why);
-			return -1;
+			return err_set(err, -EINVAL, "option '--clock': tsc cannot be trusted here: %s", why.msg);
 		}
 		c->p.clock = NOISE_MONOTONIC;
-		snprintf(c->out.note, sizeof(c->out.note), "reading CLOCK_MONOTONIC instead of the cycle counter: %s", why);
+		snprintf(c->out.note, sizeof(c->out.note), "reading CLOCK_MONOTONIC instead of the cycle counter: %.180s", why.msg);
 	}
 	int64_t period, runtime = rt_runtime_us(&period);
 	if (c->run.policy != POLICY_OTHER && runtime < 0 && !c->p.burst_ns) {
@@ -87,10 +85,8 @@ static int noise_validate(void *params, const struct opt_result *given, struct l
 		if (cpus_online(&online) == 0) {
 			cpuset_diff(&left, &online, &c->run.cpus);
 			if (cpuset_count(&left) == 0) {
-				snprintf(err->msg, sizeof(err->msg),
-					 "refusing to spin at a real-time priority on every CPU with RT throttling off: nothing "
-					 "else could run; leave a CPU out with -a, or use --burst");
-				return -1;
+				return err_set(err, -EINVAL, "refusing to spin at a real-time priority on every CPU with RT "
+					       "throttling off: nothing else could run; leave a CPU out with -a, or use --burst");
 			}
 		}
 	}

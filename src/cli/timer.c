@@ -1,4 +1,5 @@
 /* latscope timer: the cyclictest measurement, with nothing lost. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
@@ -59,27 +60,22 @@ static int timer_validate(void *params, const struct opt_result *given, struct l
 	if (c->p.interval_ns < floor_ns) {
 		fmt_duration(c->p.interval_ns, a, sizeof(a));
 		fmt_duration(floor_ns, b, sizeof(b));
-		snprintf(err->msg, sizeof(err->msg),
-			 "option '--interval': %s is below what the clock can honour (at least %s)", a, b);
-		return -1;
+		return err_set(err, -EINVAL, "option '--interval': %s is below what the clock can honour (at least %s)", a, b);
 	}
 	/* the last CPU's period is the longest */
 	uint64_t longest = c->p.interval_ns + (uint64_t)(cpuset_count(&c->run.cpus) - 1u) * c->p.distance_ns;
 	if (longest > 3600u * NS_PER_SEC) {
 		fmt_duration(c->p.distance_ns, a, sizeof(a));
-		err_set(err, 0, "option '--distance': %s gives the last CPU a period over an hour", a);
-		return -1;
+		return err_set(err, -EINVAL, "option '--distance': %s gives the last CPU a period over an hour", a);
 	}
 	if (c->run.window_ns < longest) {
 		fmt_duration(c->run.window_ns, a, sizeof(a));
 		fmt_duration(longest, b, sizeof(b));
-		err_set(err, 0, "option '--window': %s is shorter than the %sinterval %s", a,
+		return err_set(err, -EINVAL, "option '--window': %s is shorter than the %sinterval %s", a,
 			 c->p.distance_ns ? "longest " : "", b);
-		return -1;
 	}
 	if (opt_given(timer_command.opts, timer_command.nopts, given, "trace-above") && !c->run.trace) {
-		err_set(err, 0, "option '--trace-above' needs '--trace'");
-		return -1;
+		return err_set(err, -EINVAL, "option '--trace-above' needs '--trace'");
 	}
 	if (c->run.trace)
 		c->run.trace_log_cap = tracerun_log_cap(&c->run, NS_PER_SEC / c->p.interval_ns);

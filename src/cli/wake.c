@@ -93,14 +93,14 @@ static int wake_validate(void *params, const struct opt_result *given, struct la
 	char x[32], y[32];
 
 	if (opt_given(wake_opts, NOPTS, given, "cpus")) {
-		if (check_pair(c->pair, &a, &b, err) < 0)
-			return -1;
+		int r = check_pair(c->pair, &a, &b, err);
+		if (r < 0)
+			return r;
 	} else {
 		/* The common checks left every usable online CPU here. */
 		int first = cpuset_next(&c->run.cpus, 0);
 		if (first < 0) {
-			err_set(err, 0, "no CPU is usable by this process");
-			return -1;
+			return err_set(err, -EINVAL, "no CPU is usable by this process");
 		}
 		int second = cpuset_next(&c->run.cpus, (unsigned)first + 1u);
 		a = (unsigned)first;
@@ -118,15 +118,13 @@ static int wake_validate(void *params, const struct opt_result *given, struct la
 	if (!c->p.pingpong && c->p.interval_ns < MIN_INTERVAL_NS) {
 		fmt_duration(c->p.interval_ns, x, sizeof(x));
 		fmt_duration(MIN_INTERVAL_NS, y, sizeof(y));
-		err_set(err, 0, "option '--interval': %s is below the minimum of %s without "
+		return err_set(err, -EINVAL, "option '--interval': %s is below the minimum of %s without "
 			 "--pingpong (the sleeper must be asleep when it is woken)", x, y);
-		return -1;
 	}
 	if (c->run.window_ns < c->p.interval_ns) {
 		fmt_duration(c->run.window_ns, x, sizeof(x));
 		fmt_duration(c->p.interval_ns, y, sizeof(y));
-		err_set(err, 0, "option '--window': %s is shorter than the interval %s", x, y);
-		return -1;
+		return err_set(err, -EINVAL, "option '--window': %s is shorter than the interval %s", x, y);
 	}
 	return 0;
 }

@@ -22,26 +22,25 @@ int cycles_calibrate(struct cycles_scale *ret, uint64_t span_ns)
 	return ret->mult ? 0 : -EIO;
 }
 
-bool cycles_reliable(char *why, size_t size)
+bool cycles_reliable(struct lat_error *why)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	static const char *const flags[] = { "constant_tsc", "nonstop_tsc" };
 	for (size_t i = 0; i < ARRAY_SIZE(flags); i++)
 		if (sys_cpu_flag(NULL, flags[i]) != 1) {
-			snprintf(why, size, "the CPU does not report %s", flags[i]);
+			err_set(why, 0, "the CPU does not report %s", flags[i]);
 			return false;
 		}
 	if (sys_clocksource_offered(NULL, "tsc") != 1) {
-		snprintf(why, size, "the kernel no longer offers the tsc clocksource (it found the TSC unstable)");
+		err_set(why, 0, "the kernel no longer offers the tsc clocksource (it found the TSC unstable)");
 		return false;
 	}
 	return true;
 #elif defined(__aarch64__)
 	(void)why;
-	(void)size;
 	return true;                    /* the architected timer is constant by definition */
 #else
-	snprintf(why, size, "no cycle counter is known on this architecture");
+	err_set(why, 0, "no cycle counter is known on this architecture");
 	return false;
 #endif
 }

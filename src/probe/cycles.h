@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "core/nstime.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,6 +58,6 @@ static inline uint64_t cycles_to_ns(const struct cycles_scale *s, uint64_t c)
  * states and CPUs: on x86 the constant_tsc and nonstop_tsc flags and the
  * kernel still offering the tsc clocksource.  why says what is missing.
  */
-bool cycles_reliable(char *why, size_t size);
+bool cycles_reliable(struct lat_error *why);
 
 #endif

@@ -10,6 +10,12 @@ import unittest
 from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
 
 
+
+def hangup_as_default():
+    """A user's shell: SIGHUP not ignored, even when the suite itself runs under nohup
+    (latscope rightly keeps an ignored SIGHUP ignored)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
 class TimerRuns(TempDirCase):
     def test_json_of_a_run_on_every_cpu_is_self_consistent(self):
         out = self.path("r.json")
@@ -95,7 +101,7 @@ class TimerRuns(TempDirCase):
     def stop_with(self, sig):
         out = self.path("r.json")
         proc = subprocess.Popen([LATSCOPE, "timer", "-D", "60", "-q", "--json", out],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=hangup_as_default)
         time.sleep(2)
         sent = time.monotonic()
         proc.send_signal(sig)
@@ -126,7 +132,7 @@ class TimerRuns(TempDirCase):
     def test_a_stop_signal_also_stores_the_run(self):
         db = self.path("runs.db")
         proc = subprocess.Popen([LATSCOPE, "timer", "-D", "60", "-q", "--db", db],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=hangup_as_default)
         time.sleep(1.5)
         proc.send_signal(signal.SIGHUP)
         stdout, stderr = proc.communicate(timeout=20)
