@@ -7,7 +7,8 @@
  *    prints and never exits.
  *  - It says why in the struct lat_error its caller passes: one line a user
  *    can act on, naming the option, file or value and the reason, with no
- *    trailing period or newline.  err may be NULL: then the reason is dropped.
+ *    trailing period or newline.  err_set and err_prefix take a NULL err (the
+ *    reason is dropped); a function may take NULL only where its header says so.
  *  - err_set() is the only way a reason is written, so a failing path is one
  *    statement: return err_set(err, -EINVAL, "option '--x': ...", ...).
  *  - A parser (of options or arguments) returns LAT_GO_ON to go on, LAT_DONE
@@ -20,8 +21,6 @@
 #define LATSCOPE_CORE_ERROR_H
 
 #include <stdarg.h>
-
-#include "core/error.h"
 
 struct lat_error {
 	char msg[512];

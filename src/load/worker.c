@@ -26,7 +26,7 @@ static void worker_main(const struct load_spec *spec, const struct gen_shared *s
 	struct gen_worker w = { .spec = spec, .shared = shared, .cpu = cpu, .index = index, .fd = -1 };
 	int keep[] = { ready_fd, shared->fd };
 	struct cpuset one;
-	struct lat_error why;
+	struct lat_error why = { "" };  /* whole: it goes down the pipe */
 	int r;
 
 	child_close_fds(keep, ARRAY_SIZE(keep));

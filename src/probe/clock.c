@@ -314,7 +314,7 @@ static inline __attribute__((always_inline)) void clk_spin(struct probe_thread *
 	unsigned peer = s->index;
 
 	for (;;) {
-		struct rec_sample smp = { .nv = n, .gaps = true };
+		struct rec_sample smp = { .nv = n, .gaps = true, .untimed = true };
 		uint64_t *d = smp.v;
 		d[CLK_MONOTONIC] = clk_pair(s, CLK_MONOTONIC);
 		d[CLK_MONOTONIC_RAW] = clk_pair(s, CLK_MONOTONIC_RAW);

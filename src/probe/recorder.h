@@ -194,7 +194,10 @@ struct rec_sample {
 	uint64_t missed;                /* periods that passed without a sample, this one's lateness */
 	uint64_t period_ns;             /* nonzero: each missed period also gets the value it would have had */
 	bool gaps;                      /* a constant: a value may be REC_NO_VALUE, left out of its metric
-					 * (and of the largest values); without, that test is compiled out */
+					 * (and of the largest values); without, that test is compiled out.
+					 * Not with keeps or missed, which take metric 0's value as given */
+	bool untimed;                   /* a constant: no wakeup to time the recording from (a spinning
+					 * probe), so no overhead and no clock read for it */
 };
 
 /*
@@ -209,7 +212,7 @@ struct rec_sample {
  *     for the trace and metric 0 in cyclictest's histogram;
  *  5. the missed periods, and with period_ns the values they would have had
  *     (in the statistics and histogram only: cyclictest never saw them);
- *  6. last, the overhead: from now_ns to here, what recording cost.
+ *  6. last, unless untimed, the overhead: from now_ns to here, what recording cost.
  */
 static inline __attribute__((always_inline)) void rec_sample(struct recorder *r, const struct rec_sample *s)
 {
@@ -228,7 +231,8 @@ static inline __attribute__((always_inline)) void rec_sample(struct recorder *r,
 		for (uint64_t j = 1; s->period_ns && j <= s->missed && v > j * s->period_ns; j++)
 			rec_value(r, 0, v - j * s->period_ns);
 	}
-	rec_overhead(r, mono_ns() - s->now_ns);
+	if (!s->untimed)
+		rec_overhead(r, mono_ns() - s->now_ns);
 }
 
 /*

@@ -21,7 +21,7 @@
 /*
  * The axis is in the probe's own unit (us, or ns for noise).  -EINVAL for
  * n == 0, a NULL result, or runs of different probes or leading metrics (one
- * axis, one unit); -EIO for a failed write.  err (errlen bytes) says why.
+ * axis, one unit); -EIO for a failed write.  err says why.
  */
 int gnuplot_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err);
 

@@ -10,7 +10,7 @@
 #include "result/result.h"
 
 /* The results as latscope writes them (result_to_json), id added.  -ENOMEM,
- * or -EIO for a failed write; err (errlen bytes) says why. */
+ * or -EIO for a failed write; err says why. */
 int json_export_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err);
 
 #endif

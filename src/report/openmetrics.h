@@ -33,7 +33,7 @@
  * renamed (two of one run) or whose families would ("latency" and
  * "latency_max"), all found before anything is written; -ENOMEM; the errno of
  * a failed write (-EIO when unknown), after which part may have been written.
- * err (errlen bytes) says why, naming the run and the metrics.
+ * err says why, naming the run and the metrics.
  */
 int openmetrics_write(FILE *out, const struct result *const *results, const int64_t *ids, size_t n, struct lat_error *err);
 

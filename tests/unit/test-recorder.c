@@ -818,6 +818,24 @@ static void test_with_gaps_a_value_that_is_no_sample_is_left_out_of_its_metric_a
 	rec_free(&r);
 }
 
+static void test_an_untimed_sample_counts_its_values_but_no_overhead(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t origin = past_origin();
+
+	assert_int_equal(rec_init(&r, 1, NULL, WIN), 0);
+	rec_start(&r, origin);
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 10u, .v = { 5 }, .nv = 1, .at_ns = origin + 10u,
+					      .untimed = true });
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 20u, .v = { 6 }, .nv = 1, .at_ns = origin + 20u });
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_int_equal(w->m[0].st.n, 2);
+	assert_int_equal(w->overhead.n, 1);
+	rec_free(&r);
+}
+
 static void test_missed_periods_get_the_values_they_would_have_had_only_with_a_period(void **state)
 {
 	(void)state;
@@ -1072,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_rec_sample_counts_a_sample_straddling_a_boundary_in_the_window_it_ended_in),
 		cmocka_unit_test(test_rec_sample_records_every_metric_and_the_largest_at_its_own_time),
 		cmocka_unit_test(test_with_gaps_a_value_that_is_no_sample_is_left_out_of_its_metric_alone),
+		cmocka_unit_test(test_an_untimed_sample_counts_its_values_but_no_overhead),
 		cmocka_unit_test(test_missed_periods_get_the_values_they_would_have_had_only_with_a_period),
 		cmocka_unit_test(test_spans_and_cyclictests_histogram_take_a_sample_only_when_asked_for),
 		cmocka_unit_test(test_cyclictests_histogram_is_the_recorders_until_it_is_given_back),
