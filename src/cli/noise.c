@@ -63,7 +63,7 @@ static int64_t rt_runtime_us(int64_t *ret_period_us)
 static int noise_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct noise_cmd *c = params;
-	struct lat_error why = { "no cycle counter is known on this architecture" };
+	struct lat_error why;
 
 	if (opt_given(noise_opts, NOPTS, given, "loops")) {
 		return err_set(err, -EINVAL, "option '--loops' is not for noise: a spinning loop is measured "
@@ -72,7 +72,7 @@ static int noise_validate(void *params, const struct opt_result *given, struct l
 	if (opt_given(noise_opts, NOPTS, given, "rest") && !c->p.burst_ns) {
 		return err_set(err, -EINVAL, "option '--rest' needs '--burst'");
 	}
-	if (c->p.clock == NOISE_TSC && (!cycles_reliable(&why) || !CYCLES_HAVE_COUNTER)) {
+	if (c->p.clock == NOISE_TSC && !cycles_reliable(&why)) {
 		if (opt_given(noise_opts, NOPTS, given, "clock")) {
 			return err_set(err, -EINVAL, "option '--clock': tsc cannot be trusted here: %s", why.msg);
 		}

@@ -56,7 +56,8 @@ static inline uint64_t cycles_to_ns(const struct cycles_scale *s, uint64_t c)
 /*
  * Whether the counter can be trusted to tick at a constant rate across idle
  * states and CPUs: on x86 the constant_tsc and nonstop_tsc flags and the
- * kernel still offering the tsc clocksource.  why says what is missing.
+ * kernel still offering the tsc clocksource.  false, with why saying what is
+ * missing, also where latscope reads no counter (!CYCLES_HAVE_COUNTER).
  */
 bool cycles_reliable(struct lat_error *why);
 
