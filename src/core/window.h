@@ -32,6 +32,8 @@ struct rec_window {
 	uint64_t missed;                /* periods that passed without a wakeup */
 	struct stats overhead;          /* wakeup to sample recorded */
 	struct rec_metric m[REC_MAX_METRICS];
+	uint64_t spikes;                /* metric 0's spikes: runs of consecutive samples above the
+					 * threshold, counted in the window where they begin */
 	uint64_t index;                 /* window number since the run's origin */
 	uint64_t start_ns;              /* relative to the run's origin */
 	uint64_t end_ns;

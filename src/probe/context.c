@@ -1,6 +1,7 @@
 #include "probe/context.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -205,24 +206,63 @@ void context_thread_ended(struct run_context *c, size_t k, uint64_t involuntary)
 		c->ended_invol[k] = involuntary;
 }
 
+/* Samples [0, n) into res, the rest moved to the front. */
+static int attach(struct run_context *c, struct result *res, size_t n)
+{
+	int r = 0;
+	size_t i = 0;
+
+	for (; i < n && r == 0; i++) {
+		for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++) {
+			res->cpus[k].has_context = true;
+			result_add_context(&res->cpus[k], c->index[i], &c->ctx[i * c->ncpus + k]);
+		}
+		r = machine_record(&res->machine, &c->machine[i], res->warmup);
+	}
+	size_t rest = c->nsamples - i;
+	memmove(c->index, c->index + i, rest * sizeof(*c->index));
+	memmove(c->ctx, c->ctx + i * c->ncpus, rest * c->ncpus * sizeof(*c->ctx));
+	memmove(c->machine, c->machine + i, rest * sizeof(*c->machine));
+	c->nsamples = rest;
+	return r;
+}
+
+/* Past this many pending samples, a CPU that hands over no window waits no more. */
+#define PENDING_MAX (2u * RESULT_RECENT_WINDOWS)
+
+int context_apply(struct run_context *c, struct result *res)
+{
+	uint64_t ready = UINT64_MAX;    /* the oldest CPU's newest window */
+	bool all_there = true;
+	size_t n = 0;
+
+	for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++) {
+		const struct cpu_result *cr = &res->cpus[k];
+		if (!cr->nwin)
+			all_there = false;
+		else if (cr->win[cr->nwin - 1u].w.index < ready)
+			ready = cr->win[cr->nwin - 1u].w.index;
+	}
+	while (n < c->nsamples && ((all_there && c->index[n] <= ready) || c->nsamples - n > PENDING_MAX))
+		n++;
+	return n ? attach(c, res, n) : 0;
+}
+
 int context_finish(struct run_context *c, struct result *res, uint64_t last_index)
 {
 	int r = context_sample(c, last_index);
+	if (r == 0)
+		r = attach(c, res, c->nsamples);
 	if (r < 0)
 		return r;
 	/* After the swap, the newest counts are in prev. */
 	for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++) {
 		struct cpu_result *cr = &res->cpus[k];
 		cr->has_context = true;
-		for (size_t i = 0; i < c->nsamples; i++)
-			result_add_context(cr, c->index[i], &c->ctx[i * c->ncpus + k]);
 		if ((r = by_source(&cr->irqs, &c->start.irq, &c->prev.irq, k)) < 0 ||
 		    (r = by_source(&cr->softirqs, &c->start.soft, &c->prev.soft, k)) < 0)
 			return r;
 	}
-	for (size_t i = 0; i < c->nsamples; i++)
-		if ((r = machine_append(&res->machine, &c->machine[i])) < 0)
-			return r;
 	return 0;
 }
 

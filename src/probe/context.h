@@ -1,7 +1,9 @@
 /*
  * Beside every window, what else happened on each measured CPU: interrupts,
  * softirqs, preemptions of the measuring thread and steal time.  Sampled by
- * the main thread at window boundaries, attached to the windows at the end.
+ * the main thread at window boundaries, attached to the windows as soon as
+ * every CPU has handed over the window a sample belongs to (context_apply),
+ * so that what is pending stays bounded however long the run.
  */
 #ifndef LATSCOPE_PROBE_CONTEXT_H
 #define LATSCOPE_PROBE_CONTEXT_H
@@ -19,6 +21,9 @@ struct run_context;
 int context_start(struct run_context **ret, const struct cpuset *cpus, const pid_t *tids);
 /* The counts since the last sample belong to window index. */
 int context_sample(struct run_context *c, uint64_t index);
+/* Attach the samples whose windows every CPU of res has handed over (and,
+ * should a CPU lag far behind, the oldest anyway).  -ENOMEM, -EOVERFLOW. */
+int context_apply(struct run_context *c, struct result *res);
 /* The k-th thread has ended with this many preemptions: /proc no longer has them. */
 void context_thread_ended(struct run_context *c, size_t k, uint64_t involuntary);
 /* The last window's counts, then everything into res: per-window context and

@@ -69,6 +69,7 @@ struct recorder {
 	unsigned keep;                  /* REC_KEEP_*: one test a sample for both */
 	unsigned wi;                    /* writer's slot */
 	uint64_t top_floor;             /* a value must beat this to enter the largest */
+	bool was_above;                 /* the last sample of metric 0 was above its threshold */
 	unsigned nmetrics;
 	unsigned light;                 /* bit m: metric m is recorded light (see rec_set_light) */
 	uint64_t origin_ns;             /* absolute CLOCK_MONOTONIC (or the probe's clock in ns) */
@@ -146,6 +147,16 @@ static inline void rec_top(struct recorder *r, uint64_t v, uint64_t now_ns)
 		rec_top_insert(r, v, now_ns);
 }
 
+/* A spike is a run of consecutive samples above the threshold: one stall
+ * that makes several wakeups late is one spike, counted where it begins. */
+static inline void rec_spike(struct recorder *r, uint64_t v)
+{
+	bool above = v > r->threshold[0];
+	if (__builtin_expect(above && !r->was_above, 0))
+		r->cur->spikes++;
+	r->was_above = above;
+}
+
 /* REC_KEEP_SPANS only. */
 static inline void rec_log(struct recorder *r, uint64_t from_ns, uint64_t to_ns)
 {
@@ -207,7 +218,7 @@ struct rec_sample {
  *     and everything below (missed periods too) goes to that window;
  *  2. every metric's value: statistics, histogram, count and sum above the
  *     metric's threshold (with gaps, a REC_NO_VALUE is left out);
- *  3. metric 0 among the run's largest values, at at_ns;
+ *  3. metric 0 among the run's largest values, at at_ns, and in the spike count;
  *  4. when asked for (and among keeps), metric 0's span [from_ns, now_ns]
  *     for the trace and metric 0 in cyclictest's histogram;
  *  5. the missed periods, and with period_ns the values they would have had
@@ -222,8 +233,10 @@ static inline __attribute__((always_inline)) void rec_sample(struct recorder *r,
 	for (unsigned m = 0; m < s->nv; m++)
 		if (!s->gaps || __builtin_expect(s->v[m] != REC_NO_VALUE, 1))
 			rec_value(r, m, s->v[m]);
-	if (!s->gaps || __builtin_expect(v != REC_NO_VALUE, 1))
+	if (!s->gaps || __builtin_expect(v != REC_NO_VALUE, 1)) {
 		rec_top(r, v, s->at_ns);
+		rec_spike(r, v);
+	}
 	if (__builtin_expect(r->keep & s->keeps, 0))
 		rec_keep(r, r->keep & s->keeps, v, s->from_ns, s->now_ns);
 	if (__builtin_expect(s->missed != 0, 0)) {
@@ -256,9 +269,11 @@ static inline struct rec_batch rec_batch_begin(const struct recorder *r, uint64_
 }
 
 /* A value above the threshold goes to the window's above count, the run's
- * largest values and the trace log at once. */
+ * largest values and the trace log at once.  A light value is a gap between
+ * two reads: each one above the threshold is a spike of its own. */
 static inline void rec_light_above(struct recorder *r, uint64_t v, uint64_t end_ns)
 {
+	r->cur->spikes++;
 	r->cur->m[0].above++;
 	r->cur->m[0].above_ns += v;
 	rec_top(r, v, end_ns);

@@ -420,6 +420,11 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 		}
 		if ((r = drain(rn)) < 0)
 			return r;
+		if (rn->ctx && context_apply(rn->ctx, rn->res) < 0) {
+			context_free(rn->ctx);
+			rn->ctx = NULL;
+			result_note(rn->res, "stopped counting interrupts and steal time: out of memory");
+		}
 		if (rn->hooks && rn->hooks->tick)
 			rn->hooks->tick(rn->hooks->ctx, rn->res);
 	}

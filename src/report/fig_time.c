@@ -35,6 +35,17 @@ static void time_axis(struct svg_axis *x, const struct report_group *g)
 	svg_axis_linear(x, 0, end, 8, u.ns, title);
 }
 
+/* A figure of the metric's values (lo..hi, log when they span 100 times) over the run's time. */
+static void value_plot_begin(FILE *out, struct svg_plot *p, struct svg_axis *x, struct svg_axis *y,
+			     const struct report_group *g, const char *kind, const char *id, const char *title, double lo,
+			     double hi)
+{
+	time_axis(x, g);
+	fig_value_axis(y, lo, hi, 100.0, g);
+	fig_begin(out, kind, "%s", title);
+	svg_plot_begin(p, out, id, title, FIG_W, FIG_H, x, y);
+}
+
 /* "run 5 stopped early at 1.2 s (signal SIGINT)": on the plot, not only in the legend. */
 static void stopped_notes(struct svg_plot *p, const struct report_group *g)
 {
@@ -173,10 +184,11 @@ static double win_p99(const struct result *res, const struct result_window *w)
 	return (double)w->p99[0];
 }
 
+/* A folded window (result.h) holds span windows' events: their mean per window. */
 static double win_above(const struct result *res, const struct result_window *w)
 {
 	(void)res;
-	return (double)w->w.m[0].above;
+	return (double)w->w.m[0].above / (double)w->span;
 }
 
 int fig_windows(FILE *out, const struct report_group *g)
@@ -201,10 +213,7 @@ int fig_windows(FILE *out, const struct report_group *g)
 	snprintf(title, sizeof(title), "%s per window over time: max (solid) and p99 (dotted), every CPU merged", g->metric);
 	struct svg_axis x, y;
 	struct svg_plot p;
-	time_axis(&x, g);
-	fig_value_axis(&y, lo, hi, 100.0, g);
-	fig_begin(out, "windows", "%s", title);
-	svg_plot_begin(&p, out, id, title, FIG_W, FIG_H, &x, &y);
+	value_plot_begin(out, &p, &x, &y, g, "windows", id, title, lo, hi);
 	/* A run of few windows is few points: show them. */
 	for (size_t i = 0; i < g->n && r == 0; i++)
 		if ((r = fig_window_series(&p, &g->runs[i], win_p99, "1 3", 1.4, false)) == 0)
@@ -232,7 +241,7 @@ static int events_per_window(FILE *out, const struct report_group *g)
 	for (size_t i = 0; i < g->n; i++) {
 		const struct cpu_result *cr = &g->runs[i].res->all;
 		for (size_t k = 0; k < cr->nwin; k++)
-			top = fmax(top, (double)cr->win[k].w.m[0].above);
+			top = fmax(top, win_above(g->runs[i].res, &cr->win[k]));
 	}
 	snprintf(id, sizeof(id), "noise-count-%s", g->probe);
 	snprintf(thr, sizeof(thr), "%.4g %s", (double)g->runs[0].res->threshold_ns / g->unit.ns, g->unit.name);
@@ -241,11 +250,69 @@ static int events_per_window(FILE *out, const struct report_group *g)
 	struct svg_plot p;
 	time_axis(&x, g);
 	svg_axis_linear(&y, 0, top, 5, 1.0, yt);
-	fig_begin(out, "events", "noise events per window (values above each run's threshold, first run's: %s), every CPU",
-		  thr);
+	fig_begin(out, "events", "noise events per window (values above each run's threshold, first run's: %s), every "
+		  "CPU; older windows of a long run folded, at their mean per window", thr);
 	svg_plot_begin(&p, out, id, "noise events per window", FIG_W, FIG_H, &x, &y);
 	for (size_t i = 0; i < g->n && r == 0; i++)
 		r = fig_window_series(&p, &g->runs[i], win_above, svg_dash(g->runs[i].colour), 1.6, true);
+	stopped_notes(&p, g);
+	svg_plot_end(&p);
+	fig_legend_runs(out, g, NULL);
+	fig_end(out);
+	return r;
+}
+
+/* The OSADL long-term view: the maximum of every 5 minutes, as steps over the run. */
+int fig_bands(FILE *out, const struct report_group *g)
+{
+	double lo = HUGE_VAL, hi = 0;
+	uint64_t band_ns = 0;
+	char id[64], title[160], band[32];
+	int r = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct band_max *b = &g->runs[i].res->all.bands;
+		if (b->n < 2)
+			continue;
+		band_ns = b->band_ns > band_ns ? b->band_ns : band_ns;
+		for (size_t k = 0; k < b->n; k++)
+			if (b->max[k] != RESULT_NO_BAND_MAX && b->max[k] > 0) {
+				lo = fmin(lo, (double)b->max[k]);
+				hi = fmax(hi, (double)b->max[k]);
+			}
+	}
+	if (hi == 0)
+		return 0;               /* shorter than two bands: the windows figure shows it all */
+	snprintf(band, sizeof(band), "%.0f minutes", (double)band_ns / 60e9);
+	snprintf(id, sizeof(id), "bands-%s", g->probe);
+	snprintf(title, sizeof(title), "%s: the maximum of every %s over the run (the long-term view), every CPU",
+		 g->metric, band);
+	struct svg_axis x, y;
+	struct svg_plot p;
+	value_plot_begin(out, &p, &x, &y, g, "bands", id, title, lo, hi);
+	for (size_t i = 0; i < g->n && r == 0; i++) {
+		const struct band_max *b = &g->runs[i].res->all.bands;
+		double *xs = malloc(2u * (b->n + 1u) * sizeof(*xs)), *ys = malloc(2u * (b->n + 1u) * sizeof(*ys));
+		size_t n = 0;
+		if (!xs || !ys)
+			r = -ENOMEM;
+		for (size_t k = 0; r == 0 && k < b->n; k++) {
+			if (b->max[k] == RESULT_NO_BAND_MAX) {
+				if (n)
+					svg_line(&p, xs, ys, n, svg_colour(g->runs[i].colour), NULL, 1.6);
+				n = 0;  /* a band without a sample breaks the line */
+				continue;
+			}
+			xs[n] = (double)k * (double)b->band_ns;
+			ys[n++] = (double)b->max[k];
+			xs[n] = (double)(k + 1u) * (double)b->band_ns;
+			ys[n++] = (double)b->max[k];
+		}
+		if (r == 0 && n)
+			svg_line(&p, xs, ys, n, svg_colour(g->runs[i].colour), NULL, 1.6);
+		free(xs);
+		free(ys);
+	}
 	stopped_notes(&p, g);
 	svg_plot_end(&p);
 	fig_legend_runs(out, g, NULL);

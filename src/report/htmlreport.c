@@ -190,6 +190,8 @@ static int group_section(FILE *out, struct report_group *g)
 	r = fig_distributions(out, g);
 	if (r == 0)
 		r = fig_windows(out, g);
+	if (r == 0)
+		r = fig_bands(out, g);
 	if (r == 0 && ops && ops->values_tile_time)
 		r = fig_noise(out, g);
 	if (r == 0 && ops && ops->per_op_costs)

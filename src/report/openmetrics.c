@@ -419,6 +419,76 @@ static void missed(struct om *o)
 	}
 }
 
+/* One gauge of every row of every run that counted spikes; value() false leaves a row out. */
+static void long_run_gauge(struct om *o, const char *name, const char *unit, const char *help,
+			   bool (*value)(const struct cpu_result *cr, char *buf, size_t size))
+{
+	char cpu[16], v[48];
+
+	family(o, name, "gauge", unit, help);
+	for (size_t ri = 0; ri < o->nruns; ri++) {
+		const struct run *r = &o->runs[ri];
+		for (size_t i = 0; r->res->long_run && i <= r->res->ncpus; i++) {
+			const struct cpu_result *cr = row(r->res, i, cpu, sizeof(cpu));
+			if (value(cr, v, sizeof(v)))
+				sample(o, r, name, cpu, NULL, 0, v);
+		}
+	}
+}
+
+static bool spikes_value(const struct cpu_result *cr, char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRIu64, cr->spikes);
+	return true;
+}
+
+static bool rate_value(const struct cpu_result *cr, char *buf, size_t size)
+{
+	snprintf(buf, size, "%.9g", cr->lr.per_hour);
+	return cr->lr.observed_ns > 0;
+}
+
+static bool mtbf_value(const struct cpu_result *cr, char *buf, size_t size)
+{
+	secs_double(cr->lr.mtbf_ns, buf, size);
+	return cr->lr.has_mtbf;
+}
+
+static bool worst_value(const struct cpu_result *cr, char *buf, size_t size)
+{
+	secs(cr->lr.worst_at_ns, buf, size);
+	return cr->lr.has_worst;
+}
+
+static bool last_band_value(const struct cpu_result *cr, char *buf, size_t size)
+{
+	const struct band_max *b = &cr->bands;
+	if (b->n == 0 || b->max[b->n - 1u] == RESULT_NO_BAND_MAX)
+		return false;
+	secs(b->max[b->n - 1u], buf, size);
+	return true;
+}
+
+/* What a long run is judged by (result.h struct long_run); only for runs that counted spikes. */
+static void long_run(struct om *o)
+{
+	bool any = false;
+	for (size_t ri = 0; ri < o->nruns; ri++)
+		any |= o->runs[ri].res->long_run;
+	if (!any)
+		return;
+	long_run_gauge(o, "latscope_spikes", NULL,
+		       "Spikes of the first metric: runs of consecutive samples above the threshold", spikes_value);
+	long_run_gauge(o, "latscope_spikes_per_hour", NULL, "Spikes an hour of the time measured", rate_value);
+	long_run_gauge(o, "latscope_spike_mtbf_seconds", "seconds",
+		       "Mean time between spikes (time measured over spikes; none without a spike)", mtbf_value);
+	long_run_gauge(o, "latscope_worst_spike_time_seconds", "seconds",
+		       "When the largest value of the first metric came, from the start of the run", worst_value);
+	long_run_gauge(o, "latscope_last_band_max_seconds", "seconds",
+		       "Largest value of the first metric in the run's last band of 5 minutes (or its fold)",
+		       last_band_value);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -584,8 +654,10 @@ int openmetrics_write(FILE *out, const struct result *const *results, const int6
 	for (size_t j = 0; j < nmetrics; j++)
 		for (int f = 0; f < FIG_COUNT; f++)
 			metric_family(&o, metrics[j], (enum figure)f);
-	if (n)
+	if (n) {
 		missed(&o);
+		long_run(&o);
+	}
 	put(&o, "# EOF\n");
 	/* A full disk shows only when the buffer goes out. */
 	if (!o.err && fflush(out) != 0)

@@ -52,6 +52,8 @@ int fig_distributions(FILE *out, const struct report_group *g);
 int fig_windows(FILE *out, const struct report_group *g);
 /* Noise events over time and their sizes (probes whose values tile time). */
 int fig_noise(FILE *out, const struct report_group *g);
+/* The maximum of every 5 minutes, for runs of two bands or more; nothing for shorter ones. */
+int fig_bands(FILE *out, const struct report_group *g);
 /* Throughput per window and the CPU time per operation by category (io). */
 int fig_io(FILE *out, const struct report_group *g);
 

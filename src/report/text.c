@@ -315,6 +315,48 @@ static void op_costs(FILE *out, const struct result *res)
 		(double)m->irqs / ops, (double)m->softirqs / ops, (double)m->switches / ops);
 }
 
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* How often the threshold was passed, and the OSADL view of the maximum per 5 minutes. */
+static void long_run_lines(FILE *out, const struct result *res, struct unit u)
+{
+	const struct cpu_result *all = &res->all;
+	const struct long_run *lr = &all->lr;
+	char mtbf[32], lo[32], hi[32], at[32], v[3][24];
+
+	if (!res->long_run || lr->observed_ns == 0)
+		return;
+	fmt_duration(lr->mtbf_lo_ns > 0 ? (uint64_t)lr->mtbf_lo_ns : 0, lo, sizeof(lo));
+	if (lr->has_mtbf) {
+		fmt_duration((uint64_t)lr->mtbf_ns, mtbf, sizeof(mtbf));
+		fmt_duration((uint64_t)lr->mtbf_hi_ns, hi, sizeof(hi));
+		fmt_duration(lr->worst_at_ns, at, sizeof(at));
+		tprintf(out, "spikes (runs of samples above the threshold): %llu, %.1f per hour (%.1f per 10 min); "
+			"one every %s (95%% CI %s..%s); the worst at %s on cpu%d\n", (unsigned long long)all->spikes,
+			lr->per_hour, lr->per_hour / 6.0, mtbf, lo, hi, at, all->ntop ? all->top_cpu[0] : -1);
+	} else {
+		tprintf(out, "spikes (runs of samples above the threshold): none; one every %s or more (95%%)\n", lo);
+	}
+	const struct band_max *b = &all->bands;
+	uint64_t *sorted = b->n >= 2 ? malloc(b->n * sizeof(*sorted)) : NULL;
+	size_t n = 0;
+	for (size_t k = 0; sorted && k < b->n; k++)
+		if (b->max[k] != RESULT_NO_BAND_MAX)
+			sorted[n++] = b->max[k];
+	if (n >= 2) {
+		qsort(sorted, n, sizeof(*sorted), by_value);
+		uint64_t median = sorted[n / 2u];
+		tprintf(out, "max per %.0f minutes over %zu bands: lowest %s, median %s, highest %s %s\n",
+			(double)b->band_ns / 60e9, n, val(u, (double)sorted[0], v[0], 24), val(u, (double)median, v[1], 24),
+			val(u, (double)sorted[n - 1u], v[2], 24), u.name);
+	}
+	free(sorted);
+}
+
 void text_summary(FILE *out, const struct result *res, bool separate)
 {
 	const struct probe_ops *ops = probe_find(res->probe);
@@ -331,6 +373,7 @@ void text_summary(FILE *out, const struct result *res, bool separate)
 	summary_table(out, res, u, 0);
 	tprintf(out, "threshold %s; warm max leaves out the first %llu window(s)\n", t,
 		(unsigned long long)res->warmup);
+	long_run_lines(out, res, u);
 	/* A probe's other metrics (such as wake's wake_call), each in the same table. */
 	for (unsigned m = 1; m < res->nmetrics; m++) {
 		tprintf(out, "%s (%s)\n", res->metric_names[m], u.name);

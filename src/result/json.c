@@ -1,6 +1,7 @@
 #include "result/json.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,8 @@ static json_t *machine_window_json(struct builder *b, const struct machine_windo
 		return NULL;
 	if (with_index)
 		put(b, o, "index", u64(w->index));
+	if (with_index && w->span > 1)
+		put(b, o, "span", u64(w->span));
 	put(b, o, "cpu_ns", cpu_ns_json(b, w->cpu_ns));
 	put(b, o, "irqs", u64(w->irqs));
 	put(b, o, "softirqs", u64(w->softirqs));
@@ -151,9 +154,13 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 	if (!o)
 		return NULL;
 	put(b, o, "index", u64(w->index));
+	if (rw->span != 1)
+		put(b, o, "span", u64(rw->span));
 	put(b, o, "start_ns", u64(w->start_ns));
 	put(b, o, "end_ns", u64(w->end_ns));
 	put(b, o, "missed", u64(w->missed));
+	if (res->long_run)
+		put(b, o, "spikes", u64(w->spikes));
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		json_t *mo = stats_json(b, &w->m[m].st);
 		put(b, o, res->metric_names[m], mo);
@@ -177,6 +184,37 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 			put(b, c, "cpu_ns", cpu_ns_json(b, rw->ctx.cpu_ns));
 		}
 	}
+	return o;
+}
+
+static json_t *real_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* Metric 0 over a long run: spikes, how often, and the maximum of every band. */
+static json_t *long_run_json(struct builder *b, const struct cpu_result *cr)
+{
+	const struct long_run *lr = &cr->lr;
+	json_t *o = json_object(), *bands = json_object(), *max = json_array();
+
+	put(b, o, "observed_ns", u64(lr->observed_ns));
+	put(b, o, "spikes", u64(cr->spikes));
+	put(b, o, "spikes_per_hour", json_real(lr->per_hour));
+	put(b, o, "spikes_per_10min", json_real(lr->per_hour / 6.0));
+	put(b, o, "mtbf_ns", lr->has_mtbf ? json_real(lr->mtbf_ns) : json_null());
+	put(b, o, "mtbf_low_ns", real_or_null(lr->mtbf_lo_ns));
+	put(b, o, "mtbf_high_ns", real_or_null(lr->mtbf_hi_ns));
+	put(b, o, "worst_at_ns", lr->has_worst ? u64(lr->worst_at_ns) : json_null());
+	put(b, o, "max_per_band", bands);
+	if (!o || !bands || !max) {
+		json_decref(max);
+		return o;
+	}
+	put(b, bands, "band_ns", u64(cr->bands.band_ns ? cr->bands.band_ns : RESULT_BAND_NS));
+	put(b, bands, "max_ns", max);
+	for (size_t i = 0; i < cr->bands.n; i++)
+		push(b, max, cr->bands.max[i] == RESULT_NO_BAND_MAX ? json_null() : u64(cr->bands.max[i]));
 	return o;
 }
 
@@ -216,6 +254,8 @@ static json_t *cpu_json(struct builder *b, const struct result *res, const struc
 	put(b, o, "overhead", ov);
 	put(b, o, "windows", wins);
 	put(b, o, "largest", largest_json(b, cr));
+	if (res->long_run)
+		put(b, o, "long_run", long_run_json(b, cr));
 	if (cr->has_context) {
 		put(b, o, "interrupts", counts_json(b, &cr->irqs));
 		put(b, o, "softirqs", counts_json(b, &cr->softirqs));

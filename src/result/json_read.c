@@ -12,6 +12,7 @@
 
 #include "core/array.h"
 #include "result/json.h"
+#include "result/bands.h"
 
 #define NOT_A_RESULT "not a latscope result (no \"schema\": \"" RESULT_SCHEMA "\")"
 
@@ -282,6 +283,26 @@ static int read_cpu_ns(struct reader *rd, const json_t *o, uint64_t *ns)
 	return r;
 }
 
+/* Optional (1 when absent, as before windows were folded): how many windows a window covers. */
+static int get_span(struct reader *rd, const json_t *o, uint64_t *ret)
+{
+	*ret = 1;
+	if (!json_object_get(o, "span"))
+		return 0;
+	int r = get_u64(rd, o, "span", ret);
+	if (r == 0 && (*ret == 0 || *ret > UINT64_C(1) << 48))
+		r = bad(rd, "span: %llu is not a number of windows (1 to 2^48)", (unsigned long long)*ret);
+	return r;
+}
+
+/* Windows in order, none covering another's index: a window's span ends before the next begins. */
+static int check_follows(struct reader *rd, bool first, uint64_t prev_index, uint64_t prev_span, uint64_t index)
+{
+	if (!first && (index <= prev_index || index - prev_index < prev_span))
+		return bad(rd, "windows are not in increasing order (or a span covers the next window)");
+	return 0;
+}
+
 static int read_machine_window(struct reader *rd, const json_t *o, struct machine_window *w, bool with_index)
 {
 	int r = 0;
@@ -290,6 +311,8 @@ static int read_machine_window(struct reader *rd, const json_t *o, struct machin
 		return bad(rd, "is not an object");
 	if (with_index)
 		r = get_u64(rd, o, "index", &w->index);
+	if (r == 0 && with_index)
+		r = get_span(rd, o, &w->span);
 	if (r == 0)
 		r = read_cpu_ns(rd, json_object_get(o, "cpu_ns"), w->cpu_ns);
 	if (r == 0)
@@ -327,6 +350,9 @@ static int read_machine(struct reader *rd, const json_t *doc, struct result *res
 		size_t at2 = enter(rd, "windows", 0);
 		enter(rd, NULL, i);
 		r = read_machine_window(rd, w, &mw, true);
+		const struct machine_context *mc = &res->machine;
+		if (r == 0 && mc->nwin)
+			r = check_follows(rd, false, mc->win[mc->nwin - 1u].index, mc->win[mc->nwin - 1u].span, mw.index);
 		if (r == 0 && (r = machine_append(&res->machine, &mw)) == -EOVERFLOW)
 			r = bad(rd, "the windows add up past 2^63");
 		leave(rd, at2);
@@ -343,8 +369,11 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 {
 	int r;
 	memset(rw, 0, sizeof(*rw));
-	if ((r = get_u64(rd, o, "index", &rw->w.index)) < 0 || (r = get_u64(rd, o, "start_ns", &rw->w.start_ns)) < 0 ||
+	if ((r = get_u64(rd, o, "index", &rw->w.index)) < 0 || (r = get_span(rd, o, &rw->span)) < 0 ||
+	    (r = get_u64(rd, o, "start_ns", &rw->w.start_ns)) < 0 ||
 	    (r = get_u64(rd, o, "end_ns", &rw->w.end_ns)) < 0 || (r = get_u64(rd, o, "missed", &rw->w.missed)) < 0)
+		return r;
+	if (res->long_run && (r = get_u64(rd, o, "spikes", &rw->w.spikes)) < 0)
 		return r;
 	const json_t *ov = json_object_get(o, "overhead_ns");
 	stats_reset(&rw->w.overhead);
@@ -379,6 +408,9 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		stats_reset(&rw->w.m[m].st);
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		const json_t *mo = need(rd, o, res->metric_names[m], JSON_OBJECT);
+		if (mo && m == 0 && rw->w.spikes > 0 && json_object_get(mo, "above") &&
+		    json_integer_value(json_object_get(mo, "above")) < (json_int_t)rw->w.spikes)
+			return bad(rd, "spikes: more spikes than samples above the threshold");
 		if (!mo)
 			return -EINVAL;
 		size_t at = enter(rd, res->metric_names[m], 0);
@@ -495,6 +527,83 @@ static int dense_hists(struct reader *rd, const struct result *res, struct cpu_r
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* The maxima of every band: listed, or (a file of an older latscope) from its windows, not yet folded. */
+static int read_bands(struct reader *rd, const json_t *lr, struct cpu_result *cr)
+{
+	const json_t *b = lr ? json_object_get(lr, "max_per_band") : NULL;
+	int r = 0;
+
+	if (!b) {
+		for (size_t k = 0; k < cr->nwin && r == 0; k++)
+			if (cr->win[k].w.m[0].st.n)
+				r = bands_add(&cr->bands, cr->win[k].w.start_ns, cr->win[k].w.m[0].st.max);
+		return r < 0 ? bad(rd, "out of memory") : 0;
+	}
+	size_t at = enter(rd, "max_per_band", 0);
+	const json_t *max = json_is_object(b) ? need(rd, b, "max_ns", JSON_ARRAY) : NULL;
+	uint64_t band_ns = 0, *v = NULL, top = 0;
+	size_t n = max ? json_array_size(max) : 0;
+	if (!json_is_object(b))
+		r = bad(rd, "is not an object");
+	else if (!max)
+		r = -EINVAL;
+	if (r == 0)
+		r = get_u64(rd, b, "band_ns", &band_ns);
+	if (r == 0 && n > RESULT_BANDS_MAX)
+		r = bad(rd, "max_ns: more than %u bands", RESULT_BANDS_MAX);
+	if (r == 0 && !(v = malloc((n ? n : 1u) * sizeof(*v))))
+		r = bad(rd, "out of memory");
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const json_t *e = json_array_get(max, i);
+		if (json_is_null(e)) {
+			v[i] = RESULT_NO_BAND_MAX;
+			continue;
+		}
+		if (!json_is_integer(e) || json_integer_value(e) < 0 || (uint64_t)json_integer_value(e) > cr->st[0].max)
+			r = bad(rd, "max_ns: band %zu is not a time between 0 and the maximum", i);
+		else if ((v[i] = (uint64_t)json_integer_value(e)) > top)
+			top = v[i];
+	}
+	if (r == 0 && n && top != cr->st[0].max)
+		r = bad(rd, "max_ns: the largest band is not the maximum");
+	if (r == 0 && (r = bands_set(&cr->bands, band_ns, v, n)) == -EINVAL)
+		r = bad(rd, "band_ns: not 5 minutes times a power of two");
+	else if (r < 0)
+		r = bad(rd, "out of memory");
+	free(v);
+	leave(rd, at);
+	return r;
+}
+
+/* Spikes and the bands (the rest of long_run is derived).  Optional: older files lack it. */
+static int read_long_run(struct reader *rd, const struct result *res, const json_t *o, struct cpu_result *cr)
+{
+	const json_t *lr = json_object_get(o, "long_run");
+	int r = 0;
+
+	if (res->long_run) {
+		size_t at = enter(rd, "long_run", 0);
+		uint64_t sum = 0;
+		if (!json_is_object(lr))
+			r = bad(rd, "is not an object");
+		if (r == 0)
+			r = get_u64(rd, lr, "spikes", &cr->spikes);
+		for (size_t k = 0; r == 0 && k < cr->nwin; k++)
+			if (__builtin_add_overflow(sum, cr->win[k].w.spikes, &sum))
+				sum = UINT64_MAX;
+		if (r == 0 && sum != cr->spikes)
+			r = bad(rd, "spikes: the windows' spikes do not add up to the total");
+		leave(rd, at);
+	}
+	if (r == 0) {
+		size_t at = lr ? enter(rd, "long_run", 0) : 0;
+		r = read_bands(rd, lr, cr);
+		if (lr)
+			leave(rd, at);
+	}
+	return r;
+}
+
 static int read_cpu(struct reader *rd, struct result *res, const json_t *o, struct cpu_result *cr)
 {
 	const json_t *metrics = need(rd, o, "metrics", JSON_OBJECT), *wins = need(rd, o, "windows", JSON_ARRAY);
@@ -564,8 +673,9 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 			r = bad(rd, "is not an object");
 		else
 			r = read_window(rd, res, wo, &rw);
-		if (r == 0 && cr->nwin && rw.w.index <= cr->win[cr->nwin - 1u].w.index)
-			r = bad(rd, "windows are not in increasing order");
+		if (r == 0 && cr->nwin)
+			r = check_follows(rd, false, cr->win[cr->nwin - 1u].w.index, cr->win[cr->nwin - 1u].span,
+					  rw.w.index);
 		if (r == 0 && (r = result_append_window(cr, &rw)) < 0)
 			bad(rd, "out of memory");
 		if (r < 0)
@@ -591,6 +701,8 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 	if (r == 0 && windows_missed != cr->missed)
 		r = bad(rd, "the windows' missed periods do not add up to the total");
 	leave(rd, at);
+	if (r == 0)
+		r = read_long_run(rd, res, o, cr);
 	if (r == 0)
 		r = read_largest(rd, o, cr);
 	if (r == 0 && json_object_get(o, "interrupts")) {
@@ -766,6 +878,8 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 
 	if ((r = read_machine(rd, doc, res)) < 0)
 		return r;
+	/* Spikes are counted since latscope kept long_run: an older file has none to give. */
+	res->long_run = json_object_get(all, "long_run") != NULL;
 	json_array_foreach(cpus, i, v) {
 		int cpu = (int)json_integer_value(json_object_get(v, "cpu"));
 		/* result_init made one row per CPU, in CPU order. */
@@ -857,6 +971,17 @@ static int check_all(struct reader *rd, const json_t *o, const struct result *re
 		return r;
 	if (missed != res->all.missed)
 		return disagree(rd, "missed", missed, res->all.missed);
+	const json_t *lr = json_object_get(o, "long_run");
+	if (res->long_run) {
+		uint64_t spikes;
+		size_t at = enter(rd, "long_run", 0);
+		r = json_is_object(lr) ? get_u64(rd, lr, "spikes", &spikes) : bad(rd, "is not an object");
+		if (r == 0 && spikes != res->all.spikes)
+			r = disagree(rd, "spikes", spikes, res->all.spikes);
+		leave(rd, at);
+		if (r < 0)
+			return r;
+	}
 	size_t at = enter(rd, "metrics", 0);
 	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
 		const json_t *mo = need(rd, metrics, res->metric_names[m], JSON_OBJECT);

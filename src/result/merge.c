@@ -166,6 +166,7 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 		if (in[i].elapsed_ns > ret->elapsed_ns)
 			ret->elapsed_ns = in[i].elapsed_ns;
 		ret->interrupted |= in[i].interrupted;
+		ret->long_run &= in[i].long_run;
 		ret->applied.rt_policy &= in[i].applied.rt_policy;
 		ret->applied.memlock &= in[i].applied.memlock;
 		ret->applied.pm_qos &= in[i].applied.pm_qos;

@@ -1,6 +1,7 @@
 #include "result/result.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,9 @@
 #include <sys/mman.h>
 
 #include "core/count.h"
+#include "core/poisson.h"
+#include "result/bands.h"
+#include "result/fold.h"
 
 /*
  * A dense histogram is HIST_BUCKETS counters (30 KB) per metric, and a result
@@ -70,17 +74,24 @@ static int cpu_result_init(struct cpu_result *cr, int cpu)
 	return 0;
 }
 
+static void free_window(struct result_window *rw)
+{
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+		sparse_free(&rw->hist[m]);
+}
+
 static void free_windows(struct cpu_result *cr)
 {
 	for (size_t i = 0; i < cr->nwin; i++)
-		for (unsigned m = 0; m < REC_MAX_METRICS; m++)
-			sparse_free(&cr->win[i].hist[m]);
+		free_window(&cr->win[i]);
 	cr->nwin = 0;
+	cr->fold = (struct fold_state){ 0 };
 }
 
 static void cpu_result_free(struct cpu_result *cr)
 {
 	free_windows(cr);
+	bands_free(&cr->bands);
 	named_counts_free(&cr->irqs);
 	named_counts_free(&cr->softirqs);
 	drop_hists(cr);
@@ -106,6 +117,7 @@ int result_init(struct result *res, const char *probe, unsigned nmetrics,
 		return -EINVAL;
 	snprintf(res->probe, sizeof(res->probe), "%s", probe);
 	res->nmetrics = nmetrics;
+	res->long_run = true;
 	for (unsigned m = 0; m < nmetrics; m++) {
 		if (strlen(metric_names[m]) >= RESULT_NAME_LEN)
 			return -EINVAL;
@@ -245,6 +257,8 @@ static void *room_for_one(void *items, size_t *cap, size_t n, size_t size)
 	return grown;
 }
 
+static int fold_cpu(const struct result *res, struct cpu_result *cr);
+
 int result_append_window(struct cpu_result *cr, const struct result_window *rw)
 {
 	struct result_window *win = room_for_one(cr->win, &cr->capwin, cr->nwin, sizeof(*win));
@@ -258,7 +272,7 @@ int result_append_window(struct cpu_result *cr, const struct result_window *rw)
 int result_add_window(struct result *res, struct cpu_result *cr,
 		      const struct rec_window *w, const struct hist *hist)
 {
-	struct result_window rw = { .w = *w };
+	struct result_window rw = { .w = *w, .span = 1 };
 	int r;
 
 	for (unsigned m = 0; m < res->nmetrics; m++) {
@@ -280,14 +294,18 @@ int result_add_window(struct result *res, struct cpu_result *cr,
 		    !count_add(&cr->above[m], w->m[m].above) || !count_add(&cr->above_ns[m], w->m[m].above_ns))
 			r = -EOVERFLOW;
 	}
-	if (r == 0 && (!count_add(&cr->missed, w->missed) || stats_merge(&cr->overhead, &w->overhead) < 0))
+	if (r == 0 && (!count_add(&cr->missed, w->missed) || stats_merge(&cr->overhead, &w->overhead) < 0 ||
+		       !count_add(&cr->spikes, w->spikes)))
 		r = -EOVERFLOW;
+	if (r == 0 && w->m[0].st.n)
+		r = bands_add(&cr->bands, w->start_ns, w->m[0].st.max);
 	if (r == 0)
 		r = result_append_window(cr, &rw);
-	if (r < 0)
-		for (unsigned m = 0; m < res->nmetrics; m++)
-			sparse_free(&rw.hist[m]);
-	return r;
+	if (r < 0) {
+		free_window(&rw);
+		return r;
+	}
+	return fold_cpu(res, cr);
 }
 
 static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
@@ -295,8 +313,31 @@ static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Spikes by the hour and the time between them, with the interval a count of rare events has. */
+static void long_run_figures(const struct result *res, struct cpu_result *cr)
+{
+	struct long_run *lr = &cr->lr;
+	double lo, hi;
+
+	(void)res;
+	memset(lr, 0, sizeof(*lr));
+	for (size_t i = 0; i < cr->nwin; i++)
+		if (cr->win[i].w.end_ns > cr->win[i].w.start_ns)
+			lr->observed_ns += cr->win[i].w.end_ns - cr->win[i].w.start_ns;
+	double t = (double)lr->observed_ns, k = (double)cr->spikes;
+	lr->per_hour = t > 0 ? k * 3600e9 / t : 0.0;
+	poisson_interval(cr->spikes, 0.95, &lo, &hi);
+	lr->has_mtbf = cr->spikes > 0 && t > 0;
+	lr->mtbf_ns = lr->has_mtbf ? t / k : 0.0;
+	lr->mtbf_lo_ns = t / hi;
+	lr->mtbf_hi_ns = lo > 0 ? t / lo : (double)INFINITY;
+	lr->has_worst = cr->ntop > 0;
+	lr->worst_at_ns = cr->ntop ? cr->top[0].at_ns : 0;
+}
+
 static void summarize(const struct result *res, struct cpu_result *cr)
 {
+	long_run_figures(res, cr);
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		struct summary *s = &cr->sum[m];
 		const struct stats *st = &cr->st[m];
@@ -466,31 +507,40 @@ struct win_ref {
 	const struct result_window *w;
 };
 
+/* By index, the longest span first, then by source. */
 static int by_index_then_source(const void *x, const void *y)
 {
 	const struct win_ref *a = x, *b = y;
 	if (a->index != b->index)
 		return a->index < b->index ? -1 : 1;
+	if (a->w->span != b->w->span)
+		return a->w->span > b->w->span ? -1 : 1;
 	return (a->src > b->src) - (a->src < b->src);
 }
 
-/* The windows ref[0..n-1], all of one index, as one new window of dst. */
-static void sum_window(struct adding *a, struct cpu_result *dst, const struct win_ref *ref, size_t n)
+/* out = the windows ref[0..n-1] merged: one CPU's in a row (a fold), or the same
+ * span of several (a sum).  On failure a->r says why and out holds nothing. */
+static void merge_windows(struct adding *a, struct result_window *out, const struct win_ref *ref, size_t n,
+			  uint64_t span)
 {
 	const struct result *res = a->res;
 	struct result_window rw;
 
 	memset(&rw, 0, sizeof(rw));
 	rw.w.index = ref[0].index;
+	rw.span = span;
 	rw.w.start_ns = ref[0].w->w.start_ns;
 	stats_reset(&rw.w.overhead);
 	for (unsigned m = 0; m < REC_MAX_METRICS; m++)
 		stats_reset(&rw.w.m[m].st);
 	for (size_t i = 0; i < n; i++) {
 		const struct result_window *src = ref[i].w;
+		if (src->w.start_ns < rw.w.start_ns)
+			rw.w.start_ns = src->w.start_ns;
 		if (src->w.end_ns > rw.w.end_ns)
 			rw.w.end_ns = src->w.end_ns;
 		add_count(a, &rw.w.missed, src->w.missed, 0, "missed periods", src);
+		add_count(a, &rw.w.spikes, src->w.spikes, 0, "spikes", src);
 		add_stats_written(a, &rw.w.overhead, &src->w.overhead, 0, "wakeup-to-recorded count", src);
 		add_context(a, &rw.ctx, &src->ctx, src);
 		for (unsigned m = 0; m < res->nmetrics; m++) {
@@ -515,15 +565,71 @@ static void sum_window(struct adding *a, struct cpu_result *dst, const struct wi
 		rw.p99[m] = sparse_percentile(&rw.hist[m], 99.0);
 	}
 	free(parts);
-	int r = a->r == 0 ? result_append_window(dst, &rw) : a->r;
+	if (a->r < 0)
+		free_window(&rw);
+	else
+		*out = rw;
+}
+
+/* The windows ref[0..n-1], overlapping spans of several sources, as one new window of dst. */
+static void sum_window(struct adding *a, struct cpu_result *dst, const struct win_ref *ref, size_t n, uint64_t span)
+{
+	struct result_window rw;
+
+	merge_windows(a, &rw, ref, n, span);
+	if (a->r < 0)
+		return;
+	int r = result_append_window(dst, &rw);
 	if (r < 0) {
-		for (unsigned m = 0; m < REC_MAX_METRICS; m++)
-			sparse_free(&rw.hist[m]);
+		free_window(&rw);
 		a->r = r;
 	}
 }
 
-/* Every window of the sources, merged by index: O(n log n) in the windows. */
+/* ---- folding a CPU's windows (result/fold.h) ---- */
+
+static uint64_t window_index(const void *item)
+{
+	return ((const struct result_window *)item)->w.index;
+}
+
+static uint64_t window_span(const void *item)
+{
+	return ((const struct result_window *)item)->span;
+}
+
+static void window_place(void *item, uint64_t index, uint64_t span)
+{
+	struct result_window *rw = item;
+	rw->w.index = index;
+	rw->span = span;
+}
+
+static int window_absorb(void *ctx, void *dst, void *src)
+{
+	struct adding *a = ctx;
+	struct result_window *into = dst, *next = src, merged;
+	struct win_ref ref[2] = { { .index = into->w.index, .w = into }, { .index = next->w.index, .w = next } };
+
+	a->r = 0;
+	merge_windows(a, &merged, ref, 2, into->span);
+	if (a->r < 0)
+		return a->r;
+	free_window(into);
+	free_window(next);
+	*into = merged;
+	return 0;
+}
+
+static int fold_cpu(const struct result *res, struct cpu_result *cr)
+{
+	struct adding a = { .res = res, .dst = cr };
+	const struct fold_ops ops = { .size = sizeof(struct result_window), .pin = res->warmup, .index = window_index,
+				      .span = window_span, .place = window_place, .absorb = window_absorb, .ctx = &a };
+	return fold_items(cr->win, &cr->nwin, &cr->fold, &ops);
+}
+
+/* Every window of the sources, merged by index and span: O(n log n) in the windows. */
 static void sum_windows(struct adding *a, struct cpu_result *dst, const struct cpu_result *const *src, size_t n)
 {
 	size_t total = 0, k = 0;
@@ -540,11 +646,15 @@ static void sum_windows(struct adding *a, struct cpu_result *dst, const struct c
 		for (size_t j = 0; j < src[i]->nwin; j++)
 			ref[k++] = (struct win_ref){ .index = src[i]->win[j].w.index, .src = i, .w = &src[i]->win[j] };
 	qsort(ref, total, sizeof(*ref), by_index_then_source);
+	/* Windows whose spans overlap become one: folded sources (result.h) share
+	 * the grid of the longest span that covers an index. */
 	for (size_t i = 0; i < total && a->r == 0;) {
 		size_t j = i + 1u;
-		while (j < total && ref[j].index == ref[i].index)
-			j++;
-		sum_window(a, dst, &ref[i], j - i);
+		uint64_t end = ref[i].index + ref[i].w->span;
+		for (; j < total && ref[j].index < end; j++)
+			if (ref[j].index + ref[j].w->span > end)
+				end = ref[j].index + ref[j].w->span;
+		sum_window(a, dst, &ref[i], j - i, end - ref[i].index);
 		i = j;
 	}
 	free(ref);
@@ -623,9 +733,13 @@ int cpu_result_sum(const struct result *res, struct cpu_result *dst, const struc
 				too_big(&a, m, "sample count", NULL, NULL);
 		}
 		add_count(&a, &dst->missed, src[i]->missed, 0, "missed periods", NULL);
+		add_count(&a, &dst->spikes, src[i]->spikes, 0, "spikes", NULL);
 		add_stats_written(&a, &dst->overhead, &src[i]->overhead, 0, "wakeup-to-recorded count", NULL);
 		add_stats_written(&a, &dst->clock_cost, &src[i]->clock_cost, 0, "clock read count", NULL);
 		dst->has_context |= src[i]->has_context;
+		if (a.r == 0 && (a.r = bands_merge(&dst->bands, &src[i]->bands)) == -EINVAL)
+			err_set(why, 0, "cpu %d's maxima per band are not in bands of 5 minutes times a power of two",
+				src[i]->cpu);
 	}
 	sum_named(&a, &dst->irqs, src, n, false);
 	sum_named(&a, &dst->softirqs, src, n, true);
@@ -644,6 +758,33 @@ double result_real_as_written(double v)
 	return strtod(text, NULL);
 }
 
+static uint64_t machine_index(const void *item)
+{
+	return ((const struct machine_window *)item)->index;
+}
+
+static uint64_t machine_span(const void *item)
+{
+	return ((const struct machine_window *)item)->span;
+}
+
+static void machine_place(void *item, uint64_t index, uint64_t span)
+{
+	struct machine_window *mw = item;
+	mw->index = index;
+	mw->span = span;
+}
+
+static int machine_absorb(void *ctx, void *dst, void *src)
+{
+	struct machine_window sum = *(struct machine_window *)dst;
+	(void)ctx;
+	if (machine_window_add(&sum, src) < 0)
+		return -EOVERFLOW;
+	*(struct machine_window *)dst = sum;
+	return 0;
+}
+
 int machine_append(struct machine_context *m, const struct machine_window *w)
 {
 	struct machine_window *win = room_for_one(m->win, &m->capwin, m->nwin, sizeof(*win));
@@ -653,10 +794,19 @@ int machine_append(struct machine_context *m, const struct machine_window *w)
 	struct machine_window total = m->total;
 	if (machine_window_add(&total, w) < 0)
 		return -EOVERFLOW;
-	m->win[m->nwin++] = *w;
+	m->win[m->nwin] = *w;
+	m->win[m->nwin++].span = w->span ? w->span : 1u;
 	m->total = total;
 	m->valid = true;
 	return 0;
+}
+
+int machine_record(struct machine_context *m, const struct machine_window *w, uint64_t pin)
+{
+	int r = machine_append(m, w);
+	const struct fold_ops ops = { .size = sizeof(*w), .pin = pin, .index = machine_index,
+				      .span = machine_span, .place = machine_place, .absorb = machine_absorb };
+	return r < 0 ? r : fold_items(m->win, &m->nwin, &m->fold, &ops);
 }
 
 void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx)
@@ -761,6 +911,8 @@ int result_finalize_why(struct result *res, struct lat_error *why)
 	if (!cpus)
 		return -ENOMEM;
 	free_windows(all);
+	bands_free(&all->bands);
+	all->spikes = 0;
 	named_counts_free(&all->irqs);
 	named_counts_free(&all->softirqs);
 	drop_hists(all);

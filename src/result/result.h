@@ -27,6 +27,31 @@
 #define RESULT_FINDINGS_MAX 32
 #define RESULT_NOTE_LEN 256
 
+/*
+ * Windows in bounded memory, whatever the run's length: the newest
+ * RESULT_RECENT_WINDOWS stay as measured; older ones are folded into blocks of
+ * `span` windows (a power of two, 2 or more, the same for all of them) aligned
+ * on their index (index % span == 0), at most RESULT_OLD_WINDOWS of them: one
+ * more and the span doubles, pairs merging.  The warm-up windows are never
+ * folded (the warm max skips them), so the first block may begin after them.
+ * A fold merges exactly: counts, sums, extremes, histograms, context.
+ */
+#define RESULT_RECENT_WINDOWS 256u
+#define RESULT_OLD_WINDOWS 256u
+#define RESULT_FOLD_BATCH 32u           /* recent windows folded at once: one move for them all */
+
+/* The OSADL long-term view: the maximum of every 5 minutes (of metric 0),
+ * kept beside the windows; past RESULT_BANDS_MAX bands the band doubles. */
+#define RESULT_BAND_NS (UINT64_C(300) * UINT64_C(1000000000))
+#define RESULT_BANDS_MAX 4096u
+#define RESULT_NO_BAND_MAX UINT64_MAX   /* a band without a sample */
+
+/* Which windows are folded: win[0..nold - 1], in blocks of span (0 before the first fold). */
+struct fold_state {
+	size_t nold;
+	uint64_t span;
+};
+
 /* Derived figures of one metric, filled by result_finalize. */
 struct summary {
 	uint64_t count;
@@ -52,6 +77,7 @@ struct win_context {
 /* The same for the whole machine and for latscope itself, per window and in all. */
 struct machine_window {
 	uint64_t index;
+	uint64_t span;                  /* windows it covers from index: 1, or a fold's (see above) */
 	uint64_t cpu_ns[CPU_TIME_KINDS];
 	uint64_t irqs, softirqs, switches;
 	uint64_t self_user_ns, self_system_ns;  /* latscope's own CPU time (getrusage) */
@@ -62,6 +88,7 @@ struct machine_context {
 	struct machine_window total;
 	size_t nwin, capwin;
 	struct machine_window *win;
+	struct fold_state fold;
 };
 
 #define RESULT_SOURCE_LEN 48
@@ -79,10 +106,31 @@ struct named_counts {
 
 struct result_window {
 	struct rec_window w;
+	uint64_t span;                  /* windows it covers from w.index: 1, or a fold's (see above) */
 	uint64_t p50[REC_MAX_METRICS];
 	uint64_t p99[REC_MAX_METRICS];
 	struct sparse_hist hist[REC_MAX_METRICS];   /* owned; what resampling by window needs */
 	struct win_context ctx;
+};
+
+/* Metric 0's maximum in each band of band_ns since the run's origin (by window start). */
+struct band_max {
+	uint64_t band_ns;               /* RESULT_BAND_NS, doubled as bands fold; 0 before the first */
+	size_t n, cap;
+	uint64_t *max;                  /* RESULT_NO_BAND_MAX for a band without a sample */
+};
+
+/* What a long run is judged by: metric 0's spikes (runs of samples above the
+ * threshold), how often, and when the worst was.  Filled by result_finalize. */
+struct long_run {
+	uint64_t observed_ns;           /* the time the windows cover */
+	double per_hour;                /* spikes an hour of observed time */
+	bool has_mtbf;                  /* at least one spike */
+	double mtbf_ns;                 /* mean time between spikes: observed time / spikes */
+	double mtbf_lo_ns, mtbf_hi_ns;  /* its 95 % interval (exact Poisson), also without a spike:
+					 * then hi is INFINITY and lo says how long it is at least */
+	bool has_worst;
+	uint64_t worst_at_ns;           /* when the largest value happened, from the origin */
 };
 
 struct cpu_result {
@@ -95,8 +143,12 @@ struct cpu_result {
 	struct stats overhead;          /* wakeup to sample recorded */
 	struct stats clock_cost;        /* one clock read, measured on this CPU */
 	struct summary sum[REC_MAX_METRICS];
+	uint64_t spikes;                /* metric 0's, over the run */
+	struct long_run lr;
+	struct band_max bands;
 	struct result_window *win;
 	size_t nwin, capwin;
+	struct fold_state fold;
 	struct stats gwin[REC_MAX_METRICS]; /* global so far, for live lines */
 	/* the largest values of metric 0, largest first, with their CPU (for "all") */
 	unsigned ntop;
@@ -125,6 +177,7 @@ struct result {
 	unsigned nmetrics;
 	char metric_names[REC_MAX_METRICS][RESULT_NAME_LEN];
 	uint64_t threshold_ns;          /* applies to metric 0 */
+	bool long_run;                  /* spikes were counted (false: read from an older latscope's file) */
 	uint64_t warmup;
 
 	int argc;
@@ -175,8 +228,11 @@ int result_add_window(struct result *res, struct cpu_result *cr,
  * irqs, 1 softirqs, 2 involuntary, 3 + k cpu_ns[k]; may be NULL). */
 int win_context_add(struct win_context *dst, const struct win_context *src, int *ret_field);
 int machine_window_add(struct machine_window *dst, const struct machine_window *src);
-/* Append a machine window (copied).  -ENOMEM, -EOVERFLOW (nothing appended). */
+/* Append a machine window (copied; span 0 is 1), as read.  -ENOMEM, -EOVERFLOW (nothing appended). */
 int machine_append(struct machine_context *m, const struct machine_window *w);
+/* The same while measuring: older windows fold as the CPUs' do, those below
+ * index pin (the warm-up) never.  Also -EOVERFLOW when a fold would overflow. */
+int machine_record(struct machine_context *m, const struct machine_window *w, uint64_t pin);
 /* Add what else happened during window index to the window that covers it. */
 void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx);
 /* Add count to name in c (a new name is appended).  -ENOMEM, -EOVERFLOW (past COUNT_MAX). */

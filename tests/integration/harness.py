@@ -196,6 +196,17 @@ def check_consistent(tc, doc):
         tc.assertEqual(starts, sorted(starts))
         for w in block["windows"]:
             tc.assertLessEqual(w["start_ns"], w["end_ns"])
+        # Folded windows (result-schema.md, "Long runs"): in order, none covering the next.
+        for a, b in zip(block["windows"], block["windows"][1:]):
+            tc.assertLessEqual(a["index"] + a.get("span", 1), b["index"], "a window's span ends before the next")
+        lr = block.get("long_run")
+        if lr is not None:
+            tc.assertEqual(sum(w["spikes"] for w in block["windows"]), lr["spikes"], "windows add up to spikes")
+            lead = block["metrics"][metrics[0]]
+            tc.assertLessEqual(lr["spikes"], lead["above"], "a spike is one or more samples above")
+            bands = [v for v in lr["max_per_band"]["max_ns"] if v is not None]
+            if bands:
+                tc.assertEqual(max(bands), lead["max_ns"], "the largest band is the max")
     for name in metrics:
         tc.assertEqual(sum(c["metrics"][name]["count"] for c in doc["cpus"]), doc["all"]["metrics"][name]["count"])
         tc.assertEqual(max(c["metrics"][name]["max_ns"] for c in doc["cpus"]), doc["all"]["metrics"][name]["max_ns"])

@@ -29,8 +29,8 @@ TOLERANCE = 0.03
 INJECTED_S, BASELINE_S = 10, 5
 
 
-def injected(duration_s):
-    return subprocess.Popen([LAT_INJECT, str(CPU), "90", f"{BUSY_US}us", f"{PERIOD_US}us", f"{duration_s}s"],
+def injected(duration_s, busy=f"{BUSY_US}us", period=f"{PERIOD_US}us"):
+    return subprocess.Popen([LAT_INJECT, str(CPU), "90", busy, period, f"{duration_s}s"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -42,11 +42,12 @@ def wait_ready(proc):
 
 @unittest.skipUnless(is_root(), "the injector needs SCHED_FIFO")
 class KnownAnswer(TempDirCase):
-    def measure(self, seconds, inject):
+    def measure(self, seconds, inject, threshold=f"{THRESHOLD_US}us", burst=()):
+        """The CPU block of a timer run; inject: with the injector's bursts (busy, period: burst)."""
         out = self.path("r.json")
         args = [LATSCOPE, "timer", "-a", str(CPU), "-p", "80", "-i", "1ms", "-D", f"{seconds}s",
-                "--threshold", f"{THRESHOLD_US}us", "-q", "--json", out]
-        inj = injected(seconds + 2) if inject else None
+                "--threshold", threshold, "-q", "--json", out]
+        inj = injected(seconds + 2, *burst) if inject else None
         if inj:
             wait_ready(inj)
         p = subprocess.run(args, capture_output=True, text=True, timeout=seconds + 60)
@@ -116,6 +117,44 @@ class KnownAnswer(TempDirCase):
         lat = cpu["metrics"]["latency"]
         wakeups = 3000 - cpu["missed"]
         self.assertGreaterEqual(lat["count"], wakeups + 0.9 * cpu["missed"])
+
+    def test_injected_bursts_give_the_expected_spike_rate_and_mtbf(self):
+        # A 3 ms burst every 100 ms at a 1 ms interval: each burst makes one deadline
+        # at least 2 ms late (the rest are missed, not late), so with a 1 ms threshold
+        # each is one spike, ten a second, one every 100 ms; the machine's own spikes
+        # above 1 ms are measured without injection and allowed for on top.
+        busy_us, period_ms, seconds, thr = 3000, 100, 10, "1ms"
+
+        def run_timer(inject, secs):
+            return self.measure(secs, inject, thr, (f"{busy_us}us", f"{period_ms}ms"))["long_run"]
+
+        def per_second(lr):
+            return lr["spikes"] / (lr["observed_ns"] / 1e9)
+
+        def quiet_rate():
+            r = per_second(run_timer(False, 5))
+            if r > 0.05 * expected:
+                self.skipTest("machine too noisy for a known answer: %.1f spikes a second above %s without "
+                              "injection" % (r, thr))
+            return r
+
+        expected = 1000 / period_ms                                 # spikes a second
+        base_rate = quiet_rate()
+        got = run_timer(True, seconds)
+        rate = per_second(got)
+        if rate >= 1.1 * expected + base_rate:
+            # the machine's noise can rise between runs: judged against a baseline just after, too
+            base_rate = max(base_rate, quiet_rate())
+        msg = f"spikes a second: got {rate:.2f} ({got['spikes']}), expected {expected:.2f} + baseline {base_rate:.2f}"
+        self.assertGreater(rate, 0.9 * expected, msg)
+        self.assertLess(rate, 1.1 * expected + base_rate, msg)
+        self.assertAlmostEqual(got["spikes_per_hour"], rate * 3600, delta=1e-6 * rate * 3600)
+        self.assertAlmostEqual(got["spikes_per_10min"], rate * 600, delta=1e-6 * rate * 600)
+        mtbf_s = got["mtbf_ns"] / 1e9
+        self.assertGreater(mtbf_s, period_ms / 1000 / (1.1 + base_rate / expected), msg)
+        self.assertLess(mtbf_s, period_ms / 1000 / 0.9, msg)
+        self.assertLess(got["mtbf_low_ns"], got["mtbf_ns"])
+        self.assertGreater(got["mtbf_high_ns"], got["mtbf_ns"])
 
     def cyclictest_share(self, tool=("cyclictest",)):
         """The share above the threshold, read from a cyclictest -h histogram by a parser written for it."""

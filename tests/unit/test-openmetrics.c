@@ -818,6 +818,36 @@ static void test_figures_that_do_not_exist_are_left_out(void **state)
 	result_free(&res);
 }
 
+static void test_long_run_figures_are_there_for_runs_that_counted_spikes_only(void **state)
+{
+	(void)state;
+	struct result res, old;
+	struct expo e;
+	const uint64_t v[] = { 100, 200, 300, 400 };
+
+	synth_result(&res, "0", v, 4, 2, 0);
+	res.cpus[0].spikes = 3;         /* as windows would have added them */
+	res.cpus[0].win[1].w.spikes = 3;
+	assert_int_equal(result_finalize(&res), 0);
+	load_real(&old);                /* a file of a latscope that did not count spikes */
+	const struct result *rs[] = { &res, &old };
+	char *text = render(rs, (const int64_t[]){ 1, 2 }, 2);
+	parse(text, &e);
+	assert_string_equal(find(&e, "latscope_spikes", "run", "1", "cpu", "0", NULL)->value, "3");
+	assert_string_equal(find(&e, "latscope_spikes", "run", "1", "cpu", "all", NULL)->value, "3");
+	assert_false(exists(&e, "latscope_spikes", "run", "2", NULL));
+	/* 3 spikes in 2 s: one every 2/3 s, 5400 an hour */
+	assert_true(fabs(strtod(find(&e, "latscope_spike_mtbf_seconds", "run", "1", "cpu", "0", NULL)->value, NULL) -
+			 2.0 / 3.0) < 1e-6);
+	assert_true(fabs(strtod(find(&e, "latscope_spikes_per_hour", "run", "1", "cpu", "0", NULL)->value, NULL) -
+			 5400.0) < 1e-3);
+	assert_string_equal(find(&e, "latscope_last_band_max_seconds", "run", "1", "cpu", "0", NULL)->value, "0.0000004");
+	expo_free(&e);
+	free(text);
+	result_free(&old);
+	result_free(&res);
+}
+
 static void test_label_values_escape_quote_backslash_and_newline(void **state)
 {
 	(void)state;
@@ -915,8 +945,8 @@ static void test_two_runs_keep_each_family_contiguous_and_share_label_names(void
 	char *text = render(rs, ids, 2);
 	parse(text, &e);                        /* fails on a family seen twice */
 
-	const struct result *ra[] = { &a };
-	char *t1 = render(ra, ids, 1);
+	const struct result *rb[] = { &b };     /* b has every family: a's and the long-run ones */
+	char *t1 = render(rb, ids + 1, 1);
 	parse(t1, &one);
 	assert_int_equal(e.nfam, one.nfam);     /* the same families, not one set per run */
 	for (size_t f = 0; f < e.nfam; f++) {
@@ -1229,6 +1259,7 @@ int main(void)
 		cmocka_unit_test(test_a_bucket_counts_toward_a_bound_only_when_its_upper_end_is_within_it),
 		cmocka_unit_test(test_sum_is_mean_times_count_in_seconds_and_figures_are_exact_seconds),
 		cmocka_unit_test(test_figures_that_do_not_exist_are_left_out),
+		cmocka_unit_test(test_long_run_figures_are_there_for_runs_that_counted_spikes_only),
 		cmocka_unit_test(test_label_values_escape_quote_backslash_and_newline),
 		cmocka_unit_test(test_bytes_that_are_not_utf8_become_the_replacement_character),
 		cmocka_unit_test(test_label_names_are_mapped_to_the_allowed_characters_and_prefixed),

@@ -789,6 +789,58 @@ static void test_rec_sample_records_every_metric_and_the_largest_at_its_own_time
 	rec_free(&r);
 }
 
+static void test_a_run_of_samples_above_the_threshold_is_one_spike_where_it_begins(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t origin = past_origin(), thr[] = { 100 };
+	/* above: 200 300 | 50 | 150 || (next window) 400 500 | 10 */
+	static const uint64_t v[] = { 200, 300, 50, 150, 400, 500, 10 };
+
+	assert_int_equal(rec_init(&r, 1, thr, WIN), 0);
+	rec_start(&r, origin);
+	for (size_t i = 0; i < 7; i++) {
+		uint64_t now = origin + (i < 4 ? 10u * (i + 1u) : WIN + 10u * i);
+		rec_sample(&r, &(struct rec_sample){ .now_ns = now, .v = { v[i] }, .nv = 1, .at_ns = now });
+		if (i == 3) {
+			/* 150 is the window's last: the spike it begins goes on into the next window */
+			rec_sample(&r, &(struct rec_sample){ .now_ns = origin + WIN + 1u, .v = { 120 }, .nv = 1,
+							      .at_ns = origin + WIN + 1u });
+		}
+	}
+	const struct rec_window *first = rec_peek(&r, &h);
+	assert_non_null(first);
+	assert_int_equal(first->m[0].above, 3);
+	assert_int_equal(first->spikes, 2);
+	rec_release(&r);
+	const struct rec_window *second = rec_last(&r, &h);
+	assert_int_equal(second->m[0].above, 3);      /* 120, 400, 500: the spike from the first window, and none new */
+	assert_int_equal(second->spikes, 0);
+	rec_free(&r);
+}
+
+static void test_a_light_value_above_the_threshold_is_a_spike_of_its_own(void **state)
+{
+	(void)state;
+	struct recorder r;
+	const struct hist *h;
+	const uint64_t origin = past_origin(), thr[] = { 100 };
+
+	assert_int_equal(rec_init(&r, 1, thr, WIN), 0);
+	rec_set_light(&r, 0);
+	rec_start(&r, origin);
+	struct rec_batch b = rec_batch_begin(&r, origin);
+	rec_light(&r, &b, 200, 10);
+	rec_light(&r, &b, 300, 20);
+	rec_light(&r, &b, 5, 30);
+	rec_batch_end(&r, &b, 40);
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_int_equal(w->m[0].above, 2);
+	assert_int_equal(w->spikes, 2);
+	rec_free(&r);
+}
+
 static void test_with_gaps_a_value_that_is_no_sample_is_left_out_of_its_metric_alone(void **state)
 {
 	(void)state;
@@ -1089,6 +1141,8 @@ int main(void)
 		cmocka_unit_test(test_a_concurrent_reader_drains_every_sample_the_writer_records),
 		cmocka_unit_test(test_rec_sample_counts_a_sample_straddling_a_boundary_in_the_window_it_ended_in),
 		cmocka_unit_test(test_rec_sample_records_every_metric_and_the_largest_at_its_own_time),
+		cmocka_unit_test(test_a_run_of_samples_above_the_threshold_is_one_spike_where_it_begins),
+		cmocka_unit_test(test_a_light_value_above_the_threshold_is_a_spike_of_its_own),
 		cmocka_unit_test(test_with_gaps_a_value_that_is_no_sample_is_left_out_of_its_metric_alone),
 		cmocka_unit_test(test_an_untimed_sample_counts_its_values_but_no_overhead),
 		cmocka_unit_test(test_missed_periods_get_the_values_they_would_have_had_only_with_a_period),

@@ -27,11 +27,13 @@
 #include "core/array.h"
 #include "core/cpuset.h"
 #include "core/hist.h"
+#include "core/nstime.h"
 #include "core/stats.h"
 #include "probe/recorder.h"
 #include "result/compare.h"
 #include "result/json.h"
 #include "result/merge.h"
+#include "result/bands.h"
 #include "result/result.h"
 
 #include "rng.h"
@@ -314,6 +316,259 @@ static void test_window_percentiles_are_those_of_the_window_histogram(void **sta
 	assert_int_equal(res.cpus[0].win[0].p99[0], p99);
 	assert_int_equal(p50, 50);
 	assert_int_equal(p99, 99);
+	result_free(&res);
+}
+
+/* ---- long runs: folded windows ---- */
+
+static json_t *jget(json_t *o, const char *key);
+
+/* Windows 0..n-1 on CPU c with random values (some empty, some with spikes), into ref. */
+static void add_long_run(struct result *res, size_t c, uint64_t n, uint64_t skip_every, struct ref *ref)
+{
+	for (uint64_t k = 0; k < n; k++) {
+		if (skip_every && k % skip_every == skip_every - 1u)
+			continue;               /* a window this CPU never handed over */
+		struct synth *s = synth_new(k);
+		uint64_t samples = rng_below(20);
+		for (uint64_t i = 0; i < samples; i++)
+			put(s, ref, 0, spread_value(12));
+		s->w.missed = rng_below(3);
+		s->w.spikes = s->w.m[0].above ? rng_below(s->w.m[0].above + 1u) : 0;
+		add_window(res, c, s, ref);
+	}
+}
+
+/* Windows in order, none covering the next one's index, spans as result.h says. */
+static void assert_well_folded(const struct result *res, const struct cpu_result *cr)
+{
+	for (size_t k = 0; k < cr->nwin; k++) {
+		const struct result_window *rw = &cr->win[k];
+		assert_true(rw->span >= 1);
+		assert_true(rw->w.start_ns < rw->w.end_ns);
+		if (k + 1u < cr->nwin)
+			assert_true(rw->w.index + rw->span <= cr->win[k + 1u].w.index);
+		if (rw->w.index < res->warmup)
+			assert_int_equal(rw->span, 1);                      /* the warm-up is never folded */
+	}
+}
+
+static void test_a_long_run_keeps_bounded_windows_whose_sums_are_the_totals(void **state)
+{
+	(void)state;
+	struct result res;
+	struct ref ref;
+
+	rng_seed(31);
+	init_result(&res, 1, "0");
+	res.warmup = 3;
+	ref_init(&ref);
+	add_long_run(&res, 0, 20000, 0, &ref);
+	const struct cpu_result *cr = &res.cpus[0];
+	assert_true(cr->nwin <= res.warmup + RESULT_RECENT_WINDOWS + RESULT_FOLD_BATCH + RESULT_OLD_WINDOWS);
+	assert_true(cr->nwin > RESULT_RECENT_WINDOWS);
+	assert_well_folded(&res, cr);
+	/* The newest windows are as measured. */
+	for (size_t k = cr->nwin - RESULT_RECENT_WINDOWS; k < cr->nwin; k++) {
+		assert_int_equal(cr->win[k].span, 1);
+		assert_int_equal(cr->win[k].w.index, 20000u - (cr->nwin - k));
+	}
+	/* Every count, extreme and bucket of the windows adds up to what was measured. */
+	static struct hist h;
+	struct stats st = STATS_INIT;
+	uint64_t above = 0, missed = 0, spikes = 0, covered = 0;
+	hist_reset(&h);
+	for (size_t k = 0; k < cr->nwin; k++) {
+		const struct result_window *rw = &cr->win[k];
+		assert_int_equal(stats_merge(&st, &rw->w.m[0].st), 0);
+		sparse_add_to(&rw->hist[0], &h);
+		assert_int_equal(sparse_total(&rw->hist[0]), rw->w.m[0].st.n);
+		above += rw->w.m[0].above;
+		missed += rw->w.missed;
+		spikes += rw->w.spikes;
+		covered += rw->w.end_ns - rw->w.start_ns;
+		if (rw->w.m[0].st.n)
+			assert_int_equal(rw->p99[0], sparse_percentile(&rw->hist[0], 99.0));
+	}
+	assert_int_equal(st.n, ref.st[0].n);
+	assert_int_equal(st.min, ref.st[0].min);
+	assert_int_equal(st.max, ref.st[0].max);
+	assert_true(fabs(st.mean - ref.st[0].mean) <= 1e-9 * ref.st[0].mean);
+	assert_same_hist(&h, &ref.h[0]);
+	assert_int_equal(above, ref.above);
+	assert_int_equal(missed, ref.missed);
+	assert_int_equal(spikes, cr->spikes);
+	assert_int_equal(covered, 20000u * WIN);
+	assert_int_equal(cr->above[0], ref.above);
+	assert_same_stats(&cr->st[0], &ref.st[0]);
+	ref_free(&ref);
+	result_free(&res);
+}
+
+static void test_folded_cpus_with_different_windows_merge_into_one_grid(void **state)
+{
+	(void)state;
+	struct result res;
+	struct ref ref[2];
+
+	rng_seed(32);
+	init_result(&res, 1, "0-1");
+	res.warmup = 1;
+	ref_init(&ref[0]);
+	ref_init(&ref[1]);
+	add_long_run(&res, 0, 9000, 0, &ref[0]);
+	add_long_run(&res, 1, 7000, 5, &ref[1]);      /* shorter, and missing every fifth window */
+	assert_int_equal(result_finalize(&res), 0);
+	const struct cpu_result *a = &res.all;
+	assert_well_folded(&res, a);
+	assert_true(a->nwin <= res.cpus[0].nwin + res.cpus[1].nwin);
+	/* Each CPU window lies inside exactly one window of all. */
+	for (size_t c = 0; c < 2; c++) {
+		const struct cpu_result *cr = &res.cpus[c];
+		size_t j = 0;
+		for (size_t k = 0; k < cr->nwin; k++) {
+			while (j < a->nwin && a->win[j].w.index + a->win[j].span <= cr->win[k].w.index)
+				j++;
+			assert_true(j < a->nwin);
+			assert_true(a->win[j].w.index <= cr->win[k].w.index);
+			assert_true(cr->win[k].w.index + cr->win[k].span <= a->win[j].w.index + a->win[j].span);
+		}
+	}
+	uint64_t n = 0, above = 0, spikes = 0;
+	for (size_t k = 0; k < a->nwin; k++) {
+		n += a->win[k].w.m[0].st.n;
+		above += a->win[k].w.m[0].above;
+		spikes += a->win[k].w.spikes;
+	}
+	assert_int_equal(n, ref[0].st[0].n + ref[1].st[0].n);
+	assert_int_equal(above, ref[0].above + ref[1].above);
+	assert_int_equal(spikes, res.cpus[0].spikes + res.cpus[1].spikes);
+	assert_int_equal(a->spikes, spikes);
+	ref_free(&ref[0]);
+	ref_free(&ref[1]);
+	result_free(&res);
+}
+
+static void test_a_folded_run_read_back_and_written_again_is_the_same_text(void **state)
+{
+	(void)state;
+	struct result res, back;
+	struct lat_error err;
+
+	rng_seed(33);
+	struct ref ref;
+	init_result(&res, 1, "0");
+	res.warmup = 2;
+	ref_init(&ref);
+	add_long_run(&res, 0, 3000, 7, &ref);
+	assert_int_equal(result_finalize(&res), 0);
+	char *first = result_store_text(&res);
+	assert_non_null(first);
+	assert_non_null(strstr(first, "\"span\""));
+	assert_int_equal(result_from_text(first, strlen(first), &back, &err), 0);
+	assert_int_equal(back.cpus[0].nwin, res.cpus[0].nwin);
+	assert_int_equal(back.cpus[0].spikes, res.cpus[0].spikes);
+	char *second = result_store_text(&back);
+	assert_non_null(second);
+	assert_string_equal(second, first);
+	free(first);
+	free(second);
+	ref_free(&ref);
+	result_free(&back);
+	result_free(&res);
+}
+
+static void test_a_file_whose_span_covers_the_next_window_is_refused(void **state)
+{
+	(void)state;
+	struct result res, back;
+	struct lat_error err;
+
+	rng_seed(34);
+	struct ref ref;
+	init_result(&res, 1, "0");
+	ref_init(&ref);
+	add_long_run(&res, 0, 2000, 0, &ref);
+	assert_int_equal(result_finalize(&res), 0);
+	json_t *doc = result_to_json(&res);
+	json_t *w = json_array_get(jget(json_array_get(jget(doc, "cpus"), 0), "windows"), 0);
+	json_object_set_new(w, "span", json_integer(1000000));
+	char *text = json_dumps(doc, JSON_INDENT(2));
+	assert_int_equal(result_from_text(text, strlen(text), &back, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "span covers the next window"));
+	free(text);
+	json_decref(doc);
+	ref_free(&ref);
+	result_free(&res);
+}
+
+/* One window of one sample v at start. */
+static void add_one(struct result *res, uint64_t index, uint64_t start_ns, uint64_t v)
+{
+	struct synth *s = synth_new(index);
+	s->w.start_ns = start_ns;
+	s->w.end_ns = start_ns + WIN;
+	synth_add(s, 0, v);
+	add_window(res, 0, s, NULL);
+}
+
+static void test_bands_keep_the_maximum_of_every_five_minutes_and_fold_past_their_limit(void **state)
+{
+	(void)state;
+	struct result res;
+
+	init_result(&res, 1, "0");
+	/* Bands 0, 1 and 3 hold a sample; 2 none. */
+	add_one(&res, 0, 0, 10);
+	add_one(&res, 1, 299u * NS_PER_SEC, 40);
+	add_one(&res, 2, 300u * NS_PER_SEC, 30);
+	add_one(&res, 3, 3u * RESULT_BAND_NS + 5u, 20);
+	const struct band_max *b = &res.cpus[0].bands;
+	assert_int_equal(b->band_ns, RESULT_BAND_NS);
+	assert_int_equal(b->n, 4);
+	assert_int_equal(b->max[0], 40);
+	assert_int_equal(b->max[1], 30);
+	assert_int_equal(b->max[2], RESULT_NO_BAND_MAX);
+	assert_int_equal(b->max[3], 20);
+	/* A window past the last band there is room for: bands double, maxima kept. */
+	add_one(&res, 4, (uint64_t)RESULT_BANDS_MAX * RESULT_BAND_NS, 5);
+	assert_int_equal(b->band_ns, 2u * RESULT_BAND_NS);
+	assert_int_equal(b->max[0], 40);
+	assert_int_equal(b->max[1], 20);
+	assert_int_equal(b->n, RESULT_BANDS_MAX / 2u + 1u);
+	assert_int_equal(b->max[RESULT_BANDS_MAX / 2u], 5);
+	assert_int_equal(result_finalize(&res), 0);
+	assert_int_equal(res.all.bands.band_ns, 2u * RESULT_BAND_NS);
+	assert_int_equal(res.all.bands.max[0], 40);
+	result_free(&res);
+}
+
+static void test_spike_rate_and_mtbf_follow_from_the_spikes_and_the_time_observed(void **state)
+{
+	(void)state;
+	struct result res;
+
+	init_result(&res, 1, "0");
+	/* 3600 windows of a second: an hour, with 10 spikes. */
+	for (uint64_t k = 0; k < 3600; k++) {
+		struct synth *s = synth_new(k);
+		s->w.start_ns = k * NS_PER_SEC;
+		s->w.end_ns = (k + 1u) * NS_PER_SEC;
+		synth_add(s, 0, k % 360 == 7 ? THRESHOLD + 1u : 1u);
+		s->w.spikes = k % 360 == 7;
+		add_window(&res, 0, s, NULL);
+	}
+	assert_int_equal(result_finalize(&res), 0);
+	const struct long_run *lr = &res.cpus[0].lr;
+	assert_int_equal(res.cpus[0].spikes, 10);
+	assert_int_equal(lr->observed_ns, 3600u * NS_PER_SEC);
+	assert_close(lr->per_hour, 10.0);
+	assert_true(lr->has_mtbf);
+	assert_close(lr->mtbf_ns, 360e9);
+	/* Garwood's 95 % interval of a Poisson mean of 10 seen: 4.795 to 18.39. */
+	assert_true(fabs(lr->mtbf_lo_ns - 3600e9 / 18.390) < 1e-3 * lr->mtbf_lo_ns);
+	assert_true(fabs(lr->mtbf_hi_ns - 3600e9 / 4.7954) < 1e-3 * lr->mtbf_hi_ns);
+	assert_close(res.all.lr.per_hour, 10.0);
 	result_free(&res);
 }
 
@@ -1273,6 +1528,12 @@ int main(void)
 		cmocka_unit_test(test_a_result_with_no_cpu_and_no_window_finalizes_to_zeros),
 		cmocka_unit_test(test_cpu_totals_are_the_sum_of_their_windows),
 		cmocka_unit_test(test_window_percentiles_are_those_of_the_window_histogram),
+		cmocka_unit_test(test_a_long_run_keeps_bounded_windows_whose_sums_are_the_totals),
+		cmocka_unit_test(test_folded_cpus_with_different_windows_merge_into_one_grid),
+		cmocka_unit_test(test_a_folded_run_read_back_and_written_again_is_the_same_text),
+		cmocka_unit_test(test_a_file_whose_span_covers_the_next_window_is_refused),
+		cmocka_unit_test(test_bands_keep_the_maximum_of_every_five_minutes_and_fold_past_their_limit),
+		cmocka_unit_test(test_spike_rate_and_mtbf_follow_from_the_spikes_and_the_time_observed),
 		cmocka_unit_test(test_finalize_merges_every_cpu_into_the_all_row),
 		cmocka_unit_test(test_finalize_merges_windows_with_the_same_index),
 		cmocka_unit_test(test_finalize_twice_gives_the_same_all_row),
