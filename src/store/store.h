@@ -1,7 +1,8 @@
 /*
  * The run store: every result kept in one SQLite file.  A run is the result's
- * JSON text, stored whole so it can be given back exactly, plus the columns it
- * is listed and filtered by.  Every write is one transaction.
+ * JSON, given back as the same JSON value (its windows kept apart, both
+ * written compact: store/split.h), plus the columns it is listed and filtered
+ * by.  Every write is one transaction.
  */
 #ifndef LATSCOPE_STORE_STORE_H
 #define LATSCOPE_STORE_STORE_H
