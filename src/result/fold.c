@@ -54,7 +54,7 @@ static int compact(void *items, size_t *n, size_t from, size_t to, uint64_t span
 	*ret_end = w + (to - r);        /* what was not reached stays where the pass stopped */
 	/* A block the pass left part-filled ends where the next window begins: a
 	 * window's span never covers another window (the next pass makes it whole). */
-	if (w > from && w < *n) {
+	if (w > 0 && w < *n) {
 		void *last = at(items, ops, w - 1u);
 		uint64_t next = ops->index(at(items, ops, w)), idx = ops->index(last);
 		if (idx >= ops->pin && idx + ops->span(last) > next)

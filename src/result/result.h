@@ -36,8 +36,8 @@
  * folded (the warm max skips them), so the first block may begin after them.
  * A fold merges exactly: counts, sums, extremes, histograms, context.
  */
-#define RESULT_RECENT_WINDOWS 256u
-#define RESULT_OLD_WINDOWS 256u
+#define RESULT_RECENT_WINDOWS 128u
+#define RESULT_OLD_WINDOWS 128u
 #define RESULT_FOLD_BATCH 32u           /* recent windows folded at once: one move for them all */
 
 /* The OSADL long-term view: the maximum of every 5 minutes (of metric 0),

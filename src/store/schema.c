@@ -88,7 +88,13 @@ static const char *const migrations[] = {
 	"  block TEXT NOT NULL,"
 	"  body TEXT NOT NULL,"
 	"  PRIMARY KEY (run_id, block));"
-	"ALTER TABLE runs ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;",
+	"ALTER TABLE runs ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;"
+	/* the long-run figures of the leading metric's rows (NULL for other
+	 * metrics and for runs that did not count spikes) */
+	"ALTER TABLE cpu_stats ADD COLUMN spikes INTEGER;"
+	"ALTER TABLE cpu_stats ADD COLUMN spikes_per_hour REAL;"
+	"ALTER TABLE cpu_stats ADD COLUMN mtbf_ns REAL;"
+	"ALTER TABLE cpu_stats ADD COLUMN worst_at_ns INTEGER;",
 };
 
 unsigned schema_versions(void)

@@ -461,12 +461,23 @@ static int step_done(struct store *s, sqlite3_stmt *st, struct lat_error *err)
 	return rc == SQLITE_DONE ? 0 : db_fail(err, s->path, s->db, rc, "cannot store in");
 }
 
-static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, const char *cpu, struct lat_error *err)
+static void bind_opt_real(sqlite3_stmt *st, int i, const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	if (json_is_number(v))
+		sqlite3_bind_double(st, i, json_number_value(v));
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static int insert_cpu_stats(struct store *s, int64_t id, const json_t *doc, const json_t *block, const char *cpu,
+			    struct lat_error *err)
 {
 	static const char sql[] =
 		"INSERT INTO cpu_stats (run_id, cpu, metric, count, min_ns, mean_ns, stddev_ns, p50_ns, p90_ns, p99_ns,"
-		" p99_9_ns, p99_99_ns, max_ns, warm_max_ns, above, missed)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" p99_9_ns, p99_99_ns, max_ns, warm_max_ns, above, missed, spikes, spikes_per_hour, mtbf_ns, worst_at_ns)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	const json_t *lead = lead_metric(doc, block), *lr = json_object_get(block, "long_run");
 	sqlite3_stmt *st;
 	const char *name;
 	json_t *m;
@@ -491,6 +502,11 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, co
 		bind_opt_u64(st, 14, m, "warm_max_ns");
 		sqlite3_bind_int64(st, 15, (int64_t)ju64(m, "above"));
 		sqlite3_bind_int64(st, 16, (int64_t)ju64(block, "missed"));
+		const json_t *mine = m == lead ? lr : NULL;       /* spikes are the leading metric's */
+		bind_opt_u64(st, 17, mine, "spikes");
+		bind_opt_real(st, 18, mine, "spikes_per_hour");
+		bind_opt_real(st, 19, mine, "mtbf_ns");
+		bind_opt_u64(st, 20, mine, "worst_at_ns");
 		if ((r = step_done(s, st, err)) < 0)
 			break;
 	}
@@ -611,10 +627,10 @@ static int insert_doc(struct store *s, json_t *doc, const char *identity, int64_
 	json_array_foreach(cpus, i, block) {
 		char cpu[24];
 		snprintf(cpu, sizeof(cpu), "%lld", (long long)json_integer_value(json_object_get(block, "cpu")));
-		if ((r = insert_cpu_stats(s, *id, block, cpu, err)) < 0)
+		if ((r = insert_cpu_stats(s, *id, doc, block, cpu, err)) < 0)
 			goto out;
 	}
-	r = insert_cpu_stats(s, *id, json_object_get(doc, "all"), "all", err);
+	r = insert_cpu_stats(s, *id, doc, json_object_get(doc, "all"), "all", err);
 out:
 	split_free(&sp);
 	return r;

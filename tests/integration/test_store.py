@@ -72,6 +72,23 @@ class Keeping(StoreCase):
         self.assertEqual(shown.pop("id"), 1)
         self.assertEqual(shown, load(out))
 
+    def test_the_long_run_figures_of_the_leading_metric_are_columns_for_sql_users(self):
+        out = self.path("r.json")
+        # a 20us threshold: this guest passes it often enough for spikes to count
+        p = self.lat("timer", "-a", str(CPU), "-D", "2", "-q", "--threshold", "20us", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lr = load(out)["cpus"][0]["long_run"]
+        con = sqlite3.connect(self.db)
+        try:
+            rows = con.execute("SELECT cpu, spikes, spikes_per_hour, mtbf_ns, worst_at_ns FROM cpu_stats "
+                               "WHERE metric = 'latency'").fetchall()
+        finally:
+            con.close()
+        mine = [r for r in rows if r[0] == str(CPU)]
+        self.assertEqual(len(mine), 1)
+        self.assertGreater(lr["spikes"], 0, "the threshold is low enough to be passed")
+        self.assertEqual(mine[0][1:], (lr["spikes"], lr["spikes_per_hour"], lr["mtbf_ns"], lr["worst_at_ns"]))
+
     def test_show_prints_the_summary_of_a_stored_run(self):
         self.measure("config=a")
         p = self.lat("show", "1")

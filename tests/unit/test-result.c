@@ -346,6 +346,9 @@ static void assert_well_folded(const struct result *res, const struct cpu_result
 		const struct result_window *rw = &cr->win[k];
 		assert_true(rw->span >= 1);
 		assert_true(rw->w.start_ns < rw->w.end_ns);
+		if (k + 1u < cr->nwin && rw->w.index + rw->span > cr->win[k + 1u].w.index)
+			print_error("window %zu of %zu: [%" PRIu64 ", +%" PRIu64 ") covers the next, %" PRIu64 " +%" PRIu64 "\n", k,
+				    cr->nwin, rw->w.index, rw->span, cr->win[k + 1u].w.index, cr->win[k + 1u].span);
 		if (k + 1u < cr->nwin)
 			assert_true(rw->w.index + rw->span <= cr->win[k + 1u].w.index);
 		if (rw->w.index < res->warmup)
@@ -403,6 +406,29 @@ static void test_a_long_run_keeps_bounded_windows_whose_sums_are_the_totals(void
 	assert_same_stats(&cr->st[0], &ref.st[0]);
 	ref_free(&ref);
 	result_free(&res);
+}
+
+static void test_windows_never_cover_the_next_one_whatever_the_runs_length(void **state)
+{
+	(void)state;
+	/* every phase of the fold: a batch ending inside a block, a batch all taken by the block
+	 * before it (spans past the batch), a doubling */
+	static const uint64_t lengths[] = { 150, 161, 200, 300, 417, 1000, 2345, 5000, 9001, 17003 };
+	for (size_t i = 0; i < ARRAY_SIZE(lengths); i++) {
+		uint64_t n = lengths[i];
+		struct result res;
+		struct ref ref;
+		rng_seed(n);
+		init_result(&res, 1, "0");
+		res.warmup = n % 4;
+		ref_init(&ref);
+		add_long_run(&res, 0, n, n % 3 ? 0 : 7, &ref);
+		assert_well_folded(&res, &res.cpus[0]);
+		assert_int_equal(result_finalize(&res), 0);
+		assert_well_folded(&res, &res.all);
+		ref_free(&ref);
+		result_free(&res);
+	}
 }
 
 static void test_folded_cpus_with_different_windows_merge_into_one_grid(void **state)
@@ -1529,6 +1555,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_totals_are_the_sum_of_their_windows),
 		cmocka_unit_test(test_window_percentiles_are_those_of_the_window_histogram),
 		cmocka_unit_test(test_a_long_run_keeps_bounded_windows_whose_sums_are_the_totals),
+		cmocka_unit_test(test_windows_never_cover_the_next_one_whatever_the_runs_length),
 		cmocka_unit_test(test_folded_cpus_with_different_windows_merge_into_one_grid),
 		cmocka_unit_test(test_a_folded_run_read_back_and_written_again_is_the_same_text),
 		cmocka_unit_test(test_a_file_whose_span_covers_the_next_window_is_refused),
