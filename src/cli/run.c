@@ -55,9 +55,8 @@ static const struct opt run_opts[] = {
 	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH",
 	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
 	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
-	{ "checkpoint", 0, OPT_DURATION, offsetof(struct run_cmd, checkpoint_ns), .min = NS_PER_SEC,
-	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_ZERO_OFF,
-	  .help = "store each probe's result so far every DUR while it measures (see latscope timer --help)" },
+	CHECKPOINT_OPT(offsetof(struct run_cmd, checkpoint_ns),
+		       "store each probe's result so far every DUR while it measures (see latscope timer --help)"),
 	{ "quiet", 'q', OPT_FLAG, offsetof(struct run_cmd, quiet), .help = "no progress line" },
 	{ "help", 'h', OPT_HELP, offsetof(struct run_cmd, help), .help = "show this help" },
 };
