@@ -18,6 +18,7 @@ struct runs_cmd {
 	struct labels labels;
 	const char *since;
 	uint64_t limit;
+	bool partial;
 	const char *db;
 	bool help;
 };
@@ -31,16 +32,19 @@ static const struct opt runs_opts[] = {
 		  "or a duration ago (2h, 7d)" },
 	{ "limit", 'n', OPT_UINT, offsetof(struct runs_cmd, limit), .min = 1, .max = 1000000,
 	  .help = "only the last N runs stored" },
+	{ "partial", 0, OPT_FLAG, offsetof(struct runs_cmd, partial),
+	  .help = "only partial runs: the last checkpoint of a run that is still measuring or never finished" },
 	DB_OPT(struct runs_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct runs_cmd, help), .help = "show this help" },
 };
 
 static const struct cmd_spec runs_spec = {
 	.name = "runs",
-	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--db PATH]",
+	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--partial] [--db PATH]",
 	.about = "List the stored runs in the order they were stored (by id), oldest first: id, start time\n"
 		 "(UTC), probe, host, headline figures of the\n"
-		 "leading metric in the probe's own unit (us, or ns for noise), and labels.",
+		 "leading metric in the probe's own unit (us, or ns for noise), and labels; \"(partial)\" marks\n"
+		 "a run stored at a checkpoint, which its final result will replace.",
 	.opts = runs_opts,
 	.nopts = ARRAY_SIZE(runs_opts),
 	.help_offset = offsetof(struct runs_cmd, help),
@@ -106,6 +110,7 @@ int cmd_runs(int argc, char **argv)
 	f.probe = c.probe;
 	f.labels = c.labels;
 	f.limit = c.limit;
+	f.partial_only = c.partial;
 	if ((code = storecmd_open("runs", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		return code;
 	if (store_list(st, &f, &runs, &n, &serr) < 0) {

@@ -214,7 +214,8 @@ int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t
 	}
 	for (size_t i = 0; i < n; i++) {
 		char *text = NULL;
-		int r = store_get(st, ids[i], &text, &serr);
+		/* What the reader derives again is not read. */
+		int r = store_read(st, ids[i], STORE_LEAVE_ALL_WINDOWS, &text, &serr);
 		if (r == 0) {
 			r = result_from_text(text, strlen(text), &res[i], &serr);
 			free(text);

@@ -374,12 +374,13 @@ void text_runs(FILE *out, const struct run_info *runs, size_t n)
 			when[10] = ' ';
 		labels_format(&r->labels, labels, sizeof(labels));
 		const bool some = r->count > 0;     /* figures of no sample would read as zero latency */
-		tprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %7s%2s %7s%2s %7s%2s %7s%2s %7llu%s%s%s\n", (long long)r->id,
+		tprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %7s%2s %7s%2s %7s%2s %7s%2s %7llu%s%s%s%s\n", (long long)r->id,
 			when, r->probe, r->host, (unsigned long long)r->count, some ? val(u, (double)r->p50_ns, v[0], 24) : "-",
 			some ? u.name : "", some ? val(u, (double)r->p99_ns, v[1], 24) : "-", some ? u.name : "",
 			some ? val(u, (double)r->max_ns, v[2], 24) : "-", some ? u.name : "",
 			r->has_warm_max ? val(u, (double)r->warm_max_ns, v[3], 24) : "-", r->has_warm_max ? u.name : "",
-			(unsigned long long)r->missed, labels[0] ? "  " : "", labels, r->interrupted ? " (stopped early)" : "");
+			(unsigned long long)r->missed, labels[0] ? "  " : "", labels, r->interrupted ? " (stopped early)" : "",
+			r->partial ? " (partial)" : "");
 	}
 }
 

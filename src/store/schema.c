@@ -11,6 +11,8 @@
 
 /* Version 3 onwards: runs.identity is filled in C (store/identity.h) for the rows stored before. */
 #define FIRST_WITH_IDENTITY 3u
+/* Version 4 onwards: windows apart (store/split.h), moved in C for the rows stored before. */
+#define FIRST_WITH_WINDOWS 4u
 
 static const char *const migrations[] = {
 	/* 1: runs, kept whole as their JSON, with what lists and filters need */
@@ -77,6 +79,16 @@ static const char *const migrations[] = {
 	"ALTER TABLE runs ADD COLUMN identity TEXT;"
 	"DROP INDEX runs_identity;"
 	"CREATE UNIQUE INDEX runs_by_identity ON runs(identity);",
+
+	/* 4: a run's windows, most of a long run's text, as a table of their own
+	 * so that what lists and shows a run reads only the rest; and whether a
+	 * run is a partial result (a checkpoint), which the final one replaces */
+	"CREATE TABLE windows ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  block TEXT NOT NULL,"
+	"  body TEXT NOT NULL,"
+	"  PRIMARY KEY (run_id, block));"
+	"ALTER TABLE runs ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;",
 };
 
 unsigned schema_versions(void)
@@ -92,6 +104,16 @@ bool schema_fills_identity(unsigned version)
 bool schema_has_identity(unsigned version)
 {
 	return version >= FIRST_WITH_IDENTITY;
+}
+
+bool schema_moves_windows(unsigned version)
+{
+	return version == FIRST_WITH_WINDOWS;
+}
+
+bool schema_has_windows(unsigned version)
+{
+	return version >= FIRST_WITH_WINDOWS;
 }
 
 const char *schema_migration(unsigned version)

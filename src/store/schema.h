@@ -14,5 +14,9 @@ const char *schema_migration(unsigned version);
 bool schema_fills_identity(unsigned version);
 /* Whether a store of this version has runs.identity. */
 bool schema_has_identity(unsigned version);
+/* Whether that migration leaves the windows of the rows stored before for the store to move. */
+bool schema_moves_windows(unsigned version);
+/* Whether a store of this version keeps windows apart (table windows) and has runs.partial. */
+bool schema_has_windows(unsigned version);
 
 #endif

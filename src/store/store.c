@@ -17,6 +17,7 @@
 #include "core/nstime.h"
 #include "store/identity.h"
 #include "store/schema.h"
+#include "store/split.h"
 #include "sys/mkdirs.h"
 
 #define BUSY_TIMEOUT_MS 10000
@@ -165,6 +166,8 @@ static int open_db(struct store *s, const char *name, int flags, int *ret_rc, st
 
 /* Identities for the runs stored before there were any (schema 3). */
 static int fill_identities(struct store *s, struct lat_error *err);
+/* Windows apart for the runs stored before (schema 4). */
+static int move_windows(struct store *s, struct lat_error *err);
 
 static int migrate(struct store *s, struct lat_error *err)
 {
@@ -186,6 +189,8 @@ static int migrate(struct store *s, struct lat_error *err)
 		if ((r = exec(s, schema_migration(v), err, "cannot upgrade")) < 0)
 			goto rollback;
 		if (schema_fills_identity(v) && (r = fill_identities(s, err)) < 0)
+			goto rollback;
+		if (schema_moves_windows(v) && (r = move_windows(s, err)) < 0)
 			goto rollback;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %u", schema_versions());
@@ -493,13 +498,14 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *block, co
 	return r;
 }
 
-static int insert_run(struct store *s, const json_t *doc, const char *json_text, const char *identity,
-		      int64_t *ret_id, struct lat_error *err)
+/* Run *id (a new one when 0): its columns from doc, its result the text of rest. */
+static int insert_run(struct store *s, const json_t *doc, const char *rest, const char *identity, int64_t *id,
+		      struct lat_error *err)
 {
 	static const char sql[] =
 		"INSERT INTO runs (stored_ns, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns,"
-		" p50_ns, p99_ns, max_ns, warm_max_ns, missed, result, identity)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" p50_ns, p99_ns, max_ns, warm_max_ns, missed, result, identity, partial, id)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	const json_t *all = json_object_get(doc, "all"), *lead = lead_metric(doc, all);
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r;
@@ -520,12 +526,15 @@ static int insert_run(struct store *s, const json_t *doc, const char *json_text,
 	sqlite3_bind_int64(st, 12, (int64_t)ju64(lead, "max_ns"));
 	bind_opt_u64(st, 13, lead, "warm_max_ns");
 	sqlite3_bind_int64(st, 14, (int64_t)ju64(all, "missed"));
-	sqlite3_bind_text(st, 15, json_text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 15, rest, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 16, identity, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 17, json_is_true(json_object_get(doc, "partial")));
+	if (*id)
+		sqlite3_bind_int64(st, 18, *id);
 	r = step_done(s, st, err);
 	sqlite3_finalize(st);
 	if (r == 0)
-		*ret_id = sqlite3_last_insert_rowid(s->db);
+		*id = sqlite3_last_insert_rowid(s->db);
 	return r;
 }
 
@@ -550,18 +559,78 @@ static int insert_labels(struct store *s, int64_t id, const json_t *labels, stru
 	return r;
 }
 
-static int find_same(struct store *s, const char *identity, int64_t *ret_id)
+static int find_same(struct store *s, const char *identity, int64_t *ret_id, bool *ret_partial)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE identity = ?", -1, &st, NULL);
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id, partial FROM runs WHERE identity = ?", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, identity, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	if (rc == SQLITE_ROW) {
 		*ret_id = sqlite3_column_int64(st, 0);
+		*ret_partial = sqlite3_column_int(st, 1) != 0;
+	}
 	sqlite3_finalize(st);
 	return rc;
+}
+
+/* Run id's windows, one row per block. */
+static int insert_windows(struct store *s, int64_t id, const struct split *sp, struct lat_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "INSERT INTO windows (run_id, block, body) VALUES (?, ?, ?)", -1, &st, NULL);
+	int r = 0;
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot store in");
+	for (size_t i = 0; i < sp->n && r == 0; i++) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, sp->blocks[i].name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, sp->blocks[i].body, -1, SQLITE_STATIC);
+		r = step_done(s, st, err);
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Inside a transaction: doc as run *id (a new one when 0), its labels, figures and windows. */
+static int insert_doc(struct store *s, json_t *doc, const char *identity, int64_t *id, struct lat_error *err)
+{
+	struct split sp;
+	json_t *cpus = json_object_get(doc, "cpus"), *block;
+	size_t i;
+	int r;
+
+	if (split_windows(doc, &sp) < 0)
+		return err_set(err, -ENOMEM, "out of memory");
+	if ((r = insert_run(s, doc, sp.rest, identity, id, err)) < 0 ||
+	    (r = insert_windows(s, *id, &sp, err)) < 0 ||
+	    (r = insert_labels(s, *id, json_object_get(doc, "labels"), err)) < 0)
+		goto out;
+	json_array_foreach(cpus, i, block) {
+		char cpu[24];
+		snprintf(cpu, sizeof(cpu), "%lld", (long long)json_integer_value(json_object_get(block, "cpu")));
+		if ((r = insert_cpu_stats(s, *id, block, cpu, err)) < 0)
+			goto out;
+	}
+	r = insert_cpu_stats(s, *id, json_object_get(doc, "all"), "all", err);
+out:
+	split_free(&sp);
+	return r;
+}
+
+static int delete_run(struct store *s, int64_t id, struct lat_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "DELETE FROM runs WHERE id = ?", -1, &st, NULL), r;
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot store in");
+	sqlite3_bind_int64(st, 1, id);
+	r = step_done(s, st, err);
+	sqlite3_finalize(st);
+	return r;
 }
 
 /* Inside a transaction: one run, or -EEXIST with the stored copy's id. */
@@ -581,28 +650,21 @@ static int put_locked(struct store *s, const char *json_text, int64_t *ret_id, s
 		r = err_set(err, r, "%s", why.msg);
 		goto out;
 	}
-	rc = find_same(s, identity, &id);
-	if (rc == SQLITE_ROW) {
+	bool partial = false;
+	rc = find_same(s, identity, &id, &partial);
+	if (rc == SQLITE_ROW && !partial) {
 		*ret_id = id;
 		r = err_set(err, -EEXIST, "this run is already stored as run %lld", (long long)id);
 		goto out;
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		r = db_fail(err, s->path, s->db, rc, "cannot read");
 		goto out;
 	}
-	if ((r = insert_run(s, doc, json_text, identity, &id, err)) < 0 ||
-	    (r = insert_labels(s, id, json_object_get(doc, "labels"), err)) < 0)
+	/* A checkpoint of this run: what comes now replaces it, labels and all, under its id. */
+	if (rc == SQLITE_ROW && (r = delete_run(s, id, err)) < 0)
 		goto out;
-	json_t *cpus = json_object_get(doc, "cpus"), *block;
-	size_t i;
-	json_array_foreach(cpus, i, block) {
-		char cpu[24];
-		snprintf(cpu, sizeof(cpu), "%lld", (long long)json_integer_value(json_object_get(block, "cpu")));
-		if ((r = insert_cpu_stats(s, id, block, cpu, err)) < 0)
-			goto out;
-	}
-	if ((r = insert_cpu_stats(s, id, json_object_get(doc, "all"), "all", err)) < 0)
+	if ((r = insert_doc(s, doc, identity, &id, err)) < 0)
 		goto out;
 	*ret_id = id;
 out:
@@ -759,6 +821,91 @@ static int fill_identities(struct store *s, struct lat_error *err)
 	return rc == SQLITE_OK ? 0 : db_fail(err, s->path, s->db, rc, "cannot upgrade");
 }
 
+/* The ids of every run, collected before any row is changed. */
+static int all_ids(struct store *s, int64_t **ret, size_t *ret_n, struct lat_error *err)
+{
+	sqlite3_stmt *st;
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs ORDER BY id", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2u : 64u;
+			int64_t *grown = realloc(ids, cap * sizeof(*ids));
+			if (!grown) {
+				sqlite3_finalize(st);
+				free(ids);
+				return err_set(err, -ENOMEM, "out of memory");
+			}
+			ids = grown;
+		}
+		ids[n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(ids);
+		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
+	}
+	*ret = ids;
+	*ret_n = n;
+	return 0;
+}
+
+/* Run id's result as doc with its windows apart (split_windows). */
+static int rewrite_run(struct store *s, sqlite3_stmt *update, int64_t id, json_t *doc, struct lat_error *err)
+{
+	struct split sp;
+	int r;
+
+	if (split_windows(doc, &sp) < 0)
+		return err_set(err, -ENOMEM, "out of memory");
+	sqlite3_bind_text(update, 1, sp.rest, -1, SQLITE_STATIC);
+	sqlite3_bind_int(update, 2, json_is_true(json_object_get(doc, "partial")));
+	sqlite3_bind_int64(update, 3, id);
+	r = step_done(s, update, err);
+	if (r == 0)
+		r = insert_windows(s, id, &sp, err);
+	split_free(&sp);
+	return r;
+}
+
+/* One run at a time: a store of long runs holds more text than memory might. */
+static int move_windows(struct store *s, struct lat_error *err)
+{
+	sqlite3_stmt *get = NULL, *update = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int r = all_ids(s, &ids, &n, err), rc;
+
+	if (r < 0)
+		return r;
+	if ((rc = sqlite3_prepare_v2(s->db, "SELECT result FROM runs WHERE id = ?", -1, &get, NULL)) != SQLITE_OK ||
+	    (rc = sqlite3_prepare_v2(s->db, "UPDATE runs SET result = ?, partial = ? WHERE id = ?", -1, &update, NULL)) !=
+		    SQLITE_OK)
+		r = db_fail(err, s->path, s->db, rc, "cannot upgrade");
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		sqlite3_bind_int64(get, 1, ids[i]);
+		rc = sqlite3_step(get);
+		json_t *doc = rc == SQLITE_ROW ? json_loads((const char *)sqlite3_column_text(get, 0), 0, NULL) : NULL;
+		sqlite3_reset(get);
+		if (rc != SQLITE_ROW) {
+			r = db_fail(err, s->path, s->db, rc, "cannot upgrade");
+			break;
+		}
+		/* A text that is not JSON stays as it is, to be refused where it is read, as before. */
+		if (doc)
+			r = rewrite_run(s, update, ids[i], doc, err);
+		json_decref(doc);
+	}
+	sqlite3_finalize(get);
+	sqlite3_finalize(update);
+	free(ids);
+	return r;
+}
+
 /*
  * The one row of run id that sql selects, handed to take (which returns 0 or
  * a negative errno with err filled); -ENOENT for an unknown id.
@@ -819,13 +966,98 @@ static int take_text(sqlite3_stmt *st, void *ctx, struct lat_error *err)
 	return *ret ? 0 : err_set(err, -ENOMEM, "out of memory");
 }
 
-int store_get(struct store *s, int64_t id, char **ret_json, struct lat_error *err)
+struct blocks {
+	char **names, **bodies;
+	size_t n;
+};
+
+static void blocks_free(struct blocks *b)
 {
-	return one_run(s, "SELECT result FROM runs WHERE id = ?", id, take_text, ret_json, err);
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->names[i]);
+		free(b->bodies[i]);
+	}
+	free(b->names);
+	free(b->bodies);
 }
 
-#define INFO_COLUMNS "id, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns, p50_ns, p99_ns," \
-		     " max_ns, warm_max_ns, missed"
+/* Run id's blocks of windows; the body of "all" NULL (not read) when leave_all. */
+static int load_blocks(struct store *s, int64_t id, bool leave_all, struct blocks *ret, struct lat_error *err)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT block, CASE WHEN ? AND block = 'all' THEN NULL ELSE body END"
+				    " FROM windows WHERE run_id = ?", -1, &st, NULL), r = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot read");
+	sqlite3_bind_int(st, 1, leave_all);
+	sqlite3_bind_int64(st, 2, id);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0), *body = (const char *)sqlite3_column_text(st, 1);
+		if (ret->n == cap) {
+			cap = cap ? cap * 2u : 8u;
+			char **names = realloc(ret->names, cap * sizeof(*names));
+			if (names)
+				ret->names = names;
+			char **bodies = names ? realloc(ret->bodies, cap * sizeof(*bodies)) : NULL;
+			if (bodies)
+				ret->bodies = bodies;
+			if (!names || !bodies) {
+				r = -ENOMEM;
+				break;
+			}
+		}
+		ret->names[ret->n] = strdup(name ? name : "");
+		ret->bodies[ret->n] = body ? strdup(body) : NULL;
+		ret->n++;
+		if (!ret->names[ret->n - 1u] || (body && !ret->bodies[ret->n - 1u]))
+			r = -ENOMEM;
+	}
+	sqlite3_finalize(st);
+	if (r == 0 && rc != SQLITE_DONE)
+		r = db_fail(err, s->path, s->db, rc, "cannot read");
+	else if (r == -ENOMEM)
+		err_set(err, r, "out of memory");
+	if (r < 0)
+		blocks_free(ret);
+	return r;
+}
+
+int store_read(struct store *s, int64_t id, unsigned leave_out, char **ret_json, struct lat_error *err)
+{
+	char *rest = NULL, missing[SPLIT_NAME_SIZE];
+	struct blocks b;
+	int r = one_run(s, "SELECT result FROM runs WHERE id = ?", id, take_text, &rest, err);
+
+	/* A store of an older schema, opened to read: the result is whole. */
+	if (r < 0 || !schema_has_windows((unsigned)s->version)) {
+		*ret_json = rest;
+		return r;
+	}
+	if ((r = load_blocks(s, id, leave_out & STORE_LEAVE_ALL_WINDOWS, &b, err)) == 0) {
+		r = split_join(rest, (const char *const *)b.names, (const char *const *)b.bodies, b.n, ret_json, missing);
+		if (r == -ENOENT)
+			r = err_set(err, -EIO, "run %lld in '%s' is damaged: the windows of its block '%s' are missing",
+				    (long long)id, s->path, missing);
+		else if (r < 0)
+			err_set(err, r, "out of memory");
+		blocks_free(&b);
+	}
+	free(rest);
+	return r;
+}
+
+int store_get(struct store *s, int64_t id, char **ret_json, struct lat_error *err)
+{
+	return store_read(s, id, 0, ret_json, err);
+}
+
+/* What a run is listed by; a store of an older schema has no partial run. */
+#define INFO_COLUMNS_OF(partial) "id, start_time, start_ns, host, probe, interrupted, count, min_ns, mean_ns, p50_ns," \
+				 " p99_ns, max_ns, warm_max_ns, missed, " partial
+#define INFO_COLUMNS(s) (schema_has_windows((unsigned)(s)->version) ? INFO_COLUMNS_OF("partial") : INFO_COLUMNS_OF("0"))
 
 static int load_labels(struct store *s, struct run_info *ri, struct lat_error *err)
 {
@@ -863,6 +1095,7 @@ static void read_info(sqlite3_stmt *st, struct run_info *ri)
 	ri->has_warm_max = sqlite3_column_type(st, 12) != SQLITE_NULL;
 	ri->warm_max_ns = (uint64_t)sqlite3_column_int64(st, 12);
 	ri->missed = (uint64_t)sqlite3_column_int64(st, 13);
+	ri->partial = sqlite3_column_int(st, 14) != 0;
 }
 
 static int take_info(sqlite3_stmt *st, void *ctx, struct lat_error *err)
@@ -874,7 +1107,9 @@ static int take_info(sqlite3_stmt *st, void *ctx, struct lat_error *err)
 
 int store_info(struct store *s, int64_t id, struct run_info *ret, struct lat_error *err)
 {
-	int r = one_run(s, "SELECT " INFO_COLUMNS " FROM runs WHERE id = ?", id, take_info, ret, err);
+	char sql[512];
+	snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE id = ?", INFO_COLUMNS(s));
+	int r = one_run(s, sql, id, take_info, ret, err);
 	return r < 0 ? r : load_labels(s, ret, err);
 }
 
@@ -891,8 +1126,8 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 	/* In the order they were stored (id), not their start: a merge or an import
 	 * of old runs is the newest the user made.  Newest first so LIMIT keeps
 	 * the newest; handed back oldest first. */
-	len = (size_t)snprintf(sql, sizeof(sql), "SELECT " INFO_COLUMNS " FROM runs WHERE start_ns >= ?%s",
-			       f->probe ? " AND probe = ?" : "");
+	len = (size_t)snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE start_ns >= ?%s%s", INFO_COLUMNS(s),
+			       f->probe ? " AND probe = ?" : "", f->partial_only ? " AND partial" : "");
 	for (unsigned i = 0; i < f->labels.n && len < sizeof(sql); i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
 					" AND EXISTS (SELECT 1 FROM labels WHERE run_id = runs.id AND key = ? AND value = ?)");

@@ -1,7 +1,8 @@
 /*
  * The run store: every result kept in one SQLite file.  A run is the result's
- * JSON text, stored whole so it can be given back exactly, plus the columns it
- * is listed and filtered by.  Every write is one transaction.
+ * JSON, given back as the same JSON value (its windows kept apart, both
+ * written compact: store/split.h), plus the columns it is listed and filtered
+ * by.  Every write is one transaction.
  */
 #ifndef LATSCOPE_STORE_STORE_H
 #define LATSCOPE_STORE_STORE_H
@@ -48,12 +49,16 @@ struct run_info {
 	double mean_ns;
 	bool has_warm_max;
 	uint64_t warm_max_ns;
+	bool partial;                   /* a checkpoint of a run: the final result replaces it */
 };
 
 /*
  * Store a result given as its JSON text (already checked by result_from_json).
  * *ret_id is the new run's id; -EEXIST with *ret_id the stored copy when the
- * same run (the same identity, store/identity.h) is already there.
+ * same run (the same identity, store/identity.h) is already there.  A stored
+ * run that is partial (its document says "partial": true: a checkpoint of a
+ * run still measuring) is replaced instead, partial or final, labels and all,
+ * and keeps its id.
  */
 int store_put(struct store *s, const char *json_text, int64_t *ret_id, struct lat_error *err);
 /* Several results in one transaction: all are stored or none.  A run already
@@ -64,14 +69,25 @@ int store_put_all(struct store *s, const char *const *texts, size_t n, int64_t *
 /* The identity of run id, what a merge of it lists.  -ENOENT for an unknown id. */
 int store_identity(struct store *s, int64_t id, char ret[STORE_IDENTITY_SIZE], struct lat_error *err);
 
-/* The stored JSON text of run id (malloc'ed).  -ENOENT for an unknown id. */
+/* The stored JSON text of run id (malloc'ed), whole.  -ENOENT for an unknown id. */
 int store_get(struct store *s, int64_t id, char **ret_json, struct lat_error *err);
+
+/* Leave out the "all" block's windows (an empty array in their place): the
+ * result reader derives them again from the CPUs' and never reads them. */
+#define STORE_LEAVE_ALL_WINDOWS 0x1u
+/*
+ * The same, leaving out what leave_out says: what a run is read back for is
+ * a quarter smaller.  Windows are kept apart in the store, so what is left
+ * out is not read at all.
+ */
+int store_read(struct store *s, int64_t id, unsigned leave_out, char **ret_json, struct lat_error *err);
 
 struct run_filter {
 	const char *probe;              /* NULL: any */
 	struct labels labels;           /* every one must match */
 	uint64_t since_ns;              /* 0: any; else start time at or after (CLOCK_REALTIME ns) */
 	uint64_t limit;                 /* 0: all; else the newest N */
+	bool partial_only;              /* only partial runs */
 };
 
 /* Runs matching f in the order they were stored, oldest first (malloc'ed

@@ -96,6 +96,30 @@ class Keeping(StoreCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("'--since'", p.stderr)
 
+    def test_runs_marks_a_partial_run_and_every_command_reads_it(self):
+        self.measure("config=a")
+        self.measure("config=b")
+        # What a checkpoint stores (a run still measuring): its document says so, and so does its row.
+        con = sqlite3.connect(self.db)
+        con.execute("UPDATE runs SET partial = 1, result = json_set(result, '$.partial', json('true')) WHERE id = 2")
+        con.commit()
+        con.close()
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = {int(l.split()[0]): l for l in p.stdout.splitlines()[1:]}
+        self.assertTrue(lines[2].endswith("(partial)"), lines[2])
+        self.assertNotIn("partial", lines[1])
+        p = self.lat("runs", "--partial")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([int(l.split()[0]) for l in p.stdout.splitlines()[1:]], [2])
+        p = self.lat("show", "2", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIs(json.loads(p.stdout)["partial"], True)
+        for args in (("show", "2"), ("compare", "1", "2"), ("report", "2", "-o", self.path("r.html")),
+                     ("export", "2")):
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_rm_removes_all_or_none(self):
         self.measure(duration="500ms")
         self.measure(duration="500ms")
@@ -180,7 +204,7 @@ class Safety(StoreCase):
         self.assertEqual(p.returncode, 0, p.stderr)     # read-only: no migration needed to list
         self.measure(duration="500ms")                        # writing migrates
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 3)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 4)
         rows = con.execute("SELECT cpu, count FROM cpu_stats WHERE run_id = 1 ORDER BY cpu").fetchall()
         identity = con.execute("SELECT identity FROM runs WHERE id = 1").fetchone()[0]
         con.close()
@@ -189,6 +213,32 @@ class Safety(StoreCase):
         p = self.lat("show", "1", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
         check_consistent(self, json.loads(p.stdout))
+
+    def test_a_store_of_schema_version_3_is_migrated_and_every_run_reads_back_as_before(self):
+        con = sqlite3.connect(self.db)
+        with open(os.path.join(FIXTURES, "store-v3.sql")) as f:
+            con.executescript(f.read())
+        con.close()
+        before = {}
+        for i in (1, 2, 3):
+            p = self.lat("show", str(i), "--json")      # read-only: no migration
+            self.assertEqual(p.returncode, 0, p.stderr)
+            before[i] = json.loads(p.stdout)
+        self.measure(duration="500ms")                  # writing migrates
+        con = sqlite3.connect(self.db)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 4)
+        blocks = con.execute("SELECT run_id, block FROM windows WHERE run_id <= 3 ORDER BY run_id, block").fetchall()
+        con.close()
+        self.assertEqual(blocks, [(1, "0"), (1, "1"), (1, "all"), (1, "machine"), (2, "0"), (2, "all"),
+                                  (3, "0"), (3, "1"), (3, "all")])
+        for i in (1, 2, 3):
+            p = self.lat("show", str(i), "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout), before[i])
+        for args in (("show", "1"), ("compare", "1", "3"), ("report", "1", "-o", self.path("r.html")),
+                     ("export", "3")):
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_two_runs_ending_at_once_are_both_stored(self):
         procs = [subprocess.Popen([LATSCOPE, "timer", "-a", str(c), "-D", "2", "-q", "--db", self.db],
@@ -225,12 +275,15 @@ class Safety(StoreCase):
             complete += proc.returncode == 0
         con = sqlite3.connect(self.db)
         self.assertEqual(con.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-        runs = con.execute("SELECT id, result FROM runs").fetchall()
-        for rid, text in runs:
-            doc = json.loads(text)
-            check_consistent(self, doc)
+        runs = con.execute("SELECT id FROM runs").fetchall()
+        for (rid,) in runs:
+            p = self.lat("show", str(rid), "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            check_consistent(self, json.loads(p.stdout))
             cpus = con.execute("SELECT count(*) FROM cpu_stats WHERE run_id = ?", (rid,)).fetchone()[0]
             self.assertEqual(cpus, 2, "a run is stored whole: its per-CPU rows too")
+            blocks = con.execute("SELECT count(*) FROM windows WHERE run_id = ?", (rid,)).fetchone()[0]
+            self.assertGreaterEqual(blocks, 2, "and its windows: the CPU's and all's")
         con.close()
         self.assertGreaterEqual(len(runs), complete, "every run that finished was stored")
         p = self.lat("runs")

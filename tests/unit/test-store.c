@@ -2,7 +2,8 @@
  * Unit tests for the run store (src/store): what makes two runs the same
  * (identity.c and its SHA-256), how the store file is opened and created
  * (no symbolic link followed, private modes), what store_list, store_info
- * and store_rm give back, and the migration of a schema 1 store.  The
+ * and store_rm give back, the migration of a schema 1 and a schema 3 store,
+ * windows kept apart (schema 4) and partial runs replaced by what follows.  The
  * commands on top are tested end to end in tests/integration/test_store.py
  * and test_files.py.
  */
@@ -481,17 +482,23 @@ static char *read_file(const char *path)
 	return text;
 }
 
-static int64_t user_version(const char *path)
+/* The one value sql gives on the store at path. */
+static int64_t sql_value(const char *path, const char *sql)
 {
 	sqlite3 *db;
 	sqlite3_stmt *q;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
 	int64_t v = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
 	sqlite3_close(db);
 	return v;
+}
+
+static int64_t user_version(const char *path)
+{
+	return sql_value(path, "PRAGMA user_version");
 }
 
 static void test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figures(void **state)
@@ -552,6 +559,191 @@ static void test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figur
 	store_close(st);
 }
 
+
+/* ---- windows apart (schema 4) ---- */
+
+
+static void test_a_schema_3_store_of_latscope_0_1_0_reads_back_identical_with_its_windows_apart(void **state)
+{
+	(void)state;
+	const char *path = in_tmpdir("v3.db");
+	char *sql = read_file(LATSCOPE_FIXTURES "/store-v3.sql");
+	json_t *before[3];
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	struct store *st;
+	struct lat_error err;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	free(sql);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT result FROM runs ORDER BY id", -1, &q, NULL), SQLITE_OK);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		assert_non_null(before[i] = json_loads((const char *)sqlite3_column_text(q, 0), 0, NULL));
+	}
+	assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	assert_int_equal(user_version(path), 3);
+
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	assert_int_equal(user_version(path), schema_versions());
+	for (int i = 0; i < 3; i++) {
+		char *text;
+		assert_int_equal(store_get(st, i + 1, &text, &err), 0);
+		json_t *after = json_loads(text, 0, NULL);
+		assert_non_null(after);
+		assert_true(json_equal(after, before[i]));
+		json_decref(after);
+		free(text);
+		/* Read for a result: all as before but the "all" block's windows. */
+		assert_int_equal(store_read(st, i + 1, STORE_LEAVE_ALL_WINDOWS, &text, &err), 0);
+		after = json_loads(text, 0, NULL);
+		assert_non_null(after);
+		assert_int_equal(json_array_size(json_object_get(json_object_get(after, "all"), "windows")), 0);
+		assert_true(json_array_size(json_object_get(json_object_get(before[i], "all"), "windows")) > 0);
+		json_object_set(json_object_get(after, "all"), "windows",
+				json_object_get(json_object_get(before[i], "all"), "windows"));
+		assert_true(json_equal(after, before[i]));
+		json_decref(after);
+		free(text);
+		json_decref(before[i]);
+	}
+	store_close(st);
+	/* Moved, not copied: every block of every run has a row, and no run's text holds its windows. */
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM windows"), 2 + 2 + 1 + 1 + 1 + 2);
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM runs WHERE json_type(result, '$.cpus[0].windows') = 'array'"
+				  " OR json_type(result, '$.all.windows') = 'array'"), 0);
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM runs WHERE partial"), 0);
+}
+
+/* A run with windows on CPUs 0 and 1, in all and the machine; reals with more digits than latscope writes. */
+static char *windowed_run(uint64_t start, bool partial, const char *label)
+{
+	json_t *doc = json_pack("{s:s, s:s, s:I, s:{s:s}, s:[s], s:{s:s}, s:{}, s:[{s:i, s:{}, s:[{s:i, s:f}, {s:i}]},"
+				" {s:i, s:{}, s:[]}], s:{s:{}, s:[{s:i, s:f}]}, s:{s:i, s:[{s:i, s:s}]}}",
+				"probe", "timer", "start_time", "t", "start_realtime_ns", (json_int_t)start, "system",
+				"hostname", "vm", "metrics", "latency", "labels", "config", label, "params",
+				"cpus", "cpu", 0, "metrics", "windows", "index", 0, "mean_ns", 0.1 + 0.2, "index", 1,
+				"cpu", 1, "metrics", "windows",
+				"all", "metrics", "windows", "index", 0, "mean_ns", 1.0 / 3.0,
+				"machine", "irqs", 5, "windows", "index", 0, "note", "windows:0 \"\\u0000windows:0\"");
+	assert_non_null(doc);
+	if (partial)
+		json_object_set_new(doc, "partial", json_true());
+	char *text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	assert_non_null(text);
+	return text;
+}
+
+static void assert_reads_back(struct store *st, int64_t id, const char *want)
+{
+	struct lat_error err;
+	char *text;
+	assert_int_equal(store_get(st, id, &text, &err), 0);
+	json_t *got = json_loads(text, 0, NULL), *doc = json_loads(want, 0, NULL);
+	assert_non_null(got);
+	assert_true(json_equal(got, doc));
+	json_decref(got);
+	json_decref(doc);
+	free(text);
+}
+
+static void test_a_runs_windows_read_back_exactly_and_go_when_it_is_removed(void **state)
+{
+	(void)state;
+	const char *path = in_tmpdir("windows.db");
+	struct store *st;
+	struct lat_error err;
+	int64_t a, b;
+	char *one = windowed_run(5, false, "a"), *two = windowed_run(6, false, "b");
+
+	assert_int_equal(store_open(path, STORE_CREATE, &st, &err), 0);
+	assert_int_equal(store_put(st, one, &a, &err), 0);
+	assert_int_equal(store_put(st, two, &b, &err), 0);
+	assert_reads_back(st, a, one);
+	assert_reads_back(st, b, two);
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM windows"), 8);
+	assert_int_equal(store_rm(st, &a, 1, &err), 0);
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM windows WHERE run_id NOT IN (SELECT id FROM runs)"), 0);
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM windows"), 4);
+	assert_reads_back(st, b, two);
+	free(one);
+	free(two);
+	store_close(st);
+}
+
+static void test_a_partial_run_is_replaced_by_its_next_checkpoint_and_its_final_result_under_its_id(void **state)
+{
+	(void)state;
+	const char *path = in_tmpdir("partial.db");
+	struct store *st;
+	struct lat_error err;
+	struct run_info ri;
+	struct run_filter only = { .partial_only = true }, any = { 0 };
+	int64_t other, id, again;
+	char *first = windowed_run(7, true, "first"), *second = windowed_run(7, true, "second");
+	char *final = windowed_run(7, false, "final"), *before = windowed_run(3, false, "other");
+
+	assert_int_equal(store_open(path, STORE_CREATE, &st, &err), 0);
+	assert_int_equal(store_put(st, before, &other, &err), 0);
+	assert_int_equal(store_put(st, first, &id, &err), 0);
+	assert_int_equal(store_info(st, id, &ri, &err), 0);
+	assert_true(ri.partial);
+	assert_string_equal(listed(st, &only), "2");
+	assert_int_equal(store_put(st, second, &again, &err), 0);
+	assert_int_equal(again, id);
+	assert_reads_back(st, id, second);
+	assert_int_equal(store_info(st, id, &ri, &err), 0);
+	assert_true(ri.partial);
+	assert_int_equal(ri.labels.n, 1);
+	assert_string_equal(ri.labels.items[0].value, "second");
+	assert_int_equal(store_put(st, final, &again, &err), 0);
+	assert_int_equal(again, id);
+	assert_reads_back(st, id, final);
+	assert_int_equal(store_info(st, id, &ri, &err), 0);
+	assert_false(ri.partial);
+	assert_string_equal(ri.labels.items[0].value, "final");
+	assert_string_equal(listed(st, &only), "");
+	assert_string_equal(listed(st, &any), "1,2");
+	/* One copy of everything: no row of the replaced documents is left. */
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM windows"), 8);
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM labels"), 2);
+	assert_int_equal(sql_value(path, "SELECT count(*) FROM cpu_stats WHERE run_id = 2"),
+			 sql_value(path, "SELECT count(*) FROM cpu_stats WHERE run_id = 1"));
+	free(first);
+	free(second);
+	free(final);
+	free(before);
+	store_close(st);
+}
+
+static void test_a_final_run_is_never_replaced_by_a_partial_or_final_one(void **state)
+{
+	(void)state;
+	struct store *st;
+	struct lat_error err;
+	int64_t id, again = 0;
+	char *final = windowed_run(9, false, "final"), *partial = windowed_run(9, true, "late");
+	char *texts[] = { partial, final };
+	bool dup[2];
+	int64_t ids[2];
+
+	assert_int_equal(store_open(in_tmpdir("final.db"), STORE_CREATE, &st, &err), 0);
+	assert_int_equal(store_put(st, final, &id, &err), 0);
+	assert_int_equal(store_put(st, partial, &again, &err), -EEXIST);
+	assert_int_equal(again, id);
+	assert_int_equal(store_put(st, final, &again, &err), -EEXIST);
+	assert_int_equal(store_put_all(st, (const char *const *)texts, 2, ids, dup, &err), 0);
+	assert_true(dup[0] && dup[1]);
+	assert_reads_back(st, id, final);
+	free(final);
+	free(partial);
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -568,6 +760,10 @@ int main(void)
 		cmocka_unit_test(test_store_info_gives_a_runs_listed_figures_and_labels_and_an_unknown_id_is_enoent),
 		cmocka_unit_test(test_store_rm_removes_all_or_none_and_their_labels_go_too),
 		cmocka_unit_test(test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figures),
+		cmocka_unit_test(test_a_schema_3_store_of_latscope_0_1_0_reads_back_identical_with_its_windows_apart),
+		cmocka_unit_test(test_a_runs_windows_read_back_exactly_and_go_when_it_is_removed),
+		cmocka_unit_test(test_a_partial_run_is_replaced_by_its_next_checkpoint_and_its_final_result_under_its_id),
+		cmocka_unit_test(test_a_final_run_is_never_replaced_by_a_partial_or_final_one),
 	};
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
