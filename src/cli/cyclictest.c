@@ -53,12 +53,13 @@ struct cyc_opts {
 	const char *json;
 	const char *db;
 	bool no_store;
+	const char *checkpoint;         /* --checkpoint's text, read by the timer's own row */
 	const char *labels[CYC_MAX_LABELS];
 	unsigned nlabels;
 };
 
 enum {
-	O_HISTFILE = 256, O_JSON, O_POLICY, O_DB, O_NO_STORE, O_LABEL, O_HELP, O_UNSUPPORTED,
+	O_HISTFILE = 256, O_JSON, O_POLICY, O_DB, O_NO_STORE, O_LABEL, O_CHECKPOINT, O_HELP, O_UNSUPPORTED,
 };
 
 static const struct option long_opts[] = {
@@ -81,6 +82,7 @@ static const struct option long_opts[] = {
 	{ "db", required_argument, NULL, O_DB },
 	{ "no-store", no_argument, NULL, O_NO_STORE },
 	{ "label", required_argument, NULL, O_LABEL },
+	{ "checkpoint", required_argument, NULL, O_CHECKPOINT },
 	{ "help", no_argument, NULL, O_HELP },
 	/* cyclictest's other options: known, so that the error can name them */
 	{ "aligned", optional_argument, NULL, O_UNSUPPORTED },
@@ -139,6 +141,7 @@ static void usage_help(void)
 	       "      --db=PATH            store the run here (default: as latscope timer)\n"
 	       "      --no-store           do not store the run\n"
 	       "      --label=KEY=VALUE    tag the stored run; repeatable\n"
+	       "      --checkpoint=DUR     store the run so far every DUR, marked partial (see latscope timer --help)\n"
 	       "      --help               show this help\n\n"
 	       "Differences: threads are always pinned (without -a, thread N runs on the Nth usable CPU), one\n"
 	       "per CPU; -D and -l together are refused.\n"
@@ -307,6 +310,7 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 		case O_JSON: o->json = optarg; break;
 		case O_DB: o->db = optarg; break;
 		case O_NO_STORE: o->no_store = true; break;
+		case O_CHECKPOINT: o->checkpoint = optarg; break;
 		case O_LABEL:
 			if (o->nlabels == CYC_MAX_LABELS) {
 				storecmd_refuse("cyclictest", "option '--label': more than %d labels", CYC_MAX_LABELS);
@@ -575,6 +579,17 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 			atomic_file_close(&json_sink);
 			return storecmd_refuse("cyclictest", "option '--label': '%s' is not KEY=VALUE", o->labels[i]);
 		}
+	if (o->checkpoint) {
+		/* the timer's own row reads it: the same range and the same message */
+		char *ck_argv[] = { (char *)"cyclictest", (char *)"--checkpoint", (char *)o->checkpoint, NULL };
+		struct lat_error cerr;
+		if (opt_parse(mc->opts, mc->nopts, 3, ck_argv, tc, &given, &cerr) < 0) {
+			free(tc);
+			atomic_file_close(&hist_sink);
+			atomic_file_close(&json_sink);
+			return storecmd_refuse("cyclictest", "%s", cerr.msg);
+		}
+	}
 	static const char *const set[] = { "cpus", "policy", "priority", "interval", "distance", "window", "label" };
 	for (size_t i = 0; i < ARRAY_SIZE(set); i++)
 		opt_mark(mc->opts, mc->nopts, &given, set[i]);

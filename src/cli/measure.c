@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/checkpoint.h"
 #include "cli/exitcode.h"
 #include "cli/loadrun.h"
 #include "cli/outputs.h"
@@ -136,6 +137,7 @@ struct live {
 	const char *load;               /* the load's text, or NULL */
 	const struct run_params *rp;
 	const struct measure_hooks *mh;
+	struct checkpoint *ck;
 	uint64_t duration_ns;
 	unsigned notes_shown;
 };
@@ -171,9 +173,10 @@ static void on_prepared(void *ctx, const struct result *res)
 		lv->mh->prepared(lv->mh->ctx, res);
 }
 
-static void on_tick(void *ctx, const struct result *res)
+static void on_tick(void *ctx, struct result *res)
 {
 	const struct live *lv = ctx;
+	checkpoint_tick(lv->ck, res);
 	if (lv->mh && lv->mh->tick)
 		lv->mh->tick(lv->mh->ctx, res);
 }
@@ -376,6 +379,9 @@ static int check_params(const struct measure_cmd *mc, void *params, const struct
 		return r;
 	if (mc->validate && mc->validate(params, given, err) < 0)
 		return -EINVAL;
+	/* after validate, which may turn the duration off (clock's -l) */
+	if (!opt_given(mc->opts, mc->nopts, given, "checkpoint"))
+		x->checkpoint_ns = checkpoint_default(measure_run_params(mc, params)->duration_ns);
 	return 0;
 }
 
@@ -431,12 +437,14 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	struct lat_error err = { { 0 } };
 	struct atomic_file sink = { .fd = -1 };
 	struct store *st = NULL;
+	struct checkpoint ck;
 	struct result res = { 0 };
 	struct lat_error rerr;
 	struct loadrun *lr = calloc(1, sizeof(*lr));
 	char what[256];
 	int code = EXIT_ERROR, r;
 
+	checkpoint_init(&ck, measure_name(mc), 0, NULL, NULL);
 	if (!lr) {
 		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
 		return EXIT_ERROR;
@@ -490,12 +498,14 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		goto out;
 	}
 	mc->describe(params, what, sizeof(what));
+	checkpoint_init(&ck, measure_name(mc), x->checkpoint_ns, x->json_path, st);
 	struct live lv = { .windows = !x->quiet && !silent && (x->live || isatty(STDOUT_FILENO)),
 			   .verbose = !x->quiet && !silent, .silent = silent, .header = !x->quiet && !silent,
-			   .name = measure_name(mc), .what = what, .rp = rp, .mh = mh, .duration_ns = rp->duration_ns,
+			   .name = measure_name(mc), .what = what, .rp = rp, .mh = mh, .ck = &ck, .duration_ns = rp->duration_ns,
 			   .load = !(lr->n || lr->cmd) ? NULL : lr->text[0] ? lr->text : "(too long for a label; see params)" };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .tick = on_tick, .ctx = &lv };
 	r = runner_run(mc->ops, rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
+	checkpoint_end(&ck, &res);      /* the final result replaces the last partial one */
 	loadrun_stop(lr, &res);
 	if (r < 0) {
 		tprintf(stderr, "latscope %s: %s\n", measure_name(mc), rerr.msg);
@@ -535,6 +545,7 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		memset(&res, 0, sizeof(res));
 	}
 out:
+	checkpoint_end(&ck, NULL);      /* its writer uses the store */
 	loadrun_stop(lr, &res);
 	free(lr);
 	atomic_file_close(&sink);

@@ -33,6 +33,7 @@ struct measure_extras {
 	int fail_stat;                  /* enum fail_stat */
 	struct strlist load;            /* --load specs, as given */
 	const char *load_cmd;           /* --load-cmd; NULL: none */
+	uint64_t checkpoint_ns;         /* --checkpoint; 0: none (check_params sets the default, cli/checkpoint.h) */
 	char note[256];                 /* what validate() chose in the user's stead, for the result's notes */
 };
 
@@ -129,6 +130,11 @@ int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err);
 extern const char *const policy_choices[];
 extern const char *const fail_stat_choices[];
 
+/* --checkpoint's row (cli/checkpoint.h), at offset off: wherever it is taken, the same range. */
+#define CHECKPOINT_OPT(off, text) \
+	{ "checkpoint", 0, OPT_DURATION, (off), .min = NS_PER_SEC, .max = 30u * 24u * 3600u * NS_PER_SEC, \
+	  .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM | OPT_ZERO_OFF, .help = (text) }
+
 /* The options every measuring command takes, for a params struct T with members run, out and help. */
 #define RUN_OPTS(T) \
 	{ "cpus", 'a', OPT_CPUS, offsetof(T, run.cpus), .metavar = "CPUS", \
@@ -163,6 +169,8 @@ extern const char *const fail_stat_choices[];
 	  .help = "keep the run in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }, \
 	{ "no-store", 0, OPT_FLAG, offsetof(T, out.no_store), .flags = OPT_NOT_PARAM, \
 	  .help = "do not keep the run in the store" }, \
+	CHECKPOINT_OPT(offsetof(T, out.checkpoint_ns), "write the result so far (--json, the store) every DUR while " \
+		       "measuring, marked partial; 0 or none: never; default 10m for a run over 1h or without -D"), \
 	{ "label", 0, OPT_LABEL, offsetof(T, out.labels), .flags = OPT_NOT_PARAM, \
 	  .help = "tag the run, such as config=guest; repeatable" }, \
 	{ "quiet", 'q', OPT_FLAG, offsetof(T, out.quiet), .flags = OPT_NOT_PARAM, \

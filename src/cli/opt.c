@@ -32,10 +32,15 @@ static void choices_text(const char *const *choices, char *buf, size_t size)
 
 static int set_duration(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
 {
-	uint64_t ns;
+	uint64_t ns = 0;
 	char lim[32];
-	int r = parse_duration(val, o->unit, &ns);
+	const bool none = o->flags & OPT_ZERO_OFF && strcmp(val, "none") == 0;
+	int r = none ? 0 : parse_duration(val, o->unit, &ns);
 
+	if (o->flags & OPT_ZERO_OFF && (none || (r == 0 && ns == 0))) {
+		*(uint64_t *)field(params, o) = 0;
+		return 0;
+	}
 	if (r == -EINVAL && val[0] == '-' && val[1] >= '0' && val[1] <= '9')
 		return err_set(err, -EINVAL, "option '%s': '%s': a duration cannot be negative", as, val);
 	if (r == -EINVAL)

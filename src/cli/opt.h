@@ -30,6 +30,8 @@ enum opt_kind {
 
 /* Not one of the run's parameters (where output goes, how it is shown). */
 #define OPT_NOT_PARAM 0x1u
+/* OPT_DURATION: 0 or "none" turns it off (0), whatever .min says. */
+#define OPT_ZERO_OFF 0x2u
 
 struct opt {
 	const char *name;               /* long name, without "--" */

@@ -34,6 +34,8 @@ struct run_cmd {
 	const char *load_cmd;
 	const char *db;
 	bool no_store;
+	uint64_t checkpoint_ns;
+	bool checkpoint_given;          /* else each probe's default (cli/checkpoint.h) */
 	bool quiet;
 	bool help;
 };
@@ -53,6 +55,8 @@ static const struct opt run_opts[] = {
 	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH",
 	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
 	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
+	CHECKPOINT_OPT(offsetof(struct run_cmd, checkpoint_ns),
+		       "store each probe's result so far every DUR while it measures (see latscope timer --help)"),
 	{ "quiet", 'q', OPT_FLAG, offsetof(struct run_cmd, quiet), .help = "no progress line" },
 	{ "help", 'h', OPT_HELP, offsetof(struct run_cmd, help), .help = "show this help" },
 };
@@ -60,7 +64,7 @@ static const struct opt run_opts[] = {
 static const struct cmd_spec run_spec = {
 	.name = "run",
 	.synopsis = "[--quick | -D DURATION] [-a CPUS] [--label KEY=VALUE]... [--load SPEC]... [--load-cmd CMD]\n"
-		    "                    [--db PATH | --no-store] [-q]",
+		    "                    [--db PATH | --no-store] [--checkpoint DUR] [-q]",
 	.about = "The suite to start with: timer wakeup latency, OS and hypervisor noise, and thread wakeup cost,\n"
 		 "in turn (about a minute; --quick for 10 s), each stored as a run with a shared label suite=...,\n"
 		 "then one table of all three and what `latscope sys` advises.  Works without root, saying what\n"
@@ -153,6 +157,10 @@ static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t 
 	x->load_cmd = c->load_cmd;
 	x->no_store = c->no_store;
 	x->db_path = c->db;
+	if (c->checkpoint_given) {
+		x->checkpoint_ns = c->checkpoint_ns;
+		opt_mark(mc->opts, mc->nopts, given, "checkpoint");
+	}
 	return 0;
 }
 
@@ -256,6 +264,7 @@ int cmd_run(int argc, char **argv)
 		return storecmd_exit(code);
 	if (c.quick && c.duration_ns)
 		return storecmd_usage("run", "options '--quick' and '--duration' exclude each other");
+	c.checkpoint_given = opt_given(run_opts, ARRAY_SIZE(run_opts), &given, "checkpoint");
 	/* Bad loads are named before the first probe runs, not after it. */
 	struct loadrun *lr = malloc(sizeof(*lr));
 	struct lat_error lerr;

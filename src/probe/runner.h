@@ -18,8 +18,10 @@ struct runner_hooks {
 	/* A window of one CPU has been added to res. */
 	void (*window)(void *ctx, const struct result *res, const struct cpu_result *cr,
 		       const struct result_window *w);
-	/* Now and then while measuring (a few times a second at most). */
-	void (*tick)(void *ctx, const struct result *res);
+	/* Now and then while measuring (a few times a second at most), on the main
+	 * thread between two drains: res may be finalized there (a checkpoint), as
+	 * the runner reads only the CPUs' rows and appends to their windows. */
+	void (*tick)(void *ctx, struct result *res);
 	void *ctx;
 };
 

@@ -320,6 +320,8 @@ json_t *result_to_json(const struct result *res)
 	put(&b, doc, "elapsed_ns", u64(res->elapsed_ns));
 	put(&b, doc, "interrupted", json_boolean(res->interrupted));
 	put(&b, doc, "stop_reason", json_string(res->stop_reason));
+	if (res->partial)
+		put(&b, doc, "partial", json_true());
 	put(&b, doc, "command_line", argv);
 	put(&b, doc, "params", res->params ? json_incref(res->params) : json_object());
 	put(&b, doc, "labels", labels);

@@ -826,6 +826,7 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 	    (r = get_u64(rd, doc, "elapsed_ns", &res->elapsed_ns)) < 0 ||
 	    (r = get_bool(rd, doc, "interrupted", &res->interrupted)) < 0 ||
 	    (r = get_str(rd, doc, "stop_reason", res->stop_reason, sizeof(res->stop_reason))) < 0 ||
+	    (json_object_get(doc, "partial") && (r = get_bool(rd, doc, "partial", &res->partial)) < 0) ||
 	    (r = get_u64(rd, doc, "threshold_ns", &res->threshold_ns)) < 0 ||
 	    (r = get_u64(rd, doc, "warmup_windows", &res->warmup)) < 0 ||
 	    (r = read_labels(rd, labels, &res->labels)) < 0 || (r = read_system(rd, sys, &res->sys)) < 0)

@@ -244,6 +244,7 @@ static void assert_same_cmd(const struct timer_cmd *got, const struct timer_cmd 
 	SAME_U64(run.warmup);
 	SAME_U64(out.fail_above_ns);
 	SAME_U64(out.fail_stat);
+	SAME_U64(out.checkpoint_ns);
 	if (!got->out.json_path != !want->out.json_path ||
 	    (got->out.json_path && strcmp(got->out.json_path, want->out.json_path) != 0)) {
 		print_error("%s: json_path is '%s', want '%s'\n", what,
@@ -307,7 +308,11 @@ static void expect_cpus(struct timer_cmd *c)
 }
 static void expect_priority(struct timer_cmd *c) { c->run.priority = 50; }
 static void expect_policy(struct timer_cmd *c) { c->run.policy = POLICY_RR; }
-static void expect_duration(struct timer_cmd *c) { c->run.duration_ns = 90u * NS_PER_SEC; }
+static void expect_duration(struct timer_cmd *c)
+{
+	c->run.duration_ns = 90u * NS_PER_SEC;
+	c->out.checkpoint_ns = 0;       /* a run of an hour or less has none by default */
+}
 static void expect_loops(struct timer_cmd *c) { c->run.loops = 1000; }
 static void expect_threshold(struct timer_cmd *c) { c->run.threshold_ns = 30u * NS_PER_US; }
 static void expect_window(struct timer_cmd *c) { c->run.window_ns = 10u * NS_PER_SEC; }
@@ -319,6 +324,7 @@ static void expect_fail_stat(struct timer_cmd *c)
 	c->out.fail_above_ns = NS_PER_MS;       /* from the extra arguments */
 }
 static void expect_json(struct timer_cmd *c) { c->out.json_path = "out.json"; }
+static void expect_checkpoint(struct timer_cmd *c) { c->out.checkpoint_ns = 30u * NS_PER_SEC; }
 static void expect_label(struct timer_cmd *c)
 {
 	c->out.labels.n = 1;
@@ -348,6 +354,7 @@ static void expect_help(struct timer_cmd *c)
 {
 	c->help = true;
 	cpuset_clear(&c->run.cpus);     /* --help returns before the CPUs are resolved */
+	c->out.checkpoint_ns = 0;       /* and before the checkpoint's default */
 }
 
 struct opt_case {
@@ -375,6 +382,7 @@ static const struct opt_case cases[] = {
 	{ "fail-above", "50us", expect_fail_above, "5 parsecs", "is not a duration", { NULL } },
 	{ "fail-stat", "p99.9", expect_fail_stat, "p42", "is not one of max, warm_max, p99", { "--fail-above", "1ms", NULL } },
 	{ "json", "out.json", expect_json, "", "the value is empty", { NULL } },
+	{ "checkpoint", "30s", expect_checkpoint, "500ms", "is below the minimum of 1s", { NULL } },
 	{ "label", "config=guest=kvm", expect_label, "1x=2", "is not KEY=VALUE", { NULL } },
 	{ "quiet", NULL, expect_quiet, NULL, NULL, { NULL } },
 	{ "live", NULL, expect_live, NULL, NULL, { NULL } },
@@ -714,6 +722,53 @@ static void test_every_range_is_inclusive_at_min_and_max_and_rejects_one_beyond(
 					 o->kind == OPT_DURATION ? "is above the maximum of" : "is out of range");
 		}
 	}
+}
+
+static void test_checkpoint_zero_or_none_turns_it_off_and_anything_else_below_a_second_is_refused(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+
+	EXPECT_OK(&c, "--checkpoint", "0");
+	assert_int_equal(c.out.checkpoint_ns, 0);
+	EXPECT_OK(&c, "--checkpoint=none");
+	assert_int_equal(c.out.checkpoint_ns, 0);
+	EXPECT_OK(&c, "--checkpoint", "0ms", "-D", "2h");
+	assert_int_equal(c.out.checkpoint_ns, 0);
+	EXPECT_OK(&c, "--checkpoint", "1");
+	assert_int_equal(c.out.checkpoint_ns, NS_PER_SEC);
+	EXPECT_ERROR("option '--checkpoint'", "'999ms'", "is below the minimum of 1s", "--checkpoint", "999ms");
+	EXPECT_ERROR("option '--checkpoint'", "'None'", "is not a duration", "--checkpoint", "None");
+	/* "none" means off for this option only */
+	EXPECT_ERROR("option '--window'", "'none'", "is not a duration", "--window", "none");
+}
+
+static void test_checkpoint_defaults_to_ten_minutes_for_a_run_over_an_hour_or_without_an_end(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *args[3];
+		uint64_t want;
+	} k[] = {
+		{ { NULL }, 10u * 60u * NS_PER_SEC },
+		{ { "-l", "1000", NULL }, 10u * 60u * NS_PER_SEC },
+		{ { "-D", "1h", NULL }, 0 },
+		{ { "-D", "3601", NULL }, 10u * 60u * NS_PER_SEC },
+		{ { "-D", "3m", NULL }, 0 },
+	};
+	struct timer_cmd c;
+
+	for (size_t i = 0; i < ARRAY_SIZE(k); i++) {
+		expect_ok(&c, k[i].args);
+		if (c.out.checkpoint_ns != k[i].want) {
+			print_error("args %s: checkpoint %" PRIu64 " ns, want %" PRIu64 "\n", argv_text(),
+				    c.out.checkpoint_ns, k[i].want);
+			fail();
+		}
+	}
+	/* given, it is kept whatever the duration */
+	EXPECT_OK(&c, "-D", "3m", "--checkpoint", "30s");
+	assert_int_equal(c.out.checkpoint_ns, 30u * NS_PER_SEC);
 }
 
 static void test_documented_limits_hold_through_every_check(void **state)
@@ -1398,7 +1453,7 @@ static void test_params_json_has_every_parameter_row_and_no_other(void **state)
 	assert_true(json_is_false(json_object_get(j, "strict")));
 	assert_true(json_is_false(json_object_get(j, "no_pm_qos")));
 	static const char *const absent[] = { "json", "label", "labels", "quiet", "live", "help", "interval", "db",
-					      "no_store",
+					      "no_store", "checkpoint", "checkpoint_ns",
 					      "co-correct", "fail-above" };
 	for (size_t i = 0; i < ARRAY_SIZE(absent); i++)
 		assert_null(json_object_get(j, absent[i]));
@@ -1440,6 +1495,8 @@ int main(void)
 		cmocka_unit_test(test_every_counting_option_rejects_junk_in_every_form),
 		cmocka_unit_test(test_enum_options_reject_unknown_and_differently_cased_choices),
 		cmocka_unit_test(test_every_range_is_inclusive_at_min_and_max_and_rejects_one_beyond),
+		cmocka_unit_test(test_checkpoint_zero_or_none_turns_it_off_and_anything_else_below_a_second_is_refused),
+		cmocka_unit_test(test_checkpoint_defaults_to_ten_minutes_for_a_run_over_an_hour_or_without_an_end),
 		cmocka_unit_test(test_documented_limits_hold_through_every_check),
 		cmocka_unit_test(test_cpu_lists_that_are_malformed_are_rejected_with_the_option_as_typed),
 		cmocka_unit_test(test_a_cpu_that_is_not_online_is_rejected_and_named),
