@@ -152,7 +152,8 @@ static json_t *occupancy_json(const struct trace_occupancy *occ)
 	return o;
 }
 
-/* Steal time of the window holding absolute time t on this CPU; -1 unknown. */
+/* Steal time of the window holding absolute time t on this CPU; -1 unknown
+ * (also for a folded window: its steal is many windows'). */
 static int64_t window_steal(const struct result *res, const struct cpu_result *cr, uint64_t t)
 {
 	if (!cr || t < res->origin_ns)
@@ -161,7 +162,7 @@ static int64_t window_steal(const struct result *res, const struct cpu_result *c
 	for (size_t i = 0; i < cr->nwin; i++) {
 		const struct result_window *w = &cr->win[i];
 		if (rel >= w->w.start_ns && rel < w->w.end_ns && w->ctx.valid)
-			return (int64_t)w->ctx.cpu_ns[CPU_STEAL];
+			return w->span == 1 ? (int64_t)w->ctx.cpu_ns[CPU_STEAL] : -1;
 	}
 	return -1;
 }

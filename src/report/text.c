@@ -265,8 +265,11 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 
 static void overhead_line(FILE *out, const struct cpu_result *cr, const char *name)
 {
-	tprintf(out, "  %-5s clock read %.0f ns (min %llu)", name, cr->clock_cost.mean,
-		(unsigned long long)stats_min(&cr->clock_cost));
+	if (cr->clock_cost.n)
+		tprintf(out, "  %-5s clock read %.0f ns (min %llu)", name, cr->clock_cost.mean,
+			(unsigned long long)stats_min(&cr->clock_cost));
+	else
+		tprintf(out, "  %-5s clock read not measured (it is, after the run: a checkpoint has none)", name);
 	if (cr->overhead.n)
 		tprintf(out, ", wakeup to recorded %.0f ns mean, %llu ns max", cr->overhead.mean,
 			(unsigned long long)cr->overhead.max);
@@ -444,6 +447,11 @@ void text_result(FILE *out, const struct result *res, int64_t id)
 	if (labels[0])
 		tprintf(out, "labels: %s\n", labels);
 	text_header_system(out, res);
+	if (res->partial) {
+		char at[64];
+		fmt_utc(res->start_realtime_ns + res->elapsed_ns, at, sizeof(at));
+		tprintf(out, "partial: the run was not finished; this is its last checkpoint, at %s UTC\n", at);
+	}
 	for (unsigned i = 0; i < res->nnotes; i++)
 		tprintf(out, "note: %s\n", res->notes[i]);
 	text_summary(out, res, true);

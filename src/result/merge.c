@@ -167,6 +167,7 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 			ret->elapsed_ns = in[i].elapsed_ns;
 		ret->interrupted |= in[i].interrupted;
 		ret->long_run &= in[i].long_run;
+		ret->partial |= in[i].partial;  /* a member still measuring: so is the merge */
 		ret->applied.rt_policy &= in[i].applied.rt_policy;
 		ret->applied.memlock &= in[i].applied.memlock;
 		ret->applied.pm_qos &= in[i].applied.pm_qos;

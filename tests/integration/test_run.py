@@ -43,6 +43,36 @@ class TimerRuns(TempDirCase):
         for key in ("kernel_release", "clocksource", "preempt", "online_cpus"):
             self.assertTrue(doc["system"][key], key)
 
+    def test_a_folded_run_keeps_its_totals_and_its_p99_within_the_histograms_error(self):
+        # 700 windows of 10 ms on each CPU: past the 128 recent ones, so most are folded.
+        out = self.path("f.json")
+        p = run("timer", "-D", "7s", "--window", "10ms", "-i", "1ms", "--threshold", "30us", "-q", "--no-store",
+                "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        for block in doc["cpus"] + [doc["all"]]:
+            wins, lat = block["windows"], block["metrics"]["latency"]
+            self.assertTrue(any(w.get("span", 1) > 1 for w in wins), "older windows are folded")
+            self.assertLess(len(wins), 350, "a bounded number of windows, not 700")
+            # what the windows hold is what was measured, sample by sample
+            counted = [w["latency"] for w in wins if w["latency"]["count"]]
+            self.assertEqual(sum(w["count"] for w in counted), lat["count"])
+            self.assertEqual(min(w["min_ns"] for w in counted), lat["min_ns"])
+            self.assertEqual(max(w["max_ns"] for w in counted), lat["max_ns"])
+            self.assertEqual(sum(w["above"] for w in counted), lat["above"])
+            buckets = {}
+            for w in counted:
+                for lo, hi, c in w["histogram"]["buckets"]:
+                    buckets[(lo, hi)] = buckets.get((lo, hi), 0) + c
+            rank, seen = -(-99 * lat["count"] // 100), 0
+            for (lo, hi), c in sorted(buckets.items()):
+                seen += c
+                if seen >= rank:
+                    break
+            p99 = (lo + hi) / 2
+            self.assertLessEqual(abs(p99 - lat["p99_ns"]), lat["p99_ns"] / 128 + 1, "p99 of the windows' histograms")
+
     def test_summary_table_has_a_row_per_cpu_and_one_for_all(self):
         p = run("timer", "-D", "1", "-q")
         self.assertEqual(p.returncode, 0, p.stderr)
