@@ -31,7 +31,7 @@ struct block_set {
 #define BOOT_MEAN (-1.0)
 
 #define BOOT_MIN_BLOCKS 5           /* fewer units and a verdict is not given */
-#define BOOT_MAX_GROUPS 2000        /* more blocks are resampled in this many groups */
+#define BOOT_MAX_GROUPS 2000        /* more blocks are resampled in this many units of about equal size */
 #define BOOT_MAX_BATCHES 16         /* parts of a side taken as repetitions of the run */
 
 /*
