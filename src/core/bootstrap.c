@@ -30,8 +30,9 @@
  * interval from the batches, their variance pooled over both sides (under "no
  * change" both are the same process).  Resampling single windows treats them
  * as independent; on the test guest a window is much like the one before it
- * (correlation 0.7 between neighbouring 1 s windows), so two runs differ by
- * twice what their windows predict, and only the batches see that.
+ * (correlation 0.5-0.7 between neighbouring 1 s windows), so two 6 s runs
+ * differ by 1.6-2.4 times what their windows predict, and only the batches
+ * see that.
  * A difference is called only when the whole interval lies beyond the larger
  * drift of the two sides: the interval says how well each run pins down its
  * figure, the drift how much the machine moved under it.  With a = 0 the ratio

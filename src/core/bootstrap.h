@@ -50,7 +50,7 @@ static inline double boot_level(unsigned statistics)
  * percentile can be 0): ratio, lo and hi may be infinite.
  */
 struct verdict {
-	bool enough;                    /* both sides have BOOT_MIN_BLOCKS units or more (blocks with samples, or groups of them) */
+	bool enough;                    /* both sides have BOOT_MIN_BLOCKS units (blocks with samples, or groups) or more */
 	double a, b;                    /* the statistic over all of each side, in ns (0 for no sample) */
 	double ratio;                   /* b / a */
 	double lo, hi;                  /* confidence interval of b / a at the level asked; NaN unless enough */

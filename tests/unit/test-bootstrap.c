@@ -274,11 +274,12 @@ static void test_bootstrap_of_identical_inputs_has_ratio_one_inside_its_interval
 /*
  * A machine whose level wanders and stays for a while: the log of each
  * window's scale follows an AR(1) with correlation 0.7 from one window to the
- * next and a spread of 0.33, with bursts in one window of four, as measured on
- * the test guest (6 s idle runs there: the same figures for the per-window
- * mean, p50 and p99).  Two runs of 6 windows, 2 windows apart, of the one
- * process: the windows of one run agree with each other better than the two
- * runs do, so resampling single windows gives too narrow an interval.
+ * next and a spread of 0.33, with bursts in one window of four, close to what
+ * bench/aa-ab saw of the per-window mean on the test guest (6 s idle runs:
+ * correlation 0.47-0.70, spread 0.35).  Two runs of 6 windows, 2 windows
+ * apart, of the one process: the windows of one run agree with each other
+ * better than the two runs do, so resampling single windows gives too narrow
+ * an interval.
  */
 static void run_make_wander(struct run *r, size_t nblocks, size_t per, double *level)
 {
