@@ -1,33 +1,45 @@
 /*
- * Block bootstrap of the ratio b / a of one statistic of two runs.
+ * The ratio b / a of one statistic of two runs, and whether it differs from 1.
  *
- * The unit of resampling is the block (a window), not the sample: samples
- * within a window are correlated (one hypervisor burst makes many late
- * wakeups), windows much less so.  Per side:
+ * The unit is the block (a window, or several folded into one), not the
+ * sample: samples within a window are correlated (one hypervisor burst makes
+ * many late wakeups).  Per side:
  *
  *   point estimate  the statistic over all blocks: the mean from the blocks'
  *                   exact stats, count-weighted; a percentile by nearest rank
  *                   on the sum of the blocks' histograms (bucket midpoint),
  *                   clamped to the exact min and max.
- *   replicate       draw as many blocks as the side has, with replacement,
+ *   units           the blocks, laid in order by sample count into at most
+ *                   BOOT_MAX_GROUPS units of about the same size (side_map): a
+ *                   run's windows stay one unit each; a long run's folded
+ *                   blocks are matched by groups of its unfolded windows.
+ *   replicate       draw as many units as the side has, with replacement,
  *                   and compute the statistic the same way on the draw.  Only
- *                   how often each block was drawn matters, so a draw is a
- *                   weight per block: the mean is the weighted mean of the
- *                   blocks' means, a percentile a walk over the weighted
- *                   sum of their histograms (see struct side).
- *   groups          more than BOOT_MAX_GROUPS blocks are first merged into
- *                   BOOT_MAX_GROUPS groups of consecutive blocks (sizes differ
- *                   by at most one), which bounds the cost of a replicate and
- *                   keeps neighbouring windows, the most alike, together.
+ *                   how often each unit was drawn matters, so a draw is a
+ *                   weight per unit: the mean is the weighted mean of the
+ *                   units' means, a percentile a walk over the weighted sum
+ *                   of their histograms (see struct side).
+ *   batches         the side cut by sample count into half as many parts as
+ *                   it has units, rounded up (3 to BOOT_MAX_BATCHES), each
+ *                   taken as a repetition of the run (batch means).
+ *   drift           the ratio of the largest to the smallest statistic over
+ *                   DRIFT_PARTS contiguous parts, cut by sample count.
  *
- * The two sides are drawn independently; the 95 % interval is the 2.5th and
- * 97.5th percentile of the replicate ratios.  A difference is called only
- * when the whole interval lies beyond the drift: the larger of the two sides'
- * spread of the statistic between contiguous parts of their blocks.  Resampling windows measures how
- * well a run pins down its own figure; the drift measures how much the machine
- * moved under it, which is what separates two runs of the same configuration.  With a = 0 the ratio is 1 when
- * b is 0 too and +inf otherwise, so "a never slow, b slow" is still a verdict.
- * Blocks without samples carry no information and are skipped.
+ * The interval at `level` is the wider, at each end, of two: the percentiles
+ * of the replicate ratios (the two sides drawn independently), and a t
+ * interval from the batches, their variance pooled over both sides (under "no
+ * change" both are the same process).  Resampling single windows treats them
+ * as independent; on the test guest a window is much like the one before it
+ * (correlation 0.5-0.7 between neighbouring 1 s windows), so two 6 s runs
+ * differ by 1.6-2.4 times what their windows predict, and only the batches
+ * see that.
+ * A difference is called only when the whole interval lies beyond the larger
+ * drift of the two sides: the interval says how well each run pins down its
+ * figure, the drift how much the machine moved under it.  With a = 0 the ratio
+ * is 1 when b is 0 too and +inf otherwise, so "a never slow, b slow" is still a
+ * verdict (the batches, on a log scale, are then left out).  Blocks without
+ * samples carry no information and are skipped.  doc/compare-method.md has
+ * the measurements behind this.
  */
 #include "core/bootstrap.h"
 
@@ -118,6 +130,19 @@ static void side_free(struct side *s)
 	*s = (struct side){ 0 };
 }
 
+/*
+ * Which of `slots` equal shares of `total` samples an item holding n of them,
+ * after c before it, belongs to: the one its middle falls in.  Consecutive
+ * items fill slots in order; equal items spread over them evenly (slot counts
+ * differ by one at most), and an item larger than a share takes one slot and
+ * leaves the others it covers empty.
+ */
+static size_t slot_of(uint64_t c, uint64_t n, uint64_t total, size_t slots)
+{
+	size_t k = (size_t)(((double)c + (double)n / 2.0) * (double)slots / (double)total);
+	return k < slots ? k : slots - 1u;
+}
+
 /* Unit u gets bucket idx with count c (c > 0): first counted, then placed. */
 static void side_put(struct side *s, bool place, uint32_t u, unsigned idx, uint64_t c)
 {
@@ -134,32 +159,42 @@ static void side_put(struct side *s, bool place, uint32_t u, unsigned idx, uint6
 	s->count[k] = c;
 }
 
+/* A group's histogram, summed in dense over [*glo, *ghi], goes into the columns; dense is left zeroed. */
+static void side_flush(struct side *s, bool place, uint32_t u, uint64_t *dense, unsigned *glo, unsigned *ghi)
+{
+	for (unsigned idx = *glo; idx <= *ghi; idx++)
+		if (dense[idx]) {
+			side_put(s, place, u, idx, dense[idx]);
+			dense[idx] = 0;
+		}
+	*glo = HIST_BUCKETS;
+	*ghi = 0;
+}
+
 /*
  * One pass over the blocks: sizing the columns (place false, which also merges
- * the units' stats), or filling them.  Blocks with samples map to units in
- * order: used block j goes to unit j * n / used, so groups are consecutive and
- * differ in size by one at most.  A group's histogram is summed in dense (a
- * zeroed scratch histogram, left zeroed) before it goes into the columns.
+ * the units' stats), or filling them.  map[i] is block i's unit (UINT32_MAX for
+ * a block without samples).  A group's histogram is summed in dense (a zeroed
+ * scratch histogram, left zeroed) before it goes into the columns.
  */
-static void side_fill(struct side *s, const struct block_set *set, size_t used, bool pct, bool place,
-		      uint64_t *dense)
+static void side_fill(struct side *s, const struct block_set *set, const uint32_t *map, bool grouped, bool pct,
+		      bool place, uint64_t *dense)
 {
-	bool grouped = s->n < used;
 	unsigned glo = HIST_BUCKETS, ghi = 0;
-	size_t j = 0;
+	uint32_t cur = UINT32_MAX;
 
 	for (size_t i = 0; i < set->n; i++) {
 		const struct block *bl = &set->blocks[i];
-		uint64_t samples = block_samples(bl, pct);
-		if (!samples)
+		uint32_t u = map[i];
+		if (u == UINT32_MAX)
 			continue;
-		uint32_t u = (uint32_t)(j * s->n / used);
-		bool last = (j + 1u) * s->n / used != u;        /* block of its group */
-		j++;
+		if (grouped && pct && u != cur && cur != UINT32_MAX)
+			side_flush(s, place, cur, dense, &glo, &ghi);
+		cur = u;
 		if (!place) {
 			stats_merge(&s->st[u], &bl->st);
 			if (pct)
-				s->total[u] += samples;
+				s->total[u] += block_samples(bl, pct);
 		}
 		if (!pct)
 			continue;
@@ -177,21 +212,63 @@ static void side_fill(struct side *s, const struct block_set *set, size_t used, 
 			if (hb->index > ghi)
 				ghi = hb->index;
 		}
-		if (grouped && last) {
-			for (unsigned idx = glo; idx <= ghi; idx++)
-				if (dense[idx]) {
-					side_put(s, place, u, idx, dense[idx]);
-					dense[idx] = 0;
-				}
-			glo = HIST_BUCKETS;
-			ghi = 0;
-		}
 	}
+	if (grouped && pct && cur != UINT32_MAX)
+		side_flush(s, place, cur, dense, &glo, &ghi);
 }
 
-static int side_init(struct side *s, const struct block_set *set, bool pct, uint64_t *dense)
+/*
+ * The units of a side: its blocks with samples, laid by sample count into
+ * at most BOOT_MAX_GROUPS slots and never more than twice as many as the
+ * largest block fills, so that a unit holds about half the largest block's
+ * samples or more.  Blocks of one size (a run's windows) stay one unit each up
+ * to BOOT_MAX_GROUPS; windows a long run folded into one block of many
+ * (result folding) are matched by groups of the unfolded ones of a comparable
+ * size, and a draw then picks like with like.
+ */
+static void side_map(const struct block_set *set, bool pct, uint32_t *map, size_t *ret_units)
 {
-	size_t used = 0, entries = 0;
+	uint64_t total = 0, largest = 0, c = 0;
+	size_t used = 0, units = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		uint64_t n = block_samples(&set->blocks[i], pct);
+		if (!n)
+			continue;
+		used++;
+		total += n;             /* check_set: the sum counts */
+		if (n > largest)
+			largest = n;
+	}
+	*ret_units = 0;
+	if (!used)
+		return;
+	uint64_t fits = total / largest;                /* >= 1 */
+	size_t slots = used < BOOT_MAX_GROUPS ? used : BOOT_MAX_GROUPS;
+	if (fits <= slots / 2u)
+		slots = (size_t)(2u * fits);
+	size_t last = SIZE_MAX;
+	for (size_t i = 0; i < set->n; i++) {
+		uint64_t n = block_samples(&set->blocks[i], pct);
+		map[i] = UINT32_MAX;
+		if (!n)
+			continue;
+		size_t k = slot_of(c, n, total, slots);
+		c += n;
+		if (k != last) {
+			units++;
+			last = k;
+		}
+		map[i] = (uint32_t)(units - 1u);
+	}
+	*ret_units = units;
+}
+
+static int side_init(struct side *s, const struct block_set *set, bool pct)
+{
+	size_t used = 0, entries = 0, n = 0;
+	uint32_t *map = NULL;
+	uint64_t *dense = NULL;                 /* scratch for group histograms */
 
 	*s = (struct side){ .lo = HIST_BUCKETS, .hi = 0 };
 	for (size_t i = 0; i < set->n; i++)
@@ -205,33 +282,43 @@ static int side_init(struct side *s, const struct block_set *set, bool pct, uint
 	if (entries > UINT32_MAX)               /* more than the column offsets can hold */
 		return -ENOMEM;
 
-	size_t n = used > BOOT_MAX_GROUPS ? BOOT_MAX_GROUPS : used;
+	map = malloc(set->n * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	side_map(set, pct, map, &n);
+	bool grouped = n < used;
 	s->st = malloc(n * sizeof(*s->st));
 	s->total = calloc(n, sizeof(*s->total));
 	s->w = calloc(n, sizeof(*s->w));
 	if (pct)
 		s->col = calloc(HIST_BUCKETS + 1u, sizeof(*s->col));
-	if (!s->st || !s->total || !s->w || (pct && !s->col))
+	if (pct && grouped)
+		dense = calloc(HIST_BUCKETS, sizeof(*dense));
+	if (!s->st || !s->total || !s->w || (pct && !s->col) || (pct && grouped && !dense))
 		goto nomem;
 	s->n = n;
 	for (size_t i = 0; i < n; i++)
 		s->st[i] = (struct stats)STATS_INIT;
 
-	side_fill(s, set, used, pct, false, dense);
-	if (!pct)
-		return 0;
-	for (unsigned i = 0; i < HIST_BUCKETS; i++)
-		s->col[i + 1u] += s->col[i];            /* col[i]: start of bucket i */
-	s->unit = malloc(s->col[HIST_BUCKETS] * sizeof(*s->unit));
-	s->count = malloc(s->col[HIST_BUCKETS] * sizeof(*s->count));
-	if (!s->unit || !s->count)
-		goto nomem;
-	side_fill(s, set, used, pct, true, dense);      /* col[i]: end of bucket i */
-	memmove(s->col + 1, s->col, HIST_BUCKETS * sizeof(*s->col));
-	s->col[0] = 0;
+	side_fill(s, set, map, grouped, pct, false, dense);
+	if (pct) {
+		for (unsigned i = 0; i < HIST_BUCKETS; i++)
+			s->col[i + 1u] += s->col[i];            /* col[i]: start of bucket i */
+		s->unit = malloc(s->col[HIST_BUCKETS] * sizeof(*s->unit));
+		s->count = malloc(s->col[HIST_BUCKETS] * sizeof(*s->count));
+		if (!s->unit || !s->count)
+			goto nomem;
+		side_fill(s, set, map, grouped, pct, true, dense);      /* col[i]: end of bucket i */
+		memmove(s->col + 1, s->col, HIST_BUCKETS * sizeof(*s->col));
+		s->col[0] = 0;
+	}
+	free(map);
+	free(dense);
 	return 0;
 
 nomem:
+	free(map);
+	free(dense);
 	side_free(s);
 	return -ENOMEM;
 }
@@ -311,31 +398,146 @@ static double side_stat(const struct side *s, bool pct, double p)
 	return (double)v;
 }
 
+/* Samples of unit u. */
+static uint64_t unit_samples(const struct side *s, bool pct, size_t u)
+{
+	return pct ? s->total[u] : s->st[u].n;
+}
+
+/*
+ * The statistic on each of `parts` contiguous parts of the side, cut by sample
+ * count (slot_of), not by unit: a unit a long run folded from many windows
+ * weighs what it holds.  ret_v[k] is part k's value and ret_n[k] its samples
+ * (0 for a part no unit's middle fell in).  Uses s->w.
+ */
+static void side_parts(struct side *s, bool pct, double p, size_t parts, double *ret_v, uint64_t *ret_n)
+{
+	uint64_t total = 0;
+
+	for (size_t u = 0; u < s->n; u++)
+		total += unit_samples(s, pct, u);
+	for (size_t k = 0; k < parts; k++) {
+		uint64_t c = 0;
+		ret_n[k] = 0;
+		for (size_t u = 0; u < s->n; u++) {
+			uint64_t n = unit_samples(s, pct, u);
+			s->w[u] = slot_of(c, n, total, parts) == k;
+			ret_n[k] += s->w[u] ? n : 0u;
+			c += n;
+		}
+		ret_v[k] = ret_n[k] ? side_stat(s, pct, p) : 0.0;
+	}
+}
+
 /*
  * How far the statistic wanders within one side: the ratio (>= 1) of the
  * largest to the smallest value it takes over DRIFT_PARTS contiguous parts of
- * the side's blocks (fewer parts for few blocks).  On a machine whose latency
- * moves over seconds and minutes, this is what one run says about where a
- * second run of the same configuration could land.
+ * the side (fewer parts for few units).  On a machine whose latency moves over
+ * seconds and minutes, this is what one run says about where a second run of
+ * the same configuration could land.
  */
 #define DRIFT_PARTS 4
 
 static double side_drift(struct side *s, bool pct, double p)
 {
 	size_t parts = s->n >= 2u * DRIFT_PARTS ? DRIFT_PARTS : 2u;
-	double lo = (double)INFINITY, hi = 0.0;
+	double v[DRIFT_PARTS], lo = (double)INFINITY, hi = 0.0;
+	uint64_t n[DRIFT_PARTS];
 
+	side_parts(s, pct, p, parts, v, n);
 	for (size_t k = 0; k < parts; k++) {
-		size_t from = s->n * k / parts, to = s->n * (k + 1u) / parts;
-		for (size_t i = 0; i < s->n; i++)
-			s->w[i] = i >= from && i < to;
-		double v = side_stat(s, pct, p);
-		lo = v < lo ? v : lo;
-		hi = v > hi ? v : hi;
+		if (!n[k])
+			continue;
+		lo = v[k] < lo ? v[k] : lo;
+		hi = v[k] > hi ? v[k] : hi;
 	}
 	if (lo <= 0.0)
 		return hi <= 0.0 ? 1.0 : (double)INFINITY;
 	return hi / lo;
+}
+
+/*
+ * Batch means: the side cut by samples into half as many parts as it has
+ * units (rounded up: 3 for 5 or 6 windows; at most BOOT_MAX_BATCHES), each
+ * taken as a repetition of the run.  Their spread on a log scale, weighted by
+ * the samples each holds, is how much a run of this machine varies at the
+ * scale of a part, correlation between neighbouring windows included, which
+ * resampling single windows misses: on the test guest the latency level stays
+ * for seconds at a time, so the windows of one run agree with each other
+ * better than two runs do.  Fewer parts would be longer but leave so few
+ * degrees of freedom that t alone (6.2 at 2 and 97.5 %) hides any change.
+ */
+struct batches {
+	bool ok;                        /* every part had a statistic > 0 */
+	double ss;                      /* weighted sum of squares of log values about their mean */
+	double weight;                  /* sum of the weights (1 for a part of average size) */
+	unsigned df;                    /* parts with samples - 1 */
+};
+
+static struct batches side_batches(struct side *s, bool pct, double p)
+{
+	double v[BOOT_MAX_BATCHES], x[BOOT_MAX_BATCHES], om[BOOT_MAX_BATCHES];
+	uint64_t n[BOOT_MAX_BATCHES], total = 0;
+	size_t half = (s->n + 1u) / 2u, parts = half < BOOT_MAX_BATCHES ? half : BOOT_MAX_BATCHES, used = 0;
+	struct batches b = { .ok = true };
+
+	if (parts < 2u)
+		return (struct batches){ 0 };
+	side_parts(s, pct, p, parts, v, n);
+	for (size_t k = 0; k < parts; k++)
+		total += n[k];
+	double mean = 0.0;
+	for (size_t k = 0; k < parts; k++) {
+		if (!n[k])
+			continue;
+		if (!(v[k] > 0.0))
+			b.ok = false;
+		om[used] = (double)n[k] * (double)parts / (double)total;
+		x[used] = b.ok ? log(v[k]) : 0.0;
+		b.weight += om[used];
+		mean += om[used] * x[used];
+		used++;
+	}
+	if (!b.ok || used < 2u)
+		return (struct batches){ 0 };
+	mean /= b.weight;
+	for (size_t k = 0; k < used; k++)
+		b.ss += om[k] * (x[k] - mean) * (x[k] - mean);
+	b.df = (unsigned)(used - 1u);
+	return b;
+}
+
+/* The p-quantile of the standard normal distribution, p in (0.5, 1): bisection on erfc, to double precision. */
+static double z_quantile(double p)
+{
+	double lo = 0.0, hi = 40.0;
+	for (int k = 0; k < 80; k++) {
+		double mid = (lo + hi) / 2.0;
+		if (0.5 * erfc(-mid / M_SQRT2) < p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2.0;
+}
+
+/*
+ * The p-quantile of Student's t with df degrees of freedom, p in (0.5, 1):
+ * exact for 1 and 2, otherwise the Cornish-Fisher expansion to 1 / df^4
+ * (within 0.3 % at 3, 0.01 % from 5).
+ */
+static double t_quantile(double p, unsigned df)
+{
+	if (df == 1u)
+		return tan(M_PI * (p - 0.5));
+	if (df == 2u)
+		return (2.0 * p - 1.0) / sqrt(2.0 * p * (1.0 - p));
+	double z = z_quantile(p), z2 = z * z, n = (double)df;
+	double g1 = (z2 + 1.0) * z / 4.0;
+	double g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0;
+	double g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0;
+	double g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0;
+	return z + g1 / n + g2 / (n * n) + g3 / (n * n * n) + g4 / (n * n * n * n);
 }
 
 /* b / a, with 0 / 0 = 1 (no change) and b / 0 = +inf (a never slow, b slow). */
@@ -352,17 +554,16 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-int bootstrap_compare(const struct block_set *a, const struct block_set *b, double stat, unsigned reps,
-		      uint64_t seed, struct verdict *ret)
+int bootstrap_compare(const struct block_set *a, const struct block_set *b, double stat, double level,
+		      unsigned reps, uint64_t seed, struct verdict *ret)
 {
 	struct side sa = { 0 }, sb = { 0 };
 	struct verdict v = { .lo = (double)NAN, .hi = (double)NAN, .drift = 1.0 };
-	uint64_t *dense = NULL;                 /* scratch for group histograms */
 	double *ratios = NULL;
 	bool pct = stat != BOOT_MEAN;
 	int r;
 
-	if (!a || !b || !ret || reps == 0)
+	if (!a || !b || !ret || reps == 0 || !(level >= 0.5 && level < 1.0))
 		return -EINVAL;
 	if (pct && !(stat > 0.0 && stat <= 100.0))          /* NaN fails too */
 		return -EINVAL;
@@ -372,14 +573,9 @@ int bootstrap_compare(const struct block_set *a, const struct block_set *b, doub
 	if (r < 0)
 		return r;
 
-	if (pct && (a->n > BOOT_MAX_GROUPS || b->n > BOOT_MAX_GROUPS)) {
-		dense = calloc(HIST_BUCKETS, sizeof(*dense));
-		if (!dense)
-			return -ENOMEM;
-	}
-	r = side_init(&sa, a, pct, dense);
+	r = side_init(&sa, a, pct);
 	if (r == 0)
-		r = side_init(&sb, b, pct, dense);
+		r = side_init(&sb, b, pct);
 	if (r < 0)
 		goto out;
 
@@ -405,10 +601,22 @@ int bootstrap_compare(const struct block_set *a, const struct block_set *b, doub
 			ratios[k] = ratio_of(side_stat(&sb, pct, stat), side_stat(&sa, pct, stat));
 		}
 		qsort(ratios, reps, sizeof(*ratios), cmp_double);
-		/* As many replicates below lo as above hi: 2.5 % each. */
-		size_t tail = (size_t)((double)reps * 0.025);
+		/* As many replicates below lo as above hi: (1 - level) / 2 each. */
+		size_t tail = (size_t)((double)reps * (1.0 - level) / 2.0);
 		v.lo = ratios[tail];
 		v.hi = ratios[reps - 1u - tail];
+
+		/* The batch-means interval, pooled over both sides (the same process
+		 * when nothing changed), widens the bootstrap's where it is wider. */
+		struct batches ba = side_batches(&sa, pct, stat), bb = side_batches(&sb, pct, stat);
+		if (ba.ok && bb.ok && ba.df + bb.df > 0u) {
+			unsigned df = ba.df + bb.df;
+			double se = sqrt((ba.ss + bb.ss) / df * (1.0 / ba.weight + 1.0 / bb.weight));
+			double h = exp(t_quantile((1.0 + level) / 2.0, df) * se);
+			v.lo = fmin(v.lo, v.ratio / h);
+			v.hi = fmax(v.hi, v.ratio * h);
+		}
+
 		double da = side_drift(&sa, pct, stat), db = side_drift(&sb, pct, stat);
 		v.drift = da > db ? da : db;
 		v.direction = v.lo > v.drift ? 1 : v.hi < 1.0 / v.drift ? -1 : 0;
@@ -419,6 +627,5 @@ out:
 	free(ratios);
 	side_free(&sa);
 	side_free(&sb);
-	free(dense);
 	return r;
 }

@@ -84,7 +84,7 @@ double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
 int cmp_judge(const struct cmp_row *a, const struct cmp_row *b, double stat, struct verdict *ret)
 {
 	struct block_set sa = { a->nblocks, a->blocks }, sb = { b->nblocks, b->blocks };
-	return bootstrap_compare(&sa, &sb, stat, CMP_BOOT_REPS, CMP_BOOT_SEED, ret);
+	return bootstrap_compare(&sa, &sb, stat, CMP_LEVEL, CMP_BOOT_REPS, CMP_BOOT_SEED, ret);
 }
 
 static void pct_text(double ratio, char *buf, size_t size)

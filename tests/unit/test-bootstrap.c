@@ -25,6 +25,7 @@
 #include "rng.h"
 
 #define REPS 1000
+#define LEVEL 0.95
 #define SEEDS 40
 #define WINDOWS 60
 #define PER_WINDOW 1000
@@ -110,13 +111,18 @@ static struct block_set set_of(const struct run *r)
 	return (struct block_set){ .n = r->n, .blocks = r->blocks };
 }
 
-static struct verdict compare(const struct run *a, const struct run *b, double stat, uint64_t seed)
+static struct verdict compare_at(const struct run *a, const struct run *b, double stat, double level, uint64_t seed)
 {
 	struct block_set sa = set_of(a), sb = set_of(b);
 	struct verdict v;
 
-	assert_int_equal(bootstrap_compare(&sa, &sb, stat, REPS, seed, &v), 0);
+	assert_int_equal(bootstrap_compare(&sa, &sb, stat, level, REPS, seed, &v), 0);
 	return v;
+}
+
+static struct verdict compare(const struct run *a, const struct run *b, double stat, uint64_t seed)
+{
+	return compare_at(a, b, stat, LEVEL, seed);
 }
 
 static void assert_same_verdict(const struct verdict *x, const struct verdict *y)
@@ -263,6 +269,69 @@ static void test_bootstrap_of_identical_inputs_has_ratio_one_inside_its_interval
 		assert_int_equal(v.direction, 0);
 	}
 	run_free(&a);
+}
+
+/*
+ * A machine whose level wanders and stays for a while: the log of each
+ * window's scale follows an AR(1) with correlation 0.7 from one window to the
+ * next and a spread of 0.33, with bursts in one window of four, close to what
+ * bench/aa-ab saw of the per-window mean on the test guest (6 s idle runs:
+ * correlation 0.47-0.70, spread 0.35).  Two runs of 6 windows, 2 windows
+ * apart, of the one process: the windows of one run agree with each other
+ * better than the two runs do, so resampling single windows gives too narrow
+ * an interval.
+ */
+static void run_make_wander(struct run *r, size_t nblocks, size_t per, double *level)
+{
+	uint64_t *v = malloc((per ? per : 1u) * sizeof(*v));
+
+	assert_non_null(v);
+	run_alloc(r, nblocks, nblocks * per);
+	for (size_t i = 0; i < nblocks; i++) {
+		*level = 0.7 * *level + sqrt(1.0 - 0.7 * 0.7) * 0.33 * normal();
+		size_t spikes = rng_below(4) == 0 ? 1u + (size_t)rng_below(per / 50u + 1u) : 0u;
+		for (size_t k = 0; k < per; k++) {
+			double x = 20000.0 * exp(*level + 0.3 * normal());
+			if (k < spikes)
+				x = 3e5 * (0.5 + rng_unit_open0());
+			v[k] = (uint64_t)x;
+		}
+		run_set_block(r, i, v, per);
+	}
+	free(v);
+}
+
+static void test_bootstrap_calls_two_runs_of_a_wandering_machine_the_same_in_95_percent_of_pairs(void **state)
+{
+	enum { PAIRS = 200 };
+	unsigned called = 0, by_stat[2] = { 0 };
+
+	(void)state;
+	for (uint64_t pair = 1; pair <= PAIRS; pair++) {
+		struct run a, b, gap;
+		double level = 0.0;
+		rng_seed(9000u + pair);
+		run_make_wander(&gap, 10, 0, &level);           /* a start anywhere in the process */
+		run_make_wander(&a, 6, PER_WINDOW, &level);
+		run_free(&gap);
+		run_make_wander(&gap, 2, 0, &level);
+		run_make_wander(&b, 6, PER_WINDOW, &level);
+		bool any = false;
+		for (int k = 0; k < 2; k++) {
+			/* as latscope compare judges them: both statistics, each at boot_level(2) */
+			struct verdict v = compare_at(&a, &b, k ? 99.0 : BOOT_MEAN, boot_level(2), 1);
+			assert_true(v.enough);
+			by_stat[k] += v.direction != 0;
+			any = any || v.direction != 0;
+		}
+		called += any;
+		run_free(&a);
+		run_free(&gap);
+		run_free(&b);
+	}
+	print_message("wandering machine: %u of %d pairs called different (mean %u, p99 %u)\n", called, PAIRS,
+		      by_stat[0], by_stat[1]);
+	assert_true(called * 100u <= 5u * PAIRS);
 }
 
 /* ---- too few windows ---- */
@@ -425,7 +494,7 @@ static void test_bootstrap_refuses_blocks_whose_resampled_counts_could_overflow(
 	run_make(&b, 42, WINDOWS, PER_WINDOW, 1.0);
 	b.blocks[0].st.n = (UINT64_C(1) << 62);        /* one block of 2^62: WINDOWS draws of it pass 2^63 */
 	struct block_set sa = set_of(&a), sb = set_of(&b);
-	assert_int_equal(bootstrap_compare(&sa, &sb, BOOT_MEAN, 100, 1, &v), -EOVERFLOW);
+	assert_int_equal(bootstrap_compare(&sa, &sb, BOOT_MEAN, LEVEL, 100, 1, &v), -EOVERFLOW);
 	assert_true(v.ratio == 42.0);                   /* untouched */
 	run_free(&a);
 	run_free(&b);
@@ -569,6 +638,95 @@ static void test_bootstrap_with_uneven_groups_keeps_exact_point_estimates_and_fi
 	run_free(&whole);
 }
 
+/* ---- blocks of unequal size (a long run's folded windows) ---- */
+
+/*
+ * r's blocks with the first `first` of them folded in blocks of `span` each,
+ * as a long run folds its older windows: the same samples, fewer blocks.
+ */
+static void run_fold(struct run *ret, const struct run *r, size_t first, size_t span)
+{
+	size_t folded = first / span;
+
+	run_alloc(ret, folded + r->n - first, 0);
+	for (size_t k = 0; k < folded; k++) {
+		struct stats st = STATS_INIT;
+		for (size_t i = k * span; i < (k + 1u) * span; i++) {
+			assert_int_equal(stats_merge(&st, &r->blocks[i].st), 0);
+			assert_int_equal(sparse_merge(&ret->hists[k], r->blocks[i].hist), 0);
+		}
+		ret->blocks[k] = (struct block){ .st = st, .hist = &ret->hists[k] };
+	}
+	for (size_t i = first; i < r->n; i++)
+		ret->blocks[folded + i - first] = r->blocks[i];      /* shares r's histograms */
+	ret->n = folded + r->n - first;
+}
+
+static void run_free_folded(struct run *r, size_t folded)
+{
+	for (size_t k = 0; k < folded; k++)
+		sparse_free(&r->hists[k]);
+	free(r->hists);
+	free(r->blocks);
+	free(r->values);
+	memset(r, 0, sizeof(*r));
+}
+
+static void test_bootstrap_cuts_a_run_with_folded_blocks_into_parts_by_samples_not_by_blocks(void **state)
+{
+	struct run x, folded, y, slow;
+
+	(void)state;
+	/* x's second half runs 40 % slower; its first half is folded into 4 blocks of 8 windows */
+	run_make_steady(&x, 401, 64, PER_WINDOW, 1.0, 1.4);
+	run_fold(&folded, &x, 32, 8);
+	run_make_steady(&y, 402, 64, PER_WINDOW, 1.0, 1.0);
+	run_make_steady(&slow, 403, 64, PER_WINDOW, 2.5, 1.0);
+	for (int pct = 0; pct < 2; pct++) {
+		double stat = pct ? 99.0 : BOOT_MEAN;
+		struct verdict want = compare(&x, &y, stat, 1), got = compare(&folded, &y, stat, 1);
+		assert_true(got.enough);
+		assert_true(fabs(got.a / want.a - 1.0) < 1e-12);
+		/* the drift is x's (y is steady) and the parts hold the same windows */
+		assert_true(want.drift > 1.3);
+		assert_true(fabs(got.drift / want.drift - 1.0) < 1e-9);
+		assert_int_equal(got.direction, want.direction);
+
+		want = compare(&x, &slow, stat, 1);
+		got = compare(&folded, &slow, stat, 1);
+		assert_int_equal(want.direction, 1);
+		assert_int_equal(got.direction, 1);
+	}
+	run_free_folded(&folded, 4);
+	run_free(&x);
+	run_free(&y);
+	run_free(&slow);
+}
+
+static void test_bootstrap_gives_no_verdict_when_one_folded_block_holds_most_of_a_side(void **state)
+{
+	struct run x, folded, y;
+
+	(void)state;
+	/* 60 windows in one block and the last 6 on their own: 7 blocks, but 91 % of
+	 * the samples are in one, and the 6 cannot stand for its variation */
+	run_make(&x, 411, 66, PER_WINDOW, 1.0);
+	run_fold(&folded, &x, 60, 60);
+	run_make(&y, 412, WINDOWS, PER_WINDOW, 2.0);
+	for (int pct = 0; pct < 2; pct++) {
+		double stat = pct ? 99.0 : BOOT_MEAN;
+		struct verdict want = compare(&x, &y, stat, 1), got = compare(&folded, &y, stat, 1);
+		assert_true(want.enough);
+		assert_false(got.enough);
+		assert_int_equal(got.direction, 0);
+		assert_true(fabs(got.a / want.a - 1.0) < 1e-12);   /* the figures are still exact */
+		assert_true(got.ratio == got.b / got.a);
+	}
+	run_free_folded(&folded, 1);
+	run_free(&x);
+	run_free(&y);
+}
+
 /* ---- bad arguments ---- */
 
 static void test_bootstrap_rejects_bad_arguments_and_leaves_the_result_untouched(void **state)
@@ -586,29 +744,29 @@ static void test_bootstrap_rejects_bad_arguments_and_leaves_the_result_untouched
 	memset(&v, 0x5a, sizeof(v));
 	memcpy(&untouched, &v, sizeof(v));
 
-	assert_int_equal(bootstrap_compare(NULL, &good, 50.0, REPS, 1, &v), -EINVAL);
-	assert_int_equal(bootstrap_compare(&good, NULL, 50.0, REPS, 1, &v), -EINVAL);
-	assert_int_equal(bootstrap_compare(&good, &good, 50.0, REPS, 1, NULL), -EINVAL);
-	assert_int_equal(bootstrap_compare(&good, &good, 50.0, 0, 1, &v), -EINVAL);
-	assert_int_equal(bootstrap_compare(&none, &good, BOOT_MEAN, REPS, 1, &v), -EINVAL);
-	assert_int_equal(bootstrap_compare(&good, &none, 50.0, REPS, 1, &v), -EINVAL);
+	assert_int_equal(bootstrap_compare(NULL, &good, 50.0, LEVEL, REPS, 1, &v), -EINVAL);
+	assert_int_equal(bootstrap_compare(&good, NULL, 50.0, LEVEL, REPS, 1, &v), -EINVAL);
+	assert_int_equal(bootstrap_compare(&good, &good, 50.0, LEVEL, REPS, 1, NULL), -EINVAL);
+	assert_int_equal(bootstrap_compare(&good, &good, 50.0, LEVEL, 0, 1, &v), -EINVAL);
+	assert_int_equal(bootstrap_compare(&none, &good, BOOT_MEAN, LEVEL, REPS, 1, &v), -EINVAL);
+	assert_int_equal(bootstrap_compare(&good, &none, 50.0, LEVEL, REPS, 1, &v), -EINVAL);
 	for (size_t i = 0; i < ARRAY_SIZE(bad_stats); i++)
-		assert_int_equal(bootstrap_compare(&good, &good, bad_stats[i], REPS, 1, &v), -EINVAL);
+		assert_int_equal(bootstrap_compare(&good, &good, bad_stats[i], LEVEL, REPS, 1, &v), -EINVAL);
 
 	/* A percentile needs every histogram; a corrupt bucket index is refused. */
 	const struct sparse_hist *kept = a.blocks[3].hist;
 	a.blocks[3].hist = NULL;
-	assert_int_equal(bootstrap_compare(&good, &good, 99.0, REPS, 1, &v), -EINVAL);
+	assert_int_equal(bootstrap_compare(&good, &good, 99.0, LEVEL, REPS, 1, &v), -EINVAL);
 	a.blocks[3].hist = kept;
 	uint32_t index = a.hists[3].b[0].index;
 	a.hists[3].b[0].index = HIST_BUCKETS;
-	assert_int_equal(bootstrap_compare(&good, &good, 99.0, REPS, 1, &v), -EINVAL);
+	assert_int_equal(bootstrap_compare(&good, &good, 99.0, LEVEL, REPS, 1, &v), -EINVAL);
 	a.hists[3].b[0].index = index;
 	assert_memory_equal(&v, &untouched, sizeof(v));
 
 	/* An empty side is valid: no verdict. */
 	struct block_set empty = { .n = 0, .blocks = NULL };
-	assert_int_equal(bootstrap_compare(&empty, &good, 99.0, REPS, 1, &v), 0);
+	assert_int_equal(bootstrap_compare(&empty, &good, 99.0, LEVEL, REPS, 1, &v), 0);
 	assert_false(v.enough);
 	assert_true(v.a == 0.0);
 	run_free(&a);
@@ -623,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_bootstrap_finds_a_20_percent_shift_of_a_steady_process),
 		cmocka_unit_test(test_bootstrap_does_not_call_a_shift_smaller_than_the_drift_within_a_run),
 		cmocka_unit_test(test_bootstrap_of_identical_inputs_has_ratio_one_inside_its_interval),
+		cmocka_unit_test(test_bootstrap_calls_two_runs_of_a_wandering_machine_the_same_in_95_percent_of_pairs),
 		cmocka_unit_test(test_bootstrap_gives_no_verdict_with_fewer_than_the_minimum_blocks_on_either_side),
 		cmocka_unit_test(test_bootstrap_does_not_count_blocks_without_samples),
 		cmocka_unit_test(test_bootstrap_point_estimates_are_the_exact_mean_and_nearest_rank_percentile_of_all_samples),
@@ -633,6 +792,8 @@ int main(void)
 		cmocka_unit_test(test_bootstrap_gives_the_same_interval_for_the_same_seed_and_another_for_another_seed),
 		cmocka_unit_test(test_bootstrap_resamples_more_than_2000_blocks_in_2000_groups_of_consecutive_blocks),
 		cmocka_unit_test(test_bootstrap_with_uneven_groups_keeps_exact_point_estimates_and_finds_a_difference),
+		cmocka_unit_test(test_bootstrap_cuts_a_run_with_folded_blocks_into_parts_by_samples_not_by_blocks),
+		cmocka_unit_test(test_bootstrap_gives_no_verdict_when_one_folded_block_holds_most_of_a_side),
 		cmocka_unit_test(test_bootstrap_rejects_bad_arguments_and_leaves_the_result_untouched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
