@@ -51,7 +51,7 @@ static const struct opt compare_opts[] = {
 	  .help = "one row per group of runs with the same values of these labels (config,domain,sched), in that order" },
 	{ "columns", 0, OPT_STRING, offsetof(struct compare_cmd, columns), .metavar = "LIST",
 	  .help = "figures to show: count min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct "
-		  "missed runs, or a label (default min,mean,p99,max,warm_max,missed)" },
+		  "missed spikes spikes_per_hour mtbf runs, or a label (default min,mean,p99,max,warm_max,missed)" },
 	{ "baseline", 0, OPT_STRING, offsetof(struct compare_cmd, baseline), .metavar = "ID",
 	  .help = "the run (or its group) every other row is measured against (default: the first row)" },
 	{ "format", 0, OPT_ENUM, offsetof(struct compare_cmd, format), .choices = format_choices,
@@ -74,9 +74,10 @@ static const struct cmd_spec compare_spec = {
 	.synopsis = "[ID...] [--label KEY=VALUE]... [--by KEYS] [--columns LIST] [--baseline ID]\n"
 		    "                        [--format text|markdown|csv|json] [--fail-if EXPR]... [--junit FILE] [--db PATH]",
 	.about = "Put stored runs side by side: one row per run, or per group of runs with --by.  Under the table,\n"
-		 "each row is judged against the baseline: is the difference in mean and p99 real?  The verdict\n"
-		 "comes from a bootstrap over the runs' windows (see doc/compare-method.md).  Runs of several\n"
-		 "probes (a suite's) get a table and verdicts per probe.",
+		 "each row is judged against the baseline: is the difference in mean and p99 real?  Each is judged\n"
+		 "at 97.5 %, both together at 95 %, from the wider of a bootstrap over the runs' windows and batch\n"
+		 "means over their contiguous parts (see doc/compare-method.md).  Runs of several probes (a\n"
+		 "suite's) get a table and verdicts per probe.",
 	.opts = compare_opts,
 	.nopts = ARRAY_SIZE(compare_opts),
 	.help_offset = offsetof(struct compare_cmd, help),
@@ -96,7 +97,7 @@ struct column {
 
 static const enum expr_stat all_stats[] = {
 	EXPR_COUNT, EXPR_MIN, EXPR_MEAN, EXPR_STDDEV, EXPR_P50, EXPR_P90, EXPR_P99, EXPR_P999, EXPR_P9999,
-	EXPR_MAX, EXPR_WARM_MAX, EXPR_ABOVE_PCT, EXPR_MISSED,
+	EXPR_MAX, EXPR_WARM_MAX, EXPR_ABOVE_PCT, EXPR_MISSED, EXPR_SPIKES, EXPR_SPIKES_PER_HOUR, EXPR_MTBF,
 };
 
 /* ---- a row: one run or a group of runs, summarized ---- */
@@ -238,7 +239,8 @@ static int parse_columns(struct ctx *x)
 			found = label_of(&x->res[r], names[i]) != NULL;
 		if (!found) {
 			return storecmd_refuse("compare", "option '--columns': '%s' is neither a figure (count min mean "
-					       "stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct missed runs) nor a "
+					       "stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct missed spikes "
+					       "spikes_per_hour mtbf runs) nor a "
 					       "label of these runs", names[i]);
 		}
 		col->kind = COL_LABEL;
@@ -359,6 +361,8 @@ static void fmt_value(const struct ctx *x, enum expr_stat s, double v, bool raw,
 {
 	if (s == EXPR_ABOVE_PCT)
 		snprintf(buf, size, raw ? "%.6g" : "%.3f", v);
+	else if (s == EXPR_SPIKES_PER_HOUR)
+		snprintf(buf, size, raw ? "%.6g" : "%.1f", v);
 	else if (!cmp_stat_is_time(s) || raw || x->unit_ns == 1.0)
 		snprintf(buf, size, "%.0f", v);
 	else
@@ -473,6 +477,9 @@ static double verdict_stat(enum expr_stat s)
 	case EXPR_ABOVE_PCT:
 	case EXPR_MISSED:
 	case EXPR_COUNT:
+	case EXPR_SPIKES:
+	case EXPR_SPIKES_PER_HOUR:
+	case EXPR_MTBF:
 		break;
 	}
 	return BOOT_MEAN;

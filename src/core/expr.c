@@ -21,7 +21,7 @@
 /* How much of the user's text a message quotes. */
 #define QUOTE_MAX 40
 
-enum stat_type { TYPE_TIME, TYPE_PERCENT, TYPE_COUNT };
+enum stat_type { TYPE_TIME, TYPE_PERCENT, TYPE_COUNT, TYPE_RATE /* a number of 0 or more */ };
 
 /* judged: the verdict's bootstrap can say whether a change of it is real
  * (the mean and percentiles); a max is decided by one sample. */
@@ -43,6 +43,9 @@ static const struct {
 	[EXPR_ABOVE_PCT] = { "above_pct", TYPE_PERCENT, false },
 	[EXPR_MISSED] = { "missed", TYPE_COUNT, false },
 	[EXPR_COUNT] = { "count", TYPE_COUNT, false },
+	[EXPR_SPIKES] = { "spikes", TYPE_COUNT, false },
+	[EXPR_SPIKES_PER_HOUR] = { "spikes_per_hour", TYPE_RATE, false },
+	[EXPR_MTBF] = { "mtbf", TYPE_TIME, false },
 };
 
 
@@ -223,6 +226,16 @@ static int parse_value(struct expr *e, const char *v, size_t len, struct lat_err
 		e->value = (double)n;
 		return 0;
 	}
+	case TYPE_RATE:
+		r = parse_number(v, len, &x);
+		if (r == -ERANGE)
+			return err_set(err, -EINVAL, "'%.*s' has too many digits (%d significant, %d decimals at most)", qlen(len), v,
+				    NUMBER_DIGITS, NUMBER_DECIMALS);
+		if (r < 0 || pct)
+			return err_set(err, -EINVAL, "'%.*s' is not a number of 0 or more for %s", qlen(len), v,
+				    expr_stat_name(e->stat));
+		e->value = x;
+		return 0;
 	}
 	return err_set(err, -EINVAL, "internal error: statistic without a type");
 }
@@ -412,6 +425,7 @@ void expr_format(const struct expr *e, char *buf, size_t size)
 		format_time(e->value, v, sizeof(v));
 		break;
 	case TYPE_PERCENT:
+	case TYPE_RATE:
 		format_number(e->value, v, sizeof(v));
 		break;
 	case TYPE_COUNT:

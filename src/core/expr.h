@@ -18,6 +18,7 @@
 enum expr_stat {
 	EXPR_MIN, EXPR_MEAN, EXPR_STDDEV, EXPR_P50, EXPR_P90, EXPR_P99, EXPR_P999, EXPR_P9999, EXPR_MAX,
 	EXPR_WARM_MAX, EXPR_ABOVE_PCT, EXPR_MISSED, EXPR_COUNT,
+	EXPR_SPIKES, EXPR_SPIKES_PER_HOUR, EXPR_MTBF,   /* the leading metric's over a long run (result.h) */
 };
 
 enum expr_op { EXPR_GT, EXPR_GE, EXPR_LT, EXPR_LE };

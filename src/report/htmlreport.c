@@ -87,7 +87,7 @@ static void overview(FILE *out, const struct report_run *runs, size_t n)
 
 static const enum expr_stat cmp_cols[] = {
 	EXPR_COUNT, EXPR_MIN, EXPR_MEAN, EXPR_P50, EXPR_P90, EXPR_P99, EXPR_P999, EXPR_P9999, EXPR_MAX, EXPR_WARM_MAX,
-	EXPR_ABOVE_PCT, EXPR_MISSED,
+	EXPR_ABOVE_PCT, EXPR_MISSED, EXPR_SPIKES_PER_HOUR, EXPR_MTBF,
 };
 #define NCOLS ARRAY_SIZE(cmp_cols)
 
@@ -133,6 +133,8 @@ static int comparison(FILE *out, const struct report_group *g)
 				snprintf(text, sizeof(text), "-");
 			else if (cmp_cols[c] == EXPR_ABOVE_PCT)
 				snprintf(text, sizeof(text), "%.3f", v);
+			else if (cmp_cols[c] == EXPR_SPIKES_PER_HOUR)
+				snprintf(text, sizeof(text), "%.1f", v);
 			else if (cmp_stat_is_time(cmp_cols[c]))
 				val(&u, v, text, sizeof(text));
 			else
@@ -159,8 +161,9 @@ static int comparison(FILE *out, const struct report_group *g)
 			html_elem(out, "li", v.direction ? "warn" : NULL, "%s", line);
 		}
 	fputs("</ul>\n", out);
-	html_elem(out, "p", "muted", "The verdict is a block bootstrap over the runs' windows (doc/compare-method.md), "
-		  "against the first run of the probe.");
+	html_elem(out, "p", "muted", "The verdict, against the first run of the probe, takes the wider of a block "
+		  "bootstrap over the runs' windows and batch means over their contiguous parts, the mean and p99 each at "
+		  "97.5 %% (doc/compare-method.md).");
 out:
 	for (size_t i = 0; i < g->n; i++)
 		cmp_row_free(&rows[i]);

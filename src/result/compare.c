@@ -28,6 +28,10 @@ int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric)
 	    !count_add(&w->missed, cr->missed) || hist_add(w->hist, &cr->hist[metric]) < 0)
 		return -EOVERFLOW;
 	w->st = st;
+	/* spikes are the leading metric's, and only runs that counted them have them */
+	if (metric != 0 || !cr->lr.counted || !count_add(&w->spikes, cr->spikes) ||
+	    !count_add(&w->observed_ns, cr->lr.observed_ns))
+		w->spikes_unknown = true;
 	if (s->has_warm_max && (!w->has_warm_max || s->warm_max > w->warm_max)) {
 		w->warm_max = s->warm_max;
 		w->has_warm_max = true;
@@ -49,7 +53,7 @@ void cmp_row_free(struct cmp_row *w)
 
 bool cmp_stat_is_time(enum expr_stat s)
 {
-	return s != EXPR_COUNT && s != EXPR_ABOVE_PCT && s != EXPR_MISSED;
+	return s != EXPR_COUNT && s != EXPR_ABOVE_PCT && s != EXPR_MISSED && s != EXPR_SPIKES && s != EXPR_SPIKES_PER_HOUR;
 }
 
 double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
@@ -76,6 +80,15 @@ double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
 		return (double)w->warm_max;
 	case EXPR_ABOVE_PCT: return w->st.n ? 100.0 * (double)w->above / (double)w->st.n : 0.0;
 	case EXPR_MISSED: return (double)w->missed;
+	case EXPR_SPIKES:
+		*ret_none = w->spikes_unknown;
+		return (double)w->spikes;
+	case EXPR_SPIKES_PER_HOUR:
+		*ret_none = w->spikes_unknown || w->observed_ns == 0;
+		return w->observed_ns ? (double)w->spikes * 3600e9 / (double)w->observed_ns : 0.0;
+	case EXPR_MTBF:
+		*ret_none = w->spikes_unknown || w->spikes == 0;
+		return w->spikes ? (double)w->observed_ns / (double)w->spikes : 0.0;
 	}
 	/* A bucket midpoint can lie outside the exact min and max. */
 	return v < lo ? lo : v > hi ? hi : v;

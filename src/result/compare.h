@@ -25,6 +25,8 @@ struct cmp_row {
 	struct stats st;
 	struct hist *hist;              /* owned */
 	uint64_t above, missed;
+	uint64_t spikes, observed_ns;   /* the leading metric's over the runs (long_run) */
+	bool spikes_unknown;            /* a run did not count them, or another metric */
 	bool has_warm_max;
 	uint64_t warm_max;
 	struct block *blocks;           /* every window of every run added; they point into the results */

@@ -319,8 +319,8 @@ static void long_run_figures(const struct result *res, struct cpu_result *cr)
 	struct long_run *lr = &cr->lr;
 	double lo, hi;
 
-	(void)res;
 	memset(lr, 0, sizeof(*lr));
+	lr->counted = res->long_run;
 	for (size_t i = 0; i < cr->nwin; i++)
 		if (cr->win[i].w.end_ns > cr->win[i].w.start_ns)
 			lr->observed_ns += cr->win[i].w.end_ns - cr->win[i].w.start_ns;

@@ -123,6 +123,7 @@ struct band_max {
 /* What a long run is judged by: metric 0's spikes (runs of samples above the
  * threshold), how often, and when the worst was.  Filled by result_finalize. */
 struct long_run {
+	bool counted;                   /* the run counted spikes (result.long_run) */
 	uint64_t observed_ns;           /* the time the windows cover */
 	double per_hour;                /* spikes an hour of observed time */
 	bool has_mtbf;                  /* at least one spike */

@@ -110,12 +110,28 @@ static const char *const stat_names[] = {
 	[EXPR_MIN] = "min", [EXPR_MEAN] = "mean", [EXPR_STDDEV] = "stddev", [EXPR_P50] = "p50",
 	[EXPR_P90] = "p90", [EXPR_P99] = "p99", [EXPR_P999] = "p99.9", [EXPR_P9999] = "p99.99",
 	[EXPR_MAX] = "max", [EXPR_WARM_MAX] = "warm_max", [EXPR_ABOVE_PCT] = "above_pct",
-	[EXPR_MISSED] = "missed", [EXPR_COUNT] = "count",
+	[EXPR_MISSED] = "missed", [EXPR_COUNT] = "count", [EXPR_SPIKES] = "spikes",
+	[EXPR_SPIKES_PER_HOUR] = "spikes_per_hour", [EXPR_MTBF] = "mtbf",
 };
 
 static bool is_time_stat(enum expr_stat s)
 {
-	return s != EXPR_ABOVE_PCT && s != EXPR_MISSED && s != EXPR_COUNT;
+	return s != EXPR_ABOVE_PCT && s != EXPR_MISSED && s != EXPR_COUNT && s != EXPR_SPIKES &&
+	       s != EXPR_SPIKES_PER_HOUR;
+}
+
+static void test_a_spike_rate_is_any_number_of_zero_or_more_and_mtbf_a_duration(void **state)
+{
+	(void)state;
+	struct expr e;
+	struct lat_error err;
+	expect_expr("spikes_per_hour>1.5", EXPR_SPIKES_PER_HOUR, EXPR_GT, EXPR_ABSOLUTE, 1.5);
+	expect_expr("spikes_per_hour<=250", EXPR_SPIKES_PER_HOUR, EXPR_LE, EXPR_ABSOLUTE, 250.0);
+	expect_expr("mtbf<10m", EXPR_MTBF, EXPR_LT, EXPR_ABSOLUTE, 600e9);
+	assert_int_equal(expr_parse("spikes_per_hour>-1", &e, &err), -EINVAL);   /* a change needs a %: -1 is no rate */
+	assert_int_equal(expr_parse("spikes_per_hour>fast", &e, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "spikes_per_hour"));
+	assert_int_equal(expr_parse("spikes>1.5", &e, &err), -EINVAL);
 }
 
 /* ---- parsing ---- */
@@ -592,6 +608,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expr_stat_name_gives_every_statistic_its_documented_name),
 		cmocka_unit_test(test_expr_parse_reads_every_statistic_name),
+		cmocka_unit_test(test_a_spike_rate_is_any_number_of_zero_or_more_and_mtbf_a_duration),
 		cmocka_unit_test(test_expr_parse_tells_p99_from_p99_9_and_p99_99),
 		cmocka_unit_test(test_expr_parse_reads_every_operator),
 		cmocka_unit_test(test_expr_parse_allows_spaces_around_the_parts),

@@ -858,6 +858,54 @@ static void test_a_compare_row_refuses_runs_whose_counts_add_up_past_int64_max(v
 	result_free(&b);
 }
 
+/* An hour of 1 s windows on one CPU with spikes in the given windows. */
+static void hour_with_spikes(struct result *res, uint64_t every)
+{
+	init_result(res, 1, "0");
+	for (uint64_t k = 0; k < 3600; k++) {
+		struct synth *s = synth_new(k);
+		s->w.start_ns = k * NS_PER_SEC;
+		s->w.end_ns = (k + 1u) * NS_PER_SEC;
+		bool spike = k % every == 0;
+		synth_add(s, 0, spike ? THRESHOLD + 1u : 1u);
+		s->w.spikes = spike;
+		add_window(res, 0, s, NULL);
+	}
+	assert_int_equal(result_finalize(res), 0);
+}
+
+static void test_a_compare_row_adds_spikes_over_its_runs_and_has_none_from_a_run_that_did_not_count_them(void **state)
+{
+	(void)state;
+	struct result a, b;
+	struct cmp_row w;
+	bool none;
+
+	hour_with_spikes(&a, 360);      /* 10 */
+	hour_with_spikes(&b, 120);      /* 30 */
+	assert_int_equal(cmp_row_init(&w), 0);
+	assert_int_equal(cmp_row_add(&w, &a.all, 0), 0);
+	assert_int_equal(cmp_row_add(&w, &b.all, 0), 0);
+	assert_close(cmp_row_stat(&w, EXPR_SPIKES, &none), 40.0);
+	assert_false(none);
+	assert_close(cmp_row_stat(&w, EXPR_SPIKES_PER_HOUR, &none), 20.0);     /* 40 in two hours */
+	assert_close(cmp_row_stat(&w, EXPR_MTBF, &none), 180e9);
+	assert_false(none);
+	assert_false(cmp_stat_is_time(EXPR_SPIKES_PER_HOUR));
+	assert_true(cmp_stat_is_time(EXPR_MTBF));
+	cmp_row_free(&w);
+	b.long_run = false;             /* as read from an older latscope's file */
+	assert_int_equal(result_finalize(&b), 0);
+	assert_int_equal(cmp_row_init(&w), 0);
+	assert_int_equal(cmp_row_add(&w, &a.all, 0), 0);
+	assert_int_equal(cmp_row_add(&w, &b.all, 0), 0);
+	cmp_row_stat(&w, EXPR_SPIKES_PER_HOUR, &none);
+	assert_true(none);
+	cmp_row_free(&w);
+	result_free(&a);
+	result_free(&b);
+}
+
 static void test_merge_refuses_counts_that_would_overflow(void **state)
 {
 	(void)state;
@@ -1564,6 +1612,7 @@ int main(void)
 		cmocka_unit_test(test_finalize_merges_every_cpu_into_the_all_row),
 		cmocka_unit_test(test_finalize_merges_windows_with_the_same_index),
 		cmocka_unit_test(test_finalize_twice_gives_the_same_all_row),
+		cmocka_unit_test(test_a_compare_row_adds_spikes_over_its_runs_and_has_none_from_a_run_that_did_not_count_them),
 		cmocka_unit_test(test_merge_refuses_counts_that_would_overflow),
 		cmocka_unit_test(test_a_compare_row_refuses_runs_whose_counts_add_up_past_int64_max),
 		cmocka_unit_test(test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max),
