@@ -29,6 +29,8 @@ struct run_context {
 	struct win_context *ctx;
 	struct machine_window *machine;
 	size_t nsamples, cap;
+	size_t *attached;               /* per CPU: how many of the samples it has taken */
+	uint64_t dropped;               /* CPU-samples left without a window (a CPU far behind) */
 };
 
 static int snapshot_init(struct snapshot *s, const struct cpuset *cpus, size_t ncpus)
@@ -96,7 +98,8 @@ int context_start(struct run_context **ret, const struct cpuset *cpus, const pid
 	c->ncpus = cpuset_count(cpus);
 	c->tids = calloc(c->ncpus ? c->ncpus : 1u, sizeof(*c->tids));
 	c->ended_invol = calloc(c->ncpus ? c->ncpus : 1u, sizeof(*c->ended_invol));
-	if (!c->tids || !c->ended_invol) {
+	c->attached = calloc(c->ncpus ? c->ncpus : 1u, sizeof(*c->attached));
+	if (!c->tids || !c->ended_invol || !c->attached) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -206,55 +209,68 @@ void context_thread_ended(struct run_context *c, size_t k, uint64_t involuntary)
 		c->ended_invol[k] = involuntary;
 }
 
-/* Samples [0, n) into res, the rest moved to the front. */
-static int attach(struct run_context *c, struct result *res, size_t n)
+/* CPU k takes its context of samples up to (not past) upto; taken ones are not taken again. */
+static void attach_cpu(struct run_context *c, struct result *res, size_t k, size_t upto)
+{
+	for (; c->attached[k] < upto; c->attached[k]++) {
+		size_t i = c->attached[k];
+		result_add_context(&res->cpus[k], c->index[i], &c->ctx[i * c->ncpus + k]);
+	}
+}
+
+/* The machine rows of samples [0, n), which every CPU has taken, into res; the rest moved to the front. */
+static int retire(struct run_context *c, struct result *res, size_t n)
 {
 	int r = 0;
-	size_t i = 0;
-
-	for (; i < n && r == 0; i++) {
-		for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++) {
-			res->cpus[k].has_context = true;
-			result_add_context(&res->cpus[k], c->index[i], &c->ctx[i * c->ncpus + k]);
-		}
+	for (size_t i = 0; i < n && r == 0; i++)
 		r = machine_record(&res->machine, &c->machine[i], res->warmup);
-	}
-	size_t rest = c->nsamples - i;
-	memmove(c->index, c->index + i, rest * sizeof(*c->index));
-	memmove(c->ctx, c->ctx + i * c->ncpus, rest * c->ncpus * sizeof(*c->ctx));
-	memmove(c->machine, c->machine + i, rest * sizeof(*c->machine));
+	size_t rest = c->nsamples - n;
+	memmove(c->index, c->index + n, rest * sizeof(*c->index));
+	memmove(c->ctx, c->ctx + n * c->ncpus, rest * c->ncpus * sizeof(*c->ctx));
+	memmove(c->machine, c->machine + n, rest * sizeof(*c->machine));
 	c->nsamples = rest;
+	for (size_t k = 0; k < c->ncpus; k++)
+		c->attached[k] -= n;
 	return r;
 }
 
-/* Past this many pending samples, a CPU that hands over no window waits no more. */
+/* Past this many pending samples, a CPU that hands over no window loses the oldest's context. */
 #define PENDING_MAX (2u * RESULT_RECENT_WINDOWS)
 
 int context_apply(struct run_context *c, struct result *res)
 {
-	uint64_t ready = UINT64_MAX;    /* the oldest CPU's newest window */
-	bool all_there = true;
-	size_t n = 0;
+	size_t done = c->nsamples;
 
+	/* Each CPU takes the samples whose window it has handed over: one lagging
+	 * behind keeps its own until its windows come, and takes them then. */
 	for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++) {
 		const struct cpu_result *cr = &res->cpus[k];
-		if (!cr->nwin)
-			all_there = false;
-		else if (cr->win[cr->nwin - 1u].w.index < ready)
-			ready = cr->win[cr->nwin - 1u].w.index;
+		size_t upto = c->attached[k];
+		while (cr->nwin && upto < c->nsamples && c->index[upto] <= cr->win[cr->nwin - 1u].w.index)
+			upto++;
+		attach_cpu(c, res, k, upto);
+		if (c->nsamples > PENDING_MAX && c->attached[k] < c->nsamples - PENDING_MAX) {
+			c->dropped += c->nsamples - PENDING_MAX - c->attached[k];
+			c->attached[k] = c->nsamples - PENDING_MAX;   /* better none than the wrong window's */
+		}
+		if (c->attached[k] < done)
+			done = c->attached[k];
 	}
-	while (n < c->nsamples && ((all_there && c->index[n] <= ready) || c->nsamples - n > PENDING_MAX))
-		n++;
-	return n ? attach(c, res, n) : 0;
+	return done ? retire(c, res, done) : 0;
 }
 
 int context_finish(struct run_context *c, struct result *res, uint64_t last_index)
 {
 	int r = context_sample(c, last_index);
-	if (r == 0)
-		r = attach(c, res, c->nsamples);
 	if (r < 0)
 		return r;
+	for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++)
+		attach_cpu(c, res, k, c->nsamples);     /* every window is there now */
+	if ((r = retire(c, res, c->nsamples)) < 0)
+		return r;
+	if (c->dropped)
+		result_note(res, "the context (interrupts, steal) of %llu CPU-windows is missing: their CPU handed "
+			    "over no window for %u windows", (unsigned long long)c->dropped, PENDING_MAX);
 	/* After the swap, the newest counts are in prev. */
 	for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++) {
 		struct cpu_result *cr = &res->cpus[k];
@@ -276,6 +292,7 @@ void context_free(struct run_context *c)
 	proc_table_free(&c->stat);
 	free(c->tids);
 	free(c->ended_invol);
+	free(c->attached);
 	free(c->index);
 	free(c->ctx);
 	free(c->machine);

@@ -238,6 +238,8 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 		uint64_t beside = w->ctx.irqs + w->ctx.softirqs + w->ctx.involuntary;
 		invol += w->ctx.involuntary;
 		steal += w->ctx.cpu_ns[CPU_STEAL];
+		if (w->span != 1)
+			continue;       /* a folded block's quiet windows would explain its busy ones */
 		above += w->w.m[0].above;
 		if (w->w.m[0].above > beside)
 			unexplained += w->w.m[0].above - beside;
@@ -253,13 +255,13 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 	if (unexplained == 0 || above == 0 || (ops && ops->per_op_costs))
 		return;
 	if (res->sys.hypervisor[0])
-		tprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
-			"in their window to explain them: on this %s guest that points at the hypervisor taking the vCPU%s\n",
+		tprintf(out, "  %-5s %llu of %llu events above the threshold (in the windows kept as measured) came with no "
+			"interrupt, softirq or preemption in their window to explain them: on this %s guest that points at the hypervisor taking the vCPU%s\n",
 			name, (unsigned long long)unexplained, (unsigned long long)above, res->sys.hypervisor,
 			steal ? " (the kernel saw steal time)" : " (the kernel reports no steal time for them)");
 	else
-		tprintf(out, "  %-5s %llu of %llu events above the threshold came with no interrupt, softirq or preemption "
-			"in their window to explain them: with no hypervisor, that points at firmware (SMIs) or the hardware\n",
+		tprintf(out, "  %-5s %llu of %llu events above the threshold (in the windows kept as measured) came with no "
+			"interrupt, softirq or preemption in their window to explain them: with no hypervisor, that points at firmware (SMIs) or the hardware\n",
 			name, (unsigned long long)unexplained, (unsigned long long)above);
 }
 
@@ -335,27 +337,36 @@ static void long_run_lines(FILE *out, const struct result *res, struct unit u)
 		return;
 	fmt_duration(lr->mtbf_lo_ns > 0 ? (uint64_t)lr->mtbf_lo_ns : 0, lo, sizeof(lo));
 	if (lr->has_mtbf) {
+		char worst[64] = "";
 		fmt_duration((uint64_t)lr->mtbf_ns, mtbf, sizeof(mtbf));
 		fmt_duration((uint64_t)lr->mtbf_hi_ns, hi, sizeof(hi));
 		fmt_duration(lr->worst_at_ns, at, sizeof(at));
+		if (lr->has_worst)      /* a checkpoint has no largest values yet */
+			snprintf(worst, sizeof(worst), "; the worst at %s on cpu%d", at, all->top_cpu[0]);
 		tprintf(out, "spikes (runs of samples above the threshold): %llu, %.1f per hour (%.1f per 10 min); "
-			"one every %s (95%% CI %s..%s); the worst at %s on cpu%d\n", (unsigned long long)all->spikes,
-			lr->per_hour, lr->per_hour / 6.0, mtbf, lo, hi, at, all->ntop ? all->top_cpu[0] : -1);
+			"one every %s (95%% CI %s..%s)%s\n", (unsigned long long)all->spikes, lr->per_hour,
+			lr->per_hour / 6.0, mtbf, lo, hi, worst);
 	} else {
-		tprintf(out, "spikes (runs of samples above the threshold): none; one every %s or more (95%%)\n", lo);
+		/* the two-sided interval's upper count: a one-sided 97.5 % bound */
+		tprintf(out, "spikes (runs of samples above the threshold): none; one every %s or more (97.5%%)\n", lo);
 	}
+	/* The last band is still filling (or cut short by the end): lowest and median
+	 * are of the whole bands before it, highest of every band. */
 	const struct band_max *b = &all->bands;
-	uint64_t *sorted = b->n >= 2 ? malloc(b->n * sizeof(*sorted)) : NULL;
+	uint64_t *sorted = b->n >= 2 ? malloc(b->n * sizeof(*sorted)) : NULL, top = 0;
 	size_t n = 0;
 	for (size_t k = 0; sorted && k < b->n; k++)
-		if (b->max[k] != RESULT_NO_BAND_MAX)
-			sorted[n++] = b->max[k];
-	if (n >= 2) {
+		if (b->max[k] != RESULT_NO_BAND_MAX) {
+			top = b->max[k] > top ? b->max[k] : top;
+			if (k + 1u < b->n)
+				sorted[n++] = b->max[k];
+		}
+	if (n >= 1) {
 		qsort(sorted, n, sizeof(*sorted), by_value);
 		uint64_t median = sorted[n / 2u];
-		tprintf(out, "max per %.0f minutes over %zu bands: lowest %s, median %s, highest %s %s\n",
+		tprintf(out, "max per %.0f minutes over %zu whole bands: lowest %s, median %s; highest of all %s %s\n",
 			(double)b->band_ns / 60e9, n, val(u, (double)sorted[0], v[0], 24), val(u, (double)median, v[1], 24),
-			val(u, (double)sorted[n - 1u], v[2], 24), u.name);
+			val(u, (double)top, v[2], 24), u.name);
 	}
 	free(sorted);
 }

@@ -7,21 +7,22 @@ static void *at(void *items, const struct fold_ops *ops, size_t i)
 	return (char *)items + i * ops->size;
 }
 
-/* The block of span that index falls in, its start kept at or past the pin. */
+/* The block of span that index falls in, cut at the pin: no block holds windows from both sides. */
 static void block_of(const struct fold_ops *ops, uint64_t index, uint64_t span, uint64_t *ret_start,
 		     uint64_t *ret_span)
 {
 	uint64_t start = index - index % span, end = start + span;
-	if (start < ops->pin)
-		start = ops->pin;
+	if (start < ops->pin && end > ops->pin) {
+		if (index < ops->pin)
+			end = ops->pin;
+		else
+			start = ops->pin;
+	}
 	*ret_start = start;
 	*ret_span = end - start;
 }
 
-/*
- * Items [from, to) into blocks of span, written from `from` on; items past to
- * move down behind them.  Items below the pin are kept as they are.
- */
+/* Items [from, to) into blocks of span, written from `from` on; items past to move down behind them. */
 static int compact(void *items, size_t *n, size_t from, size_t to, uint64_t span, const struct fold_ops *ops,
 		   size_t *ret_end)
 {
@@ -31,10 +32,6 @@ static int compact(void *items, size_t *n, size_t from, size_t to, uint64_t span
 	for (; r < to; r++) {
 		void *item = at(items, ops, r);
 		uint64_t idx = ops->index(item), start, len;
-		if (idx < ops->pin) {
-			memmove(at(items, ops, w++), item, ops->size);
-			continue;
-		}
 		block_of(ops, idx, span, &start, &len);
 		/* w - 1 is folded already (this pass's, or the old part's last) */
 		void *last = w > 0 ? at(items, ops, w - 1u) : NULL;
@@ -57,19 +54,10 @@ static int compact(void *items, size_t *n, size_t from, size_t to, uint64_t span
 	if (w > 0 && w < *n) {
 		void *last = at(items, ops, w - 1u);
 		uint64_t next = ops->index(at(items, ops, w)), idx = ops->index(last);
-		if (idx >= ops->pin && idx + ops->span(last) > next)
+		if (idx + ops->span(last) > next)
 			ops->place(last, idx, next - idx);
 	}
 	return err;
-}
-
-/* The old part's first item at or past the pin: below it, the warm-up's. */
-static size_t first_folded(void *items, size_t nold, const struct fold_ops *ops)
-{
-	size_t i = 0;
-	while (i < nold && ops->index(at(items, ops, i)) < ops->pin)
-		i++;
-	return i;
 }
 
 int fold_items(void *items, size_t *n, struct fold_state *fs, const struct fold_ops *ops)
@@ -82,10 +70,9 @@ int fold_items(void *items, size_t *n, struct fold_state *fs, const struct fold_
 		fs->span = 2;
 	if ((r = compact(items, n, fs->nold, fs->nold + RESULT_FOLD_BATCH, fs->span, ops, &fs->nold)) < 0)
 		return r;
-	for (size_t p0 = first_folded(items, fs->nold, ops); fs->nold - p0 > RESULT_OLD_WINDOWS;) {
+	while (fs->nold > RESULT_OLD_WINDOWS) {
 		fs->span *= 2u;
-		/* compact rewrites from p0: nothing before it can take its first item */
-		if ((r = compact(items, n, p0, fs->nold, fs->span, ops, &fs->nold)) < 0)
+		if ((r = compact(items, n, 0, fs->nold, fs->span, ops, &fs->nold)) < 0)
 			return r;
 	}
 	return 0;

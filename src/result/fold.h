@@ -13,7 +13,7 @@
 
 struct fold_ops {
 	size_t size;                    /* of one item */
-	uint64_t pin;                   /* items of a lower index are never folded (the warm-up) */
+	uint64_t pin;                   /* no block holds items from both sides of this index (the warm-up's end) */
 	uint64_t (*index)(const void *item);
 	uint64_t (*span)(const void *item);
 	/* the item now stands for the block [index, index + span) */

@@ -564,7 +564,7 @@ static int read_bands(struct reader *rd, const json_t *lr, struct cpu_result *cr
 		else if ((v[i] = (uint64_t)json_integer_value(e)) > top)
 			top = v[i];
 	}
-	if (r == 0 && n && top != cr->st[0].max)
+	if (r == 0 && (n || cr->st[0].n) && top != cr->st[0].max)
 		r = bad(rd, "max_ns: the largest band is not the maximum");
 	if (r == 0 && (r = bands_set(&cr->bands, band_ns, v, n)) == -EINVAL)
 		r = bad(rd, "band_ns: not 5 minutes times a power of two");

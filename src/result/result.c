@@ -321,9 +321,10 @@ static void long_run_figures(const struct result *res, struct cpu_result *cr)
 
 	memset(lr, 0, sizeof(*lr));
 	lr->counted = res->long_run;
-	for (size_t i = 0; i < cr->nwin; i++)
-		if (cr->win[i].w.end_ns > cr->win[i].w.start_ns)
-			lr->observed_ns += cr->win[i].w.end_ns - cr->win[i].w.start_ns;
+	/* From the first window's start to the last one's end: the same whether
+	 * windows were folded or not (a stall with no window in it counts too). */
+	if (cr->nwin && cr->win[cr->nwin - 1u].w.end_ns > cr->win[0].w.start_ns)
+		lr->observed_ns = cr->win[cr->nwin - 1u].w.end_ns - cr->win[0].w.start_ns;
 	double t = (double)lr->observed_ns, k = (double)cr->spikes;
 	lr->per_hour = t > 0 ? k * 3600e9 / t : 0.0;
 	poisson_interval(cr->spikes, 0.95, &lo, &hi);

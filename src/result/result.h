@@ -32,8 +32,9 @@
  * RESULT_RECENT_WINDOWS stay as measured; older ones are folded into blocks of
  * `span` windows (a power of two, 2 or more, the same for all of them) aligned
  * on their index (index % span == 0), at most RESULT_OLD_WINDOWS of them: one
- * more and the span doubles, pairs merging.  The warm-up windows are never
- * folded (the warm max skips them), so the first block may begin after them.
+ * more and the span doubles, pairs merging.  No block holds windows from both
+ * sides of the warm-up's end (the warm max skips the warm-up), so the blocks
+ * next to it are cut there.
  * A fold merges exactly: counts, sums, extremes, histograms, context.
  */
 #define RESULT_RECENT_WINDOWS 128u
@@ -232,8 +233,8 @@ int win_context_add(struct win_context *dst, const struct win_context *src, int 
 int machine_window_add(struct machine_window *dst, const struct machine_window *src);
 /* Append a machine window (copied; span 0 is 1), as read.  -ENOMEM, -EOVERFLOW (nothing appended). */
 int machine_append(struct machine_context *m, const struct machine_window *w);
-/* The same while measuring: older windows fold as the CPUs' do, those below
- * index pin (the warm-up) never.  Also -EOVERFLOW when a fold would overflow. */
+/* The same while measuring: older windows fold as the CPUs' do, no block
+ * across index pin (the warm-up's end).  Also -EOVERFLOW when a fold would overflow. */
 int machine_record(struct machine_context *m, const struct machine_window *w, uint64_t pin);
 /* Add what else happened during window index to the window that covers it. */
 void result_add_context(struct cpu_result *cr, uint64_t index, const struct win_context *ctx);

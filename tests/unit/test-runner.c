@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@
 
 #include "core/cpuset.h"
 #include "core/nstime.h"
+#include "probe/context.h"
 #include "probe/probe.h"
 #include "probe/runner.h"
 #include "result/result.h"
@@ -379,10 +381,78 @@ static void test_a_sigint_during_the_run_stops_it_with_the_signal_as_the_reason(
 	result_free(&fx.res);
 }
 
+/* ---- context attached as windows arrive (probe/context.h) ---- */
+
+static void one_window(struct result *res, size_t k, uint64_t idx)
+{
+	static struct hist h[REC_MAX_METRICS];
+	struct rec_window w;
+	memset(&w, 0, sizeof(w));
+	stats_reset(&w.overhead);
+	for (unsigned m = 0; m < REC_MAX_METRICS; m++) {
+		stats_reset(&w.m[m].st);
+		hist_reset(&h[m]);
+	}
+	w.index = idx;
+	w.start_ns = idx * 10u * NS_PER_MS;
+	w.end_ns = (idx + 1u) * 10u * NS_PER_MS;
+	stats_add(&w.m[0].st, 5);
+	hist_record(&h[0], 5);
+	assert_int_equal(result_add_window(res, &res->cpus[k], &w, h), 0);
+}
+
+static void test_a_cpu_that_lags_gets_each_windows_context_when_its_windows_come_or_none(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "latency" };
+	struct cpuset set;
+	struct result res;
+	struct run_context *c;
+	pid_t tids[2] = { (pid_t)syscall(SYS_gettid), (pid_t)syscall(SYS_gettid) };
+
+	assert_int_equal(cpuset_parse("0,1", &set), 0);
+	assert_int_equal(result_init(&res, "timer", 1, names, &set), 0);
+	assert_int_equal(context_start(&c, &set, tids), 0);
+	/* cpu1's thread is stalled after window 9 while cpu0 goes on to 399, past what may wait */
+	for (uint64_t i = 0; i < 10; i++)
+		one_window(&res, 1, i);
+	for (uint64_t i = 0; i < 400; i++) {
+		one_window(&res, 0, i);
+		assert_int_equal(context_sample(c, i), 0);
+		assert_int_equal(context_apply(c, &res), 0);
+	}
+	for (uint64_t i = 10; i < 400; i++) {
+		one_window(&res, 1, i);
+		assert_int_equal(context_apply(c, &res), 0);
+	}
+	assert_int_equal(context_finish(c, &res, 400), 0);
+	/* What waited longer than 256 samples for cpu1 is dropped, never put on window 9: the
+	 * windows 10..143 have none, every other window its own. */
+	for (size_t k = 0; k < 2; k++) {
+		const struct cpu_result *cr = &res.cpus[k];
+		for (size_t w = 0; w < cr->nwin; w++) {
+			uint64_t lo = cr->win[w].w.index, hi = lo + cr->win[w].span;     /* older windows are folded */
+			bool none = k == 1 && lo >= 10 && hi <= 400 - 256, some = k == 0 || hi <= 10 || lo >= 400 - 256;
+			if ((none && cr->win[w].ctx.valid) || (some && !cr->win[w].ctx.valid)) {
+				print_error("cpu %zu's window [%" PRIu64 ", %" PRIu64 "): context %d\n", k, lo, hi,
+					    cr->win[w].ctx.valid);
+				fail();
+			}
+		}
+	}
+	bool noted = false;
+	for (unsigned i = 0; i < res.nnotes; i++)
+		noted |= strstr(res.notes[i], "134 CPU-windows is missing") != NULL;
+	assert_true(noted);
+	context_free(c);
+	result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_pinned_thread_per_cpu_each_set_up_before_it_runs_and_torn_down_after),
+		cmocka_unit_test(test_a_cpu_that_lags_gets_each_windows_context_when_its_windows_come_or_none),
 		cmocka_unit_test(test_loops_stop_every_thread_after_n_samples_and_the_windows_add_up_to_the_totals),
 		cmocka_unit_test(test_a_duration_ends_the_run_at_its_end),
 		cmocka_unit_test(test_a_setup_failing_on_one_cpu_tears_the_others_down_and_the_error_names_the_cpu),
