@@ -408,9 +408,6 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		stats_reset(&rw->w.m[m].st);
 	for (unsigned m = 0; m < res->nmetrics; m++) {
 		const json_t *mo = need(rd, o, res->metric_names[m], JSON_OBJECT);
-		if (mo && m == 0 && rw->w.spikes > 0 && json_object_get(mo, "above") &&
-		    json_integer_value(json_object_get(mo, "above")) < (json_int_t)rw->w.spikes)
-			return bad(rd, "spikes: more spikes than samples above the threshold");
 		if (!mo)
 			return -EINVAL;
 		size_t at = enter(rd, res->metric_names[m], 0);
@@ -441,6 +438,9 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 		if (r < 0)
 			return r;
 	}
+	/* a spike begins with a sample above the threshold, in its window */
+	if (rw->w.spikes > rw->w.m[0].above)
+		return bad(rd, "spikes: more spikes than samples above the threshold");
 	return 0;
 }
 
