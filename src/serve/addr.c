@@ -69,11 +69,11 @@ int listen_addr_parse(const char *s, struct listen_addr *ret, struct lat_error *
 	return 0;
 }
 
-void listen_addr_format(const struct sockaddr *sa, char *buf, size_t size)
+void listen_addr_format(const struct sockaddr_storage *sa, char *buf, size_t size)
 {
 	char host[INET6_ADDRSTRLEN];
 
-	if (sa->sa_family == AF_INET6) {
+	if (sa->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
 		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
 		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));

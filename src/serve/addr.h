@@ -21,6 +21,6 @@ struct listen_addr {
 int listen_addr_parse(const char *s, struct listen_addr *ret, struct lat_error *err);
 
 /* "127.0.0.1:9464" / "[::1]:9464" of a bound address, for messages. */
-void listen_addr_format(const struct sockaddr *sa, char *buf, size_t size);
+void listen_addr_format(const struct sockaddr_storage *sa, char *buf, size_t size);
 
 #endif

@@ -27,11 +27,11 @@ static void test_listen_reads_ipv4_and_bracketed_ipv6_with_their_port(void **sta
 	assert_int_equal(listen_addr_parse("127.0.0.1:9464", &a, NULL), 0);
 	assert_false(a.none);
 	assert_int_equal(a.sa.ss_family, AF_INET);
-	listen_addr_format((const struct sockaddr *)&a.sa, back, sizeof(back));
+	listen_addr_format(&a.sa, back, sizeof(back));
 	assert_string_equal(back, "127.0.0.1:9464");
 	assert_int_equal(listen_addr_parse("[::1]:65535", &a, NULL), 0);
 	assert_int_equal(a.sa.ss_family, AF_INET6);
-	listen_addr_format((const struct sockaddr *)&a.sa, back, sizeof(back));
+	listen_addr_format(&a.sa, back, sizeof(back));
 	assert_string_equal(back, "[::1]:65535");
 	assert_int_equal(listen_addr_parse("0.0.0.0:0", &a, NULL), 0);
 	assert_int_equal(listen_addr_parse("none", &a, NULL), 0);
