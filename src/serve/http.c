@@ -112,7 +112,8 @@ static const struct {
  * line in place, the version right after the target's end; so where the
  * target seen here, whole and before any split at '?', does not end just
  * before the version, the target had a NUL in it.  The mark is the request's
- * first req_cls (no allocation); on_request compares it.
+ * first req_cls (no allocation); on_request compares it.  An MHD that lays
+ * the line out otherwise makes every request 404, which test_serve shows.
  */
 static void *mark_target_end(void *cls, const char *uri, struct MHD_Connection *c)
 {

@@ -148,6 +148,11 @@ class TestRoutes(ServeCase):
                 self.assertEqual(headers["content-type"], get_headers["content-type"])
                 self.assertGreater(int(headers["content-length"]), 0)
 
+    def test_a_query_string_does_not_change_what_is_served(self):
+        status, headers, body, _ = get(self.fx.port, "/metrics?name[]=x&y=%00")
+        self.assertEqual((status, headers["content-type"]), (200, PROMETHEUS_TYPE))
+        ticks(body)
+
     def test_an_unknown_path_is_404(self):
         for path in ("/metrics/", "/metricsx", "/METRICS", "/index.html", "/healthz/x", "//metrics"):
             with self.subTest(path=path):
