@@ -1,0 +1,290 @@
+#include "serve/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/array.h"
+#include "serve/accept.h"
+#include "serve/addr.h"
+
+enum text_kind { TEXT_PROMETHEUS, TEXT_OPENMETRICS, TEXT_HTML, TEXT_KINDS };
+
+/* One publish: immutable once made; the last reference frees it. */
+struct texts {
+	atomic_uint refs;
+	char *body[TEXT_KINDS];
+	size_t len[TEXT_KINDS];
+};
+
+struct metrics_server {
+	struct MHD_Daemon *daemon;
+	unsigned port;
+	pthread_mutex_t lock; /* guards cur: held only to swap it or take a reference */
+	struct texts *cur;
+};
+
+static const char *const content_type[TEXT_KINDS] = {
+	[TEXT_PROMETHEUS] = "text/plain; version=0.0.4; charset=utf-8",
+	[TEXT_OPENMETRICS] = "application/openmetrics-text; version=1.0.0; charset=utf-8",
+	[TEXT_HTML] = "text/html; charset=utf-8",
+};
+
+static void texts_unref(struct texts *t)
+{
+	if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (size_t i = 0; i < TEXT_KINDS; i++)
+		free(t->body[i]);
+	free(t);
+}
+
+static struct texts *texts_take(struct metrics_server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	struct texts *t = s->cur;
+	if (t)
+		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&s->lock);
+	return t;
+}
+
+/* A response copied from body; extra_name (NULL: none) is one more header. */
+static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const char *type,
+				 const char *body, size_t len, const char *extra_name,
+				 const char *extra_value)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO; /* out of memory: MHD closes the connection */
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (extra_name)
+		MHD_add_response_header(r, extra_name, extra_value);
+	const enum MHD_Result q = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return q;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	return send_body(c, status, "text/plain; charset=utf-8", text, strlen(text), NULL, NULL);
+}
+
+static enum MHD_Result send_published(struct metrics_server *s, struct MHD_Connection *c,
+				      enum text_kind kind)
+{
+	struct texts *t = texts_take(s);
+	if (!t || !t->body[kind]) {
+		texts_unref(t);
+		return send_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no figures published yet\n");
+	}
+	/* Caches between a scraper and us must keep the two formats apart. */
+	const enum MHD_Result q = send_body(c, MHD_HTTP_OK, content_type[kind], t->body[kind],
+					    t->len[kind], "Vary", "Accept");
+	texts_unref(t);
+	return q;
+}
+
+enum route { ROUTE_METRICS, ROUTE_PAGE, ROUTE_HEALTH };
+
+static const struct {
+	const char *path;
+	enum route route;
+} routes[] = {
+	{ "/metrics", ROUTE_METRICS },
+	{ "/", ROUTE_PAGE },
+	{ "/healthz", ROUTE_HEALTH },
+};
+
+/*
+ * MHD 0.9.75 hands on a request target with a raw NUL byte cut at the NUL
+ * ("GET /metrics\0junk HTTP/1.1" reads as /metrics).  It parses the request
+ * line in place, the version right after the target's end; so where the
+ * target seen here, whole and before any split at '?', does not end just
+ * before the version, the target had a NUL in it.  The mark is the request's
+ * first req_cls (no allocation); on_request compares it.  An MHD that lays
+ * the line out otherwise makes every request 404, which test_serve shows.
+ */
+static void *mark_target_end(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls, (void)c;
+	return (void *)(uri + strlen(uri) + 1);
+}
+
+/*
+ * Paths match exactly and are never percent-decoded (see keep_escaped), so
+ * "/metrics/../x", "/%2e%2e/" and "/metrics%00" are simply unknown: 404.
+ */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	static const char not_allowed[] = "method not allowed\n";
+	struct metrics_server *s = cls;
+	(void)upload_data, (void)upload_data_size;
+
+	if (*req_cls != (const void *)version)
+		return send_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+
+	/* Answered at the first call, once the headers are in: a body, if any, is
+	 * never read (MHD closes the connection after the answer instead). */
+	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
+		if (strcmp(url, routes[i].path))
+			continue;
+		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+			return send_body(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+					 not_allowed, sizeof(not_allowed) - 1,
+					 MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		switch (routes[i].route) {
+		case ROUTE_METRICS: {
+			const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									 MHD_HTTP_HEADER_ACCEPT);
+			return send_published(s, c,
+					      accept_wants_openmetrics(accept) ? TEXT_OPENMETRICS
+									       : TEXT_PROMETHEUS);
+		}
+		case ROUTE_PAGE: return send_published(s, c, TEXT_HTML);
+		case ROUTE_HEALTH: return send_text(c, MHD_HTTP_OK, "ok\n");
+		}
+	}
+	return send_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* MHD's unescaper would turn "%00" into a NUL that ends the path early. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls, (void)c;
+	return strlen(s);
+}
+
+static int listen_on(const struct listen_addr *a, const char *spec, unsigned *port,
+		     struct lat_error *err)
+{
+	const int one = 1;
+	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return err_set(err, -errno, "cannot listen on %s: %s", spec, strerror(errno));
+	/* A restart must not wait out the last run's TIME_WAIT connections. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&a->sa, a->len) < 0 ||
+	    listen(fd, SERVE_MAX_CONNECTIONS * 2) < 0) {
+		const int e = errno;
+		close(fd);
+		return err_set(err, -e, "cannot listen on %s: %s", spec, strerror(e));
+	}
+	struct sockaddr_storage bound;
+	socklen_t len = sizeof(bound);
+	if (getsockname(fd, (struct sockaddr *)&bound, &len) == 0)
+		*port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
+						    : ntohs(((struct sockaddr_in *)&bound)->sin_port);
+	return fd;
+}
+
+int metrics_server_start(const char *addr_port, struct metrics_server **ret, struct lat_error *err)
+{
+	struct listen_addr a;
+	int r = listen_addr_parse(addr_port, &a, err);
+	if (r < 0)
+		return r;
+	if (a.none) {
+		*ret = NULL;
+		return 0;
+	}
+	struct metrics_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return err_set(err, -ENOMEM, "cannot start the HTTP server: out of memory");
+	const int fd = listen_on(&a, addr_port, &s->port, err);
+	if (fd < 0) {
+		free(s);
+		return fd;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	/* One epoll thread: every answer is a copy from memory, so 1,000 idle
+	 * sockets cost it nothing and a scrape is never queued behind a request.
+	 * No MHD_USE_ERROR_LOG: library code never prints. */
+	s->daemon = MHD_start_daemon(
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL, NULL, on_request, s,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_MAX_PER_ADDRESS,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_IDLE_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_REQUEST_MEMORY,
+		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
+		MHD_OPTION_URI_LOG_CALLBACK, mark_target_end, NULL,
+		MHD_OPTION_END);
+	if (!s->daemon) {
+		const int e = errno ? errno : EIO;
+		close(fd);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return err_set(err, -e, "cannot start the HTTP server on %s: %s", addr_port,
+			       strerror(e));
+	}
+	*ret = s;
+	return 0;
+}
+
+static int copy_text(struct texts *t, enum text_kind k, const char *text, const struct texts *old)
+{
+	const char *src = text ? text : (old ? old->body[k] : NULL);
+	if (!src)
+		return 0;
+	t->len[k] = strlen(src);
+	t->body[k] = malloc(t->len[k] + 1);
+	if (!t->body[k])
+		return -ENOMEM;
+	memcpy(t->body[k], src, t->len[k] + 1);
+	return 0;
+}
+
+int metrics_server_publish(struct metrics_server *s, const char *prometheus_text,
+			   const char *openmetrics_text, const char *html)
+{
+	if (!s)
+		return 0;
+	const char *const in[TEXT_KINDS] = { prometheus_text, openmetrics_text, html };
+	struct texts *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	atomic_init(&t->refs, 1);
+	struct texts *old = texts_take(s);
+	int r = 0;
+	for (size_t k = 0; k < TEXT_KINDS && r == 0; k++)
+		r = copy_text(t, (enum text_kind)k, in[k], old);
+	texts_unref(old);
+	if (r < 0) {
+		texts_unref(t);
+		return r;
+	}
+	pthread_mutex_lock(&s->lock);
+	old = s->cur;
+	s->cur = t;
+	pthread_mutex_unlock(&s->lock);
+	texts_unref(old); /* a request still sending it holds its own reference */
+	return 0;
+}
+
+unsigned metrics_server_port(const struct metrics_server *s)
+{
+	return s ? s->port : 0;
+}
+
+void metrics_server_stop(struct metrics_server *s)
+{
+	if (!s)
+		return;
+	MHD_stop_daemon(s->daemon); /* joins its thread and closes the listening socket */
+	texts_unref(s->cur);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}

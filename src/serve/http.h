@@ -1,0 +1,50 @@
+/*
+ * The monitor's HTTP endpoint (libmicrohttpd): read-only views of texts the
+ * main thread publishes whole.  The server's threads copy the latest texts
+ * out and never see measurement data; no request writes or starts anything.
+ *
+ *   GET|HEAD /metrics   Prometheus text 0.0.4, or OpenMetrics 1.0.0 when the
+ *                       Accept header asks for application/openmetrics-text
+ *                       (503 until the first publish)
+ *   GET|HEAD /          the HTML page (503 until the first publish)
+ *   GET|HEAD /healthz   "ok"
+ *   any other path      404;  any other method  405 with "Allow: GET, HEAD"
+ *
+ * Limits (SERVE_* below): connections in all and per client address, an
+ * idle timeout, and the memory of one request (its headers) per connection.
+ */
+#ifndef LATSCOPE_SERVE_HTTP_H
+#define LATSCOPE_SERVE_HTTP_H
+
+#include "core/error.h"
+
+enum {
+	SERVE_MAX_CONNECTIONS = 64,   /* in all */
+	SERVE_MAX_PER_ADDRESS = 8,    /* from one client address */
+	SERVE_IDLE_TIMEOUT_S = 5,     /* a connection silent this long is closed */
+	SERVE_REQUEST_MEMORY = 16384, /* bytes per connection for the request line and headers */
+};
+
+struct metrics_server;
+
+/*
+ * Listen on addr_port ("127.0.0.1:9464", "[::1]:9464"; port 0: any free
+ * port) and serve from a thread of the server's own.  "none" serves nothing:
+ * 0 with *ret NULL, which the other functions take.  On failure a negative
+ * errno and one line in err ("option '--listen': ..." or "cannot listen on
+ * ADDR: reason"); *ret untouched.
+ */
+int metrics_server_start(const char *addr_port, struct metrics_server **ret, struct lat_error *err);
+
+/* Replace the served texts with copies of these (NULL: keep the last one).
+ * Returns 0 or -ENOMEM (the old texts stay served). */
+int metrics_server_publish(struct metrics_server *s, const char *prometheus_text,
+			   const char *openmetrics_text, const char *html);
+
+/* The bound port (the one chosen for port 0); 0 for a NULL server. */
+unsigned metrics_server_port(const struct metrics_server *s);
+
+/* Stop serving, close the socket and free s (NULL: nothing). */
+void metrics_server_stop(struct metrics_server *s);
+
+#endif

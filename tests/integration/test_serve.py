@@ -1,0 +1,316 @@
+"""The monitor's HTTP endpoint (src/serve), driven through serve-fixture: the
+server alone, with a counter the fixture publishes every 100 ms."""
+import http.client
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import unittest
+
+import harness
+
+FIXTURE = os.environ.get("SERVE_FIXTURE", "build/tests/integration/serve-fixture")
+PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+# What Prometheus 2.42 sends when it scrapes.
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+                     "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+# The server's idle timeout (SERVE_IDLE_TIMEOUT_S in src/serve/http.h).
+IDLE_TIMEOUT = 5
+# A scraper on another host: every loopback address is local, so the
+# well-behaved client comes from 127.0.0.2 while hostile ones use 127.0.0.1.
+OTHER_CLIENT = "127.0.0.2"
+
+
+class Fixture:
+    def __init__(self, *args):
+        self.proc = subprocess.Popen([FIXTURE, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            err = self.proc.stderr.read()
+            self.proc.wait()
+            raise AssertionError(f"serve-fixture did not start: {err}")
+        self.port = int(line)
+
+    def stop(self):
+        self.proc.stdin.close()
+        rc = self.proc.wait(timeout=30)
+        err = self.proc.stderr.read()
+        self.proc.stderr.close()
+        self.proc.stdout.close()
+        return rc, err
+
+
+def get(port, path="/metrics", method="GET", headers=None, source=None, timeout=1.0):
+    """(status, headers dict in lower case, body, seconds taken) of one request."""
+    start = time.monotonic()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout,
+                                   source_address=(source, 0) if source else None)
+    try:
+        c.request(method, path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, body, time.monotonic() - start
+    finally:
+        c.close()
+
+
+def raw(port, data, timeout=5.0):
+    """The bytes the server sends back for data, until it closes (or b'' if it drops us)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    out = b""
+    try:
+        s.sendall(data)
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    finally:
+        s.close()
+    return out
+
+
+def status_of(response):
+    m = re.match(rb"HTTP/1\.[01] (\d{3}) ", response)
+    return int(m.group(1)) if m else None
+
+
+def ticks(body):
+    m = re.search(rb"^latscope_fixture_ticks_total (\d+)$", body, re.M)
+    assert m, body
+    return int(m.group(1))
+
+
+class ServeCase(unittest.TestCase):
+    def setUp(self):
+        self.fx = Fixture()
+
+    def tearDown(self):
+        rc, err = self.fx.stop()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+
+    def assert_metrics_served_quickly(self, source=OTHER_CLIENT):
+        status, headers, body, took = get(self.fx.port, source=source, timeout=1.0)
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["content-type"], PROMETHEUS_TYPE)
+        ticks(body)
+        self.assertLess(took, 1.0)
+
+
+class TestRoutes(ServeCase):
+    def test_metrics_is_prometheus_text_when_the_client_asks_for_nothing_special(self):
+        for accept in (None, "text/plain", "*/*", "application/json"):
+            with self.subTest(accept=accept):
+                status, headers, body, _ = get(self.fx.port, headers={"Accept": accept} if accept else {})
+                self.assertEqual(status, 200)
+                self.assertEqual(headers["content-type"], PROMETHEUS_TYPE)
+                self.assertNotIn(b"# EOF", body)
+                ticks(body)
+
+    def test_metrics_is_openmetrics_when_the_scraper_asks_for_it(self):
+        for accept in (PROMETHEUS_ACCEPT, "application/openmetrics-text", "Application/OpenMetrics-Text; q=0.2"):
+            with self.subTest(accept=accept):
+                status, headers, body, _ = get(self.fx.port, headers={"Accept": accept})
+                self.assertEqual(status, 200)
+                self.assertEqual(headers["content-type"], OPENMETRICS_TYPE)
+                self.assertTrue(body.endswith(b"# EOF\n"), body)
+                self.assertEqual(headers.get("vary"), "Accept")
+
+    def test_metrics_stays_prometheus_text_when_openmetrics_is_refused_or_ranked_lower(self):
+        for accept in ("application/openmetrics-text;q=0", "application/openmetrics-text;q=0.4,text/plain;q=0.5"):
+            with self.subTest(accept=accept):
+                _, headers, _, _ = get(self.fx.port, headers={"Accept": accept})
+                self.assertEqual(headers["content-type"], PROMETHEUS_TYPE)
+
+    def test_the_page_is_html_and_healthz_says_ok(self):
+        status, headers, body, _ = get(self.fx.port, "/")
+        self.assertEqual((status, headers["content-type"]), (200, "text/html; charset=utf-8"))
+        self.assertIn(b"<p>ticks ", body)
+        status, headers, body, _ = get(self.fx.port, "/healthz")
+        self.assertEqual((status, body), (200, b"ok\n"))
+
+    def test_head_sends_the_headers_of_get_without_the_body(self):
+        for path in ("/metrics", "/", "/healthz"):
+            with self.subTest(path=path):
+                _, get_headers, _, _ = get(self.fx.port, path)
+                status, headers, body, _ = get(self.fx.port, path, method="HEAD")
+                self.assertEqual(status, 200)
+                self.assertEqual(body, b"")
+                self.assertEqual(headers["content-type"], get_headers["content-type"])
+                self.assertGreater(int(headers["content-length"]), 0)
+
+    def test_a_query_string_does_not_change_what_is_served(self):
+        status, headers, body, _ = get(self.fx.port, "/metrics?name[]=x&y=%00")
+        self.assertEqual((status, headers["content-type"]), (200, PROMETHEUS_TYPE))
+        ticks(body)
+
+    def test_an_unknown_path_is_404(self):
+        for path in ("/metrics/", "/metricsx", "/METRICS", "/index.html", "/healthz/x", "//metrics"):
+            with self.subTest(path=path):
+                self.assertEqual(get(self.fx.port, path)[0], 404)
+
+    def test_a_path_with_dot_dot_or_an_escaped_nul_is_404(self):
+        for target in (b"/x/../metrics", b"/../metrics", b"/metrics/..", b"/%2e%2e/metrics", b"/metrics%00",
+                       b"/metrics%00/../healthz", b"/.%2e/metrics"):
+            with self.subTest(target=target):
+                answer = raw(self.fx.port, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                self.assertEqual(status_of(answer), 404, answer[:200])
+
+    def test_a_raw_nul_in_the_request_line_is_never_served(self):
+        for line in (b"GET /metrics\0junk HTTP/1.1", b"GET /metrics\0 HTTP/1.1", b"GET /\0/metrics HTTP/1.1",
+                     b"GET /metrics HTTP/1.1\0"):
+            with self.subTest(line=line):
+                answer = raw(self.fx.port, line + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+                self.assertIn(status_of(answer), (400, 404), answer[:200])
+
+    def test_a_method_other_than_get_or_head_is_405_with_allow(self):
+        for path in ("/metrics", "/", "/healthz"):
+            for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW"):
+                with self.subTest(path=path, method=method):
+                    status, headers, _, _ = get(self.fx.port, path, method=method)
+                    self.assertEqual(status, 405)
+                    self.assertEqual(headers["allow"], "GET, HEAD")
+
+    def test_a_post_with_a_body_is_refused_and_changes_nothing(self):
+        before = ticks(get(self.fx.port)[2])
+        answer = raw(self.fx.port, b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n"
+                     b"latscope_fixture_ticks_total 999999999\n\n")
+        self.assertEqual(status_of(answer), 405)
+        self.assertGreaterEqual(ticks(get(self.fx.port)[2]), before)
+        self.assertLess(ticks(get(self.fx.port)[2]), 999999999)
+
+    def test_the_served_text_changes_as_it_is_published(self):
+        seen = [ticks(get(self.fx.port)[2])]
+        deadline = time.monotonic() + 10
+        while len(set(seen)) < 3 and time.monotonic() < deadline:
+            seen.append(ticks(get(self.fx.port)[2]))
+            time.sleep(0.05)
+        self.assertGreaterEqual(len(set(seen)), 3, seen)
+        self.assertEqual(seen, sorted(seen))
+
+    def test_promtool_accepts_the_served_prometheus_text(self):
+        promtool = shutil.which("promtool")
+        if not promtool:
+            self.skipTest("promtool is not installed (Debian package prometheus)")
+        body = get(self.fx.port)[2]
+        p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+
+class TestHostile(ServeCase):
+    def test_a_one_megabyte_header_is_refused_and_metrics_still_served(self):
+        answer = raw(self.fx.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n")
+        self.assertNotEqual(status_of(answer), 200, answer[:200])
+        answer = raw(self.fx.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Many: b\r\n" * 100000 + b"\r\n")
+        self.assertNotEqual(status_of(answer), 200, answer[:200])
+        self.assert_metrics_served_quickly(source="127.0.0.1")
+
+    def test_a_thousand_idle_connections_do_not_starve_metrics(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = 1000 + 64
+        if soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+        n = min(1000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 64)
+        self.assertGreaterEqual(n, 200, "too few file descriptors for the test")
+        idle = []
+        try:
+            for _ in range(n):
+                idle.append(socket.create_connection(("127.0.0.1", self.fx.port), timeout=5))
+            self.assert_metrics_served_quickly()
+        finally:
+            for s in idle:
+                s.close()
+        self.assert_metrics_served_quickly(source="127.0.0.1")
+
+    def test_requests_that_never_finish_do_not_hold_the_server(self):
+        stop = threading.Event()
+        slow = [socket.create_connection(("127.0.0.1", self.fx.port), timeout=5) for _ in range(100)]
+
+        def trickle():
+            for s in slow:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            while not stop.wait(0.5):
+                for s in slow:
+                    try:
+                        s.sendall(b"X: y\r\n")
+                    except OSError:
+                        pass
+        t = threading.Thread(target=trickle)
+        t.start()
+        try:
+            time.sleep(1)  # let them all start and keep trickling
+            for _ in range(5):
+                self.assert_metrics_served_quickly()
+        finally:
+            stop.set()
+            t.join()
+            for s in slow:
+                s.close()
+
+    def test_a_silent_half_request_is_closed_after_the_idle_timeout(self):
+        s = socket.create_connection(("127.0.0.1", self.fx.port), timeout=IDLE_TIMEOUT * 3)
+        try:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            start = time.monotonic()
+            try:
+                self.assertEqual(s.recv(1024), b"")
+            except ConnectionResetError:
+                pass
+            self.assertLess(time.monotonic() - start, IDLE_TIMEOUT * 3)
+        finally:
+            s.close()
+
+
+class TestStart(unittest.TestCase):
+    def test_metrics_is_503_until_the_first_publish(self):
+        fx = Fixture("127.0.0.1:0", "--silent")
+        try:
+            self.assertEqual(get(fx.port)[0], 503)
+            self.assertEqual(get(fx.port, "/")[0], 503)
+            self.assertEqual(get(fx.port, "/healthz")[0], 200)
+        finally:
+            fx.stop()
+
+    def test_an_ipv6_loopback_address_is_served(self):
+        if not socket.has_ipv6 or not os.path.exists("/proc/net/if_inet6"):
+            self.skipTest("no IPv6 on this machine")
+        fx = Fixture("[::1]:0")
+        try:
+            c = http.client.HTTPConnection("::1", fx.port, timeout=2)
+            c.request("GET", "/healthz")
+            self.assertEqual(c.getresponse().read(), b"ok\n")
+            c.close()
+        finally:
+            fx.stop()
+
+    def test_a_port_in_use_is_refused_with_the_address_and_the_reason(self):
+        fx = Fixture()
+        try:
+            p = subprocess.run([FIXTURE, f"127.0.0.1:{fx.port}"], capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr, f"serve-fixture: cannot listen on 127.0.0.1:{fx.port}: Address already in use\n")
+        finally:
+            fx.stop()
+
+    def test_a_bad_address_is_refused_naming_the_option(self):
+        for spec in ("localhost:9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:x", "::1:9464", "[::1]9464", ""):
+            with self.subTest(spec=spec):
+                p = subprocess.run([FIXTURE, spec], capture_output=True, text=True, timeout=30)
+                self.assertEqual(p.returncode, 1)
+                self.assertEqual(p.stderr, f"serve-fixture: option '--listen': '{spec}' is not ADDR:PORT"
+                                 " (an IPv4 address or [IPv6], or none)\n")
+        p = subprocess.run([FIXTURE, "127.0.0.1:65536"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.stderr, "serve-fixture: option '--listen': '127.0.0.1:65536': port is not in 0-65535\n")
+
+
+if __name__ == "__main__":
+    harness.main()

@@ -1,0 +1,152 @@
+/* The monitor's HTTP endpoint: its --listen parser, content negotiation and
+ * the server's life cycle (the requests themselves: tests/integration/test_serve.py). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/array.h"
+#include "serve/accept.h"
+#include "serve/addr.h"
+#include "serve/http.h"
+
+static void test_listen_reads_ipv4_and_bracketed_ipv6_with_their_port(void **state)
+{
+	(void)state;
+	struct listen_addr a;
+	char back[64];
+
+	assert_int_equal(listen_addr_parse("127.0.0.1:9464", &a, NULL), 0);
+	assert_false(a.none);
+	assert_int_equal(a.sa.ss_family, AF_INET);
+	listen_addr_format(&a.sa, back, sizeof(back));
+	assert_string_equal(back, "127.0.0.1:9464");
+	assert_int_equal(listen_addr_parse("[::1]:65535", &a, NULL), 0);
+	assert_int_equal(a.sa.ss_family, AF_INET6);
+	listen_addr_format(&a.sa, back, sizeof(back));
+	assert_string_equal(back, "[::1]:65535");
+	assert_int_equal(listen_addr_parse("0.0.0.0:0", &a, NULL), 0);
+	assert_int_equal(listen_addr_parse("none", &a, NULL), 0);
+	assert_true(a.none);
+}
+
+static void test_listen_refuses_what_is_not_addr_port_naming_the_option(void **state)
+{
+	(void)state;
+	const char *const bad[] = { "",		 "none:1",	 "localhost:9464", "127.0.0.1",
+				    "127.0.0.1:", ":9464",	 "127.0.0.1:9x",   "127.0.0.1:-1",
+				    "127.1:9464", "::1:9464",	 "[::1]9464",	   "[::1:9464",
+				    "[]:9464",	  "[1.2.3.4]:1", "127.0.0.1: 80",  "127.0.0.1:+80" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct lat_error err = { "" };
+		struct listen_addr a;
+		char want[256];
+		snprintf(want, sizeof(want),
+			 "option '--listen': '%s' is not ADDR:PORT (an IPv4 address or [IPv6], or none)",
+			 bad[i]);
+		assert_int_equal(listen_addr_parse(bad[i], &a, &err), -EINVAL);
+		assert_string_equal(err.msg, want);
+	}
+}
+
+static void test_listen_refuses_a_port_above_65535_however_long(void **state)
+{
+	(void)state;
+	const char *const bad[] = { "127.0.0.1:65536", "[::1]:99999999999999999999999" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct lat_error err = { "" };
+		struct listen_addr a;
+		char want[256];
+		snprintf(want, sizeof(want), "option '--listen': '%s': port is not in 0-65535", bad[i]);
+		assert_int_equal(listen_addr_parse(bad[i], &a, &err), -ERANGE);
+		assert_string_equal(err.msg, want);
+	}
+}
+
+static void test_openmetrics_is_chosen_only_when_asked_for_and_not_ranked_below_text(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *accept;
+		bool om;
+	} cases[] = {
+		{ NULL, false },
+		{ "", false },
+		{ "*/*", false },
+		{ "text/plain", false },
+		{ "application/openmetrics-text", true },
+		{ "APPLICATION/OPENMETRICS-TEXT;version=1.0.0", true },
+		{ "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+		  "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+		  true },
+		{ "application/openmetrics-text;q=0", false },
+		{ "application/openmetrics-text;q=0.000", false },
+		{ "application/openmetrics-text; q=0.4, text/plain; q=0.5", false },
+		{ "text/plain;q=0.5, application/openmetrics-text;q=0.5", true },
+		{ "application/openmetrics-text;q=junk", false },
+		{ "application/openmetrics-textual", false },
+		{ "xapplication/openmetrics-text", false },
+		{ " application/openmetrics-text ;version=1.0.0", true },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (accept_wants_openmetrics(cases[i].accept) != cases[i].om)
+			fail_msg("Accept '%s': want %s", cases[i].accept ? cases[i].accept : "(none)",
+				 cases[i].om ? "openmetrics" : "text");
+	}
+}
+
+static void test_listen_none_starts_no_server_and_the_rest_takes_null(void **state)
+{
+	(void)state;
+	struct metrics_server *s = (struct metrics_server *)&s;
+
+	assert_int_equal(metrics_server_start("none", &s, NULL), 0);
+	assert_null(s);
+	assert_int_equal(metrics_server_publish(s, "a", "b", "c"), 0);
+	assert_int_equal(metrics_server_port(s), 0);
+	metrics_server_stop(s);
+}
+
+static void test_port_zero_binds_a_port_that_a_second_server_cannot_take(void **state)
+{
+	(void)state;
+	struct lat_error err = { "" };
+	struct metrics_server *s = NULL, *t = (struct metrics_server *)&t;
+	char spec[64], want[128];
+
+	assert_int_equal(metrics_server_start("127.0.0.1:0", &s, &err), 0);
+	const unsigned port = metrics_server_port(s);
+	assert_true(port > 0 && port <= 65535);
+	assert_int_equal(metrics_server_publish(s, "x 1\n", NULL, NULL), 0);
+	assert_int_equal(metrics_server_publish(s, NULL, "x_total 1\n# EOF\n", "<p>1</p>"), 0);
+	snprintf(spec, sizeof(spec), "127.0.0.1:%u", port);
+	snprintf(want, sizeof(want), "cannot listen on %s: Address already in use", spec);
+	assert_int_equal(metrics_server_start(spec, &t, &err), -EADDRINUSE);
+	assert_string_equal(err.msg, want);
+	assert_ptr_equal(t, (struct metrics_server *)&t); /* untouched on failure */
+	metrics_server_stop(s);
+	/* Stopped: the port is free again. */
+	assert_int_equal(metrics_server_start(spec, &s, &err), 0);
+	metrics_server_stop(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_listen_reads_ipv4_and_bracketed_ipv6_with_their_port),
+		cmocka_unit_test(test_listen_refuses_what_is_not_addr_port_naming_the_option),
+		cmocka_unit_test(test_listen_refuses_a_port_above_65535_however_long),
+		cmocka_unit_test(test_openmetrics_is_chosen_only_when_asked_for_and_not_ranked_below_text),
+		cmocka_unit_test(test_listen_none_starts_no_server_and_the_rest_takes_null),
+		cmocka_unit_test(test_port_zero_binds_a_port_that_a_second_server_cannot_take),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
