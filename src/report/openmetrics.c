@@ -18,6 +18,8 @@
  */
 #include "report/openmetrics.h"
 
+#include "report/omtext.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -31,32 +33,6 @@
 #include "core/error.h"
 #include "core/utf8.h"
 #include "core/nstime.h"
-
-
-/*
- * The fixed ladder of bucket bounds, so that series compare between runs and
- * scrapes whatever our own buckets are.  The label values are the spec's
- * canonical renderings (Go's %g, ".0" added to integers), hard-coded as it
- * allows.
- */
-static const struct {
-	uint64_t ns;
-	const char *le;
-} ladder[] = {
-	{ UINT64_C(1000), "1e-06" },             { UINT64_C(2000), "2e-06" },
-	{ UINT64_C(5000), "5e-06" },             { UINT64_C(10000), "1e-05" },
-	{ UINT64_C(20000), "2e-05" },            { UINT64_C(50000), "5e-05" },
-	{ UINT64_C(100000), "0.0001" },          { UINT64_C(200000), "0.0002" },
-	{ UINT64_C(500000), "0.0005" },          { UINT64_C(1000000), "0.001" },
-	{ UINT64_C(2000000), "0.002" },          { UINT64_C(5000000), "0.005" },
-	{ UINT64_C(10000000), "0.01" },          { UINT64_C(20000000), "0.02" },
-	{ UINT64_C(50000000), "0.05" },          { UINT64_C(100000000), "0.1" },
-	{ UINT64_C(200000000), "0.2" },          { UINT64_C(500000000), "0.5" },
-	{ UINT64_C(1000000000), "1.0" },         { UINT64_C(2000000000), "2.0" },
-	{ UINT64_C(5000000000), "5.0" },         { UINT64_C(10000000000), "10.0" },
-	{ UINT64_C(20000000000), "20.0" },       { UINT64_C(50000000000), "50.0" },
-	{ UINT64_C(100000000000), "100.0" },
-};
 
 #define MAX_LABEL_NAME (sizeof("label_") - 1 + LABEL_KEY_MAX + 8)
 
@@ -103,75 +79,11 @@ static void put(struct om *o, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void put_bytes(struct om *o, const char *s, size_t len)
-{
-	if (!o->err && len && fwrite(s, 1, len, o->out) != len)
-		failed(o);
-}
-
-
+/* A label value, escaped (report/omtext.h). */
 static void put_label_value(struct om *o, const char *value)
 {
-	const unsigned char *s = (const unsigned char *)value;
-
-	while (*s) {
-		uint32_t cp;
-		size_t n = utf8_decode(s, &cp);
-		if (n == 0) {
-			put_bytes(o, "\xef\xbf\xbd", 3);
-			s++;
-		} else if (*s == '\\') {
-			put_bytes(o, "\\\\", 2);
-			s++;
-		} else if (*s == '"') {
-			put_bytes(o, "\\\"", 2);
-			s++;
-		} else if (*s == '\n') {
-			put_bytes(o, "\\n", 2);
-			s++;
-		} else {
-			put_bytes(o, (const char *)s, n);
-			s += n;
-		}
-	}
-}
-
-/* [a-zA-Z0-9_] kept, anything else '_': valid in label and metric names after a letter. */
-static void make_name(char *dst, size_t size, const char *prefix, const char *src)
-{
-	size_t n = (size_t)snprintf(dst, size, "%s", prefix);
-
-	for (; *src && n + 1 < size; src++, n++) {
-		char c = *src;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-		dst[n] = ok ? c : '_';
-	}
-	dst[n < size ? n : size - 1] = '\0';
-}
-
-/* Seconds from nanoseconds, exact: "0.00001145", "1.0". */
-static const char *secs(uint64_t ns, char *buf, size_t size)
-{
-	int len = snprintf(buf, size, "%" PRIu64 ".%09" PRIu64, ns / NS_PER_SEC, ns % NS_PER_SEC);
-
-	while (len > 2 && buf[len - 1] == '0' && buf[len - 2] != '.')
-		buf[--len] = '\0';
-	return buf;
-}
-
-/* A sum of nanoseconds kept as a double, in seconds. */
-static const char *secs_double(double ns, char *buf, size_t size)
-{
-	if (!(ns >= 0.0))
-		ns = 0.0;
-	/* Below 2^64 the nearest integer is as exact as the double, and prints
-	 * exactly; round(), not llround(): a long stops at 2^63. */
-	if (ns < 18446744073709549568.0)
-		return secs((uint64_t)round(ns), buf, size);
-	snprintf(buf, size, "%.17g", ns / 1e9);
-	if (!strpbrk(buf, ".e"))
-		strncat(buf, ".0", size - strlen(buf) - 1);
-	return buf;
+	if (!o->err && om_put_label_value(o->out, value) < 0)
+		failed(o);
 }
 
 /* UTC, millisecond precision, as the JSON result's start_time. */
@@ -263,21 +175,21 @@ static int metric_of(const struct run *r, const char *name)
 static void histogram(struct om *o, const struct run *r, const char *fam, const char *cpu,
 		      const struct hist *h, const struct summary *s)
 {
-	uint64_t cum[ARRAY_SIZE(ladder)] = { 0 }, total = 0;
+	uint64_t cum[OM_LADDER_N] = { 0 }, total = 0;
 	char name[160], v[48];
 	size_t k = 0;
 
 	for (unsigned i = hist_next(h, 0); i < HIST_BUCKETS; i = hist_next(h, i + 1)) {
 		uint64_t high = hist_bucket_high(i);
-		while (k < ARRAY_SIZE(ladder) && high > ladder[k].ns)
+		while (k < OM_LADDER_N && high > om_ladder[k].ns)
 			k++;
-		if (k < ARRAY_SIZE(ladder))
+		if (k < OM_LADDER_N)
 			cum[k] += h->counts[i];
 		total += h->counts[i];
 	}
 	snprintf(name, sizeof(name), "%s_bucket", fam);
-	for (size_t i = 0; i < ARRAY_SIZE(ladder); i++) {
-		struct kv le = { "le", ladder[i].le };
+	for (size_t i = 0; i < OM_LADDER_N; i++) {
+		struct kv le = { "le", om_ladder[i].le };
 		if (i)
 			cum[i] += cum[i - 1];
 		snprintf(v, sizeof(v), "%" PRIu64, cum[i]);
@@ -289,7 +201,7 @@ static void histogram(struct om *o, const struct run *r, const char *fam, const 
 	snprintf(name, sizeof(name), "%s_count", fam);
 	sample(o, r, name, cpu, NULL, 0, v);
 	snprintf(name, sizeof(name), "%s_sum", fam);
-	sample(o, r, name, cpu, NULL, 0, secs_double(s->mean * (double)s->count, v, sizeof(v)));
+	sample(o, r, name, cpu, NULL, 0, om_secs_double(s->mean * (double)s->count, v, sizeof(v)));
 }
 
 /*
@@ -307,13 +219,13 @@ static void summary(struct om *o, const struct run *r, const char *fam, const ch
 
 	for (size_t j = 0; s->count && j < ARRAY_SIZE(q); j++) {
 		struct kv kv = { "quantile", qname[j] };
-		sample(o, r, fam, cpu, &kv, 1, secs(q[j], v, sizeof(v)));
+		sample(o, r, fam, cpu, &kv, 1, om_secs(q[j], v, sizeof(v)));
 	}
 	snprintf(name, sizeof(name), "%s_count", fam);
 	snprintf(v, sizeof(v), "%" PRIu64, s->count);
 	sample(o, r, name, cpu, NULL, 0, v);
 	snprintf(name, sizeof(name), "%s_sum", fam);
-	sample(o, r, name, cpu, NULL, 0, secs_double(s->mean * (double)s->count, v, sizeof(v)));
+	sample(o, r, name, cpu, NULL, 0, om_secs_double(s->mean * (double)s->count, v, sizeof(v)));
 }
 
 enum figure { FIG_HIST, FIG_QUANTILE, FIG_MIN, FIG_MAX, FIG_WARM_MAX, FIG_COUNT };
@@ -361,15 +273,15 @@ static void metric_family(struct om *o, const char *metric, enum figure fig)
 				break;
 			case FIG_MIN:
 				if (s->count)
-					sample(o, r, fam, cpu, NULL, 0, secs(s->min, v, sizeof(v)));
+					sample(o, r, fam, cpu, NULL, 0, om_secs(s->min, v, sizeof(v)));
 				break;
 			case FIG_MAX:
 				if (s->count)
-					sample(o, r, fam, cpu, NULL, 0, secs(s->max, v, sizeof(v)));
+					sample(o, r, fam, cpu, NULL, 0, om_secs(s->max, v, sizeof(v)));
 				break;
 			case FIG_WARM_MAX:
 				if (s->count && s->has_warm_max)
-					sample(o, r, fam, cpu, NULL, 0, secs(s->warm_max, v, sizeof(v)));
+					sample(o, r, fam, cpu, NULL, 0, om_secs(s->warm_max, v, sizeof(v)));
 				break;
 			case FIG_COUNT:
 				break;
@@ -450,13 +362,13 @@ static bool rate_value(const struct cpu_result *cr, char *buf, size_t size)
 
 static bool mtbf_value(const struct cpu_result *cr, char *buf, size_t size)
 {
-	secs_double(cr->lr.mtbf_ns, buf, size);
+	om_secs_double(cr->lr.mtbf_ns, buf, size);
 	return cr->lr.has_mtbf;
 }
 
 static bool worst_value(const struct cpu_result *cr, char *buf, size_t size)
 {
-	secs(cr->lr.worst_at_ns, buf, size);
+	om_secs(cr->lr.worst_at_ns, buf, size);
 	return cr->lr.has_worst;
 }
 
@@ -465,7 +377,7 @@ static bool last_band_value(const struct cpu_result *cr, char *buf, size_t size)
 	const struct band_max *b = &cr->bands;
 	if (b->n == 0 || b->max[b->n - 1u] == RESULT_NO_BAND_MAX)
 		return false;
-	secs(b->max[b->n - 1u], buf, size);
+	om_secs(b->max[b->n - 1u], buf, size);
 	return true;
 }
 
@@ -530,7 +442,7 @@ static void map_labels(struct run *r)
 	r->nlabels = 0;
 	for (unsigned i = 0; i < n; i++) {
 		char *name = r->names[r->nlabels];
-		make_name(name, MAX_LABEL_NAME, "label_", order[i]->key);
+		om_make_name(name, MAX_LABEL_NAME, "label_", order[i]->key);
 		size_t len = strlen(name);
 		for (unsigned suffix = 2; has_name(r, name); suffix++)
 			snprintf(name + len, MAX_LABEL_NAME - len, "_%u", suffix);
@@ -567,7 +479,7 @@ static int prepare(struct om *o, const struct result *const *results, const int6
 		idcopy[i] = ids ? ids[i] : (int64_t)i + 1;
 		snprintf(run->id, sizeof(run->id), "%" PRId64, idcopy[i]);
 		for (unsigned m = 0; m < run->res->nmetrics; m++) {
-			make_name(run->metric[m], RESULT_NAME_LEN, "", run->res->metric_names[m]);
+			om_make_name(run->metric[m], RESULT_NAME_LEN, "", run->res->metric_names[m]);
 			int first = metric_of(run, run->metric[m]);
 			if (!run->metric[m][0]) {
 				r = err_set(err, -EINVAL, "run %s: a metric has no name", run->id);
