@@ -16,6 +16,7 @@ const struct command commands[] = {
 	{ "io", cmd_io, &io_command, "read throughput, per-read latency and the CPU cost of each read" },
 	{ "clock", NULL, &clock_command, "what each clock costs to read per CPU, vDSO or system call, resolution" },
 	{ "sys", cmd_sys, NULL, "system fingerprint and latency advice" },
+	{ "monitor", cmd_monitor, NULL, "measure timer latency continuously, serve it to Prometheus, store each period" },
 	{ "cyclictest", cmd_cyclictest, NULL, "cyclictest's options and output, measured and stored by latscope" },
 	{ "runs", cmd_runs, NULL, "list the stored runs" },
 	{ "show", cmd_show, NULL, "print a stored run (--json: its JSON result)" },

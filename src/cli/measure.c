@@ -40,8 +40,6 @@ void run_params_defaults(struct run_params *rp, struct measure_extras *x)
 	x->fail_stat = FAIL_MAX;
 }
 
-
-
 static int usage_error(const struct measure_cmd *mc, const char *msg)
 {
 	return storecmd_usage(measure_name(mc), msg);
@@ -189,6 +187,8 @@ static void on_window(void *ctx, const struct result *res, const struct cpu_resu
 		text_window(stdout, res, cr, w);
 	if (lv->mh && lv->mh->progress)
 		lv->mh->progress(lv->mh->ctx, w->w.end_ns, lv->duration_ns);
+	if (lv->mh && lv->mh->window)
+		lv->mh->window(lv->mh->ctx, res, cr, w);
 }
 
 static int fill_result(const struct measure_cmd *mc, const void *params, const struct run_params *rp,
@@ -385,19 +385,24 @@ static int check_params(const struct measure_cmd *mc, void *params, const struct
 	return 0;
 }
 
+int measure_check(const struct measure_cmd *mc, void *params, const struct opt_result *given, struct lat_error *err)
+{
+	struct loadrun *lr = malloc(sizeof(*lr));
+	int r;
+
+	if (!lr)
+		return err_set(err, -ENOMEM, "out of memory");
+	r = check_params(mc, params, given, lr, err);
+	free(lr);
+	return r;
+}
+
 int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *params, struct lat_error *err)
 {
 	struct opt_result given;
-	struct loadrun *lr = malloc(sizeof(*lr));
 	int r = parse_args(mc, argc, argv, params, &given, err);
 
-	if (!lr) {
-		return err_set(err, -ENOMEM, "out of memory");
-	}
-	if (r == 0)
-		r = check_params(mc, params, &given, lr, err);
-	free(lr);
-	return r;
+	return r == 0 ? measure_check(mc, params, &given, err) : r;
 }
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv)

@@ -92,6 +92,9 @@ struct measure_hooks {
 	void (*prepared)(void *ctx, const struct result *res);
 	/* Optional: a few times a second while measuring. */
 	void (*tick)(void *ctx, const struct result *res);
+	/* Optional: a window of one CPU has been added to res (runner_hooks). */
+	void (*window)(void *ctx, const struct result *res, const struct cpu_result *cr,
+		       const struct result_window *w);
 	/* Optional: add to the result before the run, e.g. a front end's own
 	 * histogram (result_keep_lin); a negative errno ends the command. */
 	int (*shape)(void *ctx, struct result *res);
@@ -188,6 +191,10 @@ extern const char *const fail_stat_choices[];
 	{ "load-cmd", 0, OPT_STRING, offsetof(T, out.load_cmd), .metavar = "CMD", \
 	  .help = "run CMD (with /bin/sh) as the load while measuring; it and its children are stopped at the end" }, \
 	{ "help", 'h', OPT_HELP, offsetof(T, help), .flags = OPT_NOT_PARAM, .help = "show this help" }
+
+/* Every check measure_with makes of params set by a caller (given as in
+ * measure_with), without running: 0 or -EINVAL with err filled. */
+int measure_check(const struct measure_cmd *mc, void *params, const struct opt_result *given, struct lat_error *err);
 
 /* Defaults of the common options. */
 void run_params_defaults(struct run_params *rp, struct measure_extras *x);

@@ -30,6 +30,8 @@ struct run_params {
 	bool trace;                     /* --trace: kernel trace events beside the run */
 	uint64_t trace_above_ns;        /* spikes to explain; 0: the threshold */
 	size_t trace_log_cap;           /* spans each thread keeps for the trace */
+	bool period_signal;             /* SIGUSR1 ends the run as a stop signal does (latscope
+					 * monitor: the period ends, the next begins); the caller blocks it */
 };
 
 #endif

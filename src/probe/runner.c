@@ -166,6 +166,7 @@ static const char *signal_name(int sig)
 	case SIGTERM: return "SIGTERM";
 	case SIGHUP: return "SIGHUP";
 	case SIGQUIT: return "SIGQUIT";
+	case SIGUSR1: return "SIGUSR1";
 	default: return "a signal";
 	}
 }
@@ -388,6 +389,8 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 
 	runner_stop_signals(&stopsigs);
 	sigaddset(&stopsigs, SIGUSR2);          /* the measuring threads are done */
+	if (rn->rp->period_signal)
+		sigaddset(&stopsigs, SIGUSR1);
 	uint64_t tick_ns = rn->rp->window_ns / 4u;
 	/* Context is read just after each window's end, so it belongs to that window. */
 	uint64_t next_ctx = rn->res->origin_ns + rn->rp->window_ns + CONTEXT_DELAY_NS;

@@ -1,0 +1,628 @@
+/*
+ * latscope monitor: the timer probe without end, as a service.  It measures
+ * in periods of --rotate, each one an ordinary `latscope timer` run (stored
+ * with the label monitor=ID, so runs, compare, report and export read it),
+ * and serves what it has measured since it started on /metrics.
+ *
+ * One period ends and the next begins on the main thread: the runner stops
+ * its threads, the period is stored, the runner starts again.  The gap
+ * between two periods (the store's write and the threads' start) is not
+ * measured; the monitor says at the end how long the longest was.  The
+ * noise probe, which takes whole CPUs, runs between two periods on its
+ * schedule, so never beside the timer probe on its CPUs.
+ *
+ * Threads: the measuring threads (the runner's), the server's
+ * (serve/http.h), a checkpoint's writer.  The main thread folds every window
+ * into the /metrics figures (monitor/metrics.h) and publishes them whole; the
+ * server's threads copy the last texts and see nothing else.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/checkpoint.h"
+#include "cli/commands.h"
+#include "cli/exitcode.h"
+#include "cli/noise.h"
+#include "cli/storecmd.h"
+#include "cli/storepath.h"
+#include "cli/timer.h"
+#include "config.h"
+#include "core/array.h"
+#include "core/units.h"
+#include "monitor/keep.h"
+#include "monitor/metrics.h"
+#include "monitor/page.h"
+#include "probe/runner.h"
+#include "report/tprint.h"
+#include "serve/addr.h"
+#include "serve/http.h"
+#include "store/store.h"
+#include "sys/cpus.h"
+#include "sys/procstat.h"
+
+#define MONITOR_DEFAULT_LISTEN "127.0.0.1:9464"
+#define MONITOR_DEFAULT_ROTATE_NS (UINT64_C(3600) * NS_PER_SEC)
+/* Without a new window, /metrics is made again this often (the 5-minute max moves on). */
+#define MONITOR_REFRESH_NS (5u * NS_PER_SEC)
+#define MONITOR_ID_LABEL "monitor"
+
+struct monitor_cmd {
+	struct timer_cmd t;             /* what each period measures */
+	const char *listen;
+	uint64_t rotate_ns;
+	const char *keep;
+	uint64_t noise_every_ns, noise_for_ns;
+	struct cpuset noise_cpus;
+	bool per_cpu_hist;
+	uint64_t trace_spikes_ns;
+	bool help;
+};
+
+/* The timer's options a monitor takes, with their names, ranges and messages. */
+static const char *const from_timer[] = {
+	"cpus", "interval", "priority", "policy", "mode", "threshold", "window", "label", "db", "no-store", "checkpoint",
+	"quiet", "live", "no-pm-qos", "no-context", "strict",
+};
+
+static const struct opt own_opts[] = {
+	{ "listen", 0, OPT_STRING, offsetof(struct monitor_cmd, listen), .metavar = "ADDR:PORT", .flags = OPT_NOT_PARAM,
+	  .help = "serve /metrics, / and /healthz on this numeric address (port 0: a free one); none: serve nothing "
+		  "(default " MONITOR_DEFAULT_LISTEN ")" },
+	{ "rotate", 0, OPT_DURATION, offsetof(struct monitor_cmd, rotate_ns), .min = NS_PER_SEC,
+	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM,
+	  .help = "store the finished period as a run every DUR; a bare number is seconds" },
+	{ "keep", 0, OPT_STRING, offsetof(struct monitor_cmd, keep), .metavar = "DUR|N", .flags = OPT_NOT_PARAM,
+	  .help = "after each period, remove monitor runs that started more than DUR ago, or all but the newest N "
+		  "(never other runs; default: keep all)" },
+	{ "noise-every", 0, OPT_DURATION, offsetof(struct monitor_cmd, noise_every_ns), .min = 10u * NS_PER_SEC,
+	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM,
+	  .help = "run the noise probe every DUR, between two periods (with --noise-for)" },
+	{ "noise-for", 0, OPT_DURATION, offsetof(struct monitor_cmd, noise_for_ns), .min = NS_PER_SEC,
+	  .max = 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM,
+	  .help = "how long each noise run lasts (with --noise-every)" },
+	{ "noise-cpus", 0, OPT_CPUS, offsetof(struct monitor_cmd, noise_cpus), .metavar = "CPUS", .flags = OPT_NOT_PARAM,
+	  .help = "CPUs of the noise probe (default: the timer probe's)" },
+	{ "per-cpu-histograms", 0, OPT_FLAG, offsetof(struct monitor_cmd, per_cpu_hist), .flags = OPT_NOT_PARAM,
+	  .help = "export one latency histogram per CPU instead of one per host (28 series a CPU)" },
+	{ "trace-spikes", 0, OPT_DURATION, offsetof(struct monitor_cmd, trace_spikes_ns), .min = 1,
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US, .flags = OPT_NOT_PARAM,
+	  .help = "trace every period (--trace) and explain the samples above DUR in its run (root); a bare number is "
+		  "microseconds" },
+	{ "help", 'h', OPT_HELP, offsetof(struct monitor_cmd, help), .flags = OPT_NOT_PARAM, .help = "show this help" },
+};
+
+static struct opt table[OPT_MAX];
+static size_t ntable;
+
+/* The timer's rows, moved to where struct timer_cmd sits in ours, then our own. */
+static void build_table(void)
+{
+	const struct measure_cmd *tc = &timer_command;
+
+	if (ntable)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(from_timer); i++) {
+		const struct opt *o = opt_find(tc->opts, tc->nopts, from_timer[i]);
+		table[ntable] = *o;
+		table[ntable].offset += offsetof(struct monitor_cmd, t);
+		if (strcmp(o->name, "cpus") == 0)
+			table[ntable].help = "CPUs to measure, one thread each (default: every online CPU but the first, or "
+					     "the one)";
+		if (strcmp(o->name, "checkpoint") == 0)
+			table[ntable].help = "write the period so far to the store every DUR, marked partial; 0 or none: "
+					     "never; default 10m for periods over 10m";
+		ntable++;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(own_opts); i++)
+		table[ntable++] = own_opts[i];
+}
+
+static void defaults(struct monitor_cmd *m)
+{
+	memset(m, 0, sizeof(*m));
+	timer_command.defaults(&m->t);
+	m->listen = MONITOR_DEFAULT_LISTEN;
+	m->rotate_ns = MONITOR_DEFAULT_ROTATE_NS;
+}
+
+static const char synopsis[] =
+	"[-a CPUS] [-i INTERVAL] [-p PRIO] [--listen ADDR:PORT|none] [--rotate DUR] [--keep DUR|N]\n"
+	"                        [--noise-every DUR --noise-for DUR [--noise-cpus CPUS]] [--threshold DUR]\n"
+	"                        [--label K=V]... [--db PATH] [--trace-spikes DUR] [--per-cpu-histograms] [-q]";
+
+static void print_help(void)
+{
+	struct monitor_cmd d;
+
+	defaults(&d);
+	printf("Usage: latscope monitor %s\n\n"
+	       "Measure timer latency continuously, as `latscope timer` does, and serve what was measured since the\n"
+	       "start on /metrics for Prometheus (text 0.0.4, or OpenMetrics when asked).  Every --rotate the\n"
+	       "finished period is stored as a run with the label monitor=ID (ID: the monitor's start, UTC).\n"
+	       "SIGUSR1 stores the current period now and starts the next; SIGINT, SIGTERM, SIGHUP and SIGQUIT\n"
+	       "store it and stop.\n\nOptions:\n", synopsis);
+	opt_print_help(stdout, table, ntable, &d);
+	printf("\nExit status: 0 stopped by a signal, 1 error (also: a period that could not be stored, which is\n"
+	       "kept in a file), 2 bad usage.  See latscope-monitor(1).\n");
+}
+
+/* The monitor's state while it runs. */
+struct monitor {
+	struct monitor_cmd *cmd;
+	struct mon_metrics *metrics;
+	struct metrics_server *server;
+	struct proc_table ctx;          /* steal and interrupts of the measured CPUs */
+	bool have_ctx;
+	char host[256];
+	char id[32];                    /* the monitor's start, UTC: the label's value */
+	char store[4096];               /* where periods are kept; "" when not */
+	uint64_t next_render_ns;
+	bool dirty;                     /* a window since the last render */
+	unsigned periods;
+	int64_t last_run;
+	uint64_t period_end_ns;         /* CLOCK_MONOTONIC at the end of the last period's windows */
+	uint64_t longest_gap_ns;
+	bool warned_publish;
+};
+
+static void read_context(struct monitor *mo)
+{
+	uint64_t steal[CPUSET_MAX];
+	size_t n = mon_metrics_ncpus(mo->metrics);
+
+	if (!mo->have_ctx || n > CPUSET_MAX)
+		return;
+	if (proc_read_interrupts(&mo->ctx, NULL) < 0 || proc_read_steal(&mo->ctx, steal, NULL) < 0)
+		return;
+	for (size_t k = 0; k < mo->ctx.ncpus; k++)
+		mon_metrics_set_context(mo->metrics, mo->ctx.cpus[k], steal[k], proc_table_total(&mo->ctx, k));
+}
+
+/* Make the three texts and hand them to the server. */
+static void publish(struct monitor *mo)
+{
+	const uint64_t now = mono_ns();
+	struct mon_page_info info = { .host = mo->host, .monitor_id = mo->id, .store = mo->store[0] ? mo->store : NULL,
+				      .periods = mo->periods, .last_run = mo->last_run, .rotate_ns = mo->cmd->rotate_ns };
+
+	if (!mo->server)
+		return;
+	read_context(mo);
+	char *prom = mon_metrics_render(mo->metrics, MON_PROMETHEUS, now);
+	char *om = mon_metrics_render(mo->metrics, MON_OPENMETRICS, now);
+	char *page = mon_page_render(mo->metrics, &info, now);
+	int r = prom && om && page ? metrics_server_publish(mo->server, prom, om, page) : -ENOMEM;
+	if (r < 0 && !mo->warned_publish) {
+		/* the last texts stay served; said once, not every second */
+		tprintf(stderr, "latscope monitor: cannot update /metrics: %s\n", strerror(-r));
+		mo->warned_publish = true;
+	}
+	free(prom);
+	free(om);
+	free(page);
+	mo->dirty = false;
+	mo->next_render_ns = now + MONITOR_REFRESH_NS;
+}
+
+static void on_window(void *ctx, const struct result *res, const struct cpu_result *cr, const struct result_window *w)
+{
+	struct monitor *mo = ctx;
+
+	if (mon_metrics_add_window(mo->metrics, cr->cpu, &w->w, &w->hist[0], w->p99[0], res->origin_ns + w->w.end_ns) == 0)
+		mo->dirty = true;
+}
+
+static void on_tick(void *ctx, const struct result *res)
+{
+	struct monitor *mo = ctx;
+
+	(void)res;
+	if (mo->dirty || mono_ns() >= mo->next_render_ns)
+		publish(mo);
+}
+
+static void on_prepared(void *ctx, const struct result *res)
+{
+	struct monitor *mo = ctx;
+	/* the runner has set the origin just after this: the gap ends about here */
+	if (mo->period_end_ns) {
+		uint64_t gap = mono_ns() - mo->period_end_ns;
+		if (gap > mo->longest_gap_ns)
+			mo->longest_gap_ns = gap;
+	}
+	(void)res;
+}
+
+/* A stop signal waiting (they are blocked): the monitor ends. */
+static bool stop_pending(void)
+{
+	sigset_t pending, stops;
+
+	runner_stop_signals(&stops);
+	if (sigpending(&pending) < 0)
+		return false;
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&stops, s) == 1 && sigismember(&pending, s) == 1)
+			return true;
+	return false;
+}
+
+/* A SIGUSR1 that came between two periods: the new one has just begun. */
+static void drop_usr1(void)
+{
+	sigset_t usr1;
+	struct timespec zero = { 0, 0 };
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	while (sigtimedwait(&usr1, NULL, &zero) == SIGUSR1)
+		;
+}
+
+/* --keep after a stored period; what it removed is said on stderr. */
+static void prune(struct monitor *mo, const struct keep_rule *k)
+{
+	struct store *st = NULL;
+	struct run_filter f = { 0 };
+	struct run_info *runs = NULL;
+	struct lat_error err;
+	size_t n = 0;
+
+	if (!mo->store[0])
+		return;
+	if (store_open(mo->store, 0, &st, &err) < 0 || store_list(st, &f, &runs, &n, &err) < 0) {
+		tprintf(stderr, "latscope monitor: option '--keep': cannot read the store: %s\n", err.msg);
+		store_close(st);
+		return;
+	}
+	int64_t *ids = calloc(n ? n : 1u, sizeof(*ids));
+	size_t drop = ids ? keep_select(runs, n, k, realtime_ns(), ids) : 0;
+	if (drop && store_rm(st, ids, drop, &err) < 0)
+		tprintf(stderr, "latscope monitor: option '--keep': cannot remove old runs: %s\n", err.msg);
+	else if (drop && !mo->cmd->t.out.quiet)
+		tprintf(stderr, "latscope monitor: --keep %s: removed %zu monitor run%s\n", mo->cmd->keep, drop,
+			drop == 1 ? "" : "s");
+	free(ids);
+	free(runs);
+	store_close(st);
+}
+
+/* The parameters of one kind of run, checked as if typed to that command. */
+struct phase {
+	const struct measure_cmd *mc;
+	void *params;
+	struct opt_result given;
+};
+
+/* One run of a phase for duration_ns: the measure_with code, and whether a stop signal ended it. */
+static int run_phase(struct monitor *mo, struct phase *ph, uint64_t duration_ns, int argc, char **argv,
+		     bool *ret_stopped, bool *ret_measured)
+{
+	struct result res = { 0 };
+	struct measure_outcome out = { .res = &res };
+	struct measure_hooks mh = { .ctx = mo, .tick = on_tick };
+	struct measure_cmd front = *ph->mc;
+	const size_t size = ph->mc->params_size;
+	void *params = malloc(size);
+
+	*ret_stopped = *ret_measured = false;
+	if (!params) {
+		tprintf(stderr, "latscope monitor: out of memory\n");
+		return EXIT_ERROR;
+	}
+	memcpy(params, ph->params, size);
+	measure_run_params(ph->mc, params)->duration_ns = duration_ns;
+	if (ph->mc == &timer_command) {
+		mh.window = on_window;
+		mh.prepared = on_prepared;
+	}
+	front.name = "monitor";
+	int code = measure_with(&front, params, &ph->given, argc, argv, &mh, &out);
+	free(params);
+	if (!res.cpus)
+		return code;            /* nothing measured; measure_with said why */
+	*ret_measured = true;
+	*ret_stopped = res.interrupted && strncmp(res.stop_reason, "signal ", 7) == 0 &&
+		       strcmp(res.stop_reason, "signal SIGUSR1") != 0;
+	if (res.failed)
+		*ret_stopped = true;    /* a thread could not measure: starting again would not help */
+	if (ph->mc == &timer_command) {
+		mo->periods++;
+		mo->period_end_ns = res.origin_ns + res.elapsed_ns;
+		if (out.stored_id > 0)
+			mo->last_run = out.stored_id;
+	}
+	result_free(&res);
+	return code;
+}
+
+/* The default CPUs: every usable online one but the first (it keeps the
+ * system, the server and the main thread), or the one there is. */
+static int default_cpus(struct cpuset *cpus, struct lat_error *err)
+{
+	int r = measure_check_cpus(cpus, false, err);
+
+	if (r < 0)
+		return r;
+	int first = cpuset_next(cpus, 0);
+	if (cpuset_count(cpus) > 1 && first >= 0) {
+		struct cpuset one;
+		cpuset_clear(&one);
+		cpuset_add(&one, (unsigned)first);
+		cpuset_diff(cpus, cpus, &one);
+	}
+	return 0;
+}
+
+/* The timer options the user gave are given to the timer command too. */
+static void mark_given(const struct opt_result *given, struct opt_result *tgiven)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(from_timer); i++)
+		if (opt_given(table, ntable, given, from_timer[i]))
+			opt_mark(timer_command.opts, timer_command.nopts, tgiven, from_timer[i]);
+	static const char *const always[] = { "cpus", "duration", "label" };
+	for (size_t i = 0; i < ARRAY_SIZE(always); i++)
+		opt_mark(timer_command.opts, timer_command.nopts, tgiven, always[i]);
+}
+
+static int add_label(struct labels *ls, const char *key, const char *value)
+{
+	if (ls->n >= LABELS_MAX)
+		return -E2BIG;
+	snprintf(ls->items[ls->n].key, LABEL_KEY_MAX, "%s", key);
+	snprintf(ls->items[ls->n].value, LABEL_VALUE_MAX, "%s", value);
+	ls->n++;
+	return 0;
+}
+
+/* Every check of the options, before anything starts: 0 or -EINVAL with err filled. */
+static int check(struct monitor_cmd *m, const struct opt_result *given, struct phase *timer, struct phase *noise,
+		 struct noise_cmd *nc, struct keep_rule *keep, const char *id, struct lat_error *err)
+{
+	struct listen_addr la;
+	int r;
+
+	if (given->npos)
+		return err_set(err, -EINVAL, "unexpected argument '%s'", given->pos[0]);
+	for (unsigned i = 0; i < m->t.out.labels.n; i++)
+		if (strcmp(m->t.out.labels.items[i].key, MONITOR_ID_LABEL) == 0)
+			return err_set(err, -EINVAL, "option '--label': monitor is the monitor's own label (monitor=ID)");
+	if (listen_addr_parse(m->listen, &la, err) < 0)
+		return -EINVAL;
+	if (m->keep && keep_parse(m->keep, keep, err) < 0)
+		return -EINVAL;
+	if (m->keep && m->t.out.no_store)
+		return err_set(err, -EINVAL, "option '--keep' needs a store");
+	bool every = opt_given(table, ntable, given, "noise-every"), dur = opt_given(table, ntable, given, "noise-for");
+	if (every != dur)
+		return err_set(err, -EINVAL, "options '--noise-every' and '--noise-for' go together");
+	if (opt_given(table, ntable, given, "noise-cpus") && !every)
+		return err_set(err, -EINVAL, "option '--noise-cpus' needs '--noise-every' and '--noise-for'");
+	if (every && m->noise_for_ns >= m->noise_every_ns)
+		return err_set(err, -EINVAL, "option '--noise-for': it must be shorter than '--noise-every'");
+	if (!opt_given(table, ntable, given, "cpus") && (r = default_cpus(&m->t.run.cpus, err)) < 0)
+		return r;
+	if (m->trace_spikes_ns) {
+		m->t.run.trace = true;
+		m->t.run.trace_above_ns = m->trace_spikes_ns;
+	}
+	if (add_label(&m->t.out.labels, MONITOR_ID_LABEL, id) < 0)
+		return err_set(err, -EINVAL, "option '--label': at most %d labels with monitor=ID", LABELS_MAX - 1);
+	/* a period over 10 minutes is checkpointed every 10, as a run without -D would be */
+	if (!opt_given(table, ntable, given, "checkpoint") && m->rotate_ns > CHECKPOINT_DEFAULT_NS) {
+		m->t.out.checkpoint_ns = CHECKPOINT_DEFAULT_NS;
+		opt_mark(timer_command.opts, timer_command.nopts, &timer->given, "checkpoint");
+	}
+	m->t.run.duration_ns = m->rotate_ns;
+	m->t.run.period_signal = true;
+	timer->mc = &timer_command;
+	timer->params = &m->t;
+	mark_given(given, &timer->given);
+	if (m->trace_spikes_ns) {
+		opt_mark(timer_command.opts, timer_command.nopts, &timer->given, "trace");
+		opt_mark(timer_command.opts, timer_command.nopts, &timer->given, "trace-above");
+	}
+	if ((r = measure_check(&timer_command, &m->t, &timer->given, err)) < 0)
+		return r;
+	if (!every)
+		return 0;
+	/* The noise probe: its own defaults, the monitor's store, labels and quietness. */
+	noise_command.defaults(nc);
+	nc->run.cpus = opt_given(table, ntable, given, "noise-cpus") ? m->noise_cpus : m->t.run.cpus;
+	nc->run.duration_ns = m->noise_for_ns;
+	nc->run.period_signal = true;
+	nc->out.db_path = m->t.out.db_path;
+	nc->out.no_store = m->t.out.no_store;
+	nc->out.labels = m->t.out.labels;
+	nc->out.quiet = m->t.out.quiet;
+	noise->mc = &noise_command;
+	noise->params = nc;
+	static const char *const set[] = { "cpus", "duration", "label" };
+	for (size_t i = 0; i < ARRAY_SIZE(set); i++)
+		opt_mark(noise_command.opts, noise_command.nopts, &noise->given, set[i]);
+	if ((r = measure_check(&noise_command, nc, &noise->given, err)) < 0) {
+		char why[sizeof(err->msg)];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return err_set(err, r, "the noise probe: %s", why);
+	}
+	return 0;
+}
+
+static void monitor_id(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (gmtime_r(&now, &tm))
+		strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	else
+		snprintf(buf, size, "%lld", (long long)now);
+}
+
+/* Keep the main thread, and so the server's threads it starts, off the measured CPUs. */
+static void housekeeping(const struct cpuset *measured)
+{
+	struct cpuset online, rest;
+
+	if (cpus_online(&online) < 0)
+		return;
+	cpuset_diff(&rest, &online, measured);
+	if (cpuset_count(&rest))
+		cpus_pin(&rest);
+}
+
+static int serve(struct monitor *mo, struct lat_error *err)
+{
+	char where[80];
+	int r = metrics_server_start(mo->cmd->listen, &mo->server, err);
+
+	if (r < 0 || !mo->server)
+		return r;
+	struct listen_addr la;
+	if (listen_addr_parse(mo->cmd->listen, &la, NULL) == 0) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)(void *)&la.sa;
+		struct sockaddr_in *in4 = (struct sockaddr_in *)(void *)&la.sa;
+		if (la.sa.ss_family == AF_INET6)
+			in6->sin6_port = htons((uint16_t)metrics_server_port(mo->server));
+		else
+			in4->sin_port = htons((uint16_t)metrics_server_port(mo->server));
+		listen_addr_format(&la.sa, where, sizeof(where));
+	} else {
+		snprintf(where, sizeof(where), "%s", mo->cmd->listen);
+	}
+	/* on stderr whatever -q says: the one line a service's log must have */
+	tprintf(stderr, "latscope monitor: serving http://%s/metrics\n", where);
+	return 0;
+}
+
+static int monitor_loop(struct monitor *mo, struct phase *timer, struct phase *noise, const struct keep_rule *keep,
+			int argc, char **argv)
+{
+	const struct monitor_cmd *m = mo->cmd;
+	uint64_t next_noise = noise->mc ? mono_ns() + m->noise_every_ns : UINT64_MAX;
+	int code = EXIT_OK;
+
+	for (;;) {
+		bool stopped, measured;
+		if (stop_pending())
+			break;
+		drop_usr1();
+		/* a period ends when it is due, or when the noise probe is */
+		uint64_t now = mono_ns(), dur = m->rotate_ns;
+		if (next_noise != UINT64_MAX && next_noise > now && next_noise - now < dur)
+			dur = next_noise - now;
+		if (dur < NS_PER_SEC)
+			dur = NS_PER_SEC;
+		int c = run_phase(mo, timer, dur, argc, argv, &stopped, &measured);
+		if (!measured)
+			return c;               /* could not measure at all: nothing to go on with */
+		if (c != EXIT_OK)
+			code = c;               /* kept in a file; the next period may be stored */
+		if (m->keep)
+			prune(mo, keep);
+		publish(mo);
+		if (stopped)
+			break;
+		if (mono_ns() + NS_PER_SEC / 10u < next_noise || stop_pending())
+			continue;
+		drop_usr1();
+		c = run_phase(mo, noise, m->noise_for_ns, argc, argv, &stopped, &measured);
+		next_noise = checkpoint_next(next_noise, m->noise_every_ns, mono_ns());
+		if (!measured || stopped) {
+			if (!measured)
+				code = c;
+			break;
+		}
+	}
+	return code;
+}
+
+int cmd_monitor(int argc, char **argv)
+{
+	struct monitor_cmd *m = calloc(1, sizeof(*m));
+	struct noise_cmd *nc = calloc(1, sizeof(*nc));
+	struct phase timer = { 0 }, noise = { 0 };
+	struct opt_result given;
+	struct lat_error err = { { 0 } };
+	struct keep_rule keep = { 0 };
+	struct monitor mo = { .cmd = m };
+	int code = EXIT_ERROR;
+
+	build_table();
+	if (!m || !nc) {
+		tprintf(stderr, "latscope monitor: out of memory\n");
+		goto out;
+	}
+	defaults(m);
+	if (opt_parse(table, ntable, argc, argv, m, &given, &err) < 0) {
+		code = storecmd_usage("monitor", err.msg);
+		goto out;
+	}
+	if (m->help) {
+		print_help();
+		code = EXIT_OK;
+		goto out;
+	}
+	monitor_id(mo.id, sizeof(mo.id));
+	if (check(m, &given, &timer, &noise, nc, &keep, mo.id, &err) < 0) {
+		code = storecmd_usage("monitor", err.msg);
+		goto out;
+	}
+	bool chosen;
+	if (!m->t.out.no_store && store_path_resolve(m->t.out.db_path, mo.store, sizeof(mo.store), &chosen) < 0)
+		mo.store[0] = '\0';
+	if (gethostname(mo.host, sizeof(mo.host) - 1u) < 0)
+		snprintf(mo.host, sizeof(mo.host), "unknown");
+
+	/* Stop signals and SIGUSR1 wait for the main thread, from before any other thread exists. */
+	sigset_t sigs;
+	runner_stop_signals(&sigs);
+	sigaddset(&sigs, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	housekeeping(&m->t.run.cpus);
+
+	struct mon_identity id = { .host = mo.host, .probe = "timer", .version = LATSCOPE_VERSION,
+				   .labels = &m->t.out.labels, .threshold_ns = m->t.run.threshold_ns,
+				   .per_cpu_hist = m->per_cpu_hist };
+	/* the series name the user's labels, not the monitor's own one */
+	struct labels user = m->t.out.labels;
+	user.n--;
+	id.labels = &user;
+	if (mon_metrics_new(&m->t.run.cpus, &id, &mo.metrics) < 0) {
+		tprintf(stderr, "latscope monitor: out of memory\n");
+		goto out;
+	}
+	mo.have_ctx = !m->t.run.no_context && proc_table_init(&mo.ctx, &m->t.run.cpus) == 0;
+	if (serve(&mo, &err) < 0) {
+		tprintf(stderr, "latscope monitor: %s\n", err.msg);
+		goto out;
+	}
+	mon_metrics_set_up(mo.metrics, true);
+	publish(&mo);
+	char every[32], gap[32];
+	fmt_duration(m->rotate_ns, every, sizeof(every));
+	if (!m->t.out.quiet)
+		tprintf(stderr, "latscope monitor: monitor=%s, a period every %s%s%s\n", mo.id, every,
+			mo.store[0] ? ", stored in " : ", not stored", mo.store[0] ? mo.store : "");
+	code = monitor_loop(&mo, &timer, &noise, &keep, argc, argv);
+	mon_metrics_set_up(mo.metrics, false);
+	publish(&mo);
+	fmt_duration(mo.longest_gap_ns, gap, sizeof(gap));
+	if (!m->t.out.quiet && mo.periods > 1)
+		tprintf(stderr, "latscope monitor: %u periods; the longest gap between two was %s\n", mo.periods, gap);
+out:
+	metrics_server_stop(mo.server);
+	if (mo.have_ctx)
+		proc_table_free(&mo.ctx);
+	mon_metrics_free(mo.metrics);
+	free(nc);
+	free(m);
+	return code;
+}

@@ -1,0 +1,31 @@
+/*
+ * --keep: which of the stored monitor runs to remove after a period is
+ * stored.  Only runs with a "monitor" label count, and never a partial one
+ * (a checkpoint of a period still measuring, maybe another monitor's).
+ */
+#ifndef LATSCOPE_MONITOR_KEEP_H
+#define LATSCOPE_MONITOR_KEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "store/store.h"
+
+struct keep_rule {
+	bool by_count;                  /* keep the newest count runs ... */
+	uint64_t count;
+	uint64_t age_ns;                /* ... or those that started less than age_ns ago */
+};
+
+/* "N" (1 to 1000000: runs) or a duration with its unit ("7d", "12h", "90m").
+ * -EINVAL with "option '--keep': ..." in err. */
+int keep_parse(const char *text, struct keep_rule *ret, struct lat_error *err);
+
+/* The ids of runs (oldest first, as store_list gives them) that k removes at
+ * now_realtime_ns, into ret_ids (room for n): how many. */
+size_t keep_select(const struct run_info *runs, size_t n, const struct keep_rule *k, uint64_t now_realtime_ns,
+		   int64_t *ret_ids);
+
+#endif
