@@ -9,6 +9,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,6 +141,82 @@ static void test_port_zero_binds_a_port_that_a_second_server_cannot_take(void **
 	metrics_server_stop(s);
 }
 
+struct scraper {
+	unsigned port;
+	int requests, whole;             /* done, and with a body that was published whole */
+};
+
+/* GET /metrics over a socket of its own; the body, or "" on any failure. */
+static void scrape_once(unsigned port, char *body, size_t size)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	char buf[4096];
+	size_t got = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	body[0] = '\0';
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)(void *)&sa, sizeof(sa)) == 0) {
+		static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+		ssize_t n;
+		if (write(fd, req, sizeof(req) - 1u) == (ssize_t)(sizeof(req) - 1u))
+			while (got + 1u < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - 1u - got)) > 0)
+				got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	const char *b = strstr(buf, "\r\n\r\n");
+	if (b)
+		snprintf(body, size, "%s", b + 4);
+}
+
+static void *scraper_main(void *arg)
+{
+	struct scraper *sc = arg;
+	char body[4096];
+
+	for (int i = 0; i < 200; i++) {
+		scrape_once(sc->port, body, sizeof(body));
+		sc->requests++;
+		/* every text published is "x N\n" then N - 1 copies of "y\n": one torn would not add up */
+		unsigned n;
+		if (sscanf(body, "x %u\n", &n) != 1)
+			continue;
+		size_t lines = 0;
+		for (const char *p = body; *p; p++)
+			lines += *p == '\n';
+		sc->whole += lines == n;
+	}
+	return NULL;
+}
+
+static void test_texts_published_while_clients_read_are_served_whole(void **state)
+{
+	(void)state;
+	struct lat_error err = { "" };
+	struct metrics_server *s = NULL;
+	char text[2048];
+
+	assert_int_equal(metrics_server_start("127.0.0.1:0", &s, &err), 0);
+	assert_int_equal(metrics_server_publish(s, "x 1\n", NULL, NULL), 0);
+	struct scraper sc = { .port = metrics_server_port(s) };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, scraper_main, &sc), 0);
+	for (unsigned i = 0; i < 2000; i++) {
+		unsigned n = 1u + i % 200u;
+		size_t len = (size_t)snprintf(text, sizeof(text), "x %u\n", n);
+		for (unsigned k = 1; k < n && len + 3u < sizeof(text); k++)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "y\n");
+		assert_int_equal(metrics_server_publish(s, text, NULL, NULL), 0);
+	}
+	pthread_join(t, NULL);
+	metrics_server_stop(s);
+	assert_int_equal(sc.requests, 200);
+	assert_int_equal(sc.whole, 200);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_openmetrics_is_chosen_only_when_asked_for_and_not_ranked_below_text),
 		cmocka_unit_test(test_listen_none_starts_no_server_and_the_rest_takes_null),
 		cmocka_unit_test(test_port_zero_binds_a_port_that_a_second_server_cannot_take),
+		cmocka_unit_test(test_texts_published_while_clients_read_are_served_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
