@@ -156,7 +156,8 @@ static void print_help(void)
 /* The monitor's state while it runs. */
 struct monitor {
 	struct monitor_cmd *cmd;
-	struct mon_metrics *metrics;
+	struct mon_metrics *metrics;    /* the timer probe's */
+	struct mon_metrics *noise;      /* the noise probe's, when it is scheduled */
 	struct metrics_server *server;
 	struct proc_table ctx;          /* steal and interrupts of the measured CPUs */
 	bool have_ctx;
@@ -195,8 +196,10 @@ static void publish(struct monitor *mo)
 	if (!mo->server)
 		return;
 	read_context(mo);
-	char *prom = mon_metrics_render(mo->metrics, MON_PROMETHEUS, now);
-	char *om = mon_metrics_render(mo->metrics, MON_OPENMETRICS, now);
+	const struct mon_metrics *probes[] = { mo->metrics, mo->noise };
+	const size_t n = mo->noise ? 2u : 1u;
+	char *prom = mon_metrics_render(probes, n, MON_PROMETHEUS, now);
+	char *om = mon_metrics_render(probes, n, MON_OPENMETRICS, now);
 	char *page = mon_page_render(mo->metrics, &info, now);
 	int r = prom && om && page ? metrics_server_publish(mo->server, prom, om, page) : -ENOMEM;
 	if (r < 0 && !mo->warned_publish) {
@@ -211,17 +214,28 @@ static void publish(struct monitor *mo)
 	mo->next_render_ns = now + MONITOR_REFRESH_NS;
 }
 
+/* The parameters of one kind of run, checked as if typed to that command,
+ * and where its windows are counted. */
+struct phase {
+	const struct measure_cmd *mc;
+	void *params;
+	struct opt_result given;
+	struct mon_metrics *metrics;
+	bool rotates;                   /* a period of the timer probe, not a noise run */
+	struct monitor *mo;
+};
+
 static void on_window(void *ctx, const struct result *res, const struct cpu_result *cr, const struct result_window *w)
 {
-	struct monitor *mo = ctx;
+	struct phase *ph = ctx;
 
-	if (mon_metrics_add_window(mo->metrics, cr->cpu, &w->w, &w->hist[0], w->p99[0], res->origin_ns + w->w.end_ns) == 0)
-		mo->dirty = true;
+	if (mon_metrics_add_window(ph->metrics, cr->cpu, &w->w, &w->hist[0], w->p99[0], res->origin_ns + w->w.end_ns) == 0)
+		ph->mo->dirty = true;
 }
 
 static void on_tick(void *ctx, const struct result *res)
 {
-	struct monitor *mo = ctx;
+	struct monitor *mo = ((struct phase *)ctx)->mo;
 
 	(void)res;
 	if (mo->dirty || mono_ns() >= mo->next_render_ns)
@@ -230,7 +244,7 @@ static void on_tick(void *ctx, const struct result *res)
 
 static void on_prepared(void *ctx, const struct result *res)
 {
-	struct monitor *mo = ctx;
+	struct monitor *mo = ((struct phase *)ctx)->mo;
 	/* the runner has set the origin just after this: the gap ends about here */
 	if (mo->period_end_ns) {
 		uint64_t gap = mono_ns() - mo->period_end_ns;
@@ -294,20 +308,13 @@ static void prune(struct monitor *mo, const struct keep_rule *k)
 	store_close(st);
 }
 
-/* The parameters of one kind of run, checked as if typed to that command. */
-struct phase {
-	const struct measure_cmd *mc;
-	void *params;
-	struct opt_result given;
-};
-
 /* One run of a phase for duration_ns: the measure_with code, and whether a stop signal ended it. */
 static int run_phase(struct monitor *mo, struct phase *ph, uint64_t duration_ns, int argc, char **argv,
 		     bool *ret_stopped, bool *ret_measured)
 {
 	struct result res = { 0 };
 	struct measure_outcome out = { .res = &res };
-	struct measure_hooks mh = { .ctx = mo, .tick = on_tick };
+	struct measure_hooks mh = { .ctx = ph, .tick = on_tick, .window = on_window };
 	struct measure_cmd front = *ph->mc;
 	const size_t size = ph->mc->params_size;
 	void *params = malloc(size);
@@ -319,10 +326,8 @@ static int run_phase(struct monitor *mo, struct phase *ph, uint64_t duration_ns,
 	}
 	memcpy(params, ph->params, size);
 	measure_run_params(ph->mc, params)->duration_ns = duration_ns;
-	if (ph->mc == &timer_command) {
-		mh.window = on_window;
+	if (ph->rotates)
 		mh.prepared = on_prepared;
-	}
 	front.name = "monitor";
 	int code = measure_with(&front, params, &ph->given, argc, argv, &mh, &out);
 	free(params);
@@ -333,7 +338,7 @@ static int run_phase(struct monitor *mo, struct phase *ph, uint64_t duration_ns,
 		       strcmp(res.stop_reason, "signal SIGUSR1") != 0;
 	if (res.failed)
 		*ret_stopped = true;    /* a thread could not measure: starting again would not help */
-	if (ph->mc == &timer_command) {
+	if (ph->rotates) {
 		mo->periods++;
 		mo->period_end_ns = res.origin_ns + res.elapsed_ns;
 		if (out.stored_id > 0)
@@ -424,6 +429,7 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct p
 	m->t.run.period_signal = true;
 	timer->mc = &timer_command;
 	timer->params = &m->t;
+	timer->rotates = true;
 	mark_given(given, &timer->given);
 	if (m->trace_spikes_ns) {
 		opt_mark(timer_command.opts, timer_command.nopts, &timer->given, "trace");
@@ -588,17 +594,24 @@ int cmd_monitor(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	housekeeping(&m->t.run.cpus);
 
-	struct mon_identity id = { .host = mo.host, .probe = "timer", .version = LATSCOPE_VERSION,
+	struct mon_identity id = { .host = mo.host, .probe = timer_command.ops->name, .version = LATSCOPE_VERSION,
 				   .labels = &m->t.out.labels, .threshold_ns = m->t.run.threshold_ns,
 				   .per_cpu_hist = m->per_cpu_hist };
 	/* the series name the user's labels, not the monitor's own one */
 	struct labels user = m->t.out.labels;
 	user.n--;
 	id.labels = &user;
-	if (mon_metrics_new(&m->t.run.cpus, &id, &mo.metrics) < 0) {
+	struct mon_identity nid = id;
+	nid.probe = noise_command.ops->name;
+	nid.threshold_ns = nc->run.threshold_ns;
+	if (mon_metrics_new(&m->t.run.cpus, &id, &mo.metrics) < 0 ||
+	    (noise.mc && mon_metrics_new(&nc->run.cpus, &nid, &mo.noise) < 0)) {
 		tprintf(stderr, "latscope monitor: out of memory\n");
 		goto out;
 	}
+	timer.metrics = mo.metrics;
+	timer.mo = noise.mo = &mo;
+	noise.metrics = mo.noise;
 	mo.have_ctx = !m->t.run.no_context && proc_table_init(&mo.ctx, &m->t.run.cpus) == 0;
 	if (serve(&mo, &err) < 0) {
 		tprintf(stderr, "latscope monitor: %s\n", err.msg);
@@ -622,6 +635,7 @@ out:
 	if (mo.have_ctx)
 		proc_table_free(&mo.ctx);
 	mon_metrics_free(mo.metrics);
+	mon_metrics_free(mo.noise);
 	free(nc);
 	free(m);
 	return code;

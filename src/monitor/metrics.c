@@ -129,9 +129,11 @@ void mon_metrics_set_up(struct mon_metrics *m, bool up)
 
 size_t mon_metrics_series(size_t ncpus, bool per_cpu_hist)
 {
-	const size_t hist = OM_LADDER_N + 1u + 2u, merged = 5u, per_cpu = 5u, host = 3u;
+	/* a probe: its histogram, 5 counters, the threshold, 3 gauges a CPU; the host: up, build_info and the
+	 * CPUs' steal and interrupts */
+	const size_t hist = OM_LADDER_N + 1u + 2u, probe = 5u + 1u, per_cpu = 3u, host = 2u, host_per_cpu = 2u;
 
-	return (per_cpu_hist ? hist * ncpus : hist) + merged + per_cpu * ncpus + host;
+	return (per_cpu_hist ? hist * ncpus : hist) + probe + per_cpu * ncpus + host + host_per_cpu * ncpus;
 }
 
 /* The 5-minute max of c at now: the slots of the last 30 (the current one included). */
@@ -174,8 +176,9 @@ void mon_metrics_view(const struct mon_metrics *m, size_t i, uint64_t now_mono_n
 
 struct out {
 	FILE *f;
-	const struct mon_metrics *m;
+	const struct mon_metrics *m;    /* the probe being written */
 	enum mon_format fmt;
+	uint64_t now;                   /* CLOCK_MONOTONIC the 5-minute max is read at */
 };
 
 static void labels(const struct out *o, bool probe, const char *cpu, const char *le)
@@ -256,6 +259,25 @@ static void histogram(const struct out *o, const char *cpu, const uint64_t *slot
 	sample(o, "latscope_latency_seconds_sum", true, cpu, NULL, om_secs_double(sum_ns, v, sizeof(v)));
 }
 
+static void histograms(const struct out *o)
+{
+	const struct mon_metrics *m = o->m;
+
+	if (m->id.per_cpu_hist) {
+		for (size_t i = 0; i < m->ncpus; i++)
+			histogram(o, m->cpus[i].name, m->cpus[i].slot, m->cpus[i].sum_ns);
+		return;
+	}
+	uint64_t slot[OM_LADDER_N + 1u] = { 0 };
+	double sum = 0.0;
+	for (size_t i = 0; i < m->ncpus; i++) {
+		for (size_t k = 0; k <= OM_LADDER_N; k++)
+			add_capped(&slot[k], m->cpus[i].slot[k]);
+		sum += m->cpus[i].sum_ns;
+	}
+	histogram(o, NULL, slot, sum);
+}
+
 /* A counter summed over the CPUs, at offset off of struct mon_cpu. */
 static uint64_t total(const struct mon_metrics *m, size_t off)
 {
@@ -266,57 +288,92 @@ static uint64_t total(const struct mon_metrics *m, size_t off)
 	return t;
 }
 
-static void counters(const struct out *o)
+static void threshold(const struct out *o)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-		const char *help;
-	} rows[] = {
-		{ "latscope_samples_total", offsetof(struct mon_cpu, samples), "Timer wakeups measured." },
-		{ "latscope_missed_periods_total", offsetof(struct mon_cpu, missed),
-		  "Periods that passed while the thread was late, without a wakeup." },
-		{ "latscope_above_threshold_total", offsetof(struct mon_cpu, above),
-		  "Samples above the threshold (latscope_threshold_seconds)." },
-		{ "latscope_spikes_total", offsetof(struct mon_cpu, spikes),
-		  "Runs of consecutive samples above the threshold." },
-	};
-	const struct mon_metrics *m = o->m;
 	char v[48];
 
-	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		family(o, rows[r].name, "counter", NULL, rows[r].help);
-		u64(v, sizeof(v), total(m, rows[r].off));
-		sample(o, rows[r].name, true, NULL, NULL, v);
-	}
+	sample(o, "latscope_threshold_seconds", true, NULL, NULL, om_secs(o->m->id.threshold_ns, v, sizeof(v)));
+}
+
+static const struct counter_row {
+	const char *name;
+	size_t off;
+	const char *help;
+} counter_rows[] = {
+	{ "latscope_samples_total", offsetof(struct mon_cpu, samples), "Samples measured: timer wakeups, noise gaps." },
+	{ "latscope_missed_periods_total", offsetof(struct mon_cpu, missed),
+	  "Periods that passed while the thread was late, without a wakeup." },
+	{ "latscope_above_threshold_total", offsetof(struct mon_cpu, above),
+	  "Samples above the threshold (latscope_threshold_seconds)." },
+	{ "latscope_spikes_total", offsetof(struct mon_cpu, spikes), "Runs of consecutive samples above the threshold." },
+};
+
+static void counter(const struct out *o, size_t r)
+{
+	char v[48];
+
+	u64(v, sizeof(v), total(o->m, counter_rows[r].off));
+	sample(o, counter_rows[r].name, true, NULL, NULL, v);
+}
+
+static void latency_sum(const struct out *o)
+{
 	double sum = 0.0;
-	for (size_t i = 0; i < m->ncpus; i++)
-		sum += m->cpus[i].sum_ns;
-	family(o, "latscope_latency_sum_seconds_total", "counter", "seconds", "The sum of all latencies measured.");
+	char v[48];
+
+	for (size_t i = 0; i < o->m->ncpus; i++)
+		sum += o->m->cpus[i].sum_ns;
 	sample(o, "latscope_latency_sum_seconds_total", true, NULL, NULL, om_secs_double(sum, v, sizeof(v)));
 }
 
-static void gauges(const struct out *o, uint64_t now_mono_ns)
+/* A gauge of every CPU with a window: the uint64_t at offset off of struct mon_cpu, in seconds. */
+static void window_gauge(const struct out *o, const char *name, size_t off)
 {
-	const struct mon_metrics *m = o->m;
+	char v[48];
+
+	for (size_t i = 0; i < o->m->ncpus; i++) {
+		const struct mon_cpu *c = &o->m->cpus[i];
+		if (c->has_window)
+			sample(o, name, true, c->name, NULL,
+			       om_secs(*(const uint64_t *)(const void *)((const char *)c + off), v, sizeof(v)));
+	}
+}
+
+static void window_max(const struct out *o)
+{
+	window_gauge(o, "latscope_window_max_seconds", offsetof(struct mon_cpu, win_max));
+}
+
+static void window_p99(const struct out *o)
+{
+	window_gauge(o, "latscope_window_p99_seconds", offsetof(struct mon_cpu, win_p99));
+}
+
+static void max_5m(const struct out *o)
+{
 	char v[48];
 	uint64_t x;
 
-	family(o, "latscope_window_max_seconds", "gauge", "seconds", "The largest latency of the last finished window.");
-	for (size_t i = 0; i < m->ncpus; i++)
-		if (m->cpus[i].has_window)
-			sample(o, "latscope_window_max_seconds", true, m->cpus[i].name, NULL,
-			       om_secs(m->cpus[i].win_max, v, sizeof(v)));
-	family(o, "latscope_window_p99_seconds", "gauge", "seconds", "The p99 latency of the last finished window.");
-	for (size_t i = 0; i < m->ncpus; i++)
-		if (m->cpus[i].has_window)
-			sample(o, "latscope_window_p99_seconds", true, m->cpus[i].name, NULL,
-			       om_secs(m->cpus[i].win_p99, v, sizeof(v)));
-	family(o, "latscope_last_5m_max_seconds", "gauge", "seconds",
-	       "The largest latency of the windows that ended in the last 5 minutes.");
-	for (size_t i = 0; i < m->ncpus; i++)
-		if (last_5m_max(&m->cpus[i], now_mono_ns, &x))
-			sample(o, "latscope_last_5m_max_seconds", true, m->cpus[i].name, NULL, om_secs(x, v, sizeof(v)));
+	for (size_t i = 0; i < o->m->ncpus; i++)
+		if (last_5m_max(&o->m->cpus[i], o->now, &x))
+			sample(o, "latscope_last_5m_max_seconds", true, o->m->cpus[i].name, NULL, om_secs(x, v, sizeof(v)));
+}
+
+/* Per probe: every probe's samples of one family, under one metadata block. */
+static void each_probe(struct out *o, const struct mon_metrics *const *ms, size_t n, void (*fn)(const struct out *))
+{
+	for (size_t k = 0; k < n; k++) {
+		o->m = ms[k];
+		fn(o);
+	}
+	o->m = ms[0];
+}
+
+static void context(const struct out *o)
+{
+	const struct mon_metrics *m = o->m;
+	char v[48];
+
 	family(o, "latscope_steal_seconds_total", "counter", "seconds",
 	       "Time the hypervisor ran something else on the measured CPU, since boot.");
 	for (size_t i = 0; i < m->ncpus; i++)
@@ -331,15 +388,15 @@ static void gauges(const struct out *o, uint64_t now_mono_ns)
 		}
 }
 
-char *mon_metrics_render(const struct mon_metrics *m, enum mon_format f, uint64_t now_mono_ns)
+char *mon_metrics_render(const struct mon_metrics *const *ms, size_t n, enum mon_format f, uint64_t now_mono_ns)
 {
 	char *text = NULL;
 	size_t size = 0;
-	char v[48];
-	struct out o = { .f = open_memstream(&text, &size), .m = m, .fmt = f };
+	struct out o = { .f = NULL, .m = n ? ms[0] : NULL, .fmt = f, .now = now_mono_ns };
 
-	if (!o.f)
+	if (n == 0 || !(o.f = open_memstream(&text, &size)))
 		return NULL;
+	const struct mon_metrics *m = ms[0];
 	family(&o, "latscope_monitor_up", "gauge", NULL, "1 while latscope monitor measures.");
 	sample(&o, "latscope_monitor_up", false, NULL, NULL, m->up ? "1" : "0");
 	family(&o, "latscope_build_info", "info", NULL, "The latscope that measures.");
@@ -349,25 +406,28 @@ char *mon_metrics_render(const struct mon_metrics *m, enum mon_format f, uint64_
 	om_put_label_value(o.f, m->id.version);
 	fputs("\"} 1\n", o.f);
 	family(&o, "latscope_threshold_seconds", "gauge", "seconds", "Samples above this count as above the threshold.");
-	sample(&o, "latscope_threshold_seconds", true, NULL, NULL, om_secs(m->id.threshold_ns, v, sizeof(v)));
-
+	each_probe(&o, ms, n, threshold);
 	family(&o, "latscope_latency_seconds", "histogram", "seconds",
-	       "Timer latency since the monitor started, on a fixed 1-2-5 ladder of bounds.");
-	if (m->id.per_cpu_hist) {
-		for (size_t i = 0; i < m->ncpus; i++)
-			histogram(&o, m->cpus[i].name, m->cpus[i].slot, m->cpus[i].sum_ns);
-	} else {
-		uint64_t slot[OM_LADDER_N + 1u] = { 0 };
-		double sum = 0.0;
-		for (size_t i = 0; i < m->ncpus; i++) {
-			for (size_t k = 0; k <= OM_LADDER_N; k++)
-				add_capped(&slot[k], m->cpus[i].slot[k]);
-			sum += m->cpus[i].sum_ns;
+	       "Latency since the monitor started (noise: the gaps), on a fixed 1-2-5 ladder of bounds.");
+	each_probe(&o, ms, n, histograms);
+	for (size_t r = 0; r < sizeof(counter_rows) / sizeof(counter_rows[0]); r++) {
+		family(&o, counter_rows[r].name, "counter", NULL, counter_rows[r].help);
+		for (size_t k = 0; k < n; k++) {
+			o.m = ms[k];
+			counter(&o, r);
 		}
-		histogram(&o, NULL, slot, sum);
+		o.m = ms[0];
 	}
-	counters(&o);
-	gauges(&o, now_mono_ns);
+	family(&o, "latscope_latency_sum_seconds_total", "counter", "seconds", "The sum of all latencies measured.");
+	each_probe(&o, ms, n, latency_sum);
+	family(&o, "latscope_window_max_seconds", "gauge", "seconds", "The largest latency of the last finished window.");
+	each_probe(&o, ms, n, window_max);
+	family(&o, "latscope_window_p99_seconds", "gauge", "seconds", "The p99 latency of the last finished window.");
+	each_probe(&o, ms, n, window_p99);
+	family(&o, "latscope_last_5m_max_seconds", "gauge", "seconds",
+	       "The largest latency of the windows that ended in the last 5 minutes.");
+	each_probe(&o, ms, n, max_5m);
+	context(&o);                    /* the CPUs', once: the first probe's */
 	if (f == MON_OPENMETRICS)
 		fputs("# EOF\n", o.f);
 	bool bad = ferror(o.f) != 0;

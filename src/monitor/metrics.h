@@ -17,8 +17,10 @@
  *   latscope_monitor_up, latscope_build_info, latscope_threshold_seconds: 3
  *
  * so 36 + 5 C by default and 8 + 33 C with per-CPU histograms
- * (mon_metrics_series).  Every series has host and probe labels (up and
- * build_info: host) and the user's labels as label_KEY.
+ * (mon_metrics_series).  The noise probe, when scheduled, has its own
+ * histogram, counters, threshold and gauges (probe="noise"): 34 + 3 N more
+ * for N CPUs.  Every series has host and probe labels (up, build_info,
+ * steal and interrupts: host) and the user's labels as label_KEY.
  */
 #ifndef LATSCOPE_MONITOR_METRICS_H
 #define LATSCOPE_MONITOR_METRICS_H
@@ -67,9 +69,10 @@ void mon_metrics_set_context(struct mon_metrics *m, int cpu, uint64_t steal_ns, 
 /* latscope_monitor_up: 1 while measuring. */
 void mon_metrics_set_up(struct mon_metrics *m, bool up);
 
-/* The exposition as of now_mono_ns (the 5-minute max is read at that time),
- * malloc'ed, NUL-terminated; NULL when out of memory. */
-char *mon_metrics_render(const struct mon_metrics *m, enum mon_format f, uint64_t now_mono_ns);
+/* The exposition of n probes (ms[0] the timer's, whose CPUs give the host's
+ * steal and interrupts) as of now_mono_ns (the 5-minute max is read at that
+ * time), malloc'ed, NUL-terminated; NULL when out of memory or n is 0. */
+char *mon_metrics_render(const struct mon_metrics *const *ms, size_t n, enum mon_format f, uint64_t now_mono_ns);
 
 /* One CPU's figures, for the HTML page. */
 struct mon_cpu_view {
@@ -88,7 +91,9 @@ bool mon_metrics_up(const struct mon_metrics *m);
 /* The i-th CPU (in the order of the set) as of now_mono_ns. */
 void mon_metrics_view(const struct mon_metrics *m, size_t i, uint64_t now_mono_ns, struct mon_cpu_view *ret);
 
-/* The series one host exports: 36 + 5 C, or 8 + 33 C with per-CPU histograms. */
+/* The series of one host whose one probe measures C CPUs: 36 + 5 C, or 8 +
+ * 33 C with per-CPU histograms.  A second probe (noise, on N CPUs) adds
+ * 34 + 3 N (or 6 + 31 N). */
 size_t mon_metrics_series(size_t ncpus, bool per_cpu_hist);
 
 #endif

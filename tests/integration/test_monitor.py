@@ -300,6 +300,7 @@ class TestPeriods(MonitorCase):
     def test_the_noise_probe_runs_between_two_periods_on_its_schedule(self):
         mon = Monitor(self, "-a", "1", "--rotate", "1h", "--noise-every", "10s", "--noise-for", "2s", "-q")
         time.sleep(14)
+        _, body, _ = get(mon.port)
         rc, out, err = mon.stop()
         self.assertEqual(rc, 0, err)
         runs = self.all_runs()
@@ -313,6 +314,9 @@ class TestPeriods(MonitorCase):
         t0 = docs[0]["start_realtime_ns"] + docs[0]["elapsed_ns"]
         self.assertGreaterEqual(docs[1]["start_realtime_ns"], t0)
         self.assertGreaterEqual(docs[2]["start_realtime_ns"], docs[1]["start_realtime_ns"] + docs[1]["elapsed_ns"])
+        # /metrics counts the noise run's gaps as probe="noise": all of them, as stored
+        noise = [v for k, v in samples(body).items() if k.startswith("latscope_samples_total{") and 'probe="noise"' in k]
+        self.assertEqual(noise, [docs[1]["all"]["metrics"]["gap"]["count"]])
 
 
 @unittest.skipIf(len(online_cpus()) < 2, TWO_CPUS)

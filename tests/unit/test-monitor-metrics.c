@@ -69,6 +69,12 @@ static double value(const char *text, const char *prefix)
 	return -1.0;
 }
 
+static char *render(const struct mon_metrics *m, enum mon_format f, uint64_t now)
+{
+	const struct mon_metrics *one[] = { m };
+	return mon_metrics_render(one, 1, f, now);
+}
+
 static size_t series(const char *text)
 {
 	size_t n = 0;
@@ -92,7 +98,7 @@ static void test_the_histogram_counts_each_sample_in_the_first_bound_at_or_above
 	assert_int_equal(om_ladder_slot(100 * SEC + 1), OM_LADDER_N);
 	add(m, 1, a, 2, 0, 10 * SEC);
 	add(m, 2, b, 1, 4, 10 * SEC);
-	char *t = mon_metrics_render(m, MON_PROMETHEUS, 10 * SEC);
+	char *t = render(m, MON_PROMETHEUS, 10 * SEC);
 	assert_non_null(t);
 	assert_true(value(t, "latscope_latency_seconds_bucket{host=\"host-a\",probe=\"timer\",le=\"2e-06\"}") == 0.0);
 	assert_true(value(t, "latscope_latency_seconds_bucket{host=\"host-a\",probe=\"timer\",le=\"5e-06\"}") == 1.0);
@@ -123,7 +129,7 @@ static void test_counters_only_grow_as_windows_come(void **state)
 
 	for (int i = 1; i <= 5; i++) {
 		add(m, 0, v, 3, 1, (uint64_t)i * SEC);
-		char *t = mon_metrics_render(m, MON_PROMETHEUS, (uint64_t)i * SEC);
+		char *t = render(m, MON_PROMETHEUS, (uint64_t)i * SEC);
 		double now = value(t, "latscope_samples_total{");
 		assert_true(now == 3.0 * i);
 		assert_true(now > last);
@@ -143,15 +149,15 @@ static void test_the_5_minute_max_forgets_windows_older_than_5_minutes(void **st
 
 	add(m, 0, big, 1, 0, 1000 * SEC);
 	add(m, 0, small, 1, 0, 1200 * SEC);
-	char *t = mon_metrics_render(m, MON_PROMETHEUS, 1200 * SEC);
+	char *t = render(m, MON_PROMETHEUS, 1200 * SEC);
 	assert_true(value(t, key) == 0.0009);
 	free(t);
 	add(m, 0, small, 1, 0, 1310 * SEC);
-	t = mon_metrics_render(m, MON_PROMETHEUS, 1310 * SEC);
+	t = render(m, MON_PROMETHEUS, 1310 * SEC);
 	assert_true(value(t, key) == 0.00001);
 	free(t);
 	/* nothing in the last 5 minutes: no sample rather than a stale one */
-	t = mon_metrics_render(m, MON_PROMETHEUS, 2000 * SEC);
+	t = render(m, MON_PROMETHEUS, 2000 * SEC);
 	assert_true(value(t, key) == -1.0);
 	free(t);
 	mon_metrics_free(m);
@@ -168,13 +174,46 @@ static void test_the_series_count_is_the_formula_the_man_page_states(void **stat
 			mon_metrics_set_context(m, c, 1000, 7);
 		}
 		mon_metrics_set_up(m, true);
-		char *t = mon_metrics_render(m, MON_PROMETHEUS, SEC);
+		char *t = render(m, MON_PROMETHEUS, SEC);
 		assert_int_equal(series(t), mon_metrics_series(4, per_cpu));
 		free(t);
 		mon_metrics_free(m);
 	}
 	assert_int_equal(mon_metrics_series(64, false), 356);
 	assert_true(mon_metrics_series(64, false) < 400);
+}
+
+static void test_a_second_probe_shares_each_family_and_adds_its_own_series(void **state)
+{
+	(void)state;
+	struct cpuset set;
+	struct mon_metrics *t = make("0-1", false, NULL), *n;
+	struct mon_identity id = { .host = "host-a", .probe = "noise", .version = "0.1.0", .threshold_ns = 5000 };
+	const uint64_t v[] = { 5 * NS_PER_US }, g[] = { 40 * NS_PER_US, 50 * NS_PER_US };
+
+	assert_int_equal(cpuset_parse("1", &set), 0);
+	assert_int_equal(mon_metrics_new(&set, &id, &n), 0);
+	for (int c = 0; c < 2; c++) {
+		add(t, c, v, 1, 0, SEC);
+		mon_metrics_set_context(t, c, 1000, 7);
+	}
+	add(n, 1, g, 2, 0, SEC);
+	const struct mon_metrics *both[] = { t, n };
+	char *text = mon_metrics_render(both, 2, MON_PROMETHEUS, SEC);
+	assert_non_null(text);
+	/* one metadata block a family, with both probes' samples in it */
+	const char *p = text;
+	int types = 0;
+	while ((p = strstr(p, "# TYPE latscope_samples_total ")))
+		types++, p++;
+	assert_int_equal(types, 1);
+	assert_true(value(text, "latscope_samples_total{host=\"host-a\",probe=\"timer\"}") == 2.0);
+	assert_true(value(text, "latscope_samples_total{host=\"host-a\",probe=\"noise\"}") == 2.0);
+	assert_true(value(text, "latscope_latency_seconds_count{host=\"host-a\",probe=\"noise\"}") == 2.0);
+	assert_int_equal(series(text), mon_metrics_series(2, false) + 34 + 3);
+	free(text);
+	mon_metrics_free(n);
+	mon_metrics_free(t);
 }
 
 static void test_openmetrics_names_counter_families_without_total_and_ends_with_eof(void **state)
@@ -184,8 +223,8 @@ static void test_openmetrics_names_counter_families_without_total_and_ends_with_
 	const uint64_t v[] = { 5 * NS_PER_US };
 
 	add(m, 0, v, 1, 0, SEC);
-	char *om = mon_metrics_render(m, MON_OPENMETRICS, SEC);
-	char *prom = mon_metrics_render(m, MON_PROMETHEUS, SEC);
+	char *om = render(m, MON_OPENMETRICS, SEC);
+	char *prom = render(m, MON_PROMETHEUS, SEC);
 	assert_non_null(strstr(om, "# TYPE latscope_samples counter\n"));
 	assert_non_null(strstr(om, "# TYPE latscope_build info\n"));
 	assert_non_null(strstr(om, "# UNIT latscope_latency_seconds seconds\n"));
@@ -208,7 +247,7 @@ static void test_user_labels_become_label_names_with_their_values_escaped(void *
 	snprintf(ls.items[0].value, sizeof(ls.items[0].value), "a\"b\\c");
 	struct mon_metrics *m = make("0", false, &ls);
 
-	char *t = mon_metrics_render(m, MON_PROMETHEUS, SEC);
+	char *t = render(m, MON_PROMETHEUS, SEC);
 	assert_non_null(strstr(t, "latscope_samples_total{host=\"host-a\",probe=\"timer\",label_rack_row=\"a\\\"b\\\\c\"} 0\n"));
 	free(t);
 	mon_metrics_free(m);
@@ -232,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_counters_only_grow_as_windows_come),
 		cmocka_unit_test(test_the_5_minute_max_forgets_windows_older_than_5_minutes),
 		cmocka_unit_test(test_the_series_count_is_the_formula_the_man_page_states),
+		cmocka_unit_test(test_a_second_probe_shares_each_family_and_adds_its_own_series),
 		cmocka_unit_test(test_openmetrics_names_counter_families_without_total_and_ends_with_eof),
 		cmocka_unit_test(test_user_labels_become_label_names_with_their_values_escaped),
 		cmocka_unit_test(test_a_window_of_a_cpu_not_measured_is_refused),
