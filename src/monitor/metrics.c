@@ -32,6 +32,9 @@ struct mon_metrics {
 	unsigned nlabels;
 	char label_names[LABELS_MAX][LABEL_NAME_MAX];
 	bool up;
+	const char *cause_kind[MON_CAUSE_KINDS];
+	size_t ncause_kinds;
+	uint64_t causes[MON_CAUSE_KINDS];
 	size_t ncpus;
 	struct mon_cpu cpus[];
 };
@@ -122,6 +125,19 @@ void mon_metrics_set_context(struct mon_metrics *m, int cpu, uint64_t steal_ns, 
 	c->irqs = irqs;
 }
 
+void mon_metrics_set_cause_kinds(struct mon_metrics *m, const char *const *kinds, size_t n)
+{
+	m->ncause_kinds = n < MON_CAUSE_KINDS ? n : MON_CAUSE_KINDS;
+	for (size_t i = 0; i < m->ncause_kinds; i++)
+		m->cause_kind[i] = kinds[i];
+}
+
+void mon_metrics_add_cause(struct mon_metrics *m, size_t kind)
+{
+	if (kind < m->ncause_kinds)
+		add_capped(&m->causes[kind], 1);
+}
+
 void mon_metrics_set_up(struct mon_metrics *m, bool up)
 {
 	m->up = up;
@@ -181,7 +197,8 @@ struct out {
 	uint64_t now;                   /* CLOCK_MONOTONIC the 5-minute max is read at */
 };
 
-static void labels(const struct out *o, bool probe, const char *cpu, const char *le)
+/* {host[,probe][,cpu],label_...[,xname=xvalue]} */
+static void labels(const struct out *o, bool probe, const char *cpu, const char *xname, const char *xvalue)
 {
 	const struct mon_metrics *m = o->m;
 
@@ -200,17 +217,26 @@ static void labels(const struct out *o, bool probe, const char *cpu, const char 
 		om_put_label_value(o->f, m->id.labels->items[i].value);
 		fputc('"', o->f);
 	}
-	if (le)
-		fprintf(o->f, ",le=\"%s\"", le);
+	if (xname) {
+		fprintf(o->f, ",%s=\"", xname);
+		om_put_label_value(o->f, xvalue);
+		fputc('"', o->f);
+	}
 	fputc('}', o->f);
+}
+
+static void sample_x(const struct out *o, const char *name, bool probe, const char *cpu, const char *xname,
+		     const char *xvalue, const char *value)
+{
+	fputs(name, o->f);
+	labels(o, probe, cpu, xname, xvalue);
+	fprintf(o->f, " %s\n", value);
 }
 
 static void sample(const struct out *o, const char *name, bool probe, const char *cpu, const char *le,
 		   const char *value)
 {
-	fputs(name, o->f);
-	labels(o, probe, cpu, le);
-	fprintf(o->f, " %s\n", value);
+	sample_x(o, name, probe, cpu, le ? "le" : NULL, le, value);
 }
 
 /*
@@ -369,6 +395,16 @@ static void each_probe(struct out *o, const struct mon_metrics *const *ms, size_
 	o->m = ms[0];
 }
 
+static void causes(const struct out *o)
+{
+	char v[48];
+
+	for (size_t k = 0; k < o->m->ncause_kinds; k++) {
+		u64(v, sizeof(v), o->m->causes[k]);
+		sample_x(o, "latscope_spike_causes_total", true, NULL, "kind", o->m->cause_kind[k], v);
+	}
+}
+
 static void context(const struct out *o)
 {
 	const struct mon_metrics *m = o->m;
@@ -427,6 +463,14 @@ char *mon_metrics_render(const struct mon_metrics *const *ms, size_t n, enum mon
 	family(&o, "latscope_last_5m_max_seconds", "gauge", "seconds",
 	       "The largest latency of the windows that ended in the last 5 minutes.");
 	each_probe(&o, ms, n, max_5m);
+	bool traced = false;
+	for (size_t k = 0; k < n; k++)
+		traced |= ms[k]->ncause_kinds > 0;
+	if (traced) {
+		family(&o, "latscope_spike_causes_total", "counter", NULL,
+		       "Spikes explained from the trace ring (--trace-spikes), by the kind of what held the CPU.");
+		each_probe(&o, ms, n, causes);
+	}
 	context(&o);                    /* the CPUs', once: the first probe's */
 	if (f == MON_OPENMETRICS)
 		fputs("# EOF\n", o.f);

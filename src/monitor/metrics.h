@@ -66,6 +66,17 @@ int mon_metrics_add_window(struct mon_metrics *m, int cpu, const struct rec_wind
 /* What the kernel counted on cpu since boot: steal time and hard interrupts. */
 void mon_metrics_set_context(struct mon_metrics *m, int cpu, uint64_t steal_ns, uint64_t irqs);
 
+/*
+ * --trace-spikes: latscope_spike_causes_total{kind} counts the spikes
+ * explained, by the kind of what held the CPU; kinds[0..n-1] (at most
+ * MON_CAUSE_KINDS, kept by pointer) are its label values, all written from the
+ * start.  Without this call the family is not exported.
+ */
+#define MON_CAUSE_KINDS 8u
+void mon_metrics_set_cause_kinds(struct mon_metrics *m, const char *const *kinds, size_t n);
+/* One more spike explained as kinds[kind]; a kind out of range is ignored. */
+void mon_metrics_add_cause(struct mon_metrics *m, size_t kind);
+
 /* latscope_monitor_up: 1 while measuring. */
 void mon_metrics_set_up(struct mon_metrics *m, bool up);
 

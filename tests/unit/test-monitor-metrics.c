@@ -253,6 +253,28 @@ static void test_user_labels_become_label_names_with_their_values_escaped(void *
 	mon_metrics_free(m);
 }
 
+static void test_spike_causes_are_exported_by_kind_only_when_traced(void **state)
+{
+	(void)state;
+	static const char *const kinds[] = { "irq", "softirq", "task", "no_event" };
+	struct mon_metrics *m = make("0", false, NULL);
+
+	char *t = render(m, MON_PROMETHEUS, SEC);
+	assert_null(strstr(t, "latscope_spike_causes_total"));
+	free(t);
+	mon_metrics_set_cause_kinds(m, kinds, 4);
+	mon_metrics_add_cause(m, 2);
+	mon_metrics_add_cause(m, 2);
+	mon_metrics_add_cause(m, 3);
+	mon_metrics_add_cause(m, 9);    /* out of range: ignored */
+	t = render(m, MON_PROMETHEUS, SEC);
+	assert_true(value(t, "latscope_spike_causes_total{host=\"host-a\",probe=\"timer\",kind=\"irq\"}") == 0.0);
+	assert_true(value(t, "latscope_spike_causes_total{host=\"host-a\",probe=\"timer\",kind=\"task\"}") == 2.0);
+	assert_true(value(t, "latscope_spike_causes_total{host=\"host-a\",probe=\"timer\",kind=\"no_event\"}") == 1.0);
+	free(t);
+	mon_metrics_free(m);
+}
+
 static void test_a_window_of_a_cpu_not_measured_is_refused(void **state)
 {
 	(void)state;
@@ -274,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_a_second_probe_shares_each_family_and_adds_its_own_series),
 		cmocka_unit_test(test_openmetrics_names_counter_families_without_total_and_ends_with_eof),
 		cmocka_unit_test(test_user_labels_become_label_names_with_their_values_escaped),
+		cmocka_unit_test(test_spike_causes_are_exported_by_kind_only_when_traced),
 		cmocka_unit_test(test_a_window_of_a_cpu_not_measured_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
