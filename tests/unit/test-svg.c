@@ -228,7 +228,7 @@ static void steps_fn(FILE *f, const void *arg)
 	struct svg_axis x, y;
 	struct svg_plot p;
 	/* Two steps end to end, one after a gap, one without a value. */
-	double x0[] = { 0, 10, 30, 40 }, x1[] = { 10, 20, 40, 50 }, ys[] = { 1, 2, 3, NAN };
+	double x0[] = { 0, 10, 30, 40 }, x1[] = { 10, 20, 40, 50 }, ys[] = { 1, 2, 3, (double)NAN };
 	(void)arg;
 	svg_axis_linear(&x, 0, 50, 5, 1, "x");
 	svg_axis_linear(&y, 0, 4, 4, 1, "y");
