@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/outputs.h"
+#include "cli/reportmon.h"
 #include "cli/storecmd.h"
 #include "core/array.h"
 #include "report/htmlreport.h"
@@ -18,6 +19,7 @@
 struct report_cmd {
 	struct labels labels;
 	const char *probe;
+	const char *monitor;
 	const char *output;
 	const char *db;
 	bool help;
@@ -28,6 +30,9 @@ static const struct opt report_opts[] = {
 	  .help = "report the runs with this label (repeatable: all must match) instead of listing ids" },
 	{ "probe", 0, OPT_STRING, offsetof(struct report_cmd, probe), .metavar = "PROBE",
 	  .help = "only runs of this probe (instead of ids, or with --label)" },
+	{ "monitor", 0, OPT_STRING, offsetof(struct report_cmd, monitor), .metavar = "ID",
+	  .help = "the long-run view of a monitor: every run labelled monitor=ID, any number; latest: the monitor "
+		  "whose newest run was stored last (alone: no run ids, --label or --probe)" },
 	{ "output", 'o', OPT_STRING, offsetof(struct report_cmd, output), .metavar = "FILE",
 	  .help = "write the page to FILE, replaced whole; - for standard output (default report.html)" },
 	DB_OPT(struct report_cmd),
@@ -36,12 +41,17 @@ static const struct opt report_opts[] = {
 
 static const struct cmd_spec report_spec = {
 	.name = "report",
-	.synopsis = "[ID...] [--label KEY=VALUE]... [--probe PROBE] [-o FILE] [--db PATH]",
+	.synopsis = "[ID...] [--label KEY=VALUE]... [--probe PROBE] [-o FILE] [--db PATH]\n"
+		    "   or: latscope report --monitor ID|latest [-o FILE] [--db PATH]",
 	.about = "Write stored runs as one self-contained HTML page (no scripts, nothing loaded from the network)\n"
 		 "with inline SVG plots: histograms per CPU and merged, the percentile ladder, each window's max and\n"
 		 "p99 over time with the spikes --trace explained, noise events, I/O throughput and CPU cost; the\n"
 		 "comparison and verdicts of 'latscope compare' for the runs of each probe; and every run's\n"
-		 "parameters, load, system fingerprint and findings.",
+		 "parameters, load, system fingerprint and findings.\n"
+		 "With --monitor, the periods 'latscope monitor' stored (the runs labelled monitor=ID, by start time):\n"
+		 "one figure of each period's max and p99.9 of the leading metric (every CPU merged) as steps over the\n"
+		 "clock (UTC), a point at each max, the threshold dashed; then a table of the periods (run, start,\n"
+		 "duration, samples, p99, p99.9, max, spikes, missed, status).  The runs are read one at a time.",
 	.opts = report_opts,
 	.nopts = ARRAY_SIZE(report_opts),
 	.help_offset = offsetof(struct report_cmd, help),
@@ -49,22 +59,48 @@ static const struct cmd_spec report_spec = {
 	.pos_name = "run id",
 };
 
+/* The page of the runs chosen by ids or filters into out; *ret_n of them. */
+static int report_runs(const struct report_cmd *c, const struct opt_result *given, struct store *st, FILE *out,
+		       size_t *ret_n)
+{
+	struct result *res = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int code, r;
+
+	if ((code = storecmd_select("report", given, c->probe, &c->labels, st, &ids, &n)) != EXIT_OK)
+		return code;
+	if (n > REPORT_RUNS_MAX) {
+		code = storecmd_refuse("report", "%zu runs: a report holds at most %d; choose fewer", n, REPORT_RUNS_MAX);
+	} else if ((code = storecmd_load("report", st, ids, n, &res)) == EXIT_OK) {
+		if ((r = html_report_write(out, res, ids, n)) < 0) {
+			tprintf(stderr, "latscope report: cannot make the report: %s\n", strerror(-r));
+			code = EXIT_ERROR;
+		}
+		storecmd_free_results(res, n);
+	}
+	free(ids);
+	*ret_n = n;
+	return code;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_cmd c = { 0 };
 	struct opt_result given;
 	struct store *st = NULL;
-	struct result *res = NULL;
 	struct atomic_file sink = { .fd = -1 };
-	int64_t *ids = NULL;
 	size_t n = 0, buflen = 0;
-	char *buf = NULL;
+	char *buf = NULL, monitor[LABEL_VALUE_MAX];
 	bool to_stdout;
 	FILE *out;
 	int code = storecmd_parse(&report_spec, argc, argv, &c, &given), r;
 
 	if (code != LAT_GO_ON)
 		return storecmd_exit(code);
+	if (c.monitor && (given.npos || c.labels.n || c.probe))
+		return storecmd_usage("report", "option '--monitor': give it alone, not with run ids or --label/--probe "
+				      "filters");
 	if (!c.output)
 		c.output = "report.html";
 	to_stdout = strcmp(c.output, "-") == 0;
@@ -79,26 +115,20 @@ int cmd_report(int argc, char **argv)
 	}
 	if ((code = storecmd_open("report", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		goto done;
-	if ((code = storecmd_select("report", &given, c.probe, &c.labels, st, &ids, &n)) != EXIT_OK)
-		goto done;
-	if (n > REPORT_RUNS_MAX) {
-		code = storecmd_refuse("report", "%zu runs: a report holds at most %d; choose fewer", n, REPORT_RUNS_MAX);
-		goto done;
-	}
-	if ((code = storecmd_load("report", st, ids, n, &res)) != EXIT_OK) {
-		res = NULL;
-		goto done;
-	}
 	/* Collected in memory and written whole: a browser never opens half a page. */
-	out = open_memstream(&buf, &buflen);
-	r = out ? html_report_write(out, res, ids, n) : -ENOMEM;
-	if (out && fclose(out) != 0 && r == 0)
-		r = -errno;
-	if (r < 0) {
-		tprintf(stderr, "latscope report: cannot make the report: %s\n", strerror(-r));
+	if (!(out = open_memstream(&buf, &buflen))) {
+		tprintf(stderr, "latscope report: out of memory\n");
 		code = EXIT_ERROR;
 		goto done;
 	}
+	code = c.monitor ? report_monitor(st, c.monitor, out, monitor, sizeof(monitor), &n)
+			 : report_runs(&c, &given, st, out, &n);
+	if (fclose(out) != 0 && code == EXIT_OK) {
+		tprintf(stderr, "latscope report: cannot make the report: %s\n", strerror(errno));
+		code = EXIT_ERROR;
+	}
+	if (code != EXIT_OK)
+		goto done;
 	if (to_stdout) {
 		if (fwrite(buf, 1, buflen, stdout) != buflen)
 			code = EXIT_ERROR;      /* main's check of stdout says why */
@@ -106,13 +136,14 @@ int cmd_report(int argc, char **argv)
 		tprintf(stderr, "latscope report: cannot write '%s': %s\n", c.output, strerror(-r));
 		code = EXIT_ERROR;
 	} else {
-		tprintf(stdout, "wrote %s: %zu run%s\n", c.output, n, n == 1 ? "" : "s");
+		if (c.monitor)
+			tprintf(stdout, "wrote %s: monitor %s, %zu period%s\n", c.output, monitor, n, n == 1 ? "" : "s");
+		else
+			tprintf(stdout, "wrote %s: %zu run%s\n", c.output, n, n == 1 ? "" : "s");
 	}
 done:
 	free(buf);
 	atomic_file_close(&sink);
-	storecmd_free_results(res, n);
 	store_close(st);
-	free(ids);
 	return code;
 }

@@ -203,31 +203,40 @@ fail:
 	return -EINVAL;
 }
 
+int storecmd_read(const char *name, struct store *st, int64_t id, struct result *ret)
+{
+	struct lat_error serr;
+	char *text = NULL;
+	/* What the reader derives again is not read. */
+	int r = store_read(st, id, STORE_LEAVE_ALL_WINDOWS, &text, &serr);
+
+	if (r == 0) {
+		r = result_from_text(text, strlen(text), ret, &serr);
+		free(text);
+		if (r < 0)
+			err_prefix(&serr, r, "run %lld cannot be read back: ", (long long)id);
+	}
+	if (r == 0)
+		return EXIT_OK;
+	if (r == -ENOENT)
+		return storecmd_usage(name, serr.msg);
+	tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
+	return EXIT_ERROR;
+}
+
 int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t n, struct result **ret)
 {
 	struct result *res = calloc(n ? n : 1, sizeof(*res));
-	struct lat_error serr;
 
 	if (!res) {
 		tprintf(stderr, "latscope %s: out of memory\n", name);
 		return EXIT_ERROR;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char *text = NULL;
-		/* What the reader derives again is not read. */
-		int r = store_read(st, ids[i], STORE_LEAVE_ALL_WINDOWS, &text, &serr);
-		if (r == 0) {
-			r = result_from_text(text, strlen(text), &res[i], &serr);
-			free(text);
-			if (r < 0)
-				err_prefix(&serr, r, "run %lld cannot be read back: ", (long long)ids[i]);
-		}
-		if (r < 0) {
+		int code = storecmd_read(name, st, ids[i], &res[i]);
+		if (code != EXIT_OK) {
 			storecmd_free_results(res, i);
-			if (r == -ENOENT)
-				return storecmd_usage(name, serr.msg);
-			tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
-			return EXIT_ERROR;
+			return code;
 		}
 	}
 	*ret = res;

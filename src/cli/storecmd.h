@@ -28,6 +28,9 @@ int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct s
  */
 int storecmd_parse_ids(const char *const *args, size_t nargs, int64_t **ret, size_t *ret_n, struct lat_error *err);
 
+/* Load and check the stored result of id into *ret (empty on failure).
+ * Prints what is wrong; returns an exit status. */
+int storecmd_read(const char *name, struct store *st, int64_t id, struct result *ret);
 /* Load and check the stored results of ids (an array of n results, malloc'ed).
  * Prints what is wrong; returns an exit status. */
 int storecmd_load(const char *name, struct store *st, const int64_t *ids, size_t n, struct result **ret);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "probe/probe.h"
 #include "report/html.h"
 #include "report/reportfig.h"
 
@@ -78,4 +79,10 @@ void fig_value_axis(struct svg_axis *a, double lo, double hi, double log_above, 
 		svg_axis_log(a, lo, hi, g->unit.ns, title);
 	else
 		svg_axis_linear(a, 0, hi, 6, g->unit.ns, title);
+}
+
+struct svg_unit fig_table_unit(const char *probe)
+{
+	const struct probe_ops *ops = probe_find(probe);
+	return ops && ops->unit_ns == 1 ? (struct svg_unit){ 1.0, "ns" } : (struct svg_unit){ 1e3, "us" };
 }

@@ -292,25 +292,20 @@ int fig_bands(FILE *out, const struct report_group *g)
 	value_plot_begin(out, &p, &x, &y, g, "bands", id, title, lo, hi);
 	for (size_t i = 0; i < g->n && r == 0; i++) {
 		const struct band_max *b = &g->runs[i].res->all.bands;
-		double *xs = malloc(2u * (b->n + 1u) * sizeof(*xs)), *ys = malloc(2u * (b->n + 1u) * sizeof(*ys));
-		size_t n = 0;
-		if (!xs || !ys)
+		size_t m = b->n ? b->n : 1u;
+		double *x0 = malloc(m * sizeof(*x0)), *x1 = malloc(m * sizeof(*x1)), *ys = malloc(m * sizeof(*ys));
+		if (!x0 || !x1 || !ys)
 			r = -ENOMEM;
 		for (size_t k = 0; r == 0 && k < b->n; k++) {
-			if (b->max[k] == RESULT_NO_BAND_MAX) {
-				if (n)
-					svg_line(&p, xs, ys, n, svg_colour(g->runs[i].colour), NULL, 1.6);
-				n = 0;  /* a band without a sample breaks the line */
-				continue;
-			}
-			xs[n] = (double)k * (double)b->band_ns;
-			ys[n++] = (double)b->max[k];
-			xs[n] = (double)(k + 1u) * (double)b->band_ns;
-			ys[n++] = (double)b->max[k];
+			x0[k] = (double)k * (double)b->band_ns;
+			x1[k] = (double)(k + 1u) * (double)b->band_ns;
+			/* a band without a sample breaks the line */
+			ys[k] = b->max[k] == RESULT_NO_BAND_MAX ? (double)NAN : (double)b->max[k];
 		}
-		if (r == 0 && n)
-			svg_line(&p, xs, ys, n, svg_colour(g->runs[i].colour), NULL, 1.6);
-		free(xs);
+		if (r == 0)
+			svg_steps(&p, x0, x1, ys, b->n, 0.0, svg_colour(g->runs[i].colour), NULL, 1.6);
+		free(x0);
+		free(x1);
 		free(ys);
 	}
 	stopped_notes(&p, g);

@@ -31,13 +31,6 @@ static void run_name(struct report_run *r)
 			 (double)r->res->elapsed_ns / 1e9);
 }
 
-/* Tables read in the probe's own unit (ns for noise, us for the rest), as the terminal's do. */
-static struct svg_unit table_unit(const char *probe)
-{
-	const struct probe_ops *ops = probe_find(probe);
-	return ops && ops->unit_ns == 1 ? (struct svg_unit){ 1.0, "ns" } : (struct svg_unit){ 1e3, "us" };
-}
-
 static void val(const struct svg_unit *u, double ns, char *buf, size_t size)
 {
 	snprintf(buf, size, "%.*f", u->ns == 1.0 ? 0 : 1, ns / u->ns);
@@ -51,7 +44,7 @@ static void overview(FILE *out, const struct report_run *runs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct result *res = runs[i].res;
 		const struct summary *s = &res->all.sum[0];
-		struct svg_unit u = table_unit(res->probe);
+		struct svg_unit u = fig_table_unit(res->probe);
 		char when[32], labels[512], a[32] = "-", b[32] = "-", c[32] = "-";
 		fmt_utc(res->start_realtime_ns, when, sizeof(when));
 		labels_format(&res->labels, labels, sizeof(labels));
@@ -95,7 +88,7 @@ static const enum expr_stat cmp_cols[] = {
 static int comparison(FILE *out, const struct report_group *g)
 {
 	struct cmp_row *rows = calloc(g->n, sizeof(*rows));
-	struct svg_unit u = table_unit(g->probe);
+	struct svg_unit u = fig_table_unit(g->probe);
 	const char *head[NCOLS + 1];
 	char names[NCOLS][32];
 	int r = 0;

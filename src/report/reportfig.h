@@ -36,6 +36,9 @@ void fig_end(FILE *out);
 /* The CPU block of a run: cpu -1 for all merged; NULL when the run did not measure it. */
 const struct cpu_result *fig_block(const struct result *res, int cpu);
 
+/* Tables read in the probe's own unit (ns for noise, us for the rest), as the terminal's do. */
+struct svg_unit fig_table_unit(const char *probe);
+
 /* A value of a window of a run. */
 typedef double (*fig_window_value)(const struct result *res, const struct result_window *w);
 /* A line through value() of each window with samples of the run's merged block, at the window's middle;

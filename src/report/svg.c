@@ -1,7 +1,9 @@
 #include "report/svg.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/array.h"
 
@@ -140,6 +142,60 @@ void svg_axis_custom(struct svg_axis *a, double lo, double hi, size_t n, const d
 	}
 }
 
+/* Clock steps in seconds; past the last one it doubles. */
+static const uint64_t clock_steps[] = {
+	1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800,
+	3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800, 1209600, 2419200,
+};
+#define DAY_S UINT64_C(86400)
+
+static uint64_t intervals(uint64_t lo, uint64_t hi, uint64_t step)
+{
+	return (hi + step - 1u) / step - lo / step;
+}
+
+void svg_axis_utc(struct svg_axis *a, uint64_t lo_ns, uint64_t hi_ns, unsigned target, const char *title)
+{
+	uint64_t lo = lo_ns / UINT64_C(1000000000), hi, step = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->unit = 1.0;
+	set_title(a, title);
+	hi = hi_ns > lo_ns ? hi_ns / UINT64_C(1000000000) + (hi_ns % UINT64_C(1000000000) != 0) : lo;
+	if (hi == lo) {                 /* one time: a second either side */
+		hi = lo + 1u;
+		lo = lo ? lo - 1u : 0;
+	}
+	if (target < 2)
+		target = 2;
+	if (target > SVG_TICKS_MAX - 1u)
+		target = SVG_TICKS_MAX - 1u;
+	for (size_t i = 0; i < ARRAY_SIZE(clock_steps) && !step; i++)
+		if (intervals(lo, hi, clock_steps[i]) <= target)
+			step = clock_steps[i];
+	for (step = step ? step : clock_steps[ARRAY_SIZE(clock_steps) - 1u]; intervals(lo, hi, step) > target;)
+		step *= 2u;
+	uint64_t first = lo / step * step, last = (hi + step - 1u) / step * step;
+	a->lo = (double)first * 1e9;
+	a->hi = (double)last * 1e9;
+	for (uint64_t t = first; t <= last && a->nticks < SVG_TICKS_MAX; t += step) {
+		time_t secs = (time_t)t;
+		struct tm tm;
+		char *l = a->label[a->nticks];
+		size_t len = sizeof(a->label[0]);
+		a->tick[a->nticks] = (double)t * 1e9;
+		if (!gmtime_r(&secs, &tm))
+			snprintf(l, len, "?");
+		else if (step >= DAY_S || t % DAY_S == 0)
+			strftime(l, len, "%m-%d", &tm);
+		else if (step < 60u)
+			strftime(l, len, "%H:%M:%S", &tm);
+		else
+			strftime(l, len, "%H:%M", &tm);
+		a->nticks++;
+	}
+}
+
 double svg_axis_frac(const struct svg_axis *a, double v)
 {
 	if (a->log) {
@@ -239,6 +295,26 @@ void svg_line(struct svg_plot *p, const double *xs, const double *ys, size_t n, 
 		}
 		fprintf(p->out, "%s%.1f,%.1f", open ? " " : "<polyline class=\"series\" points=\"", svg_px(p, xs[i]),
 			svg_py(p, ys[i]));
+		open = true;
+	}
+	if (open)
+		stroke(p->out, colour, dash, width);
+}
+
+void svg_steps(struct svg_plot *p, const double *x0, const double *x1, const double *y, size_t n, double join,
+	       const char *colour, const char *dash, double width)
+{
+	bool open = false;
+	for (size_t i = 0; i < n; i++) {
+		bool shown = visible(p, x0[i], y[i]) && visible(p, x1[i], y[i]);
+		if (open && (!shown || x0[i] - x1[i - 1u] > join)) {
+			stroke(p->out, colour, dash, width);
+			open = false;
+		}
+		if (!shown)
+			continue;
+		fprintf(p->out, "%s%.1f,%.1f %.1f,%.1f", open ? " " : "<polyline class=\"series\" points=\"",
+			svg_px(p, x0[i]), svg_py(p, y[i]), svg_px(p, x1[i]), svg_py(p, y[i]));
 		open = true;
 	}
 	if (open)

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define SVG_TICKS_MAX 24
@@ -47,6 +48,14 @@ void svg_axis_log(struct svg_axis *a, double lo, double hi, double unit, const c
 /* A linear axis over [lo, hi] with ticks chosen by the caller (n <= SVG_TICKS_MAX). */
 void svg_axis_custom(struct svg_axis *a, double lo, double hi, size_t n, const double *at,
 		     const char *const *labels, const char *title);
+/*
+ * A clock axis over [lo_ns, hi_ns] (CLOCK_REALTIME ns), widened to whole ticks
+ * of a clock step (1, 2, 5, 10, 15, 30 s or min; 1, 2, 3, 6, 12 h; 1, 2, 7, 14,
+ * 28 days), the smallest that gives at most about target of them; labelled in
+ * UTC: "HH:MM" ("HH:MM:SS" under a minute), a tick at midnight by its date
+ * "MM-DD" (every tick of a step of days).
+ */
+void svg_axis_utc(struct svg_axis *a, uint64_t lo_ns, uint64_t hi_ns, unsigned target, const char *title);
 /* Where v falls on the axis, 0 at lo and 1 at hi (a log axis maps v <= 0 below 0). */
 double svg_axis_frac(const struct svg_axis *a, double v);
 
@@ -69,6 +78,11 @@ double svg_py(const struct svg_plot *p, double y);
  * show (<= 0) break the line. */
 void svg_line(struct svg_plot *p, const double *xs, const double *ys, size_t n, const char *colour,
 	      const char *dash, double width);
+/* Steps: y[i] held from x0[i] to x1[i].  A step joins the one before it (by a
+ * riser) when it starts no later than join after that one's end; a y that is
+ * not finite or that a log axis cannot show draws nothing and breaks the line. */
+void svg_steps(struct svg_plot *p, const double *x0, const double *x1, const double *y, size_t n, double join,
+	       const char *colour, const char *dash, double width);
 /* A point with a tooltip (title may be NULL) and an optional short text beside it. */
 void svg_marker(struct svg_plot *p, double x, double y, const char *colour, const char *title, const char *text);
 /* A rectangle in data coordinates (x0 < x1, y0 < y1), filled. */

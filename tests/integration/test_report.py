@@ -199,6 +199,115 @@ class BadInput(ReportCase):
         self.one_line_error(self.report(), 2, "give run ids")
 
 
+MON_A = "2026-12-01T18:40:05Z"
+MON_B = "2026-11-30T09:00:00Z"
+
+
+def cells(row):
+    return [re.sub(r"<[^>]*>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
+class Monitor(ReportCase):
+    """Runs as `latscope monitor` stores them: one per period, labelled monitor=<its start time>."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.mdir = tempfile.mkdtemp(prefix="latscope-report-monitor-")
+        cls.mdb = os.path.join(cls.mdir, "runs.db")
+        # A's periods, B's, then a run of no monitor stored last: latest is B, whose id is older.
+        for labels in (["monitor=" + MON_A, "site=x"], ["monitor=" + MON_B], ["monitor=" + MON_A, "site=x"],
+                       ["monitor=" + MON_A, "site=x"], ["monitor=" + MON_B], ["config=plain"]):
+            args = ["timer", "-a", str(CPU), "-l", "200", "-q", "--window", "50ms", "--db", cls.mdb]
+            for l in labels:
+                args += ["--label", l]
+            p = run(*args)
+            if p.returncode != 0:
+                raise RuntimeError("%s: %s" % (args, p.stderr))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.mdir, ignore_errors=True)
+
+    def page(self, *args):
+        out = self.path("monitor.html")
+        p = run("report", *args, "-o", out, "--db", self.mdb)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            return p, f.read()
+
+    def rows(self, html):
+        m = re.search(r'<table class="periods">(.*?)</table>', html, re.S)
+        self.assertIsNotNone(m, "the page has the table of periods")
+        return [cells(r) for r in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S) if "<td" in r]
+
+    def stored(self, run_id):
+        p = run("show", str(run_id), "--json", "--db", self.mdb)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_the_page_of_a_monitor_lists_its_runs_oldest_first_and_no_other(self):
+        p, html = self.page("--monitor", MON_A)
+        self.assertIn("3 periods", p.stdout)
+        self.assertEqual([r[0] for r in self.rows(html)], ["1", "3", "4"])
+        self.assertIn("monitor " + MON_A, html)
+        self.assertIn("site=x", html, "the monitor's own labels are shown")
+        self.assertNotIn("config=plain", html)
+        _, html = self.page("--monitor", MON_B)
+        self.assertEqual([r[0] for r in self.rows(html)], ["2", "5"])
+
+    def test_the_table_gives_each_periods_stored_figures(self):
+        _, html = self.page("--monitor", MON_A)
+        rows = self.rows(html)
+        self.assertEqual(len(rows), 3)
+        for r in rows:
+            doc = self.stored(r[0])
+            m = doc["all"]["metrics"]["latency"]
+            self.assertEqual(r[3], str(m["count"]))
+            self.assertEqual(round(float(r[4]) * 1000), m["p99_ns"])
+            self.assertEqual(round(float(r[5]) * 1000), m["p99_9_ns"])
+            self.assertEqual(round(float(r[6]) * 1000), m["max_ns"], "the max of run %s" % r[0])
+            self.assertEqual(r[7], str(doc["all"]["long_run"]["spikes"]))
+            self.assertEqual(r[8], str(doc["all"]["missed"]))
+
+    def test_the_figure_draws_max_and_p999_per_period_over_clock_time_with_the_threshold(self):
+        _, html = self.page("--monitor", MON_A)
+        m = re.search(r'<svg id="monitor-periods"[^>]*>(.*?)</svg>', html, re.S)
+        self.assertIsNotNone(m, "the long-run figure is on the page")
+        body = m.group(1)
+        self.assertIn("start of the period (UTC", body)
+        self.assertGreaterEqual(body.count("<polyline"), 3, "max, p99.9 and the threshold are drawn")
+        self.assertEqual(body.count("<circle"), 3, "a point at each period's max")
+        self.assertIn("threshold 100 us", html)
+
+    def test_monitor_latest_is_the_monitor_whose_newest_run_was_stored_last(self):
+        p, html = self.page("--monitor", "latest")
+        self.assertIn("monitor " + MON_B, html)
+        self.assertEqual([r[0] for r in self.rows(html)], ["2", "5"])
+
+    def one_line_usage_error(self, p, *needles):
+        self.assertEqual(p.returncode, 2, p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertTrue(lines[0].startswith("latscope report: "), lines[0])
+        for n in needles:
+            self.assertIn(n, lines[0])
+        self.assertEqual(lines[1:], ["Try 'latscope report --help'."])
+        self.assertEqual(p.stdout, "")
+
+    def test_a_monitor_with_run_ids_or_filters_is_a_usage_error(self):
+        for extra in (["1"], ["--label", "site=x"], ["--probe", "timer"]):
+            p = run("report", "--monitor", MON_A, *extra, "-o", self.path("r.html"), "--db", self.mdb)
+            self.one_line_usage_error(p, "option '--monitor'", "not with run ids or --label/--probe")
+            self.assertFalse(os.path.exists(self.path("r.html")))
+
+    def test_a_monitor_no_run_is_labelled_with_is_a_usage_error(self):
+        p = run("report", "--monitor", "2026-01-01T00:00:00Z", "-o", self.path("r.html"), "--db", self.mdb)
+        self.one_line_usage_error(p)
+        self.assertEqual(p.stderr.splitlines()[0], "latscope report: option '--monitor': no stored run has label "
+                         "monitor=2026-01-01T00:00:00Z")
+        p = run("report", "--monitor", "latest", "-o", self.path("r.html"), "--db", self.db)
+        self.one_line_usage_error(p, "option '--monitor'", "no stored run has a label monitor=")
+
+
 class InTheBrowser(ReportCase):
     FIGURES = ("hist-timer-all", "hist-timer-cpu%d" % CPU, "ladder-timer", "windows-timer", "hist-noise-all",
                "ladder-noise", "windows-noise", "noise-noise", "noise-count-noise", "hist-wake-all", "ladder-wake",
@@ -261,6 +370,19 @@ class InTheBrowser(ReportCase):
         self.assertEqual(console, [])
         self.assertIn('<svg id="ladder-timer"', dom)
         self.assertIn("nothing to compare it with", dom)
+
+    def test_a_monitors_page_renders_without_errors(self):
+        db = self.path("mon.db")
+        for _ in range(2):
+            p = run("timer", "-a", str(CPU), "-l", "200", "-q", "--window", "50ms", "--label", "monitor=" + MON_A,
+                    "--db", db)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.path("mon.html")
+        p = self.report("--monitor", MON_A, "-o", out, db=db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dom, console = chromium(out)
+        self.assertEqual(console, [])
+        self.assertRegex(dom, re.compile(r'<svg id="monitor-periods"[^>]*>.*<polyline', re.S), "the figure draws data")
 
     def test_a_run_stopped_early_is_marked_on_its_plots(self):
         db = self.path("stop.db")

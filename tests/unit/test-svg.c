@@ -171,6 +171,90 @@ static void a_plot_is_one_svg_and_a_zero_breaks_a_log_line(void **state)
 	free(s);
 }
 
+#define SEC UINT64_C(1000000000)
+#define DEC1 (UINT64_C(1796083200) * SEC)     /* 2026-12-01T00:00:00Z */
+
+static void a_clock_axis_of_hours_ticks_every_half_hour_in_utc(void **state)
+{
+	struct svg_axis a;
+	(void)state;
+	/* 18:40:05 to 22:10:00: three and a half hours in about 8 ticks. */
+	svg_axis_utc(&a, DEC1 + (18 * 3600 + 40 * 60 + 5) * SEC, DEC1 + (22 * 3600 + 10 * 60) * SEC, 8, "UTC");
+	assert_int_equal(a.nticks, 9);
+	assert_string_equal(a.label[0], "18:30");
+	assert_string_equal(a.label[1], "19:00");
+	assert_string_equal(a.label[8], "22:30");
+	assert_true(a.tick[0] == a.lo && a.tick[8] == a.hi);
+	assert_true(a.lo == (double)(DEC1 + (18 * 3600 + 30 * 60) * SEC));
+	assert_string_equal(a.title, "UTC");
+}
+
+static void a_clock_axis_over_days_names_midnight_by_its_date(void **state)
+{
+	struct svg_axis a;
+	(void)state;
+	/* 12-01 18:40 to 12-04 02:00: 55 hours, a tick every 12 of them. */
+	svg_axis_utc(&a, DEC1 + (18 * 3600 + 40 * 60) * SEC, DEC1 + (3 * 86400 + 2 * 3600) * SEC, 8, "UTC");
+	assert_int_equal(a.nticks, 7);
+	assert_string_equal(a.label[0], "12:00");
+	assert_string_equal(a.label[1], "12-02");
+	assert_string_equal(a.label[2], "12:00");
+	assert_string_equal(a.label[5], "12-04");
+	/* 30 days: steps of days, every tick a date, the end inside. */
+	svg_axis_utc(&a, DEC1, DEC1 + 30 * 86400 * SEC, 8, "UTC");
+	assert_true(a.nticks >= 3 && a.nticks <= 9);
+	for (size_t i = 0; i < a.nticks; i++)
+		assert_int_equal(strlen(a.label[i]), 5), assert_int_equal(a.label[i][2], '-');
+	assert_true(svg_axis_frac(&a, (double)(DEC1 + 30 * 86400 * SEC)) <= 1.0);
+	assert_true(svg_axis_frac(&a, (double)DEC1) >= 0.0);
+}
+
+static void a_clock_axis_of_seconds_shows_them_and_one_time_gets_room(void **state)
+{
+	struct svg_axis a;
+	(void)state;
+	svg_axis_utc(&a, DEC1 + 3 * SEC, DEC1 + 23 * SEC, 8, "UTC");
+	assert_string_equal(a.label[0], "12-01");      /* midnight, by its date */
+	assert_string_equal(a.label[1], "00:00:05");
+	assert_true(a.hi == (double)(DEC1 + 25 * SEC));
+	svg_axis_utc(&a, DEC1 + 7 * SEC, DEC1 + 7 * SEC, 8, "UTC");
+	assert_true(a.lo < (double)(DEC1 + 7 * SEC) && a.hi > (double)(DEC1 + 7 * SEC) && a.nticks >= 2);
+	svg_axis_utc(&a, DEC1 + 9 * SEC, DEC1, 8, "UTC");    /* reversed: still an axis */
+	assert_true(a.hi > a.lo && a.nticks >= 2 && a.nticks <= SVG_TICKS_MAX);
+}
+
+static void steps_fn(FILE *f, const void *arg)
+{
+	struct svg_axis x, y;
+	struct svg_plot p;
+	/* Two steps end to end, one after a gap, one without a value. */
+	double x0[] = { 0, 10, 30, 40 }, x1[] = { 10, 20, 40, 50 }, ys[] = { 1, 2, 3, (double)NAN };
+	(void)arg;
+	svg_axis_linear(&x, 0, 50, 5, 1, "x");
+	svg_axis_linear(&y, 0, 4, 4, 1, "y");
+	svg_plot_begin(&p, f, "steps", "steps", 600, 300, &x, &y);
+	svg_steps(&p, x0, x1, ys, 4, 0.0, svg_colour(0), NULL, 1.5);
+	svg_plot_end(&p);
+}
+
+static void steps_join_end_to_end_and_break_at_a_gap_or_no_value(void **state)
+{
+	(void)state;
+	char *s = capture(steps_fn, NULL);
+	assert_int_equal(count(s, "<polyline"), 2);
+	const char *first = strstr(s, "points=\""), *end = strchr(first + 8, '"');
+	size_t points = 1;
+	for (const char *c = first + 8; c < end; c++)
+		points += *c == ' ';
+	assert_int_equal(points, 4);   /* (0,1) (10,1) (10,2) (20,2) */
+	const char *second = strstr(end, "points=\""), *end2 = strchr(second + 8, '"');
+	points = 1;
+	for (const char *c = second + 8; c < end2; c++)
+		points += *c == ' ';
+	assert_int_equal(points, 2);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +266,10 @@ int main(void)
 		cmocka_unit_test(text_is_escaped_for_html_and_svg),
 		cmocka_unit_test(formatted_text_of_any_length_is_escaped_whole),
 		cmocka_unit_test(a_plot_is_one_svg_and_a_zero_breaks_a_log_line),
+		cmocka_unit_test(a_clock_axis_of_hours_ticks_every_half_hour_in_utc),
+		cmocka_unit_test(a_clock_axis_over_days_names_midnight_by_its_date),
+		cmocka_unit_test(a_clock_axis_of_seconds_shows_them_and_one_time_gets_room),
+		cmocka_unit_test(steps_join_end_to_end_and_break_at_a_gap_or_no_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
