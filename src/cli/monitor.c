@@ -410,6 +410,8 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct p
 		return err_set(err, -EINVAL, "options '--noise-every' and '--noise-for' go together");
 	if (opt_given(table, ntable, given, "noise-cpus") && !every)
 		return err_set(err, -EINVAL, "option '--noise-cpus' needs '--noise-every' and '--noise-for'");
+	if (m->rotate_ns < m->t.run.window_ns)
+		return err_set(err, -EINVAL, "option '--rotate': a period is shorter than the window ('--window')");
 	if (every && m->noise_for_ns >= m->noise_every_ns)
 		return err_set(err, -EINVAL, "option '--noise-for': it must be shorter than '--noise-every'");
 	if (!opt_given(table, ntable, given, "cpus") && (r = default_cpus(&m->t.run.cpus, err)) < 0)

@@ -377,6 +377,7 @@ class TestUsage(MonitorCase):
             (["--noise-every", "1h"], "options '--noise-every' and '--noise-for' go together"),
             (["--noise-every", "20s", "--noise-for", "30s"], "option '--noise-for'"),
             (["--rotate", "0"], "option '--rotate'"),
+            (["--rotate", "5s", "--window", "10s"], "option '--rotate': a period is shorter than the window"),
             (["-D", "10s"], "unknown option '-D'"),
             (["extra"], "unexpected argument 'extra'"),
         ]
