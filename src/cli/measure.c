@@ -523,6 +523,8 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	}
 	if (mc->after)
 		mc->after(params, &res);
+	if (mh && mh->finished)
+		mh->finished(mh->ctx, &res);
 	if (!silent)
 		text_summary(stdout, &res, !x->quiet);     /* -q: the summary is the first thing printed */
 	fflush(stdout);

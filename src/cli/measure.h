@@ -95,6 +95,9 @@ struct measure_hooks {
 	/* Optional: a window of one CPU has been added to res (runner_hooks). */
 	void (*window)(void *ctx, const struct result *res, const struct cpu_result *cr,
 		       const struct result_window *w);
+	/* Optional: the finalized result, before it is printed and stored: what
+	 * the caller adds to it (a note) is kept with it. */
+	void (*finished)(void *ctx, struct result *res);
 	/* Optional: add to the result before the run, e.g. a front end's own
 	 * histogram (result_keep_lin); a negative errno ends the command. */
 	int (*shape)(void *ctx, struct result *res);
