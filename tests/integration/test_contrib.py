@@ -15,7 +15,7 @@ import urllib.request
 
 import yaml
 
-from harness import LATSCOPE, TempDirCase, main, online_cpus
+from harness import LATSCOPE, TempDirCase, main, online_cpus, run
 
 CONTRIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib")
 RULES = os.path.join(CONTRIB, "prometheus", "latscope.rules.yml")
@@ -125,6 +125,50 @@ def unknown_in_dashboard(doc, fams, rules):
     allowed = series_names(fams) | recorded(rules)
     return [(q, n) for q in dashboard_queries(doc) for n in sorted(metric_names(q)) if n not in allowed]
 
+
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[a-zA-Z])(?![\w-])")
+
+
+def help_entries(text):
+    """{option: its description, whitespace folded} of a --help text's option list: an entry
+    is a line that starts with an option, and the more indented lines after it."""
+    out, current = {}, []
+    for line in text.splitlines():
+        m = re.match(r"\s+((?:-[a-zA-Z], )?--[a-z-]+|-[a-zA-Z])(?![\w-])", line)
+        if m:
+            current = [o.strip() for o in m.group(1).split(",")]
+            out.update((o, line) for o in current)
+        elif line.startswith("      ") and current:
+            for o in current:
+                out[o] += " " + line
+        else:
+            current = []
+    return {o: " ".join(d.split()) for o, d in out.items()}
+
+
+def options_file_problems(defaults, unit, help_text):
+    """What the /etc/default file and the unit say of the monitor's options that its --help
+    does not: an option it lacks, or a default it does not give."""
+    have = help_entries(help_text)
+    entries = []  # "#   --opt ARG  what it does (default X)" and its indented lines
+    for line in defaults.splitlines():
+        if re.match(r"#\s{3}-", line):
+            entries.append(line[1:])
+        elif re.match(r"#\s{4,}\S", line) and entries:
+            entries[-1] += " " + line[1:]
+    commands = [l.split("=", 1)[1] for l in defaults.splitlines() if re.match(r"#?LATSCOPE_MONITOR_OPTS=", l)]
+    commands += [l.split("=", 1)[1] for l in unit.splitlines() if l.startswith("ExecStart=")]
+    out = []
+    for text in entries + commands:
+        # An entry's options are those before its description (two spaces on); a command's, all.
+        named = _OPTION.findall(re.split(r"\s{2,}", text.strip(), 1)[0] if text in entries else text)
+        text = " ".join(text.split())
+        out += [f"{o}: not an option of latscope monitor ({text})" for o in named if o not in have]
+        for claim in re.findall(r"default:? ([^;)]+)", text):
+            if not any(f"default {claim}" in have.get(o, "") or f"default: {claim}" in have.get(o, "")
+                       for o in named):
+                out.append(f"{' '.join(named)}: --help does not give the default {claim!r}")
+    return out
 
 def promtool(*args):
     return subprocess.run([PROMTOOL, *args], capture_output=True, text=True, timeout=120)
@@ -721,6 +765,25 @@ class SystemdCase(TempDirCase):
             f.write(text.replace(f"ExecStart={INSTALLED_BINARY} ", f"ExecStart={exe} "))
         # --man=no: the man page is the build's, not yet in the system's man database.
         return subprocess.run([analyze, "verify", "--man=no", unit], capture_output=True, text=True, timeout=120)
+
+    def monitor_help(self):
+        p = run("monitor", "--help")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_the_options_file_and_the_unit_name_the_monitors_options_and_defaults(self):
+        with open(DEFAULTS) as f:
+            defaults = f.read()
+        self.assertGreaterEqual(len(re.findall(r"\n#\s{3}-", defaults)), 15, "the checker sees the options")
+        self.assertEqual(options_file_problems(defaults, self.unit_text(), self.monitor_help()), [])
+
+    def test_an_option_or_a_default_the_monitor_does_not_have_is_caught(self):
+        with open(DEFAULTS) as f:
+            defaults = f.read()
+        self.assertIn("(default 100us)", defaults)
+        bad = defaults.replace("(default 100us)", "(default 50us)").replace("--rotate DUR", "--rotation DUR")
+        found = options_file_problems(bad, self.unit_text().replace("--db ", "--store "), self.monitor_help())
+        self.assertEqual({f.split(":")[0] for f in found}, {"--threshold", "--rotation", "--store"}, found)
 
     def test_systemd_analyze_verifies_the_unit(self):
         p = self.verify(self.unit_text())
