@@ -236,11 +236,9 @@ static json_t *causes_json(struct trace_causes *c)
 }
 
 /*
- * Before the expiry the timer interrupt had not arrived.  A task of lower
- * priority than the measuring thread cannot hold it back, nor can a CPU in
- * user space: that time, with the stretches where nothing was traced, is an
- * interrupt not delivered (interrupts off, or on a guest the vCPU not running).
- * After the expiry, whatever held the CPU delayed the wakeup.
+ * Before the expiry the timer interrupt had not arrived: how much of that
+ * was an interrupt not delivered, trace_undelivered_ns() says.  After the
+ * expiry, whatever held the CPU delayed the wakeup.
  */
 static void explain_timer_spike(const struct trace_run *tr, const struct trace_cpu_events *ce,
 				const struct tracerun_thread *th, const struct rec_span *s,
@@ -251,12 +249,7 @@ static void explain_timer_spike(const struct trace_run *tr, const struct trace_c
 	uint64_t end = smp->switch_ts > expiry ? smp->switch_ts : s->to_ns;
 
 	if (expiry > s->from_ns && trace_explain(ce->ev, ce->n, th->cpu, (int32_t)th->tid, s->from_ns, expiry, &occ) == 0) {
-		uint64_t undelivered = occ.kind_ns[TRACE_OCC_NO_EVENT] + occ.kind_ns[TRACE_OCC_UNTRACED];
-		for (unsigned i = 0; i < occ.ntop; i++)
-			if (occ.top[i].kind == TRACE_OCC_TASK && occ.top[i].prio > tr->thread_prio)
-				undelivered += occ.top[i].ns;
-		if (smp->part[TRACE_PART_IRQ_DELAY] >= 0 && undelivered > (uint64_t)smp->part[TRACE_PART_IRQ_DELAY])
-			undelivered = (uint64_t)smp->part[TRACE_PART_IRQ_DELAY];
+		uint64_t undelivered = trace_undelivered_ns(&occ, tr->thread_prio, smp->part[TRACE_PART_IRQ_DELAY]);
 		json_t *o = occupancy_json(&occ);
 		json_object_set_new(o, "interrupt_not_delivered_ns", json_integer((json_int_t)undelivered));
 		json_object_set_new(d, "before_expiry", o);

@@ -404,6 +404,17 @@ static size_t find_task(const struct trace_ev *ev, size_t n, unsigned cpu, size_
 	return 0;
 }
 
+uint64_t trace_undelivered_ns(const struct trace_occupancy *before, int32_t thread_prio, int64_t irq_delay)
+{
+	uint64_t ns = before->kind_ns[TRACE_OCC_NO_EVENT] + before->kind_ns[TRACE_OCC_UNTRACED];
+	for (unsigned i = 0; i < before->ntop; i++)
+		if (before->top[i].kind == TRACE_OCC_TASK && before->top[i].prio > thread_prio)
+			ns += before->top[i].ns;
+	if (irq_delay >= 0 && ns > (uint64_t)irq_delay)
+		ns = (uint64_t)irq_delay;
+	return ns;
+}
+
 int trace_explain(const struct trace_ev *ev, size_t n, unsigned cpu, int32_t self,
 		  uint64_t start, uint64_t end, struct trace_occupancy *ret)
 {

@@ -130,6 +130,16 @@ struct trace_occupancy {
 int trace_explain(const struct trace_ev *ev, size_t n, unsigned cpu, int32_t self,
 		  uint64_t start, uint64_t end, struct trace_occupancy *ret);
 
+/*
+ * Of a timer sample's time from D to its expiry (before: trace_explain over
+ * it), the part the timer interrupt was not delivered: a task of lower
+ * priority than the sleeper (kernel prio above thread_prio) cannot hold back
+ * an interrupt, nor can a CPU in user space, so that time and the stretches
+ * where nothing was traced are interrupts off, or on a guest the vCPU not
+ * running.  At most irq_delay (the sample's TRACE_PART_IRQ_DELAY) when >= 0.
+ */
+uint64_t trace_undelivered_ns(const struct trace_occupancy *before, int32_t thread_prio, int64_t irq_delay);
+
 /* "HI", "TIMER", ... for a softirq vector; "?" outside the known range. */
 const char *trace_softirq_name(unsigned vec);
 
