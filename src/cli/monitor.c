@@ -46,6 +46,7 @@
 #include "store/store.h"
 #include "sys/cpus.h"
 #include "sys/procstat.h"
+#include "trace/spikering.h"
 
 #define MONITOR_DEFAULT_LISTEN "127.0.0.1:9464"
 #define MONITOR_DEFAULT_ROTATE_NS (UINT64_C(3600) * NS_PER_SEC)
@@ -93,7 +94,8 @@ static const struct opt own_opts[] = {
 	  .help = "export one latency histogram per CPU instead of one per host (28 series a CPU)" },
 	{ "trace-spikes", 0, OPT_DURATION, offsetof(struct monitor_cmd, trace_spikes_ns), .min = 1,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US, .flags = OPT_NOT_PARAM,
-	  .help = "trace every period (--trace) and explain the samples above DUR in its run (root); a bare number is "
+	  .help = "keep the last seconds of kernel trace events in a ring and explain each window's largest sample "
+		  "above DUR, counted on /metrics by cause and noted in the period's run (root); a bare number is "
 		  "microseconds" },
 	{ "help", 'h', OPT_HELP, offsetof(struct monitor_cmd, help), .flags = OPT_NOT_PARAM, .help = "show this help" },
 };
@@ -171,7 +173,96 @@ struct monitor {
 	uint64_t period_end_ns;         /* CLOCK_MONOTONIC at the end of the last period's windows */
 	uint64_t longest_gap_ns;
 	bool warned_publish;
+	struct spikes *spikes;          /* --trace-spikes; NULL: off or not available */
 };
+
+/*
+ * --trace-spikes: a window whose max is above the limit is queued by the
+ * window hook and explained on the next tick from the ring (one a tick, so
+ * that a burst of spikes does not hold the main thread); what was explained
+ * is counted on /metrics and noted in the period's run.
+ */
+#define SPIKES_QUEUE 32u
+#define SPIKES_NOTED 8u                 /* explanations noted per period; the rest are counted */
+
+struct spike_job {
+	int cpu;
+	pid_t tid;
+	uint64_t from_ns, to_ns;        /* the window, CLOCK_MONOTONIC */
+};
+
+struct spikes {
+	struct spike_ring *ring;
+	uint64_t above_ns;
+	struct spike_job queue[SPIKES_QUEUE];
+	size_t nqueue;
+	/* this period's */
+	unsigned explained, unexplained, dropped, by_kind[SPIKE_KINDS];
+	unsigned nnoted;
+	char noted[SPIKES_NOTED][RESULT_NOTE_LEN];
+};
+
+static const char *const *spike_kinds(void)
+{
+	static const char *kinds[SPIKE_KINDS];
+
+	for (size_t k = 0; k < SPIKE_KINDS; k++)
+		kinds[k] = spike_kind_name((enum spike_kind)k);
+	return kinds;
+}
+
+static void spikes_queue(struct spikes *sp, const struct cpu_result *cr, uint64_t from_ns, uint64_t to_ns)
+{
+	if (sp->nqueue == SPIKES_QUEUE) {
+		sp->dropped++;
+		return;
+	}
+	sp->queue[sp->nqueue++] = (struct spike_job){ .cpu = cr->cpu, .tid = cr->tid, .from_ns = from_ns, .to_ns = to_ns };
+}
+
+static void spikes_explain_one(struct spikes *sp, struct mon_metrics *metrics, uint64_t origin_ns)
+{
+	struct spike_cause c;
+	struct lat_error err = { { 0 } };
+
+	if (!sp->nqueue)
+		return;
+	struct spike_job j = sp->queue[0];
+	memmove(sp->queue, sp->queue + 1, (sp->nqueue - 1u) * sizeof(sp->queue[0]));
+	sp->nqueue--;
+	if (spike_ring_explain(sp->ring, (unsigned)j.cpu, j.tid, j.from_ns, j.to_ns, sp->above_ns, &c, &err) < 0) {
+		sp->unexplained++;
+		return;
+	}
+	sp->explained++;
+	sp->by_kind[c.kind]++;
+	mon_metrics_add_cause(metrics, c.kind);
+	if (sp->nnoted < SPIKES_NOTED) {
+		char lat[32], share[32], at[32];
+		fmt_duration(c.latency_ns, lat, sizeof(lat));
+		fmt_duration(c.share_ns, share, sizeof(share));
+		fmt_duration(c.deadline_ns > origin_ns ? c.deadline_ns - origin_ns : 0, at, sizeof(at));
+		snprintf(sp->noted[sp->nnoted++], RESULT_NOTE_LEN, "spike on cpu %d at %s: %s, %s (%s of it)%s", j.cpu,
+			 at, lat, c.name, share,
+			 c.flags & SPIKE_F_LOST ? "; the trace lost events in it" : "");
+	}
+}
+
+/* The period's explanations into its run, then a clean slate for the next. */
+static void spikes_note(struct spikes *sp, struct result *res)
+{
+	char dur[32];
+
+	fmt_duration(sp->above_ns, dur, sizeof(dur));
+	result_info(res, "--trace-spikes %s: %u window%s explained (irq %u, softirq %u, task %u, no event %u), %u not "
+		    "held by the ring, %u not queued", dur, sp->explained, sp->explained == 1 ? "" : "s",
+		    sp->by_kind[SPIKE_IRQ], sp->by_kind[SPIKE_SOFTIRQ], sp->by_kind[SPIKE_TASK], sp->by_kind[SPIKE_NO_EVENT],
+		    sp->unexplained, sp->dropped);
+	for (unsigned i = 0; i < sp->nnoted; i++)
+		result_info(res, "%s", sp->noted[i]);
+	sp->explained = sp->unexplained = sp->dropped = sp->nnoted = 0;
+	memset(sp->by_kind, 0, sizeof(sp->by_kind));
+}
 
 static void read_context(struct monitor *mo)
 {
@@ -231,13 +322,30 @@ static void on_window(void *ctx, const struct result *res, const struct cpu_resu
 
 	if (mon_metrics_add_window(ph->metrics, cr->cpu, &w->w, &w->hist[0], w->p99[0], res->origin_ns + w->w.end_ns) == 0)
 		ph->mo->dirty = true;
+	struct spikes *sp = ph->mo->spikes;
+	if (sp && ph->rotates && w->w.m[0].st.n && w->w.m[0].st.max > sp->above_ns)
+		spikes_queue(sp, cr, res->origin_ns + w->w.start_ns, res->origin_ns + w->w.end_ns);
+}
+
+static void on_finished(void *ctx, struct result *res)
+{
+	struct phase *ph = ctx;
+	struct spikes *sp = ph->mo->spikes;
+
+	if (!sp || !ph->rotates)
+		return;
+	while (sp->nqueue)              /* the period's last windows, before its run is stored */
+		spikes_explain_one(sp, ph->metrics, res->origin_ns);
+	spikes_note(sp, res);
 }
 
 static void on_tick(void *ctx, const struct result *res)
 {
-	struct monitor *mo = ((struct phase *)ctx)->mo;
+	struct phase *ph = ctx;
+	struct monitor *mo = ph->mo;
 
-	(void)res;
+	if (mo->spikes && ph->rotates)
+		spikes_explain_one(mo->spikes, ph->metrics, res->origin_ns);
 	if (mo->dirty || mono_ns() >= mo->next_render_ns)
 		publish(mo);
 }
@@ -326,8 +434,10 @@ static int run_phase(struct monitor *mo, struct phase *ph, uint64_t duration_ns,
 	}
 	memcpy(params, ph->params, size);
 	measure_run_params(ph->mc, params)->duration_ns = duration_ns;
-	if (ph->rotates)
+	if (ph->rotates) {
 		mh.prepared = on_prepared;
+		mh.finished = on_finished;
+	}
 	front.name = "monitor";
 	int code = measure_with(&front, params, &ph->given, argc, argv, &mh, &out);
 	free(params);
@@ -416,10 +526,6 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct p
 		return err_set(err, -EINVAL, "option '--noise-for': it must be shorter than '--noise-every'");
 	if (!opt_given(table, ntable, given, "cpus") && (r = default_cpus(&m->t.run.cpus, err)) < 0)
 		return r;
-	if (m->trace_spikes_ns) {
-		m->t.run.trace = true;
-		m->t.run.trace_above_ns = m->trace_spikes_ns;
-	}
 	if (add_label(&m->t.out.labels, MONITOR_ID_LABEL, id) < 0)
 		return err_set(err, -EINVAL, "option '--label': at most %d labels with monitor=ID", LABELS_MAX - 1);
 	/* a period over 10 minutes is checkpointed every 10, as a run without -D would be */
@@ -433,10 +539,6 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct p
 	timer->params = &m->t;
 	timer->rotates = true;
 	mark_given(given, &timer->given);
-	if (m->trace_spikes_ns) {
-		opt_mark(timer_command.opts, timer_command.nopts, &timer->given, "trace");
-		opt_mark(timer_command.opts, timer_command.nopts, &timer->given, "trace-above");
-	}
 	if ((r = measure_check(&timer_command, &m->t, &timer->given, err)) < 0)
 		return r;
 	if (!every)
@@ -484,6 +586,24 @@ static void housekeeping(const struct cpuset *measured)
 	cpuset_diff(&rest, &online, measured);
 	if (cpuset_count(&rest))
 		cpus_pin(&rest);
+}
+
+/* Tracing is asked for, not needed: without it the monitor goes on, and says why. */
+static int start_spikes(struct monitor *mo, uint64_t above_ns)
+{
+	struct lat_error err = { { 0 } };
+	struct spikes *sp = calloc(1, sizeof(*sp));
+	int r = sp ? spike_ring_start(&mo->cmd->t.run.cpus, 0, &sp->ring, &err) : -ENOMEM;
+
+	if (r < 0) {
+		tprintf(stderr, "latscope monitor: --trace-spikes: not traced: %s; measuring without explanations\n",
+			sp ? err.msg : "out of memory");
+		free(sp);
+		return r;
+	}
+	sp->above_ns = above_ns;
+	mo->spikes = sp;
+	return 0;
 }
 
 static int serve(struct monitor *mo, struct lat_error *err)
@@ -615,6 +735,9 @@ int cmd_monitor(int argc, char **argv)
 	timer.mo = noise.mo = &mo;
 	noise.metrics = mo.noise;
 	mo.have_ctx = !m->t.run.no_context && proc_table_init(&mo.ctx, &m->t.run.cpus) == 0;
+	/* the ring forks its guard: before the server's threads exist */
+	if (m->trace_spikes_ns && start_spikes(&mo, m->trace_spikes_ns) == 0)
+		mon_metrics_set_cause_kinds(mo.metrics, spike_kinds(), SPIKE_KINDS);
 	if (serve(&mo, &err) < 0) {
 		tprintf(stderr, "latscope monitor: %s\n", err.msg);
 		goto out;
@@ -638,6 +761,10 @@ out:
 		proc_table_free(&mo.ctx);
 	mon_metrics_free(mo.metrics);
 	mon_metrics_free(mo.noise);
+	if (mo.spikes) {
+		spike_ring_stop(mo.spikes->ring);       /* the tracefs instance goes on every path */
+		free(mo.spikes);
+	}
 	free(nc);
 	free(m);
 	return code;

@@ -16,7 +16,7 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from harness import LATSCOPE, TempDirCase, is_root, main, online_cpus, run
+from harness import LAT_INJECT, LATSCOPE, TempDirCase, is_root, is_traceable, main, online_cpus, run
 
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")
@@ -72,9 +72,13 @@ class Monitor:
         self.proc = subprocess.Popen([*exe, "monitor", "--listen", "127.0.0.1:0", "--db", self.db, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=case.tmp)
         self.lines = []
-        line = self.proc.stderr.readline()
-        self.lines.append(line)
-        m = re.search(r"serving http://127\.0\.0\.1:(\d+)/metrics", line)
+        m = None
+        for _ in range(10):             # what it says before it serves comes first
+            line = self.proc.stderr.readline()
+            self.lines.append(line)
+            m = re.search(r"serving http://127\.0\.0\.1:(\d+)/metrics", line)
+            if m or not line:
+                break
         if not m:
             out, err = self.proc.communicate(timeout=30)
             raise AssertionError(f"the monitor did not serve: {line}{err}")
@@ -230,8 +234,9 @@ class TestPrometheus(MonitorCase):
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib", "metrics.txt")) as f:
             for line in f:
                 if line.strip() and not line.startswith("#"):
-                    name, kind = line.split()
-                    listed[name] = kind
+                    name, kind, *needs = line.split()
+                    if not needs:       # those that need an option are checked where it is given
+                        listed[name] = kind
         mon = Monitor(self, "-a", "1", "--no-store")
         body = mon.wait_for(lambda t: "latscope_window_max_seconds{" in t and "latscope_steal_seconds_total{" in t)
         mon.stop()
@@ -317,6 +322,58 @@ class TestPeriods(MonitorCase):
         # /metrics counts the noise run's gaps as probe="noise": all of them, as stored
         noise = [v for k, v in samples(body).items() if k.startswith("latscope_samples_total{") and 'probe="noise"' in k]
         self.assertEqual(noise, [docs[1]["all"]["metrics"]["gap"]["count"]])
+
+
+@unittest.skipIf(len(online_cpus()) < 2, TWO_CPUS)
+class TestTraceSpikes(MonitorCase):
+    @unittest.skipIf(not is_traceable(), "needs root and tracefs with instances and timer events")
+    def test_an_injected_task_is_named_as_the_cause_of_the_spikes_and_counted_by_kind(self):
+        # 3 ms of a FIFO 90 task every 500 ms on the measured CPU, above the monitor's FIFO 80
+        mon = Monitor(self, "-a", "1", "-p", "80", "--rotate", "1h", "--trace-spikes", "1ms", "-q")
+        inject = subprocess.Popen([LAT_INJECT, "1", "90", "3ms", "500ms", "7s"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        inject.communicate(timeout=30)
+        body = mon.wait_for(lambda t: 'kind="task"' in t)
+        rc, out, err = mon.stop()
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("not traced", err)
+        runs = self.monitor_runs()
+        self.assertEqual(len(runs), 1)
+        notes = self.stored(runs[0]["id"])["notes"]
+        summary = [n for n in notes if n.startswith("--trace-spikes 1ms: ")]
+        self.assertEqual(len(summary), 1, notes)
+        explained = int(re.search(r": (\d+) windows? explained", summary[0]).group(1))
+        self.assertGreaterEqual(explained, 4, summary)
+        spikes = [n for n in notes if n.startswith("spike on cpu 1 at ")]
+        self.assertTrue(spikes, notes)
+        # most name the injector, as most of the sample's time, no more than its 3 ms burst (another
+        # real-time task may take a window too; a deadline inside a burst waits for its rest only)
+        def ms(text):
+            m = re.match(r"([\d.]+)(us|ms)$", text)
+            return float(m.group(1)) / (1000.0 if m.group(2) == "us" else 1.0)
+        named = [n for n in spikes if "task lat-inject" in n]
+        self.assertGreaterEqual(len(named), (len(spikes) + 1) // 2, spikes)
+        for n in named:
+            m = re.search(r": (\S+), task lat-inject \(pid \d+\) \((\S+) of it\)", n)
+            latency, share = ms(m.group(1)), ms(m.group(2))
+            self.assertGreaterEqual(share, 0.8 * latency, n)
+            self.assertLessEqual(share, 3.6, n)
+        scraped = samples(body)
+        task = [v for k, v in scraped.items() if k.startswith("latscope_spike_causes_total{") and 'kind="task"' in k]
+        self.assertEqual(len(task), 1)
+        self.assertGreaterEqual(task[0], 1)
+        self.assertEqual(sorted(re.findall(r'kind="(\w+)"', "".join(k for k in scraped if "spike_causes" in k))),
+                         ["irq", "no_event", "softirq", "task"])
+
+    def test_without_root_the_monitor_says_it_cannot_trace_and_measures(self):
+        if not is_root():
+            self.skipTest("needs root to run the monitor as nobody")
+        mon = Monitor(self, "-a", "1", "--trace-spikes", "1ms", "-q", user="nobody", db="nobody.db")
+        body = mon.wait_for(lambda t: value(t, "latscope_samples_total") > 0)
+        rc, out, err = mon.stop()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("--trace-spikes: not traced: ", err)
+        self.assertNotIn("latscope_spike_causes_total", body)
 
 
 @unittest.skipIf(len(online_cpus()) < 2, TWO_CPUS)
