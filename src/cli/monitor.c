@@ -18,12 +18,15 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/checkpoint.h"
@@ -63,6 +66,7 @@ struct monitor_cmd {
 	struct cpuset noise_cpus;
 	bool per_cpu_hist;
 	uint64_t trace_spikes_ns;
+	const char *report;             /* --report FILE; NULL: none */
 	bool help;
 };
 
@@ -97,6 +101,9 @@ static const struct opt own_opts[] = {
 	  .help = "keep the last seconds of kernel trace events in a ring and explain each window's largest sample "
 		  "above DUR, counted on /metrics by cause and noted in the period's run (root); a bare number is "
 		  "microseconds" },
+	{ "report", 0, OPT_STRING, offsetof(struct monitor_cmd, report), .metavar = "FILE", .flags = OPT_NOT_PARAM,
+	  .help = "after each period, write `latscope report --monitor ID` of this monitor to FILE and serve it on "
+		  "/report" },
 	{ "help", 'h', OPT_HELP, offsetof(struct monitor_cmd, help), .flags = OPT_NOT_PARAM, .help = "show this help" },
 };
 
@@ -174,6 +181,8 @@ struct monitor {
 	uint64_t longest_gap_ns;
 	bool warned_publish;
 	struct spikes *spikes;          /* --trace-spikes; NULL: off or not available */
+	pid_t reporter;                 /* the `latscope report` making --report's file; 0: none */
+	bool report_served;
 };
 
 /*
@@ -264,6 +273,66 @@ static void spikes_note(struct spikes *sp, struct result *res)
 	memset(sp->by_kind, 0, sizeof(sp->by_kind));
 }
 
+/*
+ * --report: `latscope report --monitor ID` of the periods stored so far, made
+ * by a process of its own (reading every period takes seconds: never the
+ * main thread's), on the main thread's CPUs, at normal priority.  The file is
+ * replaced whole by report; once it is, its text is served on /report.
+ */
+#define REPORT_SERVE_MAX (64u << 20)
+
+static void report_start(struct monitor *mo)
+{
+	char *const argv[] = { (char *)"latscope", (char *)"report", (char *)"--monitor", mo->id, (char *)"-o",
+			       (char *)mo->cmd->report, (char *)"--db", mo->store, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, stops;
+	pid_t pid;
+
+	if (mo->reporter || !mo->last_run)
+		return;                 /* one at a time: the next period makes a newer one */
+	sigemptyset(&none);
+	runner_stop_signals(&stops);
+	sigaddset(&stops, SIGUSR1);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &stops);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	int r = posix_spawn(&pid, "/proc/self/exe", &fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	if (r != 0)
+		tprintf(stderr, "latscope monitor: option '--report': cannot start latscope report: %s\n", strerror(r));
+	else
+		mo->reporter = pid;
+}
+
+/* Serve the file once report has written it (its errors went to our stderr). */
+static void report_collect(struct monitor *mo, bool wait)
+{
+	int status;
+
+	if (!mo->reporter || waitpid(mo->reporter, &status, wait ? 0 : WNOHANG) == 0)
+		return;
+	mo->reporter = 0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || wait)
+		return;
+	FILE *f = fopen(mo->cmd->report, "re");
+	char *text = NULL;
+	size_t size = 0, n = 0;
+	if (f && fseek(f, 0, SEEK_END) == 0 && (size = (size_t)ftell(f)) <= REPORT_SERVE_MAX && fseek(f, 0, SEEK_SET) == 0 &&
+	    (text = malloc(size + 1u)))
+		n = fread(text, 1, size, f);
+	if (f)
+		fclose(f);
+	if (text && n == size && metrics_server_publish_report(mo->server, text, n) == 0)
+		mo->report_served = true;
+	free(text);
+}
+
 static void read_context(struct monitor *mo)
 {
 	uint64_t steal[CPUSET_MAX];
@@ -282,7 +351,8 @@ static void publish(struct monitor *mo)
 {
 	const uint64_t now = mono_ns();
 	struct mon_page_info info = { .host = mo->host, .monitor_id = mo->id, .store = mo->store[0] ? mo->store : NULL,
-				      .periods = mo->periods, .last_run = mo->last_run, .rotate_ns = mo->cmd->rotate_ns };
+				      .periods = mo->periods, .last_run = mo->last_run, .rotate_ns = mo->cmd->rotate_ns,
+				      .report = mo->report_served };
 
 	if (!mo->server)
 		return;
@@ -346,6 +416,11 @@ static void on_tick(void *ctx, const struct result *res)
 
 	if (mo->spikes && ph->rotates)
 		spikes_explain_one(mo->spikes, ph->metrics, res->origin_ns);
+	if (mo->reporter) {
+		bool had = mo->report_served;
+		report_collect(mo, false);
+		mo->dirty |= mo->report_served != had;
+	}
 	if (mo->dirty || mono_ns() >= mo->next_render_ns)
 		publish(mo);
 }
@@ -515,6 +590,8 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct p
 		return -EINVAL;
 	if (m->keep && m->t.out.no_store)
 		return err_set(err, -EINVAL, "option '--keep' needs a store");
+	if (m->report && m->t.out.no_store)
+		return err_set(err, -EINVAL, "option '--report' needs a store");
 	bool every = opt_given(table, ntable, given, "noise-every"), dur = opt_given(table, ntable, given, "noise-for");
 	if (every != dur)
 		return err_set(err, -EINVAL, "options '--noise-every' and '--noise-for' go together");
@@ -655,6 +732,8 @@ static int monitor_loop(struct monitor *mo, struct phase *timer, struct phase *n
 			code = c;               /* kept in a file; the next period may be stored */
 		if (m->keep)
 			prune(mo, keep);
+		if (m->report)
+			report_start(mo);
 		publish(mo);
 		if (stopped)
 			break;
@@ -756,6 +835,10 @@ int cmd_monitor(int argc, char **argv)
 	if (!m->t.out.quiet && mo.periods > 1)
 		tprintf(stderr, "latscope monitor: %u periods; the longest gap between two was %s\n", mo.periods, gap);
 out:
+	if (mo.reporter) {
+		kill(mo.reporter, SIGTERM);     /* a newer one would have followed; nothing left behind */
+		report_collect(&mo, true);
+	}
 	metrics_server_stop(mo.server);
 	if (mo.have_ctx)
 		proc_table_free(&mo.ctx);

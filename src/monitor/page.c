@@ -55,8 +55,11 @@ char *mon_page_render(const struct mon_metrics *m, const struct mon_page_info *i
 		html_row_end(out);
 	}
 	html_table_end(out);
-	/* the one link: the same figures for machines, on this server */
-	fputs("<p>For Prometheus: <a href=\"/metrics\">/metrics</a>.</p>\n", out);
+	/* links to this server only: the same figures for machines, and the report of the periods */
+	fputs("<p>For Prometheus: <a href=\"/metrics\">/metrics</a>.", out);
+	if (info->report)
+		fputs(" The periods so far: <a href=\"/report\">the latest report</a>.", out);
+	fputs("</p>\n", out);
 	html_end(out);
 	bool bad = ferror(out) != 0;
 	if (fclose(out) != 0 || bad) {

@@ -13,6 +13,7 @@ struct mon_page_info {
 	unsigned periods;               /* stored so far */
 	int64_t last_run;               /* the id of the last one; 0: none yet */
 	uint64_t rotate_ns;
+	bool report;                    /* /report serves this monitor's report */
 };
 
 /* The page as of now_mono_ns, malloc'ed; NULL when out of memory. */

@@ -15,7 +15,7 @@
 #include "serve/accept.h"
 #include "serve/addr.h"
 
-enum text_kind { TEXT_PROMETHEUS, TEXT_OPENMETRICS, TEXT_HTML, TEXT_KINDS };
+enum text_kind { TEXT_PROMETHEUS, TEXT_OPENMETRICS, TEXT_HTML, TEXT_REPORT, TEXT_KINDS };
 
 /* One publish: immutable once made; the last reference frees it. */
 struct texts {
@@ -27,14 +27,16 @@ struct texts {
 struct metrics_server {
 	struct MHD_Daemon *daemon;
 	unsigned port;
-	pthread_mutex_t lock; /* guards cur: held only to swap it or take a reference */
+	pthread_mutex_t lock; /* guards cur and report: held only to swap one or take a reference */
 	struct texts *cur;
+	struct texts *report; /* apart: large, and published once a period, not once a window */
 };
 
 static const char *const content_type[TEXT_KINDS] = {
 	[TEXT_PROMETHEUS] = "text/plain; version=0.0.4; charset=utf-8",
 	[TEXT_OPENMETRICS] = "application/openmetrics-text; version=1.0.0; charset=utf-8",
 	[TEXT_HTML] = "text/html; charset=utf-8",
+	[TEXT_REPORT] = "text/html; charset=utf-8",
 };
 
 static void texts_unref(struct texts *t)
@@ -46,10 +48,10 @@ static void texts_unref(struct texts *t)
 	free(t);
 }
 
-static struct texts *texts_take(struct metrics_server *s)
+static struct texts *texts_take(struct metrics_server *s, struct texts *const *slot)
 {
 	pthread_mutex_lock(&s->lock);
-	struct texts *t = s->cur;
+	struct texts *t = *slot;
 	if (t)
 		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&s->lock);
@@ -83,10 +85,11 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
 static enum MHD_Result send_published(struct metrics_server *s, struct MHD_Connection *c,
 				      enum text_kind kind)
 {
-	struct texts *t = texts_take(s);
+	struct texts *t = texts_take(s, kind == TEXT_REPORT ? &s->report : &s->cur);
 	if (!t || !t->body[kind]) {
 		texts_unref(t);
-		return send_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no figures published yet\n");
+		return send_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 kind == TEXT_REPORT ? "no report made yet\n" : "no figures published yet\n");
 	}
 	/* Caches between a scraper and us must keep the two formats apart. */
 	const enum MHD_Result q = send_body(c, MHD_HTTP_OK, content_type[kind], t->body[kind],
@@ -95,7 +98,7 @@ static enum MHD_Result send_published(struct metrics_server *s, struct MHD_Conne
 	return q;
 }
 
-enum route { ROUTE_METRICS, ROUTE_PAGE, ROUTE_HEALTH };
+enum route { ROUTE_METRICS, ROUTE_PAGE, ROUTE_REPORT, ROUTE_HEALTH };
 
 static const struct {
 	const char *path;
@@ -103,6 +106,7 @@ static const struct {
 } routes[] = {
 	{ "/metrics", ROUTE_METRICS },
 	{ "/", ROUTE_PAGE },
+	{ "/report", ROUTE_REPORT },
 	{ "/healthz", ROUTE_HEALTH },
 };
 
@@ -154,6 +158,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 									       : TEXT_PROMETHEUS);
 		}
 		case ROUTE_PAGE: return send_published(s, c, TEXT_HTML);
+		case ROUTE_REPORT: return send_published(s, c, TEXT_REPORT);
 		case ROUTE_HEALTH: return send_text(c, MHD_HTTP_OK, "ok\n");
 		}
 	}
@@ -252,14 +257,14 @@ int metrics_server_publish(struct metrics_server *s, const char *prometheus_text
 {
 	if (!s)
 		return 0;
-	const char *const in[TEXT_KINDS] = { prometheus_text, openmetrics_text, html };
+	const char *const in[TEXT_KINDS] = { prometheus_text, openmetrics_text, html, NULL };
 	struct texts *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	atomic_init(&t->refs, 1);
-	struct texts *old = texts_take(s);
+	struct texts *old = texts_take(s, &s->cur);
 	int r = 0;
-	for (size_t k = 0; k < TEXT_KINDS && r == 0; k++)
+	for (size_t k = 0; k < TEXT_REPORT && r == 0; k++)
 		r = copy_text(t, (enum text_kind)k, in[k], old);
 	texts_unref(old);
 	if (r < 0) {
@@ -274,6 +279,27 @@ int metrics_server_publish(struct metrics_server *s, const char *prometheus_text
 	return 0;
 }
 
+int metrics_server_publish_report(struct metrics_server *s, const char *html, size_t len)
+{
+	if (!s)
+		return 0;
+	struct texts *t = calloc(1, sizeof(*t));
+	if (!t || !(t->body[TEXT_REPORT] = malloc(len + 1u))) {
+		free(t);
+		return -ENOMEM;
+	}
+	atomic_init(&t->refs, 1);
+	memcpy(t->body[TEXT_REPORT], html, len);
+	t->body[TEXT_REPORT][len] = '\0';
+	t->len[TEXT_REPORT] = len;
+	pthread_mutex_lock(&s->lock);
+	struct texts *old = s->report;
+	s->report = t;
+	pthread_mutex_unlock(&s->lock);
+	texts_unref(old);
+	return 0;
+}
+
 unsigned metrics_server_port(const struct metrics_server *s)
 {
 	return s ? s->port : 0;
@@ -285,6 +311,7 @@ void metrics_server_stop(struct metrics_server *s)
 		return;
 	MHD_stop_daemon(s->daemon); /* joins its thread and closes the listening socket */
 	texts_unref(s->cur);
+	texts_unref(s->report);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

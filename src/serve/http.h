@@ -7,6 +7,7 @@
  *                       Accept header asks for application/openmetrics-text
  *                       (503 until the first publish)
  *   GET|HEAD /          the HTML page (503 until the first publish)
+ *   GET|HEAD /report    the last report published (503 until one is)
  *   GET|HEAD /healthz   "ok"
  *   any other path      404;  any other method  405 with "Allow: GET, HEAD"
  *
@@ -15,6 +16,8 @@
  */
 #ifndef LATSCOPE_SERVE_HTTP_H
 #define LATSCOPE_SERVE_HTTP_H
+
+#include <stddef.h>
 
 #include "core/error.h"
 
@@ -40,6 +43,10 @@ int metrics_server_start(const char *addr_port, struct metrics_server **ret, str
  * Returns 0 or -ENOMEM (the old texts stay served). */
 int metrics_server_publish(struct metrics_server *s, const char *prometheus_text,
 			   const char *openmetrics_text, const char *html);
+
+/* Replace the served report (GET /report) with a copy of html[0..len-1].
+ * 0 or -ENOMEM (the old one stays served). */
+int metrics_server_publish_report(struct metrics_server *s, const char *html, size_t len);
 
 /* The bound port (the one chosen for port 0); 0 for a NULL server. */
 unsigned metrics_server_port(const struct metrics_server *s);

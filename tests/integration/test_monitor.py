@@ -286,6 +286,29 @@ class TestPeriods(MonitorCase):
         others = [r for r in self.all_runs() if "monitor" not in r["labels"]]
         self.assertEqual(len(others), 1)
 
+    def test_report_writes_the_monitors_report_after_each_period_and_serves_it(self):
+        out = self.path("monitor.html")
+        mon = Monitor(self, "-a", "1", "--rotate", "2s", "--report", out, "-q")
+        status, body, _ = get(mon.port, "/report")
+        self.assertEqual(status, 503)   # no period stored yet
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            status, body, _ = get(mon.port, "/report")
+            if status == 200 and body.count("<tr") >= 3:    # the head and two periods
+                break
+            time.sleep(0.3)
+        self.assertEqual(status, 200)
+        page = get(mon.port, "/")[1]
+        rc, _, err = mon.stop()
+        self.assertEqual(rc, 0, err)
+        self.assertIn('<a href="/report">', page)
+        monitor = self.stored(self.monitor_runs()[0]["id"])["labels"]["monitor"]
+        self.assertIn(f"monitor {monitor}", body)
+        with open(out) as f:
+            written = f.read()
+        self.assertIn(f"monitor {monitor}", written)
+        self.assertGreaterEqual(written.count("<tr"), body.count("<tr"))
+
     def test_sigusr1_stores_the_period_now_and_starts_the_next(self):
         mon = Monitor(self, "-a", "1", "--rotate", "1h", "-q")
         mon.wait_for(lambda t: value(t, "latscope_samples_total") > 1000)
@@ -434,6 +457,7 @@ class TestUsage(MonitorCase):
             (["--noise-every", "1h"], "options '--noise-every' and '--noise-for' go together"),
             (["--noise-every", "20s", "--noise-for", "30s"], "option '--noise-for'"),
             (["--rotate", "0"], "option '--rotate'"),
+            (["--report", "r.html", "--no-store"], "option '--report' needs a store"),
             (["--rotate", "5s", "--window", "10s"], "option '--rotate': a period is shorter than the window"),
             (["-D", "10s"], "unknown option '-D'"),
             (["extra"], "unexpected argument 'extra'"),

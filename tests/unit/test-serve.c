@@ -146,8 +146,8 @@ struct scraper {
 	int requests, whole;             /* done, and with a body that was published whole */
 };
 
-/* GET /metrics over a socket of its own; the body, or "" on any failure. */
-static void scrape_once(unsigned port, char *body, size_t size)
+/* GET path over a socket of its own; the body, or "" on any failure. */
+static void scrape_path(unsigned port, const char *path, char *body, size_t size)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	char buf[4096];
@@ -159,9 +159,10 @@ static void scrape_once(unsigned port, char *body, size_t size)
 	if (fd < 0)
 		return;
 	if (connect(fd, (struct sockaddr *)(void *)&sa, sizeof(sa)) == 0) {
-		static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+		char req[256];
+		const int len = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path);
 		ssize_t n;
-		if (write(fd, req, sizeof(req) - 1u) == (ssize_t)(sizeof(req) - 1u))
+		if (write(fd, req, (size_t)len) == (ssize_t)len)
 			while (got + 1u < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - 1u - got)) > 0)
 				got += (size_t)n;
 	}
@@ -178,7 +179,7 @@ static void *scraper_main(void *arg)
 	char body[4096];
 
 	for (int i = 0; i < 200; i++) {
-		scrape_once(sc->port, body, sizeof(body));
+		scrape_path(sc->port, "/metrics", body, sizeof(body));
 		sc->requests++;
 		/* every text published is "x N\n" then N - 1 copies of "y\n": one torn would not add up */
 		unsigned n;
@@ -190,6 +191,27 @@ static void *scraper_main(void *arg)
 		sc->whole += lines == n;
 	}
 	return NULL;
+}
+
+static void test_the_report_is_503_until_published_then_served_beside_the_figures(void **state)
+{
+	(void)state;
+	struct lat_error err = { "" };
+	struct metrics_server *s = NULL;
+	char body[4096];
+
+	assert_int_equal(metrics_server_start("127.0.0.1:0", &s, &err), 0);
+	assert_int_equal(metrics_server_publish(s, "x 1\n", NULL, NULL), 0);
+	const unsigned port = metrics_server_port(s);
+	scrape_path(port, "/report", body, sizeof(body));
+	assert_string_equal(body, "no report made yet\n");
+	assert_int_equal(metrics_server_publish_report(s, "<p>r</p>", 8), 0);
+	assert_int_equal(metrics_server_publish(s, "x 2\n", NULL, NULL), 0);
+	scrape_path(port, "/report", body, sizeof(body));
+	assert_string_equal(body, "<p>r</p>");
+	scrape_path(port, "/metrics", body, sizeof(body));
+	assert_string_equal(body, "x 2\n");
+	metrics_server_stop(s);
 }
 
 static void test_texts_published_while_clients_read_are_served_whole(void **state)
@@ -227,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_listen_none_starts_no_server_and_the_rest_takes_null),
 		cmocka_unit_test(test_port_zero_binds_a_port_that_a_second_server_cannot_take),
 		cmocka_unit_test(test_texts_published_while_clients_read_are_served_whole),
+		cmocka_unit_test(test_the_report_is_503_until_published_then_served_beside_the_figures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
