@@ -470,11 +470,12 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	}
 	if ((r = open_store(x, &st, &err)) < 0) {
 		/* The user's store cannot serve: their input, unless the system failed. */
-		if (r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM)
+		const bool runtime = r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM || (mh && mh->started);
+		if (runtime)
 			tprintf(stderr, "latscope %s: %s\n", measure_name(mc), err.msg);
 		else
 			usage_error(mc, err.msg);
-		code = r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+		code = runtime ? EXIT_ERROR : EXIT_USAGE;
 		goto out;
 	}
 	if ((r = fill_result(mc, params, rp, x, argc, argv, &res)) < 0) {

@@ -86,6 +86,9 @@ static inline const char *measure_name(const struct measure_cmd *mc)
 /* For commands that run others (latscope run). */
 struct measure_hooks {
 	bool silent;                    /* print nothing but errors */
+	/* The command has measured before (a monitor's later period): a store
+	 * that cannot be opened now is a runtime error (exit 1), not bad usage. */
+	bool started;
 	/* Now and then: how far the run is (elapsed of total; total 0 when open-ended). */
 	void (*progress)(void *ctx, uint64_t elapsed_ns, uint64_t total_ns);
 	/* Optional: set up to measure, just before the first sample (see runner_hooks). */

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@
 #include "cli/commands.h"
 #include "cli/exitcode.h"
 #include "cli/noise.h"
+#include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "cli/storepath.h"
 #include "cli/timer.h"
@@ -43,10 +45,12 @@
 #include "monitor/metrics.h"
 #include "monitor/page.h"
 #include "probe/runner.h"
+#include "report/omtext.h"
 #include "report/tprint.h"
 #include "serve/addr.h"
 #include "serve/http.h"
 #include "store/store.h"
+#include "sys/atomicfile.h"
 #include "sys/cpus.h"
 #include "sys/procstat.h"
 #include "trace/spikering.h"
@@ -84,8 +88,8 @@ static const struct opt own_opts[] = {
 	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM,
 	  .help = "store the finished period as a run every DUR; a bare number is seconds" },
 	{ "keep", 0, OPT_STRING, offsetof(struct monitor_cmd, keep), .metavar = "DUR|N", .flags = OPT_NOT_PARAM,
-	  .help = "after each period, remove monitor runs that started more than DUR ago, or all but the newest N "
-		  "(never other runs; default: keep all)" },
+	  .help = "after each period, remove monitor runs that started more than DUR ago, or all but the newest N of "
+		  "each probe (never other runs; default: keep all)" },
 	{ "noise-every", 0, OPT_DURATION, offsetof(struct monitor_cmd, noise_every_ns), .min = 10u * NS_PER_SEC,
 	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM,
 	  .help = "run the noise probe every DUR, between two periods (with --noise-for)" },
@@ -142,9 +146,10 @@ static void defaults(struct monitor_cmd *m)
 }
 
 static const char synopsis[] =
-	"[-a CPUS] [-i INTERVAL] [-p PRIO] [--listen ADDR:PORT|none] [--rotate DUR] [--keep DUR|N]\n"
-	"                        [--noise-every DUR --noise-for DUR [--noise-cpus CPUS]] [--threshold DUR]\n"
-	"                        [--label K=V]... [--db PATH] [--trace-spikes DUR] [--per-cpu-histograms] [-q]";
+	"[-a CPUS] [-i INTERVAL] [-p PRIO] [--policy fifo|rr|other] [--mode MODE] [--listen ADDR:PORT|none]\n"
+	"                        [--rotate DUR] [--keep DUR|N] [--noise-every DUR --noise-for DUR [--noise-cpus CPUS]]\n"
+	"                        [--threshold DUR] [--window DUR] [--label K=V]... [--db PATH | --no-store]\n"
+	"                        [--checkpoint DUR] [--trace-spikes DUR] [--per-cpu-histograms] [--report FILE] [-q]";
 
 static void print_help(void)
 {
@@ -155,8 +160,8 @@ static void print_help(void)
 	       "Measure timer latency continuously, as `latscope timer` does, and serve what was measured since the\n"
 	       "start on /metrics for Prometheus (text 0.0.4, or OpenMetrics when asked).  Every --rotate the\n"
 	       "finished period is stored as a run with the label monitor=ID (ID: the monitor's start, UTC).\n"
-	       "SIGUSR1 stores the current period now and starts the next; SIGINT, SIGTERM, SIGHUP and SIGQUIT\n"
-	       "store it and stop.\n\nOptions:\n", synopsis);
+	       "SIGUSR1 stores the current period now and starts the next (during a noise run: ends it); SIGINT,\n"
+	       "SIGTERM, SIGHUP and SIGQUIT store it and stop.\n\nOptions:\n", synopsis);
 	opt_print_help(stdout, table, ntable, &d);
 	printf("\nExit status: 0 stopped by a signal, 1 error (also: a period that could not be stored, which is\n"
 	       "kept in a file), 2 bad usage.  See latscope-monitor(1).\n");
@@ -175,7 +180,8 @@ struct monitor {
 	char store[4096];               /* where periods are kept; "" when not */
 	uint64_t next_render_ns;
 	bool dirty;                     /* a window since the last render */
-	unsigned periods;
+	unsigned periods;               /* measured */
+	unsigned stored;                /* of them, stored (the others are kept in files) */
 	int64_t last_run;
 	uint64_t period_end_ns;         /* CLOCK_MONOTONIC at the end of the last period's windows */
 	uint64_t longest_gap_ns;
@@ -315,20 +321,25 @@ static void report_collect(struct monitor *mo, bool wait)
 {
 	int status;
 
-	if (!mo->reporter || waitpid(mo->reporter, &status, wait ? 0 : WNOHANG) == 0)
+	if (!mo->reporter)
+		return;
+	const pid_t w = waitpid(mo->reporter, &status, wait ? 0 : WNOHANG);
+	if (w == 0)
 		return;
 	mo->reporter = 0;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || wait)
+	if (w < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || wait)
 		return;
-	FILE *f = fopen(mo->cmd->report, "re");
+	/* the file report replaced: a regular file, not a link put in its place since */
+	int fd = open(mo->cmd->report, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
 	char *text = NULL;
-	size_t size = 0, n = 0;
-	if (f && fseek(f, 0, SEEK_END) == 0 && (size = (size_t)ftell(f)) <= REPORT_SERVE_MAX && fseek(f, 0, SEEK_SET) == 0 &&
-	    (text = malloc(size + 1u)))
-		n = fread(text, 1, size, f);
-	if (f)
-		fclose(f);
-	if (text && n == size && metrics_server_publish_report(mo->server, text, n) == 0)
+	ssize_t n = -1;
+	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= REPORT_SERVE_MAX &&
+	    (text = malloc((size_t)sb.st_size + 1u)))
+		n = read(fd, text, (size_t)sb.st_size);
+	if (fd >= 0)
+		close(fd);
+	if (text && n == (ssize_t)sb.st_size && metrics_server_publish_report(mo->server, text, (size_t)n) == 0)
 		mo->report_served = true;
 	free(text);
 }
@@ -351,7 +362,7 @@ static void publish(struct monitor *mo)
 {
 	const uint64_t now = mono_ns();
 	struct mon_page_info info = { .host = mo->host, .monitor_id = mo->id, .store = mo->store[0] ? mo->store : NULL,
-				      .periods = mo->periods, .last_run = mo->last_run, .rotate_ns = mo->cmd->rotate_ns,
+				      .periods = mo->stored, .last_run = mo->last_run, .rotate_ns = mo->cmd->rotate_ns,
 				      .report = mo->report_served };
 
 	if (!mo->server)
@@ -497,7 +508,7 @@ static int run_phase(struct monitor *mo, struct phase *ph, uint64_t duration_ns,
 {
 	struct result res = { 0 };
 	struct measure_outcome out = { .res = &res };
-	struct measure_hooks mh = { .ctx = ph, .tick = on_tick, .window = on_window };
+	struct measure_hooks mh = { .ctx = ph, .tick = on_tick, .window = on_window, .started = mo->periods > 0 };
 	struct measure_cmd front = *ph->mc;
 	const size_t size = ph->mc->params_size;
 	void *params = malloc(size);
@@ -523,11 +534,13 @@ static int run_phase(struct monitor *mo, struct phase *ph, uint64_t duration_ns,
 		       strcmp(res.stop_reason, "signal SIGUSR1") != 0;
 	if (res.failed)
 		*ret_stopped = true;    /* a thread could not measure: starting again would not help */
+	mo->period_end_ns = ph->rotates ? res.origin_ns + res.elapsed_ns : 0;   /* a noise run is no gap */
 	if (ph->rotates) {
 		mo->periods++;
-		mo->period_end_ns = res.origin_ns + res.elapsed_ns;
-		if (out.stored_id > 0)
+		if (out.stored_id > 0) {
+			mo->stored++;
 			mo->last_run = out.stored_id;
+		}
 	}
 	result_free(&res);
 	return code;
@@ -572,6 +585,21 @@ static int add_label(struct labels *ls, const char *key, const char *value)
 	return 0;
 }
 
+/* --report's file: not the store, and writable where it is (tried, not assumed). */
+static int check_report(const struct monitor_cmd *m, struct lat_error *err)
+{
+	const struct output out = { "'--report'", m->report };
+	struct atomic_file f = { .fd = -1 };
+	int r;
+
+	if (outputs_check("monitor", &out, 1, m->t.out.db_path, true) != 0)
+		return err_set(err, -EINVAL, "%s", "");     /* outputs_check said why */
+	if ((r = atomic_file_open(m->report, &f)) < 0)
+		return err_set(err, -EINVAL, "option '--report': cannot write '%s': %s", m->report, strerror(-r));
+	atomic_file_close(&f);          /* not committed: nothing is written */
+	return 0;
+}
+
 /* Every check of the options, before anything starts: 0 or -EINVAL with err filled. */
 static int check(struct monitor_cmd *m, const struct opt_result *given, struct phase *timer, struct phase *noise,
 		 struct noise_cmd *nc, struct keep_rule *keep, const char *id, struct lat_error *err)
@@ -581,9 +609,20 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct p
 
 	if (given->npos)
 		return err_set(err, -EINVAL, "unexpected argument '%s'", given->pos[0]);
-	for (unsigned i = 0; i < m->t.out.labels.n; i++)
-		if (strcmp(m->t.out.labels.items[i].key, MONITOR_ID_LABEL) == 0)
+	const struct labels *ls = &m->t.out.labels;
+	for (unsigned i = 0; i < ls->n; i++) {
+		if (strcmp(ls->items[i].key, MONITOR_ID_LABEL) == 0)
 			return err_set(err, -EINVAL, "option '--label': monitor is the monitor's own label (monitor=ID)");
+		/* two keys one name on /metrics would make every scrape fail */
+		char a[LABEL_KEY_MAX + 8], b[LABEL_KEY_MAX + 8];
+		om_make_name(a, sizeof(a), "label_", ls->items[i].key);
+		for (unsigned k = 0; k < i; k++) {
+			om_make_name(b, sizeof(b), "label_", ls->items[k].key);
+			if (strcmp(a, b) == 0)
+				return err_set(err, -EINVAL, "option '--label': '%s' and '%s' are both %s on /metrics",
+					       ls->items[k].key, ls->items[i].key, a);
+		}
+	}
 	if (listen_addr_parse(m->listen, &la, err) < 0)
 		return -EINVAL;
 	if (m->keep && keep_parse(m->keep, keep, err) < 0)
@@ -592,6 +631,8 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct p
 		return err_set(err, -EINVAL, "option '--keep' needs a store");
 	if (m->report && m->t.out.no_store)
 		return err_set(err, -EINVAL, "option '--report' needs a store");
+	if (m->report && (r = check_report(m, err)) < 0)
+		return r;
 	bool every = opt_given(table, ntable, given, "noise-every"), dur = opt_given(table, ntable, given, "noise-for");
 	if (every != dur)
 		return err_set(err, -EINVAL, "options '--noise-every' and '--noise-for' go together");
@@ -635,9 +676,14 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct p
 	for (size_t i = 0; i < ARRAY_SIZE(set); i++)
 		opt_mark(noise_command.opts, noise_command.nopts, &noise->given, set[i]);
 	if ((r = measure_check(&noise_command, nc, &noise->given, err)) < 0) {
+		/* the noise probe's --cpus is the monitor's --noise-cpus */
 		char why[sizeof(err->msg)];
-		snprintf(why, sizeof(why), "%s", err->msg);
-		return err_set(err, r, "the noise probe: %s", why);
+		const char *cpus = strstr(err->msg, "option '--cpus'");
+		if (cpus)
+			snprintf(why, sizeof(why), "option '--noise-cpus'%.400s", cpus + strlen("option '--cpus'"));
+		else
+			snprintf(why, sizeof(why), "the noise probe: %.400s", err->msg);
+		return err_set(err, r, "%s", why);
 	}
 	return 0;
 }
@@ -742,11 +788,10 @@ static int monitor_loop(struct monitor *mo, struct phase *timer, struct phase *n
 		drop_usr1();
 		c = run_phase(mo, noise, m->noise_for_ns, argc, argv, &stopped, &measured);
 		next_noise = checkpoint_next(next_noise, m->noise_every_ns, mono_ns());
-		if (!measured || stopped) {
-			if (!measured)
-				code = c;
+		if (c != EXIT_OK)
+			code = c;               /* not stored, kept in a file; or nothing measured */
+		if (!measured || stopped)
 			break;
-		}
 	}
 	return code;
 }
@@ -762,6 +807,12 @@ int cmd_monitor(int argc, char **argv)
 	struct monitor mo = { .cmd = m };
 	int code = EXIT_ERROR;
 
+	/* Stop signals and SIGUSR1 wait for the main thread, from the start: a
+	 * SIGUSR1 while the options are read must not kill the monitor. */
+	sigset_t sigs;
+	runner_stop_signals(&sigs);
+	sigaddset(&sigs, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	build_table();
 	if (!m || !nc) {
 		tprintf(stderr, "latscope monitor: out of memory\n");
@@ -779,7 +830,8 @@ int cmd_monitor(int argc, char **argv)
 	}
 	monitor_id(mo.id, sizeof(mo.id));
 	if (check(m, &given, &timer, &noise, nc, &keep, mo.id, &err) < 0) {
-		code = storecmd_usage("monitor", err.msg);
+		/* an empty reason: the check that failed has said it (outputs_check) */
+		code = err.msg[0] ? storecmd_usage("monitor", err.msg) : EXIT_USAGE;
 		goto out;
 	}
 	bool chosen;
@@ -788,11 +840,6 @@ int cmd_monitor(int argc, char **argv)
 	if (gethostname(mo.host, sizeof(mo.host) - 1u) < 0)
 		snprintf(mo.host, sizeof(mo.host), "unknown");
 
-	/* Stop signals and SIGUSR1 wait for the main thread, from before any other thread exists. */
-	sigset_t sigs;
-	runner_stop_signals(&sigs);
-	sigaddset(&sigs, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	housekeeping(&m->t.run.cpus);
 
 	struct mon_identity id = { .host = mo.host, .probe = timer_command.ops->name, .version = LATSCOPE_VERSION,

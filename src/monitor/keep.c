@@ -39,18 +39,43 @@ static bool is_monitor_run(const struct run_info *r)
 	return false;
 }
 
+/* The probes of the monitor runs seen so far, and how many each has. */
+#define KEEP_PROBES 16u
+
+struct probe_count {
+	const char *probe;
+	size_t total, seen;
+};
+
+static struct probe_count *probe_of(struct probe_count *pc, size_t *n, const char *probe)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(pc[i].probe, probe) == 0)
+			return &pc[i];
+	if (*n == KEEP_PROBES)
+		return NULL;
+	pc[*n] = (struct probe_count){ .probe = probe };
+	return &pc[(*n)++];
+}
+
 size_t keep_select(const struct run_info *runs, size_t n, const struct keep_rule *k, uint64_t now_realtime_ns,
 		   int64_t *ret_ids)
 {
-	size_t monitor = 0, out = 0;
+	struct probe_count pc[KEEP_PROBES];
+	size_t nprobes = 0, out = 0;
 
-	for (size_t i = 0; i < n; i++)
-		monitor += is_monitor_run(&runs[i]);
-	for (size_t i = 0, seen = 0; i < n; i++) {
-		if (!is_monitor_run(&runs[i]))
-			continue;
-		seen++;
-		bool drop = k->by_count ? monitor - seen >= k->count
+	for (size_t i = 0; i < n; i++) {
+		struct probe_count *p = is_monitor_run(&runs[i]) ? probe_of(pc, &nprobes, runs[i].probe) : NULL;
+		if (p)
+			p->total++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct probe_count *p = is_monitor_run(&runs[i]) ? probe_of(pc, &nprobes, runs[i].probe) : NULL;
+		if (!p)
+			continue;       /* not a monitor's, or past KEEP_PROBES probes: kept */
+		p->seen++;
+		/* by count, the newest N of each probe: noise runs do not take the periods' places */
+		bool drop = k->by_count ? p->total - p->seen >= k->count
 					: runs[i].start_realtime_ns + k->age_ns < now_realtime_ns;
 		if (drop)
 			ret_ids[out++] = runs[i].id;

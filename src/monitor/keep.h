@@ -24,7 +24,8 @@ struct keep_rule {
 int keep_parse(const char *text, struct keep_rule *ret, struct lat_error *err);
 
 /* The ids of runs (oldest first, as store_list gives them) that k removes at
- * now_realtime_ns, into ret_ids (room for n): how many. */
+ * now_realtime_ns, into ret_ids (room for n): how many.  By count, the newest
+ * N of each probe are kept (a monitor's noise runs do not count as periods). */
 size_t keep_select(const struct run_info *runs, size_t n, const struct keep_rule *k, uint64_t now_realtime_ns,
 		   int64_t *ret_ids);
 

@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,6 +13,7 @@
 #include "core/array.h"
 #include "serve/accept.h"
 #include "serve/addr.h"
+#include "serve/mhd.h"
 
 enum text_kind { TEXT_PROMETHEUS, TEXT_OPENMETRICS, TEXT_HTML, TEXT_REPORT, TEXT_KINDS };
 
@@ -25,6 +25,7 @@ struct texts {
 };
 
 struct metrics_server {
+	const struct mhd_api *mhd;
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	pthread_mutex_t lock; /* guards cur and report: held only to swap one or take a reference */
@@ -58,28 +59,42 @@ static struct texts *texts_take(struct metrics_server *s, struct texts *const *s
 	return t;
 }
 
-/* A response copied from body; extra_name (NULL: none) is one more header. */
-static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const char *type,
-				 const char *body, size_t len, const char *extra_name,
-				 const char *extra_value)
+static void texts_unref_cb(void *cls)
 {
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-	if (!r)
+	texts_unref(cls);
+}
+
+/*
+ * A response of body: copied, or, with ref, sent from the published texts
+ * themselves, whose reference the response drops when it is done (a large
+ * report is never copied per request).  extra_name (NULL: none) is one more
+ * header.
+ */
+static enum MHD_Result send_body(const struct metrics_server *s, struct MHD_Connection *c, unsigned status,
+				 const char *type, const char *body, size_t len, struct texts *ref,
+				 const char *extra_name, const char *extra_value)
+{
+	const struct mhd_api *m = s->mhd;
+	struct MHD_Response *r = ref ? m->response_with_free(len, body, texts_unref_cb, ref)
+				     : m->response_copy(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!r) {
+		texts_unref(ref);
 		return MHD_NO; /* out of memory: MHD closes the connection */
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	}
+	m->add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	m->add_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	m->add_header(r, "X-Content-Type-Options", "nosniff");
 	if (extra_name)
-		MHD_add_response_header(r, extra_name, extra_value);
-	const enum MHD_Result q = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		m->add_header(r, extra_name, extra_value);
+	const enum MHD_Result q = m->queue_response(c, status, r);
+	m->destroy_response(r);
 	return q;
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *text)
+static enum MHD_Result send_text(const struct metrics_server *s, struct MHD_Connection *c, unsigned status,
+				 const char *text)
 {
-	return send_body(c, status, "text/plain; charset=utf-8", text, strlen(text), NULL, NULL);
+	return send_body(s, c, status, "text/plain; charset=utf-8", text, strlen(text), NULL, NULL, NULL);
 }
 
 static enum MHD_Result send_published(struct metrics_server *s, struct MHD_Connection *c,
@@ -88,14 +103,12 @@ static enum MHD_Result send_published(struct metrics_server *s, struct MHD_Conne
 	struct texts *t = texts_take(s, kind == TEXT_REPORT ? &s->report : &s->cur);
 	if (!t || !t->body[kind]) {
 		texts_unref(t);
-		return send_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+		return send_text(s, c, MHD_HTTP_SERVICE_UNAVAILABLE,
 				 kind == TEXT_REPORT ? "no report made yet\n" : "no figures published yet\n");
 	}
-	/* Caches between a scraper and us must keep the two formats apart. */
-	const enum MHD_Result q = send_body(c, MHD_HTTP_OK, content_type[kind], t->body[kind],
-					    t->len[kind], "Vary", "Accept");
-	texts_unref(t);
-	return q;
+	/* Caches between a scraper and us must keep the two formats apart.  The
+	 * response holds t until it is sent. */
+	return send_body(s, c, MHD_HTTP_OK, content_type[kind], t->body[kind], t->len[kind], t, "Vary", "Accept");
 }
 
 enum route { ROUTE_METRICS, ROUTE_PAGE, ROUTE_REPORT, ROUTE_HEALTH };
@@ -138,7 +151,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)upload_data, (void)upload_data_size;
 
 	if (*req_cls != (const void *)version)
-		return send_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+		return send_text(s, c, MHD_HTTP_NOT_FOUND, "not found\n");
 
 	/* Answered at the first call, once the headers are in: a body, if any, is
 	 * never read (MHD closes the connection after the answer instead). */
@@ -146,12 +159,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (strcmp(url, routes[i].path))
 			continue;
 		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-			return send_body(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-					 not_allowed, sizeof(not_allowed) - 1,
+			return send_body(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+					 not_allowed, sizeof(not_allowed) - 1, NULL,
 					 MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 		switch (routes[i].route) {
 		case ROUTE_METRICS: {
-			const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+			const char *accept = s->mhd->lookup_value(c, MHD_HEADER_KIND,
 									 MHD_HTTP_HEADER_ACCEPT);
 			return send_published(s, c,
 					      accept_wants_openmetrics(accept) ? TEXT_OPENMETRICS
@@ -159,10 +172,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 		case ROUTE_PAGE: return send_published(s, c, TEXT_HTML);
 		case ROUTE_REPORT: return send_published(s, c, TEXT_REPORT);
-		case ROUTE_HEALTH: return send_text(c, MHD_HTTP_OK, "ok\n");
+		case ROUTE_HEALTH: return send_text(s, c, MHD_HTTP_OK, "ok\n");
 		}
 	}
-	return send_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+	return send_text(s, c, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
 /* MHD's unescaper would turn "%00" into a NUL that ends the path early. */
@@ -205,9 +218,13 @@ int metrics_server_start(const char *addr_port, struct metrics_server **ret, str
 		*ret = NULL;
 		return 0;
 	}
+	const struct mhd_api *mhd;
+	if ((r = mhd_load(&mhd, err)) < 0)
+		return r;
 	struct metrics_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return err_set(err, -ENOMEM, "cannot start the HTTP server: out of memory");
+	s->mhd = mhd;
 	const int fd = listen_on(&a, addr_port, &s->port, err);
 	if (fd < 0) {
 		free(s);
@@ -217,7 +234,7 @@ int metrics_server_start(const char *addr_port, struct metrics_server **ret, str
 	/* One epoll thread: every answer is a copy from memory, so 1,000 idle
 	 * sockets cost it nothing and a scrape is never queued behind a request.
 	 * No MHD_USE_ERROR_LOG: library code never prints. */
-	s->daemon = MHD_start_daemon(
+	s->daemon = s->mhd->start_daemon(
 		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL, NULL, on_request, s,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
@@ -309,7 +326,7 @@ void metrics_server_stop(struct metrics_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->daemon); /* joins its thread and closes the listening socket */
+	s->mhd->stop_daemon(s->daemon); /* joins its thread and closes the listening socket */
 	texts_unref(s->cur);
 	texts_unref(s->report);
 	pthread_mutex_destroy(&s->lock);

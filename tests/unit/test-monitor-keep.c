@@ -15,9 +15,10 @@
 
 #define HOUR (UINT64_C(3600) * NS_PER_SEC)
 
-static struct run_info run(int64_t id, uint64_t start, const char *monitor, bool partial)
+static struct run_info run_of(const char *probe, int64_t id, uint64_t start, const char *monitor, bool partial)
 {
 	struct run_info r = { .id = id, .start_realtime_ns = start, .partial = partial };
+	snprintf(r.probe, sizeof(r.probe), "%s", probe);
 	if (monitor) {
 		r.labels.n = 2;
 		snprintf(r.labels.items[0].key, LABEL_KEY_MAX, "site");
@@ -26,6 +27,11 @@ static struct run_info run(int64_t id, uint64_t start, const char *monitor, bool
 		snprintf(r.labels.items[1].value, LABEL_VALUE_MAX, "%s", monitor);
 	}
 	return r;
+}
+
+static struct run_info run(int64_t id, uint64_t start, const char *monitor, bool partial)
+{
+	return run_of("timer", id, start, monitor, partial);
 }
 
 static void test_keep_reads_a_count_or_a_duration_with_its_unit(void **state)
@@ -77,6 +83,22 @@ static void test_keep_by_age_removes_runs_that_started_before_the_limit(void **s
 	assert_int_equal(ids[0], 1);
 }
 
+static void test_keep_by_count_keeps_the_newest_n_of_each_probe(void **state)
+{
+	(void)state;
+	const struct run_info runs[] = {
+		run_of("timer", 1, 1 * HOUR, "a", false), run_of("noise", 2, 2 * HOUR, "a", false),
+		run_of("timer", 3, 3 * HOUR, "a", false), run_of("noise", 4, 4 * HOUR, "a", false),
+		run_of("timer", 5, 5 * HOUR, "a", false),
+	};
+	struct keep_rule k = { .by_count = true, .count = 2 };
+	int64_t ids[5];
+
+	/* two periods and two noise runs stay: noise runs do not take the periods' places */
+	assert_int_equal(keep_select(runs, 5, &k, 6 * HOUR, ids), 1);
+	assert_int_equal(ids[0], 1);
+}
+
 static void test_keep_never_removes_a_partial_run(void **state)
 {
 	(void)state;
@@ -96,6 +118,7 @@ int main(void)
 		cmocka_unit_test(test_keep_reads_a_count_or_a_duration_with_its_unit),
 		cmocka_unit_test(test_keep_by_count_removes_the_oldest_monitor_runs_only),
 		cmocka_unit_test(test_keep_by_age_removes_runs_that_started_before_the_limit),
+		cmocka_unit_test(test_keep_by_count_keeps_the_newest_n_of_each_probe),
 		cmocka_unit_test(test_keep_never_removes_a_partial_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
