@@ -70,7 +70,8 @@ class Monitor:
         self.db = case.path(db)
         self.user = user
         self.proc = subprocess.Popen([*exe, "monitor", "--listen", "127.0.0.1:0", "--db", self.db, *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=case.tmp)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=case.tmp,
+                                     start_new_session=True)
         self.lines = []
         m = None
         for _ in range(10):             # what it says before it serves comes first
@@ -80,11 +81,19 @@ class Monitor:
             if m or not line:
                 break
         if not m:
+            os.killpg(self.proc.pid, signal.SIGKILL)    # never left running (runuser's child too)
             out, err = self.proc.communicate(timeout=30)
-            raise AssertionError(f"the monitor did not serve: {line}{err}")
+            raise AssertionError(f"the monitor did not serve: {''.join(self.lines)}{err}")
         self.port = int(m.group(1))
+        case.addCleanup(self._cleanup)
         self.err_reader = threading.Thread(target=self._read_err, daemon=True)
         self.err_reader.start()
+
+    def _cleanup(self):
+        """A test that failed before stopping it leaves nothing running."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
 
     def _read_err(self):
         for line in self.proc.stderr:
