@@ -156,9 +156,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	/* Answered at the first call, once the headers are in: a body, if any, is
 	 * never read (MHD closes the connection after the answer instead). */
 	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
-		if (strcmp(url, routes[i].path))
+		if (strcmp(url, routes[i].path) != 0)
 			continue;
-		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 			return send_body(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 					 not_allowed, sizeof(not_allowed) - 1, NULL,
 					 MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
