@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "probe/params.h"
 #include "probe/recorder.h"
@@ -54,6 +55,9 @@ struct probe_ops {
 	bool per_op_costs;              /* each value is an operation whose CPU cost is reported (reads) */
 	const struct probe_trace *trace;    /* NULL: --trace cannot explain it */
 	unsigned suite_share;           /* its share of `latscope run`'s time; 0: not in the suite */
+	/* Optional: the clock these parameters wait on and read (default
+	 * CLOCK_MONOTONIC); the runner watches another one for steps. */
+	clockid_t (*clock_of)(const void *pp);
 
 	/*
 	 * Before the run, on the measuring thread once it is pinned and has its

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@ struct fake_call {
 	unsigned setup_seq, run_seq, teardown_seq;      /* order of the calls, over all threads */
 	int setup_on, run_on;                           /* sched_getcpu() inside */
 	pid_t tid;
+	int slack;                                      /* PR_GET_TIMERSLACK inside setup */
 	const struct run_params *rp;
 	const void *pp;
 	uint64_t origin_ns, end_ns, loops;
@@ -82,6 +84,7 @@ static int fake_setup(struct probe_thread *t)
 	c->setup_seq = atomic_fetch_add(&seq, 1u);
 	c->setup_on = sched_getcpu();
 	c->tid = gettid();
+	c->slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	if (fp->fail_cpu == (int)t->cpu) {
 		snprintf(t->err, sizeof(t->err), "the fake refuses cpu %u", t->cpu);
 		return -EIO;
@@ -304,6 +307,24 @@ static void test_loops_stop_every_thread_after_n_samples_and_the_windows_add_up_
 	result_free(&fx.res);
 }
 
+static void test_every_measuring_thread_gets_the_asked_timer_slack_and_1_ns_when_none_is_asked(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	static const uint64_t asked[] = { 0, 250u * NS_PER_US, 1 };
+
+	for (size_t k = 0; k < sizeof(asked) / sizeof(asked[0]); k++) {
+		fixture_init(&fx);
+		fx.rp.loops = 1;
+		fx.rp.timer_slack_ns = asked[k];
+		assert_int_equal(run_fake(&fx), 0);
+		cpuset_foreach(cpu, &fx.rp.cpus)
+			assert_int_equal(calls[cpu].slack, asked[k] ? (int)asked[k] : 1);
+		assert_true(fx.res.applied.timer_slack);
+		result_free(&fx.res);
+	}
+}
+
 static void test_a_duration_ends_the_run_at_its_end(void **state)
 {
 	(void)state;
@@ -454,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_one_pinned_thread_per_cpu_each_set_up_before_it_runs_and_torn_down_after),
 		cmocka_unit_test(test_a_cpu_that_lags_gets_each_windows_context_when_its_windows_come_or_none),
 		cmocka_unit_test(test_loops_stop_every_thread_after_n_samples_and_the_windows_add_up_to_the_totals),
+		cmocka_unit_test(test_every_measuring_thread_gets_the_asked_timer_slack_and_1_ns_when_none_is_asked),
 		cmocka_unit_test(test_a_duration_ends_the_run_at_its_end),
 		cmocka_unit_test(test_a_setup_failing_on_one_cpu_tears_the_others_down_and_the_error_names_the_cpu),
 		cmocka_unit_test(test_a_sigint_during_the_run_stops_it_with_the_signal_as_the_reason),
