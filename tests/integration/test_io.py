@@ -1,4 +1,5 @@
 """latscope io: reads only, figures that add up, and the CPU they cost."""
+import ctypes
 import hashlib
 import json
 import os
@@ -10,6 +11,13 @@ import unittest
 from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
 
 CPU = online_cpus()[-1]
+PR_SET_THP_DISABLE = 41
+
+
+def without_thp():
+    """In the child before exec: no transparent huge page for it (kept across execve)."""
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:
+        os._exit(99)
 
 
 def digest(path):
@@ -89,6 +97,53 @@ class Reading(IoCase):
         self.assertIn("| engine", p.stdout)
         p = run("runs", "--db", db, "--probe", "io")
         self.assertEqual(len([l for l in p.stdout.splitlines() if " io " in l]), 2)
+
+
+class Buffer(IoCase):
+    def test_plain_is_the_default_and_both_kinds_are_recorded_and_named_in_the_header(self):
+        for given, kind in (((), "plain"), (("--buffer", "plain"), "plain"), (("--buffer", "hugepage"), "hugepage")):
+            with self.subTest(buffer=given):
+                out = self.path("b.json")
+                p = run("io", self.data, "-a", str(CPU), "--no-store", "--json", out, "-n", "200", "--bs", "64k",
+                        "--pattern", "seq", *given)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                doc = load(out)
+                check_consistent(self, doc)
+                self.assertEqual(doc["params"]["buffer"], kind)
+                self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 200)
+                header = p.stdout.splitlines()[0]
+                self.assertIn("O_DIRECT, %s buffer, psync" % kind, header)
+                huge_notes = [n for n in doc["notes"] if "huge pages" in n]
+                if kind == "plain":
+                    self.assertEqual(huge_notes, [], "a plain buffer asks for no huge page")
+                else:
+                    self.assertTrue(huge_notes, "what was asked is noted")
+
+    def test_hugepage_where_huge_pages_cannot_be_had_says_so_and_what_it_used(self):
+        out = self.path("nothp.json")
+        p = run("io", self.data, "-a", str(CPU), "--no-store", "--json", out, "-n", "200", "--bs", "64k",
+                "--buffer", "hugepage", preexec_fn=without_thp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertEqual(doc["params"]["buffer"], "hugepage")
+        want = ("--buffer hugepage: 0 of 2048 KiB of the read buffer in huge pages, the rest ordinary 4 KiB pages: "
+                "transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE) (cpu %d)" % CPU)
+        self.assertIn(want, doc["notes"])
+        self.assertIn("latscope io: " + want, p.stderr)
+        self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 200)
+
+    def test_plain_does_not_say_huge_pages_were_missing_where_none_can_be_had(self):
+        out = self.path("plain.json")
+        p = run("io", self.data, "-a", str(CPU), "--no-store", "--json", out, "-n", "50", preexec_fn=without_thp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse([n for n in load(out)["notes"] if "huge" in n])
+
+    def test_a_buffer_kind_it_does_not_know_is_named(self):
+        p = run("io", self.data, "--no-store", "--buffer", "huge")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("option '--buffer'", p.stderr.splitlines()[0])
+        self.assertIn("'huge'", p.stderr.splitlines()[0])
 
 
 class Safety(IoCase):
