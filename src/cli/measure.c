@@ -215,6 +215,7 @@ static int fill_result(const struct measure_cmd *mc, const void *params, const s
 	if (!res->params)
 		return -ENOMEM;
 	res->labels = x->labels;
+	res->ops.per_op = ops->per_op_costs;
 	return sysdesc_collect(&res->sys);
 }
 

@@ -27,6 +27,7 @@ struct probe_thread {
 	uint64_t end_ns;                /* CLOCK_MONOTONIC: stop at or before; UINT64_MAX for none */
 	const atomic_bool *stop;        /* set by the runner on a signal */
 	char err[160];                  /* setup or run failure, for the user */
+	char note[224];                 /* setup: what it used instead of what was asked, for the result's notes */
 	int run_rc;                     /* set by run when it had to stop on an error: -errno */
 };
 

@@ -247,6 +247,27 @@ static bool sched_failed(const struct worker *w)
 	return w->sched_rc < 0;
 }
 
+/* What the probes' setups used instead of what was asked: each text once, with the CPUs that say it. */
+static void setup_notes(struct runner *rn)
+{
+	for (size_t i = 0; i < rn->n; i++) {
+		const char *note = rn->w[i].t.note;
+		bool said = false;
+		for (size_t k = 0; k < i && !said; k++)
+			said = strcmp(rn->w[k].t.note, note) == 0;
+		if (!note[0] || said)
+			continue;
+		struct cpuset set;
+		char cpus[128];
+		cpuset_clear(&set);
+		for (size_t k = i; k < rn->n; k++)
+			if (strcmp(rn->w[k].t.note, note) == 0)
+				cpuset_add(&set, rn->w[k].t.cpu);
+		cpuset_format(&set, cpus, sizeof(cpus));
+		result_note(rn->res, "%s (cpu %s)", note, cpus);
+	}
+}
+
 /* Record what could not be applied; with --strict that is an error. */
 static int check_threads(struct runner *rn, struct lat_error *err)
 {
@@ -265,6 +286,7 @@ static int check_threads(struct runner *rn, struct lat_error *err)
 			sched_rc = w->sched_rc;
 	}
 
+	setup_notes(rn);
 	res->applied.timer_slack = true;
 	for (size_t i = 0; i < rn->n; i++)
 		res->applied.timer_slack &= rn->w[i].slack_rc == 0;

@@ -64,6 +64,7 @@ struct fake_params {
 	int fail_cpu;                   /* setup fails there; -1: nowhere */
 	int signal_cpu;                 /* run sends SIGINT to the process there after signal_after samples; -1: no */
 	uint64_t signal_after;
+	bool note;                      /* setup says it used something else, on every CPU */
 };
 
 static struct fake_call calls[MAX_CPUS];
@@ -89,6 +90,8 @@ static int fake_setup(struct probe_thread *t)
 		snprintf(t->err, sizeof(t->err), "the fake refuses cpu %u", t->cpu);
 		return -EIO;
 	}
+	if (fp->note)
+		snprintf(t->note, sizeof(t->note), "the fake used a stand-in");
 	return 0;
 }
 
@@ -469,6 +472,25 @@ static void test_a_cpu_that_lags_gets_each_windows_context_when_its_windows_come
 	result_free(&res);
 }
 
+static void test_what_setup_used_instead_is_noted_once_with_the_cpus_that_say_it(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	char cpus[128], want[256];
+	unsigned found = 0;
+
+	fixture_init(&fx);
+	fx.rp.loops = 1;
+	fx.fp.note = true;
+	assert_int_equal(run_fake(&fx), 0);
+	cpuset_format(&fx.rp.cpus, cpus, sizeof(cpus));
+	snprintf(want, sizeof(want), "the fake used a stand-in (cpu %s)", cpus);
+	for (unsigned i = 0; i < fx.res.nnotes; i++)
+		found += strcmp(fx.res.notes[i], want) == 0;
+	assert_int_equal(found, 1);
+	result_free(&fx.res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_a_duration_ends_the_run_at_its_end),
 		cmocka_unit_test(test_a_setup_failing_on_one_cpu_tears_the_others_down_and_the_error_names_the_cpu),
 		cmocka_unit_test(test_a_sigint_during_the_run_stops_it_with_the_signal_as_the_reason),
+		cmocka_unit_test(test_what_setup_used_instead_is_noted_once_with_the_cpus_that_say_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
