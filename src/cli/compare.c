@@ -764,11 +764,7 @@ static int compare_probe(const struct ctx *x, const char *probe, bool several, j
 	for (size_t i = 0; i < x->nres; i++)
 		if (strcmp(x->res[i].probe, probe) == 0) {
 			g.res[g.nres] = x->res[i];
-			/* a result written before they were kept has them from its figures */
-			if (g.per_op && !g.res[g.nres].ops.per_op) {
-				g.res[g.nres].ops.per_op = true;
-				result_op_figures(&g.res[g.nres]);
-			}
+			probe_result_ops(&g.res[g.nres]);
 			g.ids[g.nres++] = x->ids[i];
 		}
 	if ((code = check_runs(&g)) != EXIT_OK || (code = parse_columns(&g)) != EXIT_OK)

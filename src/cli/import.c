@@ -11,6 +11,7 @@
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
 #include "core/array.h"
+#include "probe/probe.h"
 #include "result/json.h"
 #include "report/tprint.h"
 
@@ -103,6 +104,7 @@ static int load_file(const char *path, char **ret_text)
 		r = result_from_text(text, len, &res, &err);
 		free(text);             /* before the result is written again: what import takes is the larger */
 		if (r == 0) {
+			probe_result_ops(&res);         /* a file from before they were kept */
 			if (!(*ret_text = result_store_text(&res)))
 				r = -ENOMEM;
 			/* Written again with every figure and the merged row's windows, a compact file grows:

@@ -124,7 +124,10 @@ static void print_timer_slop(const struct fingerprint *fp)
 	char d[32];
 	bool xen = strcmp(fp->hypervisor, "Xen") == 0;
 
-	if (fp->timer_slop_ns != FP_UNKNOWN) {
+	if (fp->timer_slop_ns == 0 && xen) {
+		row("hypervisor slop", "none in effect (the guest's clock event device in /proc/timer_list is not "
+		    "xen's, so xen_timer_slop= does not apply)");
+	} else if (fp->timer_slop_ns != FP_UNKNOWN) {
 		fmt_duration((uint64_t)fp->timer_slop_ns, d, sizeof(d));
 		row("hypervisor slop", "%s (%s)", d, strcmp(fp->timer_slop_source, "cmdline") == 0 ?
 		    "xen_timer_slop= on the kernel command line" : "the xen clock event device in /proc/timer_list");

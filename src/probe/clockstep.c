@@ -32,8 +32,7 @@ int64_t clock_step_check(struct clock_step *cs, const struct clock_reading *r)
 	int64_t offset = offset_of(r->clock, mono);
 	int64_t change = (int64_t)((uint64_t)offset - (uint64_t)cs->last_offset);
 	uint64_t size = change < 0 ? -(uint64_t)change : (uint64_t)change;
-	uint64_t elapsed = mono > cs->last_mono ? mono - cs->last_mono : 0;
-	uint64_t allowed = elapsed / (1000000u / CLOCK_STEP_SLEW_PPM) + error + cs->last_error + CLOCK_STEP_FLOOR_NS;
+	uint64_t allowed = error + cs->last_error + CLOCK_STEP_FLOOR_NS;
 
 	cs->last_mono = mono;
 	cs->last_offset = offset;

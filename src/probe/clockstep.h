@@ -3,8 +3,10 @@
  * clock (timer --clock realtime) sees a step of that clock (NTP, PTP,
  * settimeofday, a resume for boottime) as latency; the runner's main thread
  * reads both clocks at each window's end, never the measuring threads, and
- * this tells the steps from a slew.  Pure logic over readings given to it, so
- * a test can inject them.
+ * this tells the steps.  NTP's slew changes CLOCK_MONOTONIC's rate as it
+ * changes CLOCK_REALTIME's: their difference moves only when a clock is set
+ * (settimeofday, ADJ_SETOFFSET, a leap second) or on a resume.  Pure logic
+ * over readings given to it, so a test can inject them.
  */
 #ifndef LATSCOPE_PROBE_CLOCKSTEP_H
 #define LATSCOPE_PROBE_CLOCKSTEP_H
@@ -13,9 +15,6 @@
 #include <stdint.h>
 #include <time.h>
 
-/* NTP slews a clock by at most 500 ppm: a faster change of its offset from
- * CLOCK_MONOTONIC is a step. */
-#define CLOCK_STEP_SLEW_PPM 500u
 /* Below this a change is rounding, whatever the interval. */
 #define CLOCK_STEP_FLOOR_NS 1000u
 
@@ -40,8 +39,8 @@ struct clock_step {
 void clock_step_start(struct clock_step *cs, const struct clock_reading *r);
 
 /* Compare a later reading with the one before: the step it shows (the
- * change of the offset, signed), or 0 when the change is within the slew and
- * the readings' error.  Counted in cs. */
+ * change of the offset, signed), or 0 when the change is within the
+ * readings' error.  Counted in cs. */
 int64_t clock_step_check(struct clock_step *cs, const struct clock_reading *r);
 
 /* Read mono, id, mono now. */

@@ -79,6 +79,11 @@ const struct probe_ops *probe_find(const char *name);
  * probe unknown here or without a trace description). */
 bool probe_traced_as(const char *probe, enum probe_trace_kind kind);
 
+/* A result read from a file written before throughput and the CPU per
+ * operation were kept (or by a merge): its probe's figures derived again. */
+struct result;
+void probe_result_ops(struct result *res);
+
 /* The metrics a run of ops with these parameters records. */
 static inline unsigned probe_metrics(const struct probe_ops *ops, const void *pp)
 {

@@ -444,7 +444,9 @@ static void note_clock_steps(struct runner *rn)
 	if (cs->steps == 0)
 		return;
 	fmt_duration(cs->largest < 0 ? -(uint64_t)cs->largest : (uint64_t)cs->largest, size, sizeof(size));
-	fmt_duration(cs->largest_at, at, sizeof(at));
+	/* The first reading comes before the gate opens: "after the start" is from the origin. */
+	uint64_t seen = cs->origin + cs->largest_at;
+	fmt_duration(seen > rn->res->origin_ns ? seen - rn->res->origin_ns : 0, at, sizeof(at));
 	/* Forward, the deadlines it jumped over come due at once; back, they come that much later. */
 	result_note(rn->res, "%s stepped during the run (%u step%s against CLOCK_MONOTONIC, the largest %s %s, seen "
 		    "%s after the start): %s", clock_id_name(rn->clock), cs->steps, cs->steps == 1 ? "" : "s",

@@ -160,6 +160,9 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 	ret->warmup = in[0].warmup;
 	ret->start_realtime_ns = in[0].start_realtime_ns;
 	ret->applied = in[0].applied;
+	/* Its throughput takes the members as run at the same time: their reads over
+	 * the longest one's time (doc/result-schema.md). */
+	ret->ops.per_op = in[0].ops.per_op;
 	for (size_t i = 0; i < n; i++) {
 		if (in[i].start_realtime_ns < ret->start_realtime_ns)
 			ret->start_realtime_ns = in[i].start_realtime_ns;

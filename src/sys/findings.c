@@ -517,7 +517,8 @@ static bool against_period(char buf[FINDING_TEXT_MAX], uint64_t v, uint64_t peri
 	fmt_duration(period, d, sizeof(d));
 	add(buf, ", %.0f %% of %s interval %s", 100.0 * (double)v / (double)period,
 	    measured ? "the measured" : "latscope timer's default", d);
-	return v * 100u >= period * FINDINGS_LARGE_SHARE;
+	/* in double: a slop read from a file or the command line may be near 2^63 */
+	return 100.0 * (double)v >= (double)period * FINDINGS_LARGE_SHARE;
 }
 
 static bool rule_timer_slack(const struct fingerprint *fp, const struct findings_context *ctx, struct finding *f)

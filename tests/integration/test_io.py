@@ -164,13 +164,33 @@ class Throughput(IoCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         p = run("show", "1", "--db", db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        check_consistent(self, json.loads(p.stdout))
+        shown = json.loads(p.stdout)
+        check_consistent(self, shown)
+        self.assertIn("throughput", shown, "derived again on import")
+        con = sqlite3.connect(db)
+        self.assertIsNotNone(con.execute("SELECT ops_per_sec FROM runs WHERE id = 1").fetchone()[0])
+        con.close()
         p = run("compare", "1", "--db", db, "--format", "json")
         self.assertEqual(p.returncode, 0, p.stderr)
         figs = json.loads(p.stdout)["rows"][0]["figures"]
         reads = doc["all"]["metrics"]["latency"]["count"]
         self.assertAlmostEqual(figs["ops_per_sec"], reads / (doc["elapsed_ns"] / 1e9), delta=1e-6 * reads)
         self.assertAlmostEqual(figs["cpu_system_per_op_ns"] * reads, doc["machine"]["cpu_ns"]["system"], delta=1)
+
+    def test_a_merge_of_io_runs_keeps_the_throughput_of_runs_taken_as_concurrent(self):
+        db = self.path("runs.db")
+        for _ in range(2):
+            p = run("io", self.data, "-a", str(CPU), "-n", "300", "-q", "--db", db)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("merge", "1", "2", "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("show", "3", "--db", db, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        check_consistent(self, doc)
+        self.assertIn("throughput", doc)
+        # the merge's elapsed time is its longest member's: the reads of both over it
+        self.assertAlmostEqual(doc["throughput"]["ops_per_sec"], 600 / (doc["elapsed_ns"] / 1e9), delta=1e-6 * 600)
 
     def test_a_timer_run_has_no_throughput_and_compare_shows_no_such_column(self):
         db = self.path("runs.db")

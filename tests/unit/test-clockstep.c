@@ -69,19 +69,33 @@ static void test_a_step_back_is_seen_as_negative(void **state)
 	assert_int_equal(cs.largest, -300 * (int64_t)NS_PER_MS);
 }
 
-static void test_a_change_within_the_slew_and_the_readings_error_is_not_a_step(void **state)
+static void test_a_change_within_the_readings_error_is_not_a_step(void **state)
 {
 	(void)state;
 	struct clock_step cs;
 	struct clock_reading r = at(NS_PER_SEC, 0);
 
 	clock_step_start(&cs, &r);
-	/* 500 ppm of one second, plus both readings' half brackets and the floor */
-	int64_t allowed = (int64_t)(NS_PER_SEC / 2000u + 100u + 100u + CLOCK_STEP_FLOOR_NS);
+	/* both readings' half brackets and the floor */
+	int64_t allowed = (int64_t)(100u + 100u + CLOCK_STEP_FLOOR_NS);
 	r = at(2u * NS_PER_SEC, allowed);
 	assert_int_equal(clock_step_check(&cs, &r), 0);
 	r = at(3u * NS_PER_SEC, allowed + allowed + 1);
 	assert_int_equal(clock_step_check(&cs, &r), allowed + 1);
+	assert_int_equal(cs.steps, 1);
+}
+
+/* NTP's slew changes CLOCK_MONOTONIC's rate as much as CLOCK_REALTIME's: their
+ * difference moves only by a step, however long between two readings. */
+static void test_a_100us_step_over_a_minute_is_a_step(void **state)
+{
+	(void)state;
+	struct clock_step cs;
+	struct clock_reading r = at(NS_PER_SEC, 0);
+
+	clock_step_start(&cs, &r);
+	r = at(61u * NS_PER_SEC, 100 * (int64_t)NS_PER_US);
+	assert_int_equal(clock_step_check(&cs, &r), 100 * (int64_t)NS_PER_US);
 	assert_int_equal(cs.steps, 1);
 }
 
@@ -143,7 +157,8 @@ int main(void)
 		cmocka_unit_test(test_a_clock_that_keeps_its_offset_from_monotonic_shows_no_step),
 		cmocka_unit_test(test_a_step_forward_is_seen_with_its_size_and_when),
 		cmocka_unit_test(test_a_step_back_is_seen_as_negative),
-		cmocka_unit_test(test_a_change_within_the_slew_and_the_readings_error_is_not_a_step),
+		cmocka_unit_test(test_a_change_within_the_readings_error_is_not_a_step),
+		cmocka_unit_test(test_a_100us_step_over_a_minute_is_a_step),
 		cmocka_unit_test(test_a_wide_bracket_widens_what_is_not_a_step),
 		cmocka_unit_test(test_the_largest_of_several_steps_is_kept_with_its_sign),
 		cmocka_unit_test(test_a_clock_read_here_keeps_its_offset_from_monotonic),

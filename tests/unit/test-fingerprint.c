@@ -561,6 +561,25 @@ static void test_a_xen_guest_without_a_readable_timer_list_takes_xen_timer_slop_
 	fingerprint_free(fp);
 }
 
+/* An HVM guest on the lapic deadline timer: xen_timer_slop= does nothing there. */
+static void test_a_xen_guest_whose_clock_event_device_is_not_xens_has_no_slop_in_effect(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = {
+		{ "sys/hypervisor/type", "xen\n" },
+		{ "proc/timer_list", "Timer List Version: v0.9\n\nTick Device: mode:     1\nPer CPU device: 0\n"
+				     "Clock Event Device: lapic-deadline\n max_delta_ns:   1000000000\n"
+				     " min_delta_ns:   1000\n\n" },
+		{ "proc/cmdline", "root=/dev/xvda1 xen_timer_slop=200k quiet\n" },
+		END,
+	};
+	struct fingerprint *fp = collect(tree);
+
+	assert_int_equal(fp->timer_slop_ns, 0);
+	assert_string_equal(fp->timer_slop_source, "/proc/timer_list");
+	fingerprint_free(fp);
+}
+
 static void test_the_timer_slop_is_unknown_without_xen_or_without_a_source(void **state)
 {
 	(void)state;
@@ -636,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_a_sysroot_that_is_not_a_directory_is_an_error),
 		cmocka_unit_test(test_a_xen_guest_reports_the_slop_in_effect_from_its_clock_event_device),
 		cmocka_unit_test(test_a_xen_guest_without_a_readable_timer_list_takes_xen_timer_slop_from_the_command_line),
+		cmocka_unit_test(test_a_xen_guest_whose_clock_event_device_is_not_xens_has_no_slop_in_effect),
 		cmocka_unit_test(test_the_timer_slop_is_unknown_without_xen_or_without_a_source),
 		cmocka_unit_test(test_timer_list_gives_the_min_delta_of_the_named_device_only),
 		cmocka_unit_test(test_the_command_line_keeps_parameters_of_interest_and_stops_at_the_init_arguments),
