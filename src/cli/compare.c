@@ -42,6 +42,14 @@ struct compare_cmd {
 	bool help;
 };
 
+#define DEFAULT_COLUMNS "min,mean,p99,max,warm_max,missed"
+/* A probe of operations (io) shows what they do per second and what each costs, not missed periods. */
+#define DEFAULT_OP_COLUMNS "min,mean,p99,max,warm_max,ops_per_sec,bytes_per_sec,cpu_system_per_op," \
+	"cpu_softirq_per_op,cpu_iowait_per_op"
+#define FIGURE_NAMES "count min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct missed spikes " \
+	"spikes_per_hour mtbf, and for io ops_per_sec bytes_per_sec cpu_KIND_per_op (KIND: user nice system idle " \
+	"iowait irq softirq steal)"
+
 static const struct opt compare_opts[] = {
 	{ "label", 0, OPT_LABEL, offsetof(struct compare_cmd, labels),
 	  .help = "compare the runs with this label (repeatable: all must match) instead of listing ids" },
@@ -50,8 +58,8 @@ static const struct opt compare_opts[] = {
 	{ "by", 0, OPT_STRING, offsetof(struct compare_cmd, by), .metavar = "KEYS",
 	  .help = "one row per group of runs with the same values of these labels (config,domain,sched), in that order" },
 	{ "columns", 0, OPT_STRING, offsetof(struct compare_cmd, columns), .metavar = "LIST",
-	  .help = "figures to show: count min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct "
-		  "missed spikes spikes_per_hour mtbf runs, or a label (default min,mean,p99,max,warm_max,missed)" },
+	  .help = "figures to show: " FIGURE_NAMES ", runs, or a label (default " DEFAULT_COLUMNS "; for io "
+		  DEFAULT_OP_COLUMNS ")" },
 	{ "baseline", 0, OPT_STRING, offsetof(struct compare_cmd, baseline), .metavar = "ID",
 	  .help = "the run (or its group) every other row is measured against (default: the first row)" },
 	{ "format", 0, OPT_ENUM, offsetof(struct compare_cmd, format), .choices = format_choices,
@@ -98,7 +106,15 @@ struct column {
 static const enum expr_stat all_stats[] = {
 	EXPR_COUNT, EXPR_MIN, EXPR_MEAN, EXPR_STDDEV, EXPR_P50, EXPR_P90, EXPR_P99, EXPR_P999, EXPR_P9999,
 	EXPR_MAX, EXPR_WARM_MAX, EXPR_ABOVE_PCT, EXPR_MISSED, EXPR_SPIKES, EXPR_SPIKES_PER_HOUR, EXPR_MTBF,
+	/* a run of operations' only (io): of the whole run, whatever --cpu */
+	EXPR_OPS_PER_SEC, EXPR_BYTES_PER_SEC, EXPR_CPU_USER_PER_OP, EXPR_CPU_NICE_PER_OP, EXPR_CPU_SYSTEM_PER_OP,
+	EXPR_CPU_IDLE_PER_OP, EXPR_CPU_IOWAIT_PER_OP, EXPR_CPU_IRQ_PER_OP, EXPR_CPU_SOFTIRQ_PER_OP, EXPR_CPU_STEAL_PER_OP,
 };
+
+static bool is_op_stat(enum expr_stat s)
+{
+	return s >= EXPR_OPS_PER_SEC && s <= EXPR_CPU_STEAL_PER_OP;
+}
 
 /* ---- a row: one run or a group of runs, summarized ---- */
 
@@ -127,6 +143,7 @@ struct ctx {
 	double unit_ns;                 /* how the probe's times read: 1000 (us) or 1 (ns) */
 	const char *unit;               /* "us" or "ns" */
 	bool several;                   /* one of several probes' blocks: say which */
+	bool per_op;                    /* the probe's values are operations (io): their rate and cost too */
 	int64_t baseline_id;            /* --baseline; 0: the first row */
 };
 
@@ -214,8 +231,8 @@ static int parse_columns(struct ctx *x)
 {
 	char names[40][LABEL_KEY_MAX];
 	size_t n = 0;
-	int code = split_list(x->c.columns ? x->c.columns : "min,mean,p99,max,warm_max,missed", names, 40, &n,
-			      "--columns");
+	int code = split_list(x->c.columns ? x->c.columns : x->per_op ? DEFAULT_OP_COLUMNS : DEFAULT_COLUMNS, names, 40,
+			      &n, "--columns");
 	if (code != EXIT_OK)
 		return code;
 	for (size_t i = 0; i < n; i++) {
@@ -238,10 +255,8 @@ static int parse_columns(struct ctx *x)
 		for (size_t r = 0; r < x->nres && !found; r++)
 			found = label_of(&x->res[r], names[i]) != NULL;
 		if (!found) {
-			return storecmd_refuse("compare", "option '--columns': '%s' is neither a figure (count min mean "
-					       "stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct missed spikes "
-					       "spikes_per_hour mtbf runs) nor a "
-					       "label of these runs", names[i]);
+			return storecmd_refuse("compare", "option '--columns': '%s' is neither a figure (" FIGURE_NAMES
+					       ", runs) nor a label of these runs", names[i]);
 		}
 		col->kind = COL_LABEL;
 	}
@@ -282,6 +297,7 @@ static int add_run(struct ctx *x, struct row *w, size_t ri)
 		return -ENOMEM;
 	w->runs = runs;
 	w->runs[w->nruns++] = ri;
+	cmp_row_add_ops(&w->fig, &x->res[ri]);
 	return cmp_row_add(&w->fig, cr, x->metric);
 }
 
@@ -460,28 +476,18 @@ struct gate_outcome {
 	char message[1024];
 };
 
-/* The bootstrap's statistic for a judged one (expr_stat_judged). */
+/* The bootstrap's statistic for a judged one (expr_stat_judged): a percentile, else the mean. */
 static double verdict_stat(enum expr_stat s)
 {
-	switch (s) {
-	case EXPR_P50: return 50.0;
-	case EXPR_P90: return 90.0;
-	case EXPR_P99: return 99.0;
-	case EXPR_P999: return 99.9;
-	case EXPR_P9999: return 99.99;
-	case EXPR_MEAN:
-	case EXPR_MIN:
-	case EXPR_STDDEV:
-	case EXPR_MAX:
-	case EXPR_WARM_MAX:
-	case EXPR_ABOVE_PCT:
-	case EXPR_MISSED:
-	case EXPR_COUNT:
-	case EXPR_SPIKES:
-	case EXPR_SPIKES_PER_HOUR:
-	case EXPR_MTBF:
-		break;
-	}
+	static const struct {
+		enum expr_stat stat;
+		double pct;
+	} percentiles[] = { { EXPR_P50, 50.0 }, { EXPR_P90, 90.0 }, { EXPR_P99, 99.0 }, { EXPR_P999, 99.9 },
+			    { EXPR_P9999, 99.99 } };
+
+	for (size_t k = 0; k < ARRAY_SIZE(percentiles); k++)
+		if (percentiles[k].stat == s)
+			return percentiles[k].pct;
 	return BOOT_MEAN;
 }
 
@@ -594,6 +600,8 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 		for (size_t k = 0; k < w->nruns; k++)
 			json_array_append_new(runs, json_integer(x->ids[w->runs[k]]));
 		for (size_t k = 0; k < ARRAY_SIZE(all_stats); k++) {
+			if (is_op_stat(all_stats[k]) && !x->per_op)
+				continue;
 			bool none;
 			double val = stat_value(w, all_stats[k], &none);
 			char name[48];
@@ -748,6 +756,7 @@ static int compare_probe(const struct ctx *x, const char *probe, bool several, j
 	g.several = several;
 	g.unit_ns = ops && ops->unit_ns == 1 ? 1.0 : 1000.0;
 	g.unit = ops && ops->unit_ns == 1 ? "ns" : "us";
+	g.per_op = ops && ops->per_op_costs;
 	if (!g.res || !g.ids) {
 		code = EXIT_ERROR;
 		goto oom;
@@ -755,6 +764,11 @@ static int compare_probe(const struct ctx *x, const char *probe, bool several, j
 	for (size_t i = 0; i < x->nres; i++)
 		if (strcmp(x->res[i].probe, probe) == 0) {
 			g.res[g.nres] = x->res[i];
+			/* a result written before they were kept has them from its figures */
+			if (g.per_op && !g.res[g.nres].ops.per_op) {
+				g.res[g.nres].ops.per_op = true;
+				result_op_figures(&g.res[g.nres]);
+			}
 			g.ids[g.nres++] = x->ids[i];
 		}
 	if ((code = check_runs(&g)) != EXIT_OK || (code = parse_columns(&g)) != EXIT_OK)

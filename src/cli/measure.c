@@ -37,6 +37,7 @@ void run_params_defaults(struct run_params *rp, struct measure_extras *x)
 	rp->threshold_ns = 100u * NS_PER_US;
 	rp->window_ns = NS_PER_SEC;
 	rp->warmup = 2;
+	rp->timer_slack_ns = 1;
 	x->fail_stat = FAIL_MAX;
 }
 
@@ -214,6 +215,7 @@ static int fill_result(const struct measure_cmd *mc, const void *params, const s
 	if (!res->params)
 		return -ENOMEM;
 	res->labels = x->labels;
+	res->ops.per_op = ops->per_op_costs;
 	return sysdesc_collect(&res->sys);
 }
 
@@ -260,11 +262,16 @@ static int check_fail_above(const struct measure_cmd *mc, const struct measure_e
 
 /* The machine as `latscope sys` sees it, and its advice for this run.  After
  * the run: reading /sys and /proc must not disturb what was measured. */
-static void attach_system(struct result *res, const struct run_params *rp)
+static void attach_system(const struct measure_cmd *mc, const void *params, struct result *res,
+			  const struct run_params *rp)
 {
 	struct fingerprint *fp;
 	struct finding top[RESULT_FINDINGS_MAX];
-	struct findings_context ctx = { .measured = &rp->cpus, .pm_qos_held = res->applied.pm_qos };
+	/* The kernel gives real-time threads no slack: only SCHED_OTHER ones have it. */
+	const bool slack_honoured = res->applied.timer_slack && !res->applied.rt_policy;
+	struct findings_context ctx = { .measured = &rp->cpus, .pm_qos_held = res->applied.pm_qos,
+					.period_ns = mc->period ? mc->period(params) : 0,
+					.timer_slack_ns = slack_honoured ? run_timer_slack(rp) : 0 };
 
 	if (fingerprint_collect(NULL, &fp) < 0)
 		return;
@@ -517,7 +524,7 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		tprintf(stderr, "latscope %s: %s\n", measure_name(mc), rerr.msg);
 		goto out;
 	}
-	attach_system(&res, rp);
+	attach_system(mc, params, &res, rp);
 	if ((r = result_finalize(&res)) < 0) {
 		tprintf(stderr, "latscope %s: cannot summarize: %s\n", measure_name(mc), strerror(-r));
 		goto out;

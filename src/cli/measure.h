@@ -62,6 +62,9 @@ struct measure_cmd {
 	void (*notes)(const void *params, struct result *res);
 	/* Optional: what the finalized result says the user should know (res->notes). */
 	void (*after)(const void *params, struct result *res);
+	/* Optional: the period the probe's wakeups keep, which the findings weigh
+	 * the timer slack and the hypervisor's timer slop against. */
+	uint64_t (*period)(const void *params);
 };
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv);

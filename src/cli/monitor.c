@@ -76,8 +76,8 @@ struct monitor_cmd {
 
 /* The timer's options a monitor takes, with their names, ranges and messages. */
 static const char *const from_timer[] = {
-	"cpus", "interval", "priority", "policy", "mode", "threshold", "window", "label", "db", "no-store", "checkpoint",
-	"quiet", "live", "no-pm-qos", "no-context", "strict",
+	"cpus", "interval", "priority", "policy", "mode", "timer-slack", "threshold", "window", "label", "db", "no-store",
+	"checkpoint", "quiet", "live", "no-pm-qos", "no-context", "strict",
 };
 
 static const struct opt own_opts[] = {
@@ -146,8 +146,9 @@ static void defaults(struct monitor_cmd *m)
 }
 
 static const char synopsis[] =
-	"[-a CPUS] [-i INTERVAL] [-p PRIO] [--policy fifo|rr|other] [--mode MODE] [--listen ADDR:PORT|none]\n"
-	"                        [--rotate DUR] [--keep DUR|N] [--noise-every DUR --noise-for DUR [--noise-cpus CPUS]]\n"
+	"[-a CPUS] [-i INTERVAL] [-p PRIO] [--policy fifo|rr|other] [--mode MODE] [--timer-slack DUR]\n"
+	"                        [--listen ADDR:PORT|none] [--rotate DUR] [--keep DUR|N]\n"
+	"                        [--noise-every DUR --noise-for DUR [--noise-cpus CPUS]]\n"
 	"                        [--threshold DUR] [--window DUR] [--label K=V]... [--db PATH | --no-store]\n"
 	"                        [--checkpoint DUR] [--trace-spikes DUR] [--per-cpu-histograms] [--report FILE] [-q]";
 

@@ -10,8 +10,10 @@
 #include "cli/exitcode.h"
 #include "cli/storecmd.h"
 #include "core/array.h"
+#include "core/units.h"
 #include "sys/findings.h"
 #include "sys/fingerprint.h"
+#include "sys/timerslop.h"
 #include "report/tprint.h"
 
 #define WIDTH 100               /* findings are wrapped to this many columns */
@@ -116,6 +118,30 @@ static void print_kernel(const struct fingerprint *fp)
 	row("mitigations", "%s", !fp->mitigations_known ? "unknown" : fp->mitigated[0] ? fp->mitigated : "none");
 }
 
+/* The hypervisor's timer slop, and why it is unknown when it is. */
+static void print_timer_slop(const struct fingerprint *fp)
+{
+	char d[32];
+	bool xen = strcmp(fp->hypervisor, "Xen") == 0;
+
+	if (fp->timer_slop_ns != FP_UNKNOWN) {
+		fmt_duration((uint64_t)fp->timer_slop_ns, d, sizeof(d));
+		row("hypervisor slop", "%s (%s)", d, strcmp(fp->timer_slop_source, "cmdline") == 0 ?
+		    "xen_timer_slop= on the kernel command line" : "the xen clock event device in /proc/timer_list");
+	} else if (xen) {
+		fmt_duration(XEN_TIMER_SLOP_DEFAULT_NS, d, sizeof(d));
+		row("hypervisor slop", "unknown (no xen clock event device in a readable /proc/timer_list, no "
+		    "xen_timer_slop= on the command line; the kernel's default is %s)", d);
+	} else if (fp->guest == FP_TRI_NO) {
+		row("hypervisor slop", "none (bare metal)");
+	} else if (fp->guest == FP_TRI_YES) {
+		row("hypervisor slop", "unknown (%s does not show it to the guest)",
+		    fp->hypervisor[0] ? fp->hypervisor : "the hypervisor");
+	} else {
+		row("hypervisor slop", "unknown");
+	}
+}
+
 static void print_timekeeping(const struct fingerprint *fp)
 {
 	tprintf(stdout, "Timekeeping\n");
@@ -135,6 +161,7 @@ static void print_timekeeping(const struct fingerprint *fp)
 		row("timer slack", "%lld ns (this process)", (long long)fp->timer_slack_ns);
 	else
 		row("timer slack", "unknown");
+	print_timer_slop(fp);
 }
 
 static void print_cpus(const struct fingerprint *fp)

@@ -13,6 +13,8 @@
 
 
 static const char *const mode_choices[] = { "nanosleep", "timerfd", "posix", NULL };
+static const char *const clock_choices[] = { "monotonic", "realtime", "tai", "boottime", NULL };
+_Static_assert(sizeof(clock_choices) / sizeof(clock_choices[0]) == TIMER_CLOCKS + 1, "a name for every clock");
 
 /* Below this a wait cannot end before the next deadline on any hardware we know. */
 #define MIN_INTERVAL_NS NS_PER_US
@@ -27,6 +29,13 @@ static const struct opt timer_opts[] = {
 		  "is microseconds" },
 	{ "mode", 0, OPT_ENUM, offsetof(struct timer_cmd, p.mode), .choices = mode_choices,
 	  .help = "how to wait: clock_nanosleep with TIMER_ABSTIME, a timerfd read, or a POSIX timer signal" },
+	{ "clock", 0, OPT_ENUM, offsetof(struct timer_cmd, p.clock), .choices = clock_choices,
+	  .help = "the clock of the deadlines and of the reading on wakeup; a step of realtime or tai (NTP, PTP, "
+		  "settimeofday) shows as latency" },
+	{ "timer-slack", 0, OPT_DURATION, offsetof(struct timer_cmd, run.timer_slack_ns), .min = 1, .max = NS_PER_SEC,
+	  .unit = NS_PER_US,
+	  .help = "the measuring threads' timer slack, which the kernel honours for --policy other only; a bare "
+		  "number is microseconds" },
 	{ "co-correct", 0, OPT_FLAG, offsetof(struct timer_cmd, p.co_correct),
 	  .help = "also record the latency each missed deadline would have had (coordinated omission)" },
 	{ "trace", 0, OPT_FLAG, offsetof(struct timer_cmd, run.trace),
@@ -44,6 +53,7 @@ static void timer_defaults(void *params)
 	c->p.interval_ns = NS_PER_MS;
 	c->p.distance_ns = 0;
 	c->p.mode = TIMER_NANOSLEEP;
+	c->p.clock = TIMER_CLOCK_MONOTONIC;
 	c->p.co_correct = false;
 	c->help = false;
 }
@@ -54,8 +64,12 @@ static int timer_validate(void *params, const struct opt_result *given, struct l
 	struct timespec res;
 	char a[32], b[32];
 
+	/* The kernel's timerfd takes no CLOCK_TAI (timerfd_create(2)). */
+	if (c->p.clock == TIMER_CLOCK_TAI && c->p.mode == TIMER_TIMERFD)
+		return err_set(err, -EINVAL, "option '--clock': 'tai' cannot drive --mode timerfd (a timerfd takes "
+			       "monotonic, realtime or boottime)");
 	uint64_t floor_ns = MIN_INTERVAL_NS;
-	if (clock_getres(CLOCK_MONOTONIC, &res) == 0 && ts_to_ns(&res) > floor_ns)
+	if (clock_getres(timer_clock_ids[c->p.clock], &res) == 0 && ts_to_ns(&res) > floor_ns)
 		floor_ns = ts_to_ns(&res);
 	if (c->p.interval_ns < floor_ns) {
 		fmt_duration(c->p.interval_ns, a, sizeof(a));
@@ -99,8 +113,40 @@ static void timer_describe(const void *params, char *buf, size_t size)
 		fmt_duration(c->p.distance_ns, d, sizeof(d));
 		snprintf(dist, sizeof(dist), " + %s per CPU", d);
 	}
-	snprintf(buf, size, "interval %s%s (%s), %s%s", iv, dist, mode_choices[c->p.mode], dur,
-		 c->p.co_correct ? ", coordinated-omission correction" : "");
+	char clk[32] = "", slack[32];
+	if (c->p.clock != TIMER_CLOCK_MONOTONIC)
+		snprintf(clk, sizeof(clk), ", clock %s", clock_choices[c->p.clock]);
+	fmt_duration(run_timer_slack(&c->run), slack, sizeof(slack));
+	snprintf(buf, size, "interval %s%s (%s%s), timer slack %s, %s%s", iv, dist, mode_choices[c->p.mode], clk,
+		 slack, dur, c->p.co_correct ? ", coordinated-omission correction" : "");
+}
+
+/* Before the run: what the chosen clock means for what is measured. */
+static void timer_notes(const void *params, struct result *res)
+{
+	const struct timer_cmd *c = params;
+
+	if (c->p.clock == TIMER_CLOCK_REALTIME || c->p.clock == TIMER_CLOCK_TAI)
+		result_note(res, "--clock %s: a step of the clock during the run (NTP, PTP, settimeofday) shows as "
+			    "latency; latscope compares it with CLOCK_MONOTONIC at every window's end and notes a step",
+			    clock_choices[c->p.clock]);
+}
+
+static uint64_t timer_period(const void *params)
+{
+	return ((const struct timer_cmd *)params)->p.interval_ns;
+}
+
+/* The kernel gives real-time threads no timer slack: an asked one did nothing. */
+static void slack_after(const struct timer_cmd *c, struct result *res)
+{
+	char slack[32];
+
+	if (run_timer_slack(&c->run) <= 1u || !res->applied.rt_policy)
+		return;
+	fmt_duration(run_timer_slack(&c->run), slack, sizeof(slack));
+	result_note(res, "--timer-slack %s had no effect: the kernel gives %s threads no timer slack (use --policy "
+		    "other to measure it)", slack, sched_policy_name(c->run.policy));
 }
 
 /* More deadlines missed than served: the interval is below what this machine serves. */
@@ -110,6 +156,7 @@ static void timer_after(const void *params, struct result *res)
 	const struct summary *s = &res->all.sum[0];
 	char iv[32], floor[32], want[32];
 
+	slack_after(c, res);
 	if (res->all.missed <= s->count || s->count == 0)
 		return;
 	fmt_duration(c->p.interval_ns, iv, sizeof(iv));
@@ -126,7 +173,8 @@ static void timer_after(const void *params, struct result *res)
 
 const struct measure_cmd timer_command = {
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-d DISTANCE] [-D DURATION | -l LOOPS]\n"
-		    "                      [--mode nanosleep|timerfd|posix] [--threshold DUR] [--window DUR] [--warmup N]\n"
+		    "                      [--mode nanosleep|timerfd|posix] [--clock monotonic|realtime|tai|boottime]\n"
+		    "                      [--timer-slack DUR] [--threshold DUR] [--window DUR] [--warmup N]\n"
 		    "                      [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure how late a periodic timer wakes a real-time thread on each chosen CPU (by default every\n"
 		 "online CPU): the time read on wakeup minus the deadline.  Deadlines passed while late are counted\n"
@@ -142,5 +190,7 @@ const struct measure_cmd timer_command = {
 	.defaults = timer_defaults,
 	.validate = timer_validate,
 	.describe = timer_describe,
+	.notes = timer_notes,
 	.after = timer_after,
+	.period = timer_period,
 };

@@ -46,6 +46,16 @@ static const struct {
 	[EXPR_SPIKES] = { "spikes", TYPE_COUNT, false },
 	[EXPR_SPIKES_PER_HOUR] = { "spikes_per_hour", TYPE_RATE, false },
 	[EXPR_MTBF] = { "mtbf", TYPE_TIME, false },
+	[EXPR_OPS_PER_SEC] = { "ops_per_sec", TYPE_RATE, false },
+	[EXPR_BYTES_PER_SEC] = { "bytes_per_sec", TYPE_RATE, false },
+	[EXPR_CPU_USER_PER_OP] = { "cpu_user_per_op", TYPE_TIME, false },
+	[EXPR_CPU_NICE_PER_OP] = { "cpu_nice_per_op", TYPE_TIME, false },
+	[EXPR_CPU_SYSTEM_PER_OP] = { "cpu_system_per_op", TYPE_TIME, false },
+	[EXPR_CPU_IDLE_PER_OP] = { "cpu_idle_per_op", TYPE_TIME, false },
+	[EXPR_CPU_IOWAIT_PER_OP] = { "cpu_iowait_per_op", TYPE_TIME, false },
+	[EXPR_CPU_IRQ_PER_OP] = { "cpu_irq_per_op", TYPE_TIME, false },
+	[EXPR_CPU_SOFTIRQ_PER_OP] = { "cpu_softirq_per_op", TYPE_TIME, false },
+	[EXPR_CPU_STEAL_PER_OP] = { "cpu_steal_per_op", TYPE_TIME, false },
 };
 
 

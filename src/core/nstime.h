@@ -23,12 +23,18 @@ static inline struct timespec ns_to_ts(uint64_t ns)
 	return ts;
 }
 
-/* The vDSO serves CLOCK_MONOTONIC without entering the kernel on common clocksources. */
-static inline uint64_t mono_ns(void)
+/* Any clock, in ns: the vDSO serves CLOCK_MONOTONIC, REALTIME, TAI and
+ * BOOTTIME without entering the kernel on common clocksources. */
+static inline uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return ts_to_ns(&ts);
+}
+
+static inline uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static inline uint64_t realtime_ns(void)

@@ -14,16 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "core/nstime.h"
+#include "sys/sysfacts.h"
 
 #define HUGE (2u << 20)             /* the read buffers start on a 2 MiB boundary */
 
 struct io_state {
 	int fd;
-	unsigned char *buf;             /* depth blocks, 2 MiB-aligned, madvise(MADV_HUGEPAGE) */
-	size_t buf_len;                 /* bytes mapped at buf, a multiple of 2 MiB */
+	unsigned char *buf;             /* depth blocks (struct io_params.buffer says from where) */
+	size_t buf_len;                 /* bytes at buf: hugepage, mapped, a multiple of 2 MiB */
+	bool mapped;                    /* buf is a mapping (hugepage), else posix_memalign's */
 	uint64_t next;                  /* seq: the next offset */
 	uint64_t rng;                   /* random: xorshift64 state */
 	struct io_uring ring;
@@ -65,16 +68,18 @@ static void io_teardown(struct probe_thread *t)
 		io_uring_queue_exit(&s->ring);
 	if (s->fd >= 0)
 		close(s->fd);
-	if (s->buf)
+	if (s->buf && s->mapped)
 		munmap(s->buf, s->buf_len);
+	else
+		free(s->buf);
 	free(s->sent);
 	free(s);
 	t->priv = NULL;
 }
 
 /*
- * The buffer the reads land in, from a 2 MiB-aligned mapping with
- * MADV_HUGEPAGE.  An O_DIRECT read is one device request with a segment per
+ * --buffer hugepage: the buffer the reads land in, from a 2 MiB-aligned
+ * mapping with MADV_HUGEPAGE.  An O_DIRECT read is one device request with a segment per
  * physically contiguous run of its buffer; from ordinary pages a 64 KiB
  * buffer is up to 16 segments, wherever the allocator put them, and on some
  * machines that alone changes a read's time several times over from one
@@ -97,6 +102,60 @@ static void *map_buffer(size_t len)
 	return a;
 }
 
+/* Why the kernel gave a huge-page buffer none, as far as can be told. */
+static const char *why_no_huge(char *mode, size_t size)
+{
+#ifdef PR_GET_THP_DISABLE
+	if (prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1)
+		return "transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE)";
+#endif
+	if (sys_thp_mode(NULL, mode, size) < 0)
+		return "this kernel offers no transparent huge pages";
+	if (strcmp(mode, "never") == 0)
+		return "transparent huge pages are 'never' in /sys/kernel/mm/transparent_hugepage/enabled";
+	return "the kernel had no free huge page to give";
+}
+
+/* --buffer hugepage: say what the reads land in when it is not huge pages throughout. */
+static void check_huge(struct probe_thread *t, const struct io_state *s)
+{
+	uint64_t huge = 0;
+	char mode[32];
+
+	if (sys_huge_bytes(NULL, (uintptr_t)s->buf, s->buf_len, &huge) < 0)
+		snprintf(t->note, sizeof(t->note), "--buffer hugepage: whether the read buffer got huge pages cannot be "
+			 "read from /proc/self/smaps");
+	else if (huge < s->buf_len)
+		snprintf(t->note, sizeof(t->note), "--buffer hugepage: %llu of %llu KiB of the read buffer in huge pages, "
+			 "the rest ordinary 4 KiB pages: %s", (unsigned long long)huge / 1024u,
+			 (unsigned long long)s->buf_len / 1024u, why_no_huge(mode, sizeof(mode)));
+}
+
+/* The buffer the reads land in: what --buffer asks, pre-faulted. */
+static int get_buffer(struct probe_thread *t, struct io_state *s, size_t len)
+{
+	const struct io_params *ip = t->pp;
+
+	if (ip->buffer == IO_BUF_HUGEPAGE) {
+		s->buf_len = (len + HUGE - 1) / HUGE * HUGE;
+		s->mapped = true;
+		if (!(s->buf = map_buffer(s->buf_len)))
+			return -ENOMEM;
+	} else {
+		/* page-aligned, as O_DIRECT needs of memory, from where malloc puts it */
+		long page = sysconf(_SC_PAGESIZE);
+		void *p = NULL;
+		s->buf_len = len;
+		if (posix_memalign(&p, page > 0 ? (size_t)page : 4096u, len) != 0)
+			return -ENOMEM;
+		s->buf = p;
+	}
+	memset(s->buf, 0, s->buf_len);             /* pre-fault, in huge pages where granted */
+	if (ip->buffer == IO_BUF_HUGEPAGE)
+		check_huge(t, s);
+	return 0;
+}
+
 static int io_setup(struct probe_thread *t)
 {
 	const struct io_params *ip = t->pp;
@@ -117,12 +176,8 @@ static int io_setup(struct probe_thread *t)
 		goto fail;
 	}
 	uint64_t slots = ip->engine == IO_URING ? ip->depth : 1u;
-	s->buf_len = (slots * ip->bs + HUGE - 1) / HUGE * HUGE;
-	if (!(s->buf = map_buffer(s->buf_len))) {
-		r = -ENOMEM;
+	if ((r = get_buffer(t, s, (size_t)(slots * ip->bs))) < 0)
 		goto fail;
-	}
-	memset(s->buf, 0, s->buf_len);             /* pre-fault, in huge pages where granted */
 	if (ip->engine == IO_URING) {
 		s->sent = calloc(slots, sizeof(*s->sent));
 		if (!s->sent) {

@@ -9,6 +9,9 @@
 
 enum io_pattern { IO_SAME, IO_SEQ, IO_RANDOM };
 enum io_engine { IO_PSYNC, IO_URING };
+/* plain: page-aligned ordinary memory, as dd and most programs read into;
+ * hugepage: 2 MiB-aligned with MADV_HUGEPAGE, one physically contiguous run */
+enum io_buffer { IO_BUF_PLAIN, IO_BUF_HUGEPAGE };
 
 struct io_params {
 	const char *path;
@@ -16,6 +19,7 @@ struct io_params {
 	int pattern;                    /* enum io_pattern */
 	int engine;                     /* enum io_engine */
 	bool buffered;                  /* through the page cache instead of O_DIRECT */
+	int buffer;                     /* enum io_buffer: what the reads land in */
 	uint64_t depth;                 /* io_uring: reads in flight */
 	uint64_t span;                  /* bytes the offsets cover: the size, rounded down to bs */
 };

@@ -32,6 +32,14 @@ struct run_params {
 	size_t trace_log_cap;           /* spans each thread keeps for the trace */
 	bool period_signal;             /* SIGUSR1 ends the run as a stop signal does (latscope
 					 * monitor: the period ends, the next begins); the caller blocks it */
+	uint64_t timer_slack_ns;        /* the measuring threads' timer slack; 0 is read as 1 (run_timer_slack) */
 };
+
+/* The slack the measuring threads get: prctl reads 0 as "back to the default
+ * 50 us", so a caller that left the field zero still gets the smallest, 1 ns. */
+static inline uint64_t run_timer_slack(const struct run_params *rp)
+{
+	return rp->timer_slack_ns ? rp->timer_slack_ns : 1u;
+}
 
 #endif

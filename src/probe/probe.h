@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "probe/params.h"
 #include "probe/recorder.h"
@@ -26,6 +27,7 @@ struct probe_thread {
 	uint64_t end_ns;                /* CLOCK_MONOTONIC: stop at or before; UINT64_MAX for none */
 	const atomic_bool *stop;        /* set by the runner on a signal */
 	char err[160];                  /* setup or run failure, for the user */
+	char note[224];                 /* setup: what it used instead of what was asked, for the result's notes */
 	int run_rc;                     /* set by run when it had to stop on an error: -errno */
 };
 
@@ -54,6 +56,9 @@ struct probe_ops {
 	bool per_op_costs;              /* each value is an operation whose CPU cost is reported (reads) */
 	const struct probe_trace *trace;    /* NULL: --trace cannot explain it */
 	unsigned suite_share;           /* its share of `latscope run`'s time; 0: not in the suite */
+	/* Optional: the clock these parameters wait on and read (default
+	 * CLOCK_MONOTONIC); the runner watches another one for steps. */
+	clockid_t (*clock_of)(const void *pp);
 
 	/*
 	 * Before the run, on the measuring thread once it is pinned and has its

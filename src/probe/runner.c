@@ -12,6 +12,8 @@
 
 #include "core/array.h"
 #include "core/nstime.h"
+#include "core/units.h"
+#include "probe/clockstep.h"
 #include "probe/context.h"
 #include "probe/tracerun.h"
 #include "sys/cpus.h"
@@ -64,6 +66,10 @@ struct runner {
 	struct run_context *ctx;        /* NULL: no context sampling */
 	uint64_t ctx_index;             /* the next window whose context is due */
 	struct trace_run *trace;        /* NULL: not tracing */
+	bool watch_clock;               /* the probe follows another clock than CLOCK_MONOTONIC */
+	clockid_t clock;                /* which */
+	struct clock_step step;         /* its steps, read at window ends */
+	uint64_t next_step_check;       /* CLOCK_MONOTONIC */
 };
 
 static void on_wakeup_signal(int sig)
@@ -110,7 +116,7 @@ static void *measure_thread(void *arg)
 
 	if (rp->policy != POLICY_OTHER)
 		w->sched_rc = sched_apply(policy_of(rp->policy), (int)rp->priority);
-	w->slack_rc = slack_set(1);
+	w->slack_rc = slack_set(run_timer_slack(rp));
 	stack_prefault(STACK_PREFAULT);
 	w->setup_rc = rn->ops->setup ? rn->ops->setup(&w->t) : 0;
 	measure_clock(&w->clock_cost);
@@ -241,6 +247,27 @@ static bool sched_failed(const struct worker *w)
 	return w->sched_rc < 0;
 }
 
+/* What the probes' setups used instead of what was asked: each text once, with the CPUs that say it. */
+static void setup_notes(struct runner *rn)
+{
+	for (size_t i = 0; i < rn->n; i++) {
+		const char *note = rn->w[i].t.note;
+		bool said = false;
+		for (size_t k = 0; k < i && !said; k++)
+			said = strcmp(rn->w[k].t.note, note) == 0;
+		if (!note[0] || said)
+			continue;
+		struct cpuset set;
+		char cpus[128];
+		cpuset_clear(&set);
+		for (size_t k = i; k < rn->n; k++)
+			if (strcmp(rn->w[k].t.note, note) == 0)
+				cpuset_add(&set, rn->w[k].t.cpu);
+		cpuset_format(&set, cpus, sizeof(cpus));
+		result_note(rn->res, "%s (cpu %s)", note, cpus);
+	}
+}
+
 /* Record what could not be applied; with --strict that is an error. */
 static int check_threads(struct runner *rn, struct lat_error *err)
 {
@@ -259,6 +286,7 @@ static int check_threads(struct runner *rn, struct lat_error *err)
 			sched_rc = w->sched_rc;
 	}
 
+	setup_notes(rn);
 	res->applied.timer_slack = true;
 	for (size_t i = 0; i < rn->n; i++)
 		res->applied.timer_slack &= rn->w[i].slack_rc == 0;
@@ -381,6 +409,50 @@ static void request_stop(struct runner *rn)
 			pthread_kill(rn->w[i].tid, SIGUSR2);
 }
 
+/* The probe's clock against CLOCK_MONOTONIC, on the main thread: a step shows as latency. */
+static void watch_clock_start(struct runner *rn, const void *pp)
+{
+	struct clock_reading r;
+
+	rn->clock = rn->ops->clock_of ? rn->ops->clock_of(pp) : CLOCK_MONOTONIC;
+	rn->watch_clock = rn->clock != CLOCK_MONOTONIC;
+	if (!rn->watch_clock)
+		return;
+	clock_read_against_mono(rn->clock, &r);
+	clock_step_start(&rn->step, &r);
+	rn->next_step_check = rn->res->origin_ns + rn->rp->window_ns;
+}
+
+static void check_clock(struct runner *rn)
+{
+	struct clock_reading r;
+	clock_read_against_mono(rn->clock, &r);
+	clock_step_check(&rn->step, &r);
+	while (rn->next_step_check <= r.mono_after)
+		rn->next_step_check += rn->rp->window_ns;
+}
+
+/* Once, after the run: what the steps were. */
+static void note_clock_steps(struct runner *rn)
+{
+	char size[32], at[32];
+	const struct clock_step *cs = &rn->step;
+
+	if (!rn->watch_clock)
+		return;
+	check_clock(rn);
+	if (cs->steps == 0)
+		return;
+	fmt_duration(cs->largest < 0 ? -(uint64_t)cs->largest : (uint64_t)cs->largest, size, sizeof(size));
+	fmt_duration(cs->largest_at, at, sizeof(at));
+	/* Forward, the deadlines it jumped over come due at once; back, they come that much later. */
+	result_note(rn->res, "%s stepped during the run (%u step%s against CLOCK_MONOTONIC, the largest %s %s, seen "
+		    "%s after the start): %s", clock_id_name(rn->clock), cs->steps, cs->steps == 1 ? "" : "s",
+		    cs->largest < 0 ? "back" : "forward", size, at,
+		    cs->largest < 0 ? "the threads slept that much longer, and those deadlines were neither measured nor "
+				      "counted as missed" : "the latencies near it are the step, not late wakeups");
+}
+
 static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 {
 	sigset_t stopsigs;
@@ -421,6 +493,8 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 			rn->ctx_index++;
 			next_ctx += rn->rp->window_ns;
 		}
+		if (rn->watch_clock && mono_ns() >= rn->next_step_check)
+			check_clock(rn);
 		if ((r = drain(rn)) < 0)
 			return r;
 		if (rn->ctx && context_apply(rn->ctx, rn->res) < 0) {
@@ -607,6 +681,7 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	rn.main_thread = pthread_self();
 	if (!rp->no_context)
 		start_context(&rn);
+	watch_clock_start(&rn, pp);
 	gate_open(&rn, GATE_GO);
 	r = supervise(&rn, started, end_ns);
 	if (r < 0) {
@@ -639,6 +714,7 @@ join:
 			res->failed = true;
 			snprintf(res->stop_reason, sizeof(res->stop_reason), "error on cpu %u", t->cpu);
 		}
+		note_clock_steps(&rn);
 		if ((r = collect_last(&rn)) < 0)
 			err_set(err, 0, "cannot keep the results: %s", strerror(-r));
 		uint64_t last_window = res->elapsed_ns / rp->window_ns;

@@ -12,7 +12,10 @@
 #include "core/nstime.h"
 #include "trace/instance.h"
 
+const clockid_t timer_clock_ids[TIMER_CLOCKS] = { CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_TAI, CLOCK_BOOTTIME };
+
 struct timer_state {
+	clockid_t clock;                /* of the deadlines and the readings */
 	int fd;                         /* timerfd mode */
 	timer_t timer;                  /* posix mode */
 	bool have_timer;
@@ -27,12 +30,13 @@ static int timer_setup(struct probe_thread *t)
 	if (!s)
 		return -ENOMEM;
 	s->fd = -1;
+	s->clock = timer_clock_ids[tp->clock];
 	t->priv = s;
 	switch ((enum timer_mode)tp->mode) {
 	case TIMER_NANOSLEEP:
 		return 0;
 	case TIMER_TIMERFD:
-		s->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		s->fd = timerfd_create(s->clock, TFD_CLOEXEC);
 		if (s->fd < 0) {
 			int e = errno;
 			snprintf(t->err, sizeof(t->err), "timerfd_create: %s", strerror(e));
@@ -52,7 +56,7 @@ static int timer_setup(struct probe_thread *t)
 		sigaddset(&s->waitset, SIGUSR2);
 		/* Taken by sigwaitinfo, so they must stay pending rather than run a handler. */
 		pthread_sigmask(SIG_BLOCK, &s->waitset, NULL);
-		if (timer_create(CLOCK_MONOTONIC, &sev, &s->timer) < 0) {
+		if (timer_create(s->clock, &sev, &s->timer) < 0) {
 			int e = errno;
 			snprintf(t->err, sizeof(t->err), "timer_create: %s", strerror(e));
 			free(s);
@@ -95,12 +99,13 @@ static int arm(struct timer_state *s, int mode, uint64_t first, uint64_t interva
  * Wait for the deadline.  0 with *ret_expired = deadlines the kernel saw pass
  * (0 when it does not tell), or -EINTR when the runner's wakeup came first.
  */
-static inline int wait_deadline(struct timer_state *s, int mode, uint64_t deadline, uint64_t *ret_expired)
+static inline int wait_deadline(struct timer_state *s, int mode, clockid_t clk, uint64_t deadline,
+				uint64_t *ret_expired)
 {
 	*ret_expired = 0;
 	if (mode == TIMER_NANOSLEEP) {
 		struct timespec ts = ns_to_ts(deadline);
-		return -clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		return -clock_nanosleep(clk, TIMER_ABSTIME, &ts, NULL);
 	}
 	if (mode == TIMER_TIMERFD) {
 		uint64_t n;
@@ -127,7 +132,25 @@ uint64_t timer_interval_of(const struct timer_params *tp, const struct cpuset *c
 	return tp->interval_ns + below * tp->distance_ns;
 }
 
-static void timer_run(struct probe_thread *t)
+/*
+ * The chosen clock's time at CLOCK_MONOTONIC's 0, as of now (wrapping: a
+ * clock behind CLOCK_MONOTONIC adds its difference modulo 2^64): the run's
+ * deadlines in that clock are the monotonic ones plus this.
+ */
+static uint64_t clock_offset(clockid_t clk)
+{
+	uint64_t a = mono_ns(), c = clock_ns(clk), b = mono_ns();
+	return c - (a + (b - a) / 2u);
+}
+
+/*
+ * The loop; always_inline: one copy for CLOCK_MONOTONIC, as the probe always
+ * was, and one for another clock, which reads CLOCK_MONOTONIC beside it for
+ * the recorder (windows, the end, the trace are monotonic).  The deadlines
+ * keep the offset the clock had at the start, so a step of the clock during
+ * the run shows as latency, as it would for any program that waits on it.
+ */
+static inline __attribute__((always_inline)) void timer_loop(struct probe_thread *t, bool mono)
 {
 	const struct timer_params *tp = t->pp;
 	struct timer_state *s = t->priv;
@@ -135,11 +158,13 @@ static void timer_run(struct probe_thread *t)
 	const uint64_t interval = timer_interval_of(tp, &t->rp->cpus, t->cpu);
 	const uint64_t loops = t->rp->loops;
 	const int mode = tp->mode;
+	const clockid_t clk = mono ? CLOCK_MONOTONIC : s->clock;
+	const uint64_t off = mono ? 0 : clock_offset(clk);
 	const uint64_t co_period = tp->co_correct ? interval : 0;   /* --co-correct: missed periods get values */
 	uint64_t next = t->origin_ns;     /* deadlines at k * interval: windows hold whole periods */
 	uint64_t wakeups = 0;
 
-	int rc = arm(s, mode, next, interval);
+	int rc = arm(s, mode, next + off, interval);
 	if (rc < 0) {
 		t->run_rc = rc;
 		snprintf(t->err, sizeof(t->err), "arming the timer: %s", strerror(-rc));
@@ -147,8 +172,9 @@ static void timer_run(struct probe_thread *t)
 	}
 	while (next < t->end_ns) {
 		uint64_t expired;
-		rc = wait_deadline(s, mode, next, &expired);
-		uint64_t now = mono_ns();
+		rc = wait_deadline(s, mode, clk, next + off, &expired);
+		const uint64_t woke = clock_ns(clk);
+		const uint64_t now = mono ? woke : mono_ns();
 
 		if (atomic_load_explicit(t->stop, memory_order_relaxed))
 			break;
@@ -160,7 +186,7 @@ static void timer_run(struct probe_thread *t)
 			break;
 		}
 
-		uint64_t lat = now > next ? now - next : 0;
+		uint64_t lat = woke > next + off ? woke - (next + off) : 0;
 		/* Deadlines that passed while we were late; the kernel's count wins where it keeps one. */
 		uint64_t missed = expired ? expired - 1u : lat / interval;
 		/* Deadlines past the end of the run were never due. */
@@ -176,6 +202,20 @@ static void timer_run(struct probe_thread *t)
 	}
 	/* Stop the kernel timer before teardown so no late expiry is left pending. */
 	arm(s, mode, 0, 0);
+}
+
+static void timer_run(struct probe_thread *t)
+{
+	const struct timer_params *tp = t->pp;
+	if (tp->clock == TIMER_CLOCK_MONOTONIC)
+		timer_loop(t, true);
+	else
+		timer_loop(t, false);
+}
+
+static clockid_t timer_clock_of(const void *pp)
+{
+	return timer_clock_ids[((const struct timer_params *)pp)->clock];
 }
 
 static const char *const timer_metrics[] = { "latency" };
@@ -195,6 +235,7 @@ const struct probe_ops timer_probe = {
 	.unit_ns = 1000,
 	.trace = &timer_trace,
 	.suite_share = 5,
+	.clock_of = timer_clock_of,
 	.setup = timer_setup,
 	.run = timer_run,
 	.teardown = timer_teardown,

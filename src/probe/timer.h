@@ -7,12 +7,21 @@
 
 #include "probe/probe.h"
 
+#include <time.h>
+
 enum timer_mode { TIMER_NANOSLEEP, TIMER_TIMERFD, TIMER_POSIX };
+
+/* The clock of the deadlines and of the reading on wakeup. */
+enum timer_clock { TIMER_CLOCK_MONOTONIC, TIMER_CLOCK_REALTIME, TIMER_CLOCK_TAI, TIMER_CLOCK_BOOTTIME,
+		   TIMER_CLOCKS };
+
+extern const clockid_t timer_clock_ids[TIMER_CLOCKS];
 
 struct timer_params {
 	uint64_t interval_ns;
 	uint64_t distance_ns;           /* the Nth CPU's period is interval + N * distance (cyclictest's -d) */
 	int mode;                       /* enum timer_mode */
+	int clock;                      /* enum timer_clock */
 	bool co_correct;                /* also record what each missed deadline would have seen */
 };
 

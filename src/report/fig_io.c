@@ -11,17 +11,11 @@ static const char *const kind_colour[CPU_TIME_KINDS] = {
 	[CPU_IOWAIT] = "#BBCC33", [CPU_IRQ] = "#FFAABB", [CPU_SOFTIRQ] = "#EEDD88", [CPU_STEAL] = "#44BB99",
 };
 
-static uint64_t bytes_per_op(const struct result *res)
-{
-	json_t *v = res->params ? json_object_get(res->params, "bs_bytes") : NULL;
-	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
 static double rate(const struct result *res, const struct result_window *w, bool mb)
 {
 	double secs = (double)(w->w.end_ns - w->w.start_ns) / 1e9;
 	double ops = secs > 0 ? (double)w->w.m[0].st.n / secs : 0.0;
-	return mb ? ops * (double)bytes_per_op(res) / 1e6 : ops;
+	return mb ? ops * (double)result_op_bytes(res) / 1e6 : ops;
 }
 
 static double rate_mb(const struct result *res, const struct result_window *w)
@@ -42,7 +36,7 @@ static int throughput(FILE *out, const struct report_group *g)
 	int r = 0;
 
 	for (size_t i = 0; i < g->n; i++)
-		mb = mb && bytes_per_op(g->runs[i].res) > 0;
+		mb = mb && result_op_bytes(g->runs[i].res) > 0;
 	for (size_t i = 0; i < g->n; i++) {
 		const struct cpu_result *cr = &g->runs[i].res->all;
 		for (size_t k = 0; k < cr->nwin; k++) {

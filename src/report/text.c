@@ -71,13 +71,6 @@ static const char *val(struct unit u, double ns, char *buf, size_t size)
 	return buf;
 }
 
-/* bytes per operation from the run's parameters ("bs_bytes"), 0 when it has none. */
-static uint64_t op_bytes(const struct result *res)
-{
-	json_t *v = res->params ? json_object_get(res->params, "bs_bytes") : NULL;
-	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
 /*
  * One line per CPU per window, a stable format (latscope-timer(1), LIVE OUTPUT)
  * that scripts parse: fields separated by spaces, every figure with its unit.
@@ -109,7 +102,7 @@ void text_window(FILE *out, const struct result *res, const struct cpu_result *c
 		val(u, (double)g->max, f, sizeof(f)), u.name);
 	if (per_op) {
 		double secs = (double)(w->end_ns - w->start_ns) / 1e9;
-		uint64_t bytes = op_bytes(res);
+		uint64_t bytes = result_op_bytes(res);
 		tprintf(out, "%.0f ops/s", secs > 0 ? (double)m->st.n / secs : 0.0);
 		if (bytes)
 			tprintf(out, " %.1f MB/s", secs > 0 ? (double)m->st.n * (double)bytes / secs / 1e6 : 0.0);
@@ -292,7 +285,7 @@ static void op_costs(FILE *out, const struct result *res)
 {
 	const struct summary *s = &res->all.sum[0];
 	double ops = (double)s->count, secs = (double)res->elapsed_ns / 1e9;
-	uint64_t bytes = op_bytes(res);
+	uint64_t bytes = result_op_bytes(res);
 	char rate[64] = "";
 
 	if (s->count == 0 || secs <= 0)

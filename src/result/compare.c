@@ -42,6 +42,42 @@ int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric)
 	return 0;
 }
 
+void cmp_row_add_ops(struct cmp_row *w, const struct result *res)
+{
+	const struct op_figures *f = &res->ops;
+	const double n = (double)res->all.sum[0].count;
+
+	w->ops_runs++;
+	if (!f->valid) {
+		w->ops_unknown = true;
+		return;
+	}
+	w->ops += n;
+	w->op_secs += (double)res->elapsed_ns / 1e9;
+	w->op_bytes += n * (double)f->bytes_per_op;
+	w->bytes_unknown = w->bytes_unknown || !f->bytes_per_op;
+	w->cpu_unknown = w->cpu_unknown || !f->has_cpu;
+	for (int k = 0; f->has_cpu && k < CPU_TIME_KINDS; k++)
+		w->op_cpu_ns[k] += (double)res->machine.total.cpu_ns[k];
+}
+
+/* A run of operations' figure of the row; *ret_none when a run has none. */
+static double ops_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
+{
+	_Static_assert(EXPR_CPU_STEAL_PER_OP - EXPR_CPU_USER_PER_OP == CPU_STEAL - CPU_USER &&
+			       EXPR_CPU_IOWAIT_PER_OP - EXPR_CPU_USER_PER_OP == CPU_IOWAIT - CPU_USER,
+		       "the per-operation statistics are in /proc/stat's order");
+	*ret_none = w->ops_runs == 0 || w->ops_unknown || w->ops <= 0 || w->op_secs <= 0;
+	if (s == EXPR_OPS_PER_SEC)
+		return *ret_none ? 0.0 : w->ops / w->op_secs;
+	if (s == EXPR_BYTES_PER_SEC) {
+		*ret_none = *ret_none || w->bytes_unknown;
+		return *ret_none ? 0.0 : w->op_bytes / w->op_secs;
+	}
+	*ret_none = *ret_none || w->cpu_unknown;
+	return *ret_none ? 0.0 : w->op_cpu_ns[CPU_USER + (int)(s - EXPR_CPU_USER_PER_OP)] / w->ops;
+}
+
 void cmp_row_free(struct cmp_row *w)
 {
 	free(w->hist);
@@ -53,7 +89,8 @@ void cmp_row_free(struct cmp_row *w)
 
 bool cmp_stat_is_time(enum expr_stat s)
 {
-	return s != EXPR_COUNT && s != EXPR_ABOVE_PCT && s != EXPR_MISSED && s != EXPR_SPIKES && s != EXPR_SPIKES_PER_HOUR;
+	return s != EXPR_COUNT && s != EXPR_ABOVE_PCT && s != EXPR_MISSED && s != EXPR_SPIKES && s != EXPR_SPIKES_PER_HOUR &&
+	       s != EXPR_OPS_PER_SEC && s != EXPR_BYTES_PER_SEC;
 }
 
 double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
@@ -89,6 +126,17 @@ double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
 	case EXPR_MTBF:
 		*ret_none = w->spikes_unknown || w->spikes == 0;
 		return w->spikes ? (double)w->observed_ns / (double)w->spikes : 0.0;
+	case EXPR_OPS_PER_SEC:
+	case EXPR_BYTES_PER_SEC:
+	case EXPR_CPU_USER_PER_OP:
+	case EXPR_CPU_NICE_PER_OP:
+	case EXPR_CPU_SYSTEM_PER_OP:
+	case EXPR_CPU_IDLE_PER_OP:
+	case EXPR_CPU_IOWAIT_PER_OP:
+	case EXPR_CPU_IRQ_PER_OP:
+	case EXPR_CPU_SOFTIRQ_PER_OP:
+	case EXPR_CPU_STEAL_PER_OP:
+		return ops_stat(w, s, ret_none);
 	}
 	/* A bucket midpoint can lie outside the exact min and max. */
 	return v < lo ? lo : v > hi ? hi : v;

@@ -31,6 +31,11 @@ struct cmp_row {
 	uint64_t warm_max;
 	struct block *blocks;           /* every window of every run added; they point into the results */
 	size_t nblocks;
+	/* a run of operations' figures (cmp_row_add_ops), summed over the runs */
+	size_t ops_runs;                /* runs added with them */
+	bool ops_unknown, bytes_unknown, cpu_unknown;   /* a run without them */
+	double ops, op_secs, op_bytes;
+	double op_cpu_ns[CPU_TIME_KINDS];
 };
 
 /* An empty row.  -ENOMEM. */
@@ -38,6 +43,9 @@ int cmp_row_init(struct cmp_row *w);
 /* Add one run's block (a CPU or "all") for metric; the result must outlive the row.  -ENOMEM. */
 int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric);
 void cmp_row_free(struct cmp_row *w);
+/* Add one run's throughput and CPU time per operation (of the whole run:
+ * res->ops, finalized); a run without them leaves the row without them. */
+void cmp_row_add_ops(struct cmp_row *w, const struct result *res);
 
 /* True for the statistics that are times (ns). */
 bool cmp_stat_is_time(enum expr_stat s);

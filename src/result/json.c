@@ -120,6 +120,31 @@ static json_t *cpu_ns_json(struct builder *b, const uint64_t *ns)
 	return o;
 }
 
+/* A probe of operations: how many a second (null without a sample or elapsed time) and their bytes. */
+static json_t *throughput_json(struct builder *b, const struct op_figures *f)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	put(b, o, "ops_per_sec", f->valid ? json_real(f->ops_per_sec) : json_null());
+	put(b, o, "bytes_per_sec", f->valid && f->bytes_per_op ? json_real(f->bytes_per_sec) : json_null());
+	put(b, o, "bytes_per_op", f->bytes_per_op ? u64(f->bytes_per_op) : json_null());
+	return o;
+}
+
+/* The whole machine's CPU time per operation by category, and latscope's own. */
+static json_t *cpu_per_op_json(struct builder *b, const struct op_figures *f)
+{
+	json_t *o = json_object();
+	for (int k = 0; o && k < CPU_TIME_KINDS; k++)
+		put(b, o, cpu_time_names[k], json_real(f->cpu_ns_per_op[k]));
+	if (o) {
+		put(b, o, "latscope_user", json_real(f->self_user_ns_per_op));
+		put(b, o, "latscope_system", json_real(f->self_system_ns_per_op));
+	}
+	return o;
+}
+
 static json_t *machine_window_json(struct builder *b, const struct machine_window *w, bool with_index)
 {
 	json_t *o = json_object();
@@ -335,6 +360,10 @@ json_t *result_to_json(const struct result *res)
 	put(&b, doc, "all", cpu_json(&b, res, &res->all));
 	if (res->machine.valid)
 		put(&b, doc, "machine", machine_json(&b, &res->machine));
+	if (res->ops.per_op)
+		put(&b, doc, "throughput", throughput_json(&b, &res->ops));
+	if (res->ops.valid && res->ops.has_cpu)
+		put(&b, doc, "cpu_per_op_ns", cpu_per_op_json(&b, &res->ops));
 	if (res->fingerprint)
 		put(&b, doc, "fingerprint", json_incref(res->fingerprint));
 	if (res->findings)

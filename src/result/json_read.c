@@ -879,6 +879,15 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 
 	if ((r = read_machine(rd, doc, res)) < 0)
 		return r;
+	/* The throughput and the CPU per operation are derived again when the
+	 * result is finalized (result_op_figures): that they are here says only
+	 * that the values are operations. */
+	const json_t *tp = json_object_get(doc, "throughput"), *cpo = json_object_get(doc, "cpu_per_op_ns");
+	if (tp && !json_is_object(tp))
+		return bad(rd, "throughput is not an object");
+	if (cpo && !json_is_object(cpo))
+		return bad(rd, "cpu_per_op_ns is not an object");
+	res->ops.per_op = tp != NULL;
 	/* Spikes are counted since latscope kept long_run: an older file has none to give. */
 	res->long_run = json_object_get(all, "long_run") != NULL;
 	json_array_foreach(cpus, i, v) {

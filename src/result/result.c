@@ -945,6 +945,7 @@ int result_finalize_why(struct result *res, struct lat_error *why)
 		return r;
 	merge_top(res);
 	summarize(res, all);
+	result_op_figures(res);
 	return 0;
 }
 

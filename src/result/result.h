@@ -172,6 +172,23 @@ struct applied {
 	bool main_moved;                /* main thread kept off measured CPUs */
 };
 
+/*
+ * A probe whose values are operations (io's reads): how many a second, how
+ * many bytes, and what each cost the CPU, over the run.  per_op is set before
+ * result_finalize, which derives the rest (result_op_figures) from the count,
+ * the elapsed time, params.bs_bytes and the machine's CPU time.
+ */
+struct op_figures {
+	bool per_op;                    /* the probe's values are operations */
+	bool valid;                     /* the figures below: per_op, a sample and time elapsed */
+	uint64_t bytes_per_op;          /* 0: unknown (no params.bs_bytes) */
+	double ops_per_sec;
+	double bytes_per_sec;           /* 0 when bytes_per_op is unknown */
+	bool has_cpu;                   /* the machine's CPU time was counted (machine.valid) */
+	double cpu_ns_per_op[CPU_TIME_KINDS];   /* the whole machine's, by category */
+	double self_user_ns_per_op, self_system_ns_per_op;     /* latscope's own */
+};
+
 #define RESULT_NAME_LEN 32
 
 struct result {
@@ -209,6 +226,7 @@ struct result {
 	struct cpu_result *cpus;
 	struct cpu_result all;
 	struct machine_context machine;
+	struct op_figures ops;
 };
 
 /* One cpu_result per member of cpus, in order.  -ENOMEM; on failure everything
@@ -288,6 +306,10 @@ void result_info_shown(struct result *res, const char *fmt, ...) __attribute__((
 /* Compute summaries and the merged "all" row.  -ENOMEM, or -EOVERFLOW when the
  * CPUs add up past COUNT_MAX; result_finalize_why says why (as cpu_result_add). */
 int result_finalize(struct result *res);
+/* res->ops from the finalized figures (when res->ops.per_op; else nothing valid). */
+void result_op_figures(struct result *res);
+/* Bytes each operation moves: params.bs_bytes, 0 when the params do not say. */
+uint64_t result_op_bytes(const struct result *res);
 int result_finalize_why(struct result *res, struct lat_error *why);
 
 #endif

@@ -95,6 +95,21 @@ static const char *const migrations[] = {
 	"ALTER TABLE cpu_stats ADD COLUMN spikes_per_hour REAL;"
 	"ALTER TABLE cpu_stats ADD COLUMN mtbf_ns REAL;"
 	"ALTER TABLE cpu_stats ADD COLUMN worst_at_ns INTEGER;",
+
+	/* 5: a run of operations (io's reads): its throughput and the whole
+	 * machine's CPU time per operation by category, from the result's
+	 * throughput and cpu_per_op_ns (NULL for other probes and for runs
+	 * stored before, whose results do not have them) */
+	"ALTER TABLE runs ADD COLUMN ops_per_sec REAL;"
+	"ALTER TABLE runs ADD COLUMN bytes_per_sec REAL;"
+	"ALTER TABLE runs ADD COLUMN cpu_user_ns_per_op REAL;"
+	"ALTER TABLE runs ADD COLUMN cpu_nice_ns_per_op REAL;"
+	"ALTER TABLE runs ADD COLUMN cpu_system_ns_per_op REAL;"
+	"ALTER TABLE runs ADD COLUMN cpu_idle_ns_per_op REAL;"
+	"ALTER TABLE runs ADD COLUMN cpu_iowait_ns_per_op REAL;"
+	"ALTER TABLE runs ADD COLUMN cpu_irq_ns_per_op REAL;"
+	"ALTER TABLE runs ADD COLUMN cpu_softirq_ns_per_op REAL;"
+	"ALTER TABLE runs ADD COLUMN cpu_steal_ns_per_op REAL;",
 };
 
 unsigned schema_versions(void)

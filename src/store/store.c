@@ -19,6 +19,7 @@
 #include "store/schema.h"
 #include "store/split.h"
 #include "sys/mkdirs.h"
+#include "sys/procstat.h"
 
 #define BUSY_TIMEOUT_MS 10000
 /* SQLite's shared-lock bytes on the database file (its os_unix.c: PENDING_BYTE + 2, 510 of them). */
@@ -514,6 +515,32 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *doc, cons
 	return r;
 }
 
+/* A run of operations: its throughput and CPU time per operation (schema 5), from doc's figures. */
+static int update_op_figures(struct store *s, int64_t id, const json_t *doc, struct lat_error *err)
+{
+	static const char sql[] =
+		"UPDATE runs SET ops_per_sec = ?, bytes_per_sec = ?, cpu_user_ns_per_op = ?, cpu_nice_ns_per_op = ?,"
+		" cpu_system_ns_per_op = ?, cpu_idle_ns_per_op = ?, cpu_iowait_ns_per_op = ?, cpu_irq_ns_per_op = ?,"
+		" cpu_softirq_ns_per_op = ?, cpu_steal_ns_per_op = ? WHERE id = ?";
+	const json_t *tp = json_object_get(doc, "throughput"), *cpu = json_object_get(doc, "cpu_per_op_ns");
+	sqlite3_stmt *st;
+	int rc, r;
+
+	if (!json_is_object(tp))
+		return 0;
+	if ((rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL)) != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot store in");
+	bind_opt_real(st, 1, tp, "ops_per_sec");
+	bind_opt_real(st, 2, tp, "bytes_per_sec");
+	/* the columns are in /proc/stat's order, as cpu_time_names */
+	for (int k = 0; k < CPU_TIME_KINDS; k++)
+		bind_opt_real(st, 3 + k, cpu, cpu_time_names[k]);
+	sqlite3_bind_int64(st, 11, id);
+	r = step_done(s, st, err);
+	sqlite3_finalize(st);
+	return r;
+}
+
 /* Run *id (a new one when 0): its columns from doc, its result the text of rest. */
 static int insert_run(struct store *s, const json_t *doc, const char *rest, const char *identity, int64_t *id,
 		      struct lat_error *err)
@@ -621,6 +648,7 @@ static int insert_doc(struct store *s, json_t *doc, const char *identity, int64_
 	if (split_windows(doc, &sp) < 0)
 		return err_set(err, -ENOMEM, "out of memory");
 	if ((r = insert_run(s, doc, sp.rest, identity, id, err)) < 0 ||
+	    (r = update_op_figures(s, *id, doc, err)) < 0 ||
 	    (r = insert_windows(s, *id, &sp, err)) < 0 ||
 	    (r = insert_labels(s, *id, json_object_get(doc, "labels"), err)) < 0)
 		goto out;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/array.h"
+#include "core/units.h"
 #include "sys/textfile.h"
 
 /* Idle states that take longer than this to leave are "deep". */
@@ -509,12 +510,51 @@ static bool rule_mitigations(const struct fingerprint *fp, const struct findings
 	return true;
 }
 
+/* " (N % of the measured interval D)", and whether that share is large. */
+static bool against_period(char buf[FINDING_TEXT_MAX], uint64_t v, uint64_t period, bool measured)
+{
+	char d[32];
+	fmt_duration(period, d, sizeof(d));
+	add(buf, ", %.0f %% of %s interval %s", 100.0 * (double)v / (double)period,
+	    measured ? "the measured" : "latscope timer's default", d);
+	return v * 100u >= period * FINDINGS_LARGE_SHARE;
+}
+
 static bool rule_timer_slack(const struct fingerprint *fp, const struct findings_context *ctx, struct finding *f)
 {
-	(void)ctx;
+	char d[32];
+
+	/* A run judges the slack its measuring threads had, not the main thread's. */
+	if (ctx && ctx->measured) {
+		if (ctx->timer_slack_ns <= 1)
+			return false;
+		fmt_duration(ctx->timer_slack_ns, d, sizeof(d));
+		add(f->saw, "timer slack of the measuring threads: %s", d);
+		if (ctx->period_ns && against_period(f->saw, ctx->timer_slack_ns, ctx->period_ns, true))
+			f->severity = SEVERITY_WARNING;
+		add(f->fix, "Unless the slack is what you meant to measure, measure with the default --timer-slack "
+		    "(1 ns) or under SCHED_FIFO: a wakeup may then be late by the slack on top of what the system adds.");
+		return true;
+	}
 	if (fp->timer_slack_ns == FP_UNKNOWN || fp->timer_slack_ns <= 1)
 		return false;
 	add(f->saw, "timer slack of this process: %lld ns", (long long)fp->timer_slack_ns);
+	return true;
+}
+
+static bool rule_timer_slop(const struct fingerprint *fp, const struct findings_context *ctx, struct finding *f)
+{
+	char d[32];
+	bool measured = ctx && ctx->period_ns;
+
+	if (fp->timer_slop_ns == FP_UNKNOWN || fp->timer_slop_ns <= 0)
+		return false;
+	fmt_duration((uint64_t)fp->timer_slop_ns, d, sizeof(d));
+	add(f->saw, "%s timer slop %s (%s)", fp->hypervisor, d, strcmp(fp->timer_slop_source, "cmdline") == 0 ?
+	    "xen_timer_slop= on the kernel command line" : "the xen clock event device in /proc/timer_list");
+	if (against_period(f->saw, (uint64_t)fp->timer_slop_ns, measured ? ctx->period_ns : FINDINGS_DEFAULT_PERIOD_NS,
+			   measured))
+		f->severity = SEVERITY_WARNING;
 	return true;
 }
 
@@ -637,9 +677,17 @@ static const struct rule rules[] = {
 	  "only where no untrusted code runs." },
 	{ "timer-slack", SEVERITY_INFO, rule_timer_slack,
 	  "The kernel may delay a SCHED_OTHER task's timers by up to its timer slack to batch wakeups (50 us by "
-	  "default); real-time policies ignore it. latscope sets 1 ns on its measuring threads.",
+	  "default); real-time policies ignore it. latscope sets 1 ns on its measuring threads unless told otherwise "
+	  "(latscope timer --timer-slack).",
 	  "In latency-sensitive SCHED_OTHER code call prctl(PR_SET_TIMERSLACK, 1), or run it under SCHED_FIFO or "
 	  "SCHED_RR." },
+	{ "timer-slop", SEVERITY_INFO, rule_timer_slop,
+	  "The guest kernel programs no timer closer than the hypervisor's slop (the minimum delta of Xen's clock "
+	  "event device): a wakeup due sooner after the timer is set comes up to the slop late, and timers within "
+	  "the slop of each other fire together. Against an interval of ten times the slop or less, that is a large "
+	  "part of every period.",
+	  "Boot the guest with a smaller xen_timer_slop= (nanoseconds; the kernel's default is 100000), at the cost "
+	  "of more timer interrupts, or judge only intervals well above the slop." },
 };
 
 #define NRULES ARRAY_SIZE(rules)

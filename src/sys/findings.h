@@ -29,7 +29,15 @@ struct finding {
 struct findings_context {
 	const struct cpuset *measured;  /* the CPUs measured; NULL: none */
 	bool pm_qos_held;               /* latscope held /dev/cpu_dma_latency while measuring */
+	uint64_t period_ns;             /* the measured wakeups' period; 0: none */
+	uint64_t timer_slack_ns;        /* the measuring threads' timer slack where the kernel honoured it
+					   (SCHED_OTHER threads); 0: none (real-time threads get none) */
 };
+
+/* A slack or slop of this share of the period or more is large against it (percent). */
+#define FINDINGS_LARGE_SHARE 10u
+/* The period judged without a measurement: latscope timer's default interval. */
+#define FINDINGS_DEFAULT_PERIOD_NS 1000000u
 
 /*
  * Run every rule over fp.  The findings that fire are sorted most severe

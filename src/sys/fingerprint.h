@@ -97,6 +97,8 @@ struct fingerprint {
 	bool cpu_flags_known;           /* x86: the TSC flags below are known */
 	bool constant_tsc, nonstop_tsc, tsc_reliable, tsc_known_freq;
 	int64_t timer_slack_ns;         /* of the calling process */
+	int64_t timer_slop_ns;          /* the hypervisor's, as the guest sees it (Xen only, sys/timerslop.h) */
+	const char *timer_slop_source;  /* "/proc/timer_list", "cmdline"; "" unknown */
 
 	/* CPUs */
 	char cpu_model[128];

@@ -210,6 +210,8 @@ static json_t *timekeeping_json(struct jbuild *b, const struct fingerprint *fp)
 	}
 	put(b, o, "tsc_flags", tsc);
 	put(b, o, "timer_slack_ns", jint(fp->timer_slack_ns));
+	put(b, o, "timer_slop_ns", jint(fp->timer_slop_ns));
+	put(b, o, "timer_slop_source", jstr(fp->timer_slop_source));
 	return o;
 }
 

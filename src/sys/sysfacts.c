@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <liburing.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,17 @@ static int read_at(const char *root, const char *rel, char *buf, size_t size)
 		return r;
 	}
 	return textfile_read(path, buf, size);
+}
+
+/* root's rel opened for reading: 0, or -errno. */
+static int open_at(const char *root, const char *rel, FILE **ret)
+{
+	char path[PATH_MAX];
+	int r = path_at(root, rel, path, sizeof(path));
+	if (r < 0)
+		return r;
+	*ret = fopen(path, "re");
+	return *ret ? 0 : -errno;
 }
 
 static int read_i64(const char *root, const char *rel, int64_t *ret)
@@ -62,15 +74,43 @@ int sys_thp_mode(const char *root, char *buf, size_t size)
 	return textfile_choice(text, '[', ']', buf, size);
 }
 
-int sys_cpu_flag(const char *root, const char *flag)
+int sys_huge_bytes(const char *root, uintptr_t addr, size_t len, uint64_t *ret_huge)
 {
-	char path[PATH_MAX], line[8192];
-	int r = path_at(root, "/proc/cpuinfo", path, sizeof(path));
+	char line[512];
+	FILE *f;
+	int r = open_at(root, "/proc/self/smaps", &f);
 	if (r < 0)
 		return r;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
+	uint64_t huge = 0, overlap = 0;
+	bool inside = false, found = false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, kb;
+		int used = 0;
+		/* A mapping's first line: "lo-hi perms offset dev inode [path]", in hex. */
+		if (sscanf(line, "%llx-%llx %n", &lo, &hi, &used) == 2 && used > 0) {
+			uintptr_t a = lo > addr ? (uintptr_t)lo : addr;
+			uintptr_t b = hi < addr + len ? (uintptr_t)hi : addr + len;
+			inside = a < b;
+			overlap = inside ? b - a : 0;
+			found = found || inside;
+		} else if (inside && sscanf(line, "AnonHugePages: %llu kB", &kb) == 1) {
+			huge += kb * 1024u < overlap ? kb * 1024u : overlap;
+		}
+	}
+	fclose(f);
+	if (!found)
+		return -ENOENT;
+	*ret_huge = huge;
+	return 0;
+}
+
+int sys_cpu_flag(const char *root, const char *flag)
+{
+	char line[8192];
+	FILE *f;
+	int r = open_at(root, "/proc/cpuinfo", &f);
+	if (r < 0)
+		return r;
 	r = -ENOENT;
 	while (fgets(line, sizeof(line), f))
 		if (strncmp(line, "flags", 5) == 0 && strchr(line, ':')) {

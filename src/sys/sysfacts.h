@@ -20,6 +20,12 @@ int sys_rt_runtime(const char *root, int64_t *ret_runtime_us, int64_t *ret_perio
  * -EINVAL when the file marks none. */
 int sys_thp_mode(const char *root, char *buf, size_t size);
 
+/* How many bytes of [addr, addr + len) this process has in transparent huge
+ * pages: AnonHugePages of the mappings of /proc/self/smaps that overlap the
+ * range, each at most its overlap (a mapping merged with a neighbour counts
+ * no more than its share of the range).  -ENOENT when no mapping overlaps it. */
+int sys_huge_bytes(const char *root, uintptr_t addr, size_t len, uint64_t *ret_huge);
+
 /* Whether the first CPU's "flags" line of /proc/cpuinfo names flag: 1 or 0.
  * -ENOENT when the file has no such line. */
 int sys_cpu_flag(const char *root, const char *flag);

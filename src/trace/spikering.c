@@ -75,8 +75,10 @@ int spike_history_add(struct spike_history *h, const struct trace_ev *batch, siz
 		h->ev = p;
 		h->cap = cap;
 	}
-	memcpy(h->ev + h->n, batch + from, (n - from) * sizeof(*batch));
-	h->n += n - from;
+	if (n > from) {                 /* an empty read may come with no batch at all */
+		memcpy(h->ev + h->n, batch + from, (n - from) * sizeof(*batch));
+		h->n += n - from;
+	}
 
 	if (now > keep_ns && now - keep_ns > h->held_from) {
 		h->held_from = now - keep_ns;

@@ -211,6 +211,18 @@ def check_consistent(tc, doc):
         tc.assertEqual(sum(c["metrics"][name]["count"] for c in doc["cpus"]), doc["all"]["metrics"][name]["count"])
         tc.assertEqual(max(c["metrics"][name]["max_ns"] for c in doc["cpus"]), doc["all"]["metrics"][name]["max_ns"])
     tc.assertEqual(sum(c["missed"] for c in doc["cpus"]), doc["all"]["missed"])
+    if "throughput" in doc:
+        # result-schema.md, "throughput and cpu_per_op_ns": derived from the counts, to 12 digits.
+        tp = doc["throughput"]
+        reads = doc["all"]["metrics"][metrics[0]]["count"]
+        if tp["ops_per_sec"] is not None:
+            tc.assertAlmostEqual(tp["ops_per_sec"] * doc["elapsed_ns"] / 1e9, reads, delta=1e-9 * reads)
+        if tp["bytes_per_sec"] is not None:
+            tc.assertAlmostEqual(tp["bytes_per_sec"], tp["ops_per_sec"] * tp["bytes_per_op"],
+                                 delta=1e-9 * tp["bytes_per_sec"])
+        if "cpu_per_op_ns" in doc:
+            for kind, total in doc["machine"]["cpu_ns"].items():
+                tc.assertAlmostEqual(doc["cpu_per_op_ns"][kind] * reads, total, delta=1e-9 * total + 1e-6)
     if "machine" in doc:
         m = doc["machine"]
         for key in ("irqs", "softirqs", "context_switches", "self_user_ns", "self_system_ns"):

@@ -130,6 +130,20 @@ class CommandLine(TempDirCase):
         self.assert_usage_error(["timer", "-i"], "needs a value")
         self.assert_usage_error(["timer", "--quiet=yes"], "takes no value")
 
+    def test_timer_slack_and_clock_are_checked_and_monitor_takes_the_slack(self):
+        self.assert_usage_error(["timer", "--timer-slack", "0"], "'--timer-slack'", "'0' is below the minimum of 1ns")
+        self.assert_usage_error(["timer", "--timer-slack", "2s"], "'--timer-slack'", "above the maximum of 1s")
+        self.assert_usage_error(["timer", "--clock", "gps"], "'--clock'",
+                                "is not one of monotonic, realtime, tai, boottime")
+        self.assert_usage_error(["timer", "--clock", "tai", "--mode", "timerfd"], "'--clock'",
+                                "'tai' cannot drive --mode timerfd")
+        self.assert_usage_error(["monitor", "--timer-slack", "0", "--listen", "none", "--no-store"],
+                                "'--timer-slack'", "below the minimum of 1ns")
+        for cmd in ("timer", "monitor"):
+            p = run(cmd, "--help")
+            self.assertIn("--timer-slack", p.stdout, cmd)
+        self.assertIn("--clock", run("timer", "--help").stdout)
+
     def test_bad_labels_are_rejected(self):
         self.assert_usage_error(["timer", "--label", "novalue"], "not KEY=VALUE")
         self.assert_usage_error(["timer", "--label", "a=1", "--label", "a=2"], "given twice")

@@ -1,15 +1,24 @@
 """latscope io: reads only, figures that add up, and the CPU they cost."""
+import ctypes
 import hashlib
 import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import unittest
 
 from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
 
 CPU = online_cpus()[-1]
+PR_SET_THP_DISABLE = 41
+
+
+def without_thp():
+    """In the child before exec: no transparent huge page for it (kept across execve)."""
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:
+        os._exit(99)
 
 
 def digest(path):
@@ -89,6 +98,139 @@ class Reading(IoCase):
         self.assertIn("| engine", p.stdout)
         p = run("runs", "--db", db, "--probe", "io")
         self.assertEqual(len([l for l in p.stdout.splitlines() if " io " in l]), 2)
+
+
+class Throughput(IoCase):
+    def test_the_result_keeps_the_throughput_and_cpu_per_read_it_prints(self):
+        p, doc = self.io("-D", "1", "--bs", "8k", "--pattern", "seq")
+        tp, cpu = doc["throughput"], doc["cpu_per_op_ns"]
+        reads = doc["all"]["metrics"]["latency"]["count"]
+        self.assertGreater(reads, 0)
+        self.assertEqual(tp["bytes_per_op"], 8192)
+        self.assertAlmostEqual(tp["ops_per_sec"], reads / (doc["elapsed_ns"] / 1e9), delta=1e-6 * reads)
+        printed = re.search(r"^throughput: (\d+) ops/s, ([\d.]+) MB/s$", p.stdout, re.M)
+        self.assertIsNotNone(printed, p.stdout)
+        self.assertAlmostEqual(int(printed.group(1)), tp["ops_per_sec"], delta=1)
+        self.assertAlmostEqual(float(printed.group(2)), tp["bytes_per_sec"] / 1e6, delta=0.1)
+        self.assertEqual(set(cpu), {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
+                                    "latscope_user", "latscope_system"})
+        self.assertAlmostEqual(cpu["system"] * reads, doc["machine"]["cpu_ns"]["system"], delta=1)
+
+    def test_the_store_keeps_them_and_compare_shows_them_as_columns(self):
+        db = self.path("runs.db")
+        for bs in ("4k", "16k"):
+            p = run("io", self.data, "-a", str(CPU), "-D", "1", "-q", "--bs", bs, "--db", db, "--label", "bs=" + bs,
+                    "--json", self.path(bs + ".json"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+        con = sqlite3.connect(db)
+        rows = con.execute("SELECT ops_per_sec, bytes_per_sec, cpu_system_ns_per_op, cpu_iowait_ns_per_op"
+                           " FROM runs ORDER BY id").fetchall()
+        con.close()
+        for row, bs in zip(rows, ("4k", "16k")):
+            doc = load(self.path(bs + ".json"))
+            self.assertEqual(row, (doc["throughput"]["ops_per_sec"], doc["throughput"]["bytes_per_sec"],
+                                   doc["cpu_per_op_ns"]["system"], doc["cpu_per_op_ns"]["iowait"]))
+        p = run("compare", "1", "2", "--db", db, "--format", "csv")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        head = lines[0].split(",")
+        for col in ("ops_per_sec", "bytes_per_sec", "cpu_system_per_op (ns)", "cpu_softirq_per_op (ns)",
+                    "cpu_iowait_per_op (ns)"):
+            self.assertIn(col, head)
+        for line, bs in zip(lines[1:3], ("4k", "16k")):
+            doc = load(self.path(bs + ".json"))
+            cells = dict(zip(head, line.split(",")))
+            self.assertAlmostEqual(float(cells["ops_per_sec"]), doc["throughput"]["ops_per_sec"], delta=1)
+            self.assertAlmostEqual(float(cells["cpu_system_per_op (ns)"]), doc["cpu_per_op_ns"]["system"], delta=1)
+        p = run("compare", "1", "2", "--db", db, "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        figs = json.loads(p.stdout)["rows"][1]["figures"]
+        doc = load(self.path("16k.json"))
+        self.assertAlmostEqual(figs["bytes_per_sec"], doc["throughput"]["bytes_per_sec"], delta=1e-6 * figs["bytes_per_sec"])
+        # compare's JSON has 10 significant digits
+        self.assertAlmostEqual(figs["cpu_iowait_per_op_ns"], doc["cpu_per_op_ns"]["iowait"],
+                               delta=1e-9 * doc["cpu_per_op_ns"]["iowait"] + 1e-9)
+        p = run("compare", "1", "2", "--db", db, "--fail-if", "ops_per_sec<1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_an_io_result_written_before_throughput_was_kept_imports_and_compares_with_it(self):
+        _, doc = self.io("-D", "1")
+        del doc["throughput"], doc["cpu_per_op_ns"]
+        old = self.path("old.json")
+        with open(old, "w") as f:
+            json.dump(doc, f)
+        db = self.path("runs.db")
+        p = run("import", old, "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("show", "1", "--db", db, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        check_consistent(self, json.loads(p.stdout))
+        p = run("compare", "1", "--db", db, "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        figs = json.loads(p.stdout)["rows"][0]["figures"]
+        reads = doc["all"]["metrics"]["latency"]["count"]
+        self.assertAlmostEqual(figs["ops_per_sec"], reads / (doc["elapsed_ns"] / 1e9), delta=1e-6 * reads)
+        self.assertAlmostEqual(figs["cpu_system_per_op_ns"] * reads, doc["machine"]["cpu_ns"]["system"], delta=1)
+
+    def test_a_timer_run_has_no_throughput_and_compare_shows_no_such_column(self):
+        db = self.path("runs.db")
+        out = self.path("t.json")
+        p = run("timer", "-a", str(CPU), "-D", "300ms", "-q", "--policy", "other", "--db", db, "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("throughput", load(out))
+        p = run("compare", "1", "--db", db, "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("ops_per_sec", json.loads(p.stdout)["rows"][0]["figures"])
+        p = run("compare", "1", "--db", db, "--columns", "mean,ops_per_sec", "--format", "csv")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.splitlines()[1].split(",")[-1], "-")
+
+
+class Buffer(IoCase):
+    def test_plain_is_the_default_and_both_kinds_are_recorded_and_named_in_the_header(self):
+        for given, kind in (((), "plain"), (("--buffer", "plain"), "plain"), (("--buffer", "hugepage"), "hugepage")):
+            with self.subTest(buffer=given):
+                out = self.path("b.json")
+                p = run("io", self.data, "-a", str(CPU), "--no-store", "--json", out, "-n", "200", "--bs", "64k",
+                        "--pattern", "seq", *given)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                doc = load(out)
+                check_consistent(self, doc)
+                self.assertEqual(doc["params"]["buffer"], kind)
+                self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 200)
+                header = p.stdout.splitlines()[0]
+                self.assertIn("O_DIRECT, %s buffer, psync" % kind, header)
+                huge_notes = [n for n in doc["notes"] if "huge pages" in n]
+                if kind == "plain":
+                    self.assertEqual(huge_notes, [], "a plain buffer asks for no huge page")
+                else:
+                    self.assertTrue(huge_notes, "what was asked is noted")
+
+    def test_hugepage_where_huge_pages_cannot_be_had_says_so_and_what_it_used(self):
+        out = self.path("nothp.json")
+        p = run("io", self.data, "-a", str(CPU), "--no-store", "--json", out, "-n", "200", "--bs", "64k",
+                "--buffer", "hugepage", preexec_fn=without_thp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertEqual(doc["params"]["buffer"], "hugepage")
+        want = ("--buffer hugepage: 0 of 2048 KiB of the read buffer in huge pages, the rest ordinary 4 KiB pages: "
+                "transparent huge pages are disabled for this process (prctl PR_SET_THP_DISABLE) (cpu %d)" % CPU)
+        self.assertIn(want, doc["notes"])
+        self.assertIn("latscope io: " + want, p.stderr)
+        self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 200)
+
+    def test_plain_does_not_say_huge_pages_were_missing_where_none_can_be_had(self):
+        out = self.path("plain.json")
+        p = run("io", self.data, "-a", str(CPU), "--no-store", "--json", out, "-n", "50", preexec_fn=without_thp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse([n for n in load(out)["notes"] if "huge" in n])
+
+    def test_a_buffer_kind_it_does_not_know_is_named(self):
+        p = run("io", self.data, "--no-store", "--buffer", "huge")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("option '--buffer'", p.stderr.splitlines()[0])
+        self.assertIn("'huge'", p.stderr.splitlines()[0])
 
 
 class Safety(IoCase):

@@ -128,6 +128,67 @@ class TimerRuns(TempDirCase):
                 self.assertEqual(c["metrics"]["latency"]["count"] + c["missed"], 2000)
                 self.assertEqual(doc["params"]["mode"], mode)
 
+    def test_every_clock_runs_and_is_recorded_and_realtime_and_tai_warn_of_steps(self):
+        for clock, mode in (("monotonic", "nanosleep"), ("realtime", "nanosleep"), ("tai", "nanosleep"),
+                            ("boottime", "nanosleep"), ("realtime", "timerfd"), ("tai", "posix"),
+                            ("boottime", "timerfd")):
+            with self.subTest(clock=clock, mode=mode):
+                out = self.path(f"{clock}-{mode}.json")
+                p = run("timer", "-a", "0", "-D", "1", "-i", "500us", "--clock", clock, "--mode", mode,
+                        "--no-store", "--json", out)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                doc = load(out)
+                check_consistent(self, doc)
+                c = doc["cpus"][0]
+                self.assertEqual(c["metrics"]["latency"]["count"] + c["missed"], 2000)
+                self.assertGreater(c["metrics"]["latency"]["count"], 0)
+                self.assertEqual(doc["params"]["clock"], clock)
+                header = p.stdout.splitlines()[0]
+                if clock == "monotonic":
+                    self.assertIn(f"({mode}), timer slack 1ns,", header)
+                else:
+                    self.assertIn(f"({mode}, clock {clock}), timer slack 1ns,", header)
+                warns = clock in ("realtime", "tai")
+                self.assertEqual("shows as latency" in p.stderr, warns, p.stderr)
+                self.assertEqual(any("shows as latency" in n for n in doc["notes"]), warns, doc["notes"])
+                self.assertFalse(any("stepped during the run" in n for n in doc["notes"]), doc["notes"])
+
+    @unittest.skipUnless(is_root(), "the effect is measured against a root run's baseline")
+    def test_a_timer_slack_of_500us_raises_the_median_under_sched_other_by_about_the_slack(self):
+        cpu = str(online_cpus()[-1])
+        def median(*extra):
+            out = self.path("slack%d.json" % len(extra))
+            p = run("timer", "-a", cpu, "--policy", "other", "-i", "1ms", "-D", "5s", "-q", "--no-store",
+                    "--json", out, *extra)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = load(out)
+            check_consistent(self, doc)
+            self.assertGreater(doc["cpus"][0]["metrics"]["latency"]["count"], 1000)
+            return doc["cpus"][0]["metrics"]["latency"]["p50_ns"], doc
+        base, plain = median()
+        slack, slacked = median("--timer-slack", "500us")
+        self.assertEqual(plain["params"]["timer_slack_ns"], 1)
+        self.assertEqual(slacked["params"]["timer_slack_ns"], 500000)
+        # relations only: the slack lets the kernel fire the timer up to 500 us late, and an idle CPU waits it out
+        self.assertGreater(slack - base, 0.5 * 500000, (base, slack))
+        self.assertLess(slack - base, 1.5 * 500000, (base, slack))
+        found = {f["id"]: f for f in slacked["findings"]}
+        self.assertEqual(found["timer-slack"]["severity"], "warning")
+        self.assertIn("measuring threads: 500us, 50 % of the measured interval 1ms", found["timer-slack"]["saw"])
+        self.assertNotIn("timer-slack", {f["id"] for f in plain["findings"]})
+
+    @unittest.skipUnless(is_root(), "needs SCHED_FIFO")
+    def test_a_timer_slack_under_a_real_time_policy_is_said_to_have_no_effect(self):
+        out = self.path("r.json")
+        p = run("timer", "-a", "0", "-l", "200", "--timer-slack", "500us", "--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("timer slack 500us", p.stdout.splitlines()[0])
+        self.assertIn("--timer-slack 500us had no effect: the kernel gives SCHED_FIFO threads no timer slack",
+                      p.stderr)
+        doc = load(out)
+        self.assertEqual(doc["cpus"][0]["metrics"]["latency"]["count"], 200)
+        self.assertNotIn("timer-slack", {f["id"] for f in doc["findings"]})
+
     def stop_with(self, sig):
         out = self.path("r.json")
         proc = subprocess.Popen([LATSCOPE, "timer", "-D", "60", "-q", "--json", out],

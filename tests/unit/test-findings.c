@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/cpuset.h"
+#include "core/nstime.h"
 #include "sys/findings.h"
 #include "sys/fingerprint.h"
 #include "systree.h"
@@ -775,6 +776,64 @@ static void test_rule_timer_slack_is_quiet_at_1_ns(void **state)
 	assert_false(fires(tree, "timer-slack", NULL));
 }
 
+static void test_a_run_judges_the_timer_slack_of_its_measuring_threads_not_the_main_threads(void **state)
+{
+	(void)state;
+	struct finding f;
+	struct cpuset one;
+	const struct systree_file tree[] = { { "proc/self/timerslack_ns", "50000\n" }, END };
+
+	cpuset_clear(&one);
+	cpuset_add(&one, 0);
+	/* real-time threads (no slack honoured): the main thread's 50 us says nothing of the run */
+	struct findings_context rt = { .measured = &one, .period_ns = NS_PER_MS, .timer_slack_ns = 0 };
+	assert_false(fires_with(tree, NULL, &rt, "timer-slack", NULL));
+	/* SCHED_OTHER threads with --timer-slack 500us at a 1 ms interval: half of it */
+	struct findings_context other = { .measured = &one, .period_ns = NS_PER_MS, .timer_slack_ns = 500u * NS_PER_US };
+	assert_true(fires_with(tree, NULL, &other, "timer-slack", &f));
+	assert_non_null(strstr(f.saw, "measuring threads: 500us"));
+	assert_non_null(strstr(f.saw, "50 % of the measured interval 1ms"));
+	assert_int_equal(f.severity, SEVERITY_WARNING);
+	assert_non_null(strstr(f.fix, "--timer-slack"));
+	/* the same slack against a 100 ms interval is small: worth knowing, no more */
+	other.period_ns = 100u * NS_PER_MS;
+	assert_true(fires_with(tree, NULL, &other, "timer-slack", &f));
+	assert_int_equal(f.severity, SEVERITY_INFO);
+}
+
+/* ---- timer-slop ---- */
+
+static void test_rule_timer_slop_weighs_xens_slop_against_the_measured_interval(void **state)
+{
+	(void)state;
+	struct finding f;
+	struct cpuset one;
+	const struct systree_file tree[] = { { "proc/cmdline", "root=/dev/xvda1 xen_timer_slop=100000\n" }, END };
+
+	cpuset_clear(&one);
+	cpuset_add(&one, 0);
+	/* latscope sys: against latscope timer's default 1 ms, 100 us is a tenth: large */
+	assert_true(fires_with(tree, "Xen", NULL, "timer-slop", &f));
+	assert_non_null(strstr(f.saw, "Xen timer slop 100us (xen_timer_slop= on the kernel command line)"));
+	assert_non_null(strstr(f.saw, "of latscope timer's default interval 1ms"));
+	assert_int_equal(f.severity, SEVERITY_WARNING);
+	/* a run at 10 ms: a hundredth */
+	struct findings_context run = { .measured = &one, .period_ns = 10u * NS_PER_MS, .timer_slack_ns = 0 };
+	assert_true(fires_with(tree, "Xen", &run, "timer-slop", &f));
+	assert_non_null(strstr(f.saw, "1 % of the measured interval 10ms"));
+	assert_int_equal(f.severity, SEVERITY_INFO);
+}
+
+static void test_rule_timer_slop_is_quiet_where_the_slop_is_unknown(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = { { "proc/cmdline", "root=/dev/vda1 xen_timer_slop=100000\n" }, END };
+	/* KVM does not read Xen's parameter, and shows the guest no slop of its own */
+	assert_false(fires_with(tree, "KVM", NULL, "timer-slop", NULL));
+	const struct systree_file bare[] = { { "proc/cmdline", "root=/dev/xvda1\n" }, END };
+	assert_false(fires_with(bare, "Xen", NULL, "timer-slop", NULL));
+}
+
 /* ---- The table as a whole ---- */
 
 static void test_an_empty_tree_fires_no_rule(void **state)
@@ -930,6 +989,9 @@ int main(void)
 		cmocka_unit_test(test_rule_mitigations_on_is_quiet_when_off_or_not_affected),
 		cmocka_unit_test(test_rule_timer_slack_fires_at_the_default_50_us),
 		cmocka_unit_test(test_rule_timer_slack_is_quiet_at_1_ns),
+		cmocka_unit_test(test_a_run_judges_the_timer_slack_of_its_measuring_threads_not_the_main_threads),
+		cmocka_unit_test(test_rule_timer_slop_weighs_xens_slop_against_the_measured_interval),
+		cmocka_unit_test(test_rule_timer_slop_is_quiet_where_the_slop_is_unknown),
 		cmocka_unit_test(test_an_empty_tree_fires_no_rule),
 		cmocka_unit_test(test_rule_ids_are_unique_and_kebab_case),
 		cmocka_unit_test(test_findings_come_most_severe_first_in_table_order),

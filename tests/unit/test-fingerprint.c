@@ -12,6 +12,7 @@
 
 #include "core/cpuset.h"
 #include "sys/fingerprint.h"
+#include "sys/timerslop.h"
 #include "systree.h"
 
 #define END { NULL, NULL }
@@ -492,6 +493,122 @@ static void test_the_hypervisor_can_be_given_and_a_cpu_model_in_bad_utf8_still_e
 	fingerprint_free(fp);
 }
 
+/* Two tick devices of a Xen HVM guest's /proc/timer_list, the PV timer second. */
+static const char xen_timer_list[] =
+	"Timer List Version: v0.9\n"
+	"HRTIMER_MAX_CLOCK_BASES: 8\n"
+	"now at 5031744612345 nsecs\n"
+	"\n"
+	"cpu: 0\n"
+	" clock 0:\n"
+	"  .base:       ffff88803ec1e140\n"
+	"  .resolution: 1 nsecs\n"
+	"\n"
+	"Tick Device: mode:     1\n"
+	"Broadcast device\n"
+	"Clock Event Device: lapic\n"
+	" max_delta_ns:   1000000000\n"
+	" min_delta_ns:   1000\n"
+	" mult:           4294967\n"
+	"\n"
+	"Tick Device: mode:     1\n"
+	"Per CPU device: 0\n"
+	"Clock Event Device: xen\n"
+	" max_delta_ns:   4294967295\n"
+	" min_delta_ns:   50000\n"
+	" mult:           1\n"
+	" shift:          0\n"
+	"\n";
+
+static void test_a_xen_guest_reports_the_slop_in_effect_from_its_clock_event_device(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = {
+		{ "sys/hypervisor/type", "xen\n" },
+		{ "proc/timer_list", xen_timer_list },
+		{ "proc/cmdline", "root=/dev/xvda1 xen_timer_slop=70000\n" },
+		END,
+	};
+	struct fingerprint *fp = collect(tree);
+
+	assert_string_equal(fp->hypervisor, "Xen");
+	/* what is in effect beats what was asked for at boot */
+	assert_int_equal(fp->timer_slop_ns, 50000);
+	assert_string_equal(fp->timer_slop_source, "/proc/timer_list");
+	json_t *j = fingerprint_to_json(fp);
+	assert_non_null(j);
+	json_t *tk = json_object_get(j, "timekeeping");
+	assert_int_equal(json_integer_value(json_object_get(tk, "timer_slop_ns")), 50000);
+	assert_string_equal(json_string_value(json_object_get(tk, "timer_slop_source")), "/proc/timer_list");
+	json_decref(j);
+	fingerprint_free(fp);
+}
+
+static void test_a_xen_guest_without_a_readable_timer_list_takes_xen_timer_slop_from_the_command_line(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = {
+		{ "sys/hypervisor/type", "xen\n" },
+		{ "proc/cmdline", "root=/dev/xvda1 xen_timer_slop=200k quiet\n" },
+		END,
+	};
+	struct fingerprint *fp = collect(tree);
+
+	/* the kernel reads it with memparse: k is 1024 */
+	assert_int_equal(fp->timer_slop_ns, 200 * 1024);
+	assert_string_equal(fp->timer_slop_source, "cmdline");
+	assert_string_equal(fingerprint_param(fp, "xen_timer_slop"), "200k");
+	fingerprint_free(fp);
+}
+
+static void test_the_timer_slop_is_unknown_without_xen_or_without_a_source(void **state)
+{
+	(void)state;
+	/* Xen, but neither source: unknown, not the kernel's default guessed */
+	const struct systree_file xen[] = { { "sys/hypervisor/type", "xen\n" }, { "proc/cmdline", "quiet\n" }, END };
+	struct fingerprint *fp = collect(xen);
+	assert_true(fp->timer_slop_ns == FP_UNKNOWN);
+	assert_string_equal(fp->timer_slop_source, "");
+	json_t *j = fingerprint_to_json(fp);
+	assert_true(json_is_null(json_object_get(json_object_get(j, "timekeeping"), "timer_slop_ns")));
+	json_decref(j);
+	fingerprint_free(fp);
+
+	/* a Xen device listed on a machine that is not a Xen guest is not read */
+	const struct systree_file kvm[] = {
+		{ "sys/hypervisor/type", "kvm\n" },
+		{ "proc/timer_list", xen_timer_list },
+		{ "proc/cmdline", "xen_timer_slop=70000\n" },
+		END,
+	};
+	fp = collect(kvm);
+	assert_true(fp->timer_slop_ns == FP_UNKNOWN);
+	fingerprint_free(fp);
+}
+
+static void test_timer_list_gives_the_min_delta_of_the_named_device_only(void **state)
+{
+	(void)state;
+	uint64_t ns = 0;
+	FILE *f = fmemopen((void *)xen_timer_list, sizeof(xen_timer_list) - 1u, "r");
+	assert_non_null(f);
+	assert_int_equal(timer_list_min_delta(f, "lapic", &ns), 0);
+	assert_int_equal(ns, 1000);
+	rewind(f);
+	assert_int_equal(timer_list_min_delta(f, "xen", &ns), 0);
+	assert_int_equal(ns, 50000);
+	rewind(f);
+	assert_int_equal(timer_list_min_delta(f, "hpet", &ns), -ENOENT);
+	fclose(f);
+
+	static const char junk[] = "Clock Event Device: xen\n max_delta_ns:   5\n min_delta_ns:   lots\n";
+	f = fmemopen((void *)junk, sizeof(junk) - 1u, "r");
+	assert_non_null(f);
+	assert_int_equal(timer_list_min_delta(f, "xen", &ns), -EINVAL);
+	assert_int_equal(ns, 50000);    /* untouched on failure */
+	fclose(f);
+}
+
 static void test_this_machine_reads_with_its_own_release_and_timer_slack(void **state)
 {
 	(void)state;
@@ -517,6 +634,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_an_empty_tree_leaves_everything_unknown),
 		cmocka_unit_test(test_a_sysroot_that_is_not_a_directory_is_an_error),
+		cmocka_unit_test(test_a_xen_guest_reports_the_slop_in_effect_from_its_clock_event_device),
+		cmocka_unit_test(test_a_xen_guest_without_a_readable_timer_list_takes_xen_timer_slop_from_the_command_line),
+		cmocka_unit_test(test_the_timer_slop_is_unknown_without_xen_or_without_a_source),
+		cmocka_unit_test(test_timer_list_gives_the_min_delta_of_the_named_device_only),
 		cmocka_unit_test(test_the_command_line_keeps_parameters_of_interest_and_stops_at_the_init_arguments),
 		cmocka_unit_test(test_isolcpus_flags_are_dropped_from_the_cpu_list),
 		cmocka_unit_test(test_sysfs_isolation_wins_over_the_command_line),

@@ -1390,27 +1390,145 @@ static void test_result_to_json_describes_every_cpu_and_the_merged_row(void **st
 	result_free(&res);
 }
 
+/* res written, read back into back, and written again: the same text. */
+static void read_back_as_written(const struct result *res, struct result *back)
+{
+	struct lat_error err;
+	char *first = result_store_text(res);
+	assert_non_null(first);
+	assert_int_equal(result_from_text(first, strlen(first), back, &err), 0);
+	char *second = result_store_text(back);
+	assert_non_null(second);
+	assert_string_equal(second, first);
+	free(first);
+	free(second);
+}
+
 static void test_a_result_read_back_and_written_again_is_the_same_text(void **state)
 {
 	(void)state;
 	struct result res, back;
-	struct lat_error err;
 
 	build_json_result(&res);
 	/* Means and deviations that 12 digits cannot hold: all's sums must come out the same either way. */
 	res.cpus[0].st[0].mean += 1.0 / 3.0;
 	res.cpus[1].st[0].m2 *= 1.0 + 1.0 / 7.0;
 	assert_int_equal(result_finalize(&res), 0);
-	char *first = result_store_text(&res);
-	assert_non_null(first);
-	assert_int_equal(result_from_text(first, strlen(first), &back, &err), 0);
-	char *second = result_store_text(&back);
-	assert_non_null(second);
-	assert_string_equal(second, first);
-	free(first);
-	free(second);
+	read_back_as_written(&res, &back);
 	result_free(&back);
 	result_free(&res);
+}
+
+/* build_json_result as a run of 4 KiB reads, with the machine's CPU time counted. */
+static void build_reads_result(struct result *res)
+{
+	build_json_result(res);
+	res->ops.per_op = true;
+	res->params = json_pack("{s:I}", "bs_bytes", (json_int_t)4096);
+	assert_non_null(res->params);
+	const struct machine_window w = { .index = 0, .cpu_ns = { [CPU_SYSTEM] = 3000000, [CPU_IOWAIT] = 1000000,
+								  [CPU_IDLE] = 4000000 },
+					  .self_user_ns = 30000, .self_system_ns = 2000000 };
+	assert_int_equal(machine_append(&res->machine, &w), 0);
+	assert_int_equal(result_finalize(res), 0);
+}
+
+static double jreal_of(json_t *o, const char *key)
+{
+	json_t *v = jget(o, key);
+	assert_true(json_is_number(v));
+	return json_number_value(v);
+}
+
+static void test_a_run_of_reads_writes_its_throughput_and_cpu_per_read_and_reads_them_back(void **state)
+{
+	(void)state;
+	struct result res, back;
+
+	build_reads_result(&res);
+	const uint64_t reads = res.all.sum[0].count;
+	assert_int_equal(reads, 3000);
+	json_t *doc = result_to_json(&res);
+	assert_non_null(doc);
+	json_t *tp = jget(doc, "throughput"), *cpu = jget(doc, "cpu_per_op_ns");
+	const double secs = (double)res.elapsed_ns / 1e9;
+	assert_close(jreal_of(tp, "ops_per_sec"), (double)reads / secs);
+	assert_close(jreal_of(tp, "bytes_per_sec"), (double)reads * 4096.0 / secs);
+	assert_int_equal(jint(tp, "bytes_per_op"), 4096);
+	assert_close(jreal_of(cpu, "system"), 1000.0);
+	assert_close(jreal_of(cpu, "iowait"), 1000000.0 / 3000.0);
+	assert_close(jreal_of(cpu, "idle"), 4000000.0 / 3000.0);
+	assert_close(jreal_of(cpu, "steal"), 0.0);
+	assert_close(jreal_of(cpu, "latscope_user"), 10.0);
+	assert_close(jreal_of(cpu, "latscope_system"), 2000000.0 / 3000.0);
+	json_decref(doc);
+
+	read_back_as_written(&res, &back);
+	assert_true(back.ops.valid && back.ops.has_cpu);
+	assert_close(back.ops.ops_per_sec, res.ops.ops_per_sec);
+	assert_close(back.ops.cpu_ns_per_op[CPU_SYSTEM], 1000.0);
+	result_free(&back);
+	result_free(&res);
+}
+
+static void test_a_result_without_throughput_reads_back_without_it_as_one_of_another_probe_is_written(void **state)
+{
+	(void)state;
+	struct result res, back;
+	struct lat_error err;
+
+	build_json_result(&res);        /* a timer run, or an io run written before throughput was kept */
+	json_t *doc = result_to_json(&res);
+	assert_non_null(doc);
+	assert_null(json_object_get(doc, "throughput"));
+	assert_null(json_object_get(doc, "cpu_per_op_ns"));
+	json_decref(doc);
+	char *text = result_store_text(&res);
+	assert_non_null(text);
+	assert_int_equal(result_from_text(text, strlen(text), &back, &err), 0);
+	assert_false(back.ops.per_op);
+	assert_false(back.ops.valid);
+	free(text);
+	result_free(&back);
+	result_free(&res);
+}
+
+static void test_a_compare_row_of_runs_of_reads_gives_their_rate_and_cpu_per_read_over_them_all(void **state)
+{
+	(void)state;
+	struct result a, b, timer;
+	struct cmp_row w, none;
+	bool no;
+
+	build_reads_result(&a);
+	build_reads_result(&b);
+	b.elapsed_ns *= 3;              /* the same reads in three times the time */
+	assert_int_equal(result_finalize(&b), 0);
+	assert_int_equal(cmp_row_init(&w), 0);
+	cmp_row_add_ops(&w, &a);
+	cmp_row_add_ops(&w, &b);
+	const double secs = (double)(a.elapsed_ns + b.elapsed_ns) / 1e9;
+	assert_close(cmp_row_stat(&w, EXPR_OPS_PER_SEC, &no), 6000.0 / secs);
+	assert_false(no);
+	assert_close(cmp_row_stat(&w, EXPR_BYTES_PER_SEC, &no), 6000.0 * 4096.0 / secs);
+	assert_close(cmp_row_stat(&w, EXPR_CPU_SYSTEM_PER_OP, &no), 1000.0);
+	assert_close(cmp_row_stat(&w, EXPR_CPU_IOWAIT_PER_OP, &no), 1000000.0 / 3000.0);
+	assert_close(cmp_row_stat(&w, EXPR_CPU_STEAL_PER_OP, &no), 0.0);
+	assert_false(no);
+	/* a run without them (another probe's) leaves the row without them */
+	build_json_result(&timer);
+	assert_int_equal(cmp_row_init(&none), 0);
+	cmp_row_add_ops(&none, &a);
+	cmp_row_add_ops(&none, &timer);
+	cmp_row_stat(&none, EXPR_OPS_PER_SEC, &no);
+	assert_true(no);
+	cmp_row_stat(&none, EXPR_CPU_SYSTEM_PER_OP, &no);
+	assert_true(no);
+	cmp_row_free(&w);
+	cmp_row_free(&none);
+	result_free(&a);
+	result_free(&b);
+	result_free(&timer);
 }
 
 static void test_result_to_json_keeps_the_params_object(void **state)
@@ -1618,6 +1736,9 @@ int main(void)
 		cmocka_unit_test(test_a_compare_row_refuses_runs_whose_counts_add_up_past_int64_max),
 		cmocka_unit_test(test_finalize_refuses_cpus_whose_counts_add_up_past_int64_max),
 		cmocka_unit_test(test_result_from_text_refuses_a_text_past_the_limit_without_reading_it),
+		cmocka_unit_test(test_a_run_of_reads_writes_its_throughput_and_cpu_per_read_and_reads_them_back),
+		cmocka_unit_test(test_a_result_without_throughput_reads_back_without_it_as_one_of_another_probe_is_written),
+		cmocka_unit_test(test_a_compare_row_of_runs_of_reads_gives_their_rate_and_cpu_per_read_over_them_all),
 		cmocka_unit_test(test_summary_percentiles_are_ordered_and_within_min_and_max),
 		cmocka_unit_test(test_summary_of_a_single_value_is_that_value_at_every_percentile),
 		cmocka_unit_test(test_warm_max_skips_windows_before_the_warmup),

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@ struct fake_call {
 	unsigned setup_seq, run_seq, teardown_seq;      /* order of the calls, over all threads */
 	int setup_on, run_on;                           /* sched_getcpu() inside */
 	pid_t tid;
+	int slack;                                      /* PR_GET_TIMERSLACK inside setup */
 	const struct run_params *rp;
 	const void *pp;
 	uint64_t origin_ns, end_ns, loops;
@@ -62,6 +64,7 @@ struct fake_params {
 	int fail_cpu;                   /* setup fails there; -1: nowhere */
 	int signal_cpu;                 /* run sends SIGINT to the process there after signal_after samples; -1: no */
 	uint64_t signal_after;
+	bool note;                      /* setup says it used something else, on every CPU */
 };
 
 static struct fake_call calls[MAX_CPUS];
@@ -82,10 +85,13 @@ static int fake_setup(struct probe_thread *t)
 	c->setup_seq = atomic_fetch_add(&seq, 1u);
 	c->setup_on = sched_getcpu();
 	c->tid = gettid();
+	c->slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	if (fp->fail_cpu == (int)t->cpu) {
 		snprintf(t->err, sizeof(t->err), "the fake refuses cpu %u", t->cpu);
 		return -EIO;
 	}
+	if (fp->note)
+		snprintf(t->note, sizeof(t->note), "the fake used a stand-in");
 	return 0;
 }
 
@@ -304,6 +310,24 @@ static void test_loops_stop_every_thread_after_n_samples_and_the_windows_add_up_
 	result_free(&fx.res);
 }
 
+static void test_every_measuring_thread_gets_the_asked_timer_slack_and_1_ns_when_none_is_asked(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	static const uint64_t asked[] = { 0, 250u * NS_PER_US, 1 };
+
+	for (size_t k = 0; k < sizeof(asked) / sizeof(asked[0]); k++) {
+		fixture_init(&fx);
+		fx.rp.loops = 1;
+		fx.rp.timer_slack_ns = asked[k];
+		assert_int_equal(run_fake(&fx), 0);
+		cpuset_foreach(cpu, &fx.rp.cpus)
+			assert_int_equal(calls[cpu].slack, asked[k] ? (int)asked[k] : 1);
+		assert_true(fx.res.applied.timer_slack);
+		result_free(&fx.res);
+	}
+}
+
 static void test_a_duration_ends_the_run_at_its_end(void **state)
 {
 	(void)state;
@@ -448,15 +472,36 @@ static void test_a_cpu_that_lags_gets_each_windows_context_when_its_windows_come
 	result_free(&res);
 }
 
+static void test_what_setup_used_instead_is_noted_once_with_the_cpus_that_say_it(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	char cpus[128], want[256];
+	unsigned found = 0;
+
+	fixture_init(&fx);
+	fx.rp.loops = 1;
+	fx.fp.note = true;
+	assert_int_equal(run_fake(&fx), 0);
+	cpuset_format(&fx.rp.cpus, cpus, sizeof(cpus));
+	snprintf(want, sizeof(want), "the fake used a stand-in (cpu %s)", cpus);
+	for (unsigned i = 0; i < fx.res.nnotes; i++)
+		found += strcmp(fx.res.notes[i], want) == 0;
+	assert_int_equal(found, 1);
+	result_free(&fx.res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_pinned_thread_per_cpu_each_set_up_before_it_runs_and_torn_down_after),
 		cmocka_unit_test(test_a_cpu_that_lags_gets_each_windows_context_when_its_windows_come_or_none),
 		cmocka_unit_test(test_loops_stop_every_thread_after_n_samples_and_the_windows_add_up_to_the_totals),
+		cmocka_unit_test(test_every_measuring_thread_gets_the_asked_timer_slack_and_1_ns_when_none_is_asked),
 		cmocka_unit_test(test_a_duration_ends_the_run_at_its_end),
 		cmocka_unit_test(test_a_setup_failing_on_one_cpu_tears_the_others_down_and_the_error_names_the_cpu),
 		cmocka_unit_test(test_a_sigint_during_the_run_stops_it_with_the_signal_as_the_reason),
+		cmocka_unit_test(test_what_setup_used_instead_is_noted_once_with_the_cpus_that_say_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

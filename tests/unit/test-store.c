@@ -744,6 +744,63 @@ static void test_a_final_run_is_never_replaced_by_a_partial_or_final_one(void **
 	store_close(st);
 }
 
+/* ---- a run of operations (schema 5) ---- */
+
+/* The run's figure as the store keeps it, as text ("NULL" for none). */
+static const char *column_text(const char *path, const char *col, int64_t id)
+{
+	static char out[64];
+	char sql[128];
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	snprintf(sql, sizeof(sql), "SELECT quote(%s) FROM runs WHERE id = %lld", col, (long long)id);
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	snprintf(out, sizeof(out), "%s", (const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return out;
+}
+
+static void test_a_run_of_reads_keeps_its_throughput_and_cpu_per_read_beside_its_figures(void **state)
+{
+	(void)state;
+	const char *path = in_tmpdir("ops.db");
+	struct store *st;
+	struct lat_error err;
+	int64_t id;
+	char *text = labelled_run("io", 900, "config=a", 1000, false);
+	json_t *doc = json_loads(text, 0, NULL);
+
+	free(text);
+	assert_non_null(doc);
+	json_object_set_new(doc, "throughput", json_pack("{s:f, s:f, s:I}", "ops_per_sec", 2500.5, "bytes_per_sec",
+							 2500.5 * 4096, "bytes_per_op", (json_int_t)4096));
+	json_object_set_new(doc, "cpu_per_op_ns", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "user",
+							    1.5, "nice", 0.0, "system", 7250.25, "idle", 390000.0,
+							    "iowait", 120.0, "irq", 3.0, "softirq", 812.5, "steal", 4.0,
+							    "latscope_user", 2.0, "latscope_system", 6000.0));
+	text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	assert_int_equal(store_open(path, STORE_CREATE, &st, &err), 0);
+	assert_int_equal(store_put(st, text, &id, &err), 0);
+	free(text);
+	int64_t timer = put(st, "timer", 901, "config=a");
+	store_close(st);
+
+	assert_string_equal(column_text(path, "ops_per_sec", id), "2500.5");
+	assert_string_equal(column_text(path, "bytes_per_sec", id), "10242048.0");
+	assert_string_equal(column_text(path, "cpu_user_ns_per_op", id), "1.5");
+	assert_string_equal(column_text(path, "cpu_system_ns_per_op", id), "7250.25");
+	assert_string_equal(column_text(path, "cpu_iowait_ns_per_op", id), "120.0");
+	assert_string_equal(column_text(path, "cpu_softirq_ns_per_op", id), "812.5");
+	assert_string_equal(column_text(path, "cpu_steal_ns_per_op", id), "4.0");
+	/* a run that is not of operations has none */
+	assert_string_equal(column_text(path, "ops_per_sec", timer), "NULL");
+	assert_string_equal(column_text(path, "cpu_system_ns_per_op", timer), "NULL");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -764,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_a_runs_windows_read_back_exactly_and_go_when_it_is_removed),
 		cmocka_unit_test(test_a_partial_run_is_replaced_by_its_next_checkpoint_and_its_final_result_under_its_id),
 		cmocka_unit_test(test_a_final_run_is_never_replaced_by_a_partial_or_final_one),
+		cmocka_unit_test(test_a_run_of_reads_keeps_its_throughput_and_cpu_per_read_beside_its_figures),
 	};
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

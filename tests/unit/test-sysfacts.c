@@ -170,6 +170,46 @@ static void test_thp_mode_is_unknown_without_a_mark_or_a_file_and_never_cut_shor
 	systree_remove(dir);
 }
 
+/* Two mappings around the range asked, one of them in huge pages past it. */
+#define SMAPS \
+	"7f0000000000-7f0000400000 rw-p 00000000 00:00 0 \n" \
+	"Size:               4096 kB\n" \
+	"AnonHugePages:      4096 kB\n" \
+	"7f0000400000-7f0000600000 rw-p 00000000 00:00 0 \n" \
+	"Size:               2048 kB\n" \
+	"AnonHugePages:         0 kB\n" \
+	"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n" \
+	"AnonHugePages:         0 kB\n"
+
+static void test_huge_bytes_counts_each_mapping_at_most_its_overlap_with_the_range(void **state)
+{
+	(void)state;
+	const struct systree_file smaps[] = { { "proc/self/smaps", SMAPS }, END };
+	char dir[64];
+	uint64_t huge = 1;
+
+	systree_make(dir, smaps);
+	/* 2 MiB of the huge mapping's 4 MiB, and 1 MiB of the ordinary one */
+	assert_int_equal(sys_huge_bytes(dir, 0x7f0000200000u, 3u << 20, &huge), 0);
+	assert_int_equal(huge, 2u << 20);
+	assert_int_equal(sys_huge_bytes(dir, 0x7f0000400000u, 2u << 20, &huge), 0);
+	assert_int_equal(huge, 0);
+	huge = 7;
+	assert_int_equal(sys_huge_bytes(dir, 0x10000u, 4096u, &huge), -ENOENT);
+	assert_int_equal(huge, 7);
+	systree_remove(dir);
+}
+
+static void test_huge_bytes_of_this_process_finds_its_own_memory(void **state)
+{
+	(void)state;
+	static char page[4096];
+	uint64_t huge = UINT64_MAX;
+
+	assert_int_equal(sys_huge_bytes(NULL, (uintptr_t)page, sizeof(page), &huge), 0);
+	assert_true(huge <= sizeof(page));
+}
+
 static void test_loadavg_is_the_kernels_line_without_its_newline(void **state)
 {
 	(void)state;
@@ -282,6 +322,8 @@ int main(void)
 		cmocka_unit_test(test_loadavg_is_the_kernels_line_without_its_newline),
 		cmocka_unit_test(test_cpu_node_is_the_node_link_in_the_cpus_directory),
 		cmocka_unit_test(test_cpu_node_of_this_machine_lists_the_cpu_among_the_nodes_cpus),
+		cmocka_unit_test(test_huge_bytes_counts_each_mapping_at_most_its_overlap_with_the_range),
+		cmocka_unit_test(test_huge_bytes_of_this_process_finds_its_own_memory),
 		cmocka_unit_test(test_io_uring_usable_passes_on_the_kernels_refusal),
 		cmocka_unit_test(test_io_uring_usable_says_yes_where_the_kernel_allows_root),
 	};

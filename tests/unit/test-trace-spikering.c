@@ -378,6 +378,19 @@ static void test_history_joins_reads_without_a_gap(void **state)
 	spike_history_free(&h);
 }
 
+static void test_an_empty_read_without_a_batch_adds_nothing(void **state)
+{
+	(void)state;
+	struct spike_history h = { .held_from = 0 };
+	/* the first read of a quiet ring: nothing, and no array to copy from */
+	assert_int_equal(spike_history_add(&h, NULL, 0, 0, 1 * MS, 5 * MS), 0);
+	assert_int_equal(h.n, 0);
+	assert_int_equal(spike_history_add(&h, batch, make_batch(2 * MS, MS, 3), 0, 5 * MS, 100 * MS), 0);
+	assert_int_equal(spike_history_add(&h, NULL, 0, 0, 6 * MS, 100 * MS), 0);
+	assert_int_equal(h.n, 3);
+	spike_history_free(&h);
+}
+
 static void test_history_keeps_only_the_last_keep_ns(void **state)
 {
 	(void)state;
@@ -439,6 +452,7 @@ int main(void)
 		cmocka_unit_test_setup(test_a_reversed_window_is_refused, reset),
 		cmocka_unit_test(test_kinds_have_their_metric_names),
 		cmocka_unit_test(test_history_joins_reads_without_a_gap),
+		cmocka_unit_test(test_an_empty_read_without_a_batch_adds_nothing),
 		cmocka_unit_test(test_history_keeps_only_the_last_keep_ns),
 		cmocka_unit_test(test_history_drops_what_came_before_an_overrun),
 		cmocka_unit_test(test_history_drops_what_came_before_a_lost_marker),
