@@ -42,6 +42,20 @@ int trace_session_unmounted(const struct trace_session *s, const char **note)
 	return done ? s->unmounted : 1;
 }
 
+int trace_session_abandon(struct trace_session *s, int r, struct lat_error *err)
+{
+	const char *note;
+
+	trace_session_destroy(s);
+	if (trace_session_unmounted(s, &note) < 0 && err) {
+		char cause[sizeof(err->msg)];
+		snprintf(cause, sizeof(cause), "%s", err->msg);
+		err_set(err, r, "%s; %s", cause, note);
+	}
+	trace_session_free(s);
+	return r;
+}
+
 unsigned long trace_pidns(void)
 {
 	struct stat st;
@@ -248,22 +262,6 @@ static int configure(struct trace_session *s, const struct trace_opts *o, struct
 	return 0;
 }
 
-/* A start that failed after the mount: the session and its mount go, and err
- * also says so when the mount has to stay. */
-static int start_failed(struct trace_session *s, int r, struct lat_error *err)
-{
-	const char *note;
-
-	trace_session_destroy(s);
-	if (trace_session_unmounted(s, &note) < 0 && err) {
-		char cause[sizeof(err->msg)];
-		snprintf(cause, sizeof(cause), "%s", err->msg);
-		err_set(err, r, "%s; %s", cause, note);
-	}
-	trace_session_free(s);
-	return r;
-}
-
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 			struct lat_error *err)
 {
@@ -287,13 +285,13 @@ int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 	if (s->mounted)
 		trace_guard_mounted(s->guard, true);
 	if ((r = check_tracefs(want, err)) < 0)
-		return start_failed(s, r, err);
+		return trace_session_abandon(s, r, err);
 	trace_remove_stale_instances(NULL);
 	if ((r = trace_instance_name(trace_pidns(), (long)getpid(), s->name, sizeof(s->name))) < 0)
-		return start_failed(s, err_set(err, r, "cannot name the tracefs instance"), err);
+		return trace_session_abandon(s, err_set(err, r, "cannot name the tracefs instance"), err);
 	if (tracefs_instance_exists(s->name)) {
-		return start_failed(s, err_set(err, -EBUSY, "tracefs instance '%s' is in use: this process traces already",
-					       s->name), err);
+		r = err_set(err, -EBUSY, "tracefs instance '%s' is in use: this process traces already", s->name);
+		return trace_session_abandon(s, r, err);
 	}
 
 	errno = 0;
@@ -302,14 +300,14 @@ int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 		r = errno ? -errno : -EIO;
 		err_set(err, 0, "cannot create tracefs instance '%s': %s%s", s->name, strerror(-r),
 			r == -EACCES || r == -EPERM ? " (tracing needs root)" : "");
-		return start_failed(s, r == -EPERM ? -EACCES : r, err);
+		return trace_session_abandon(s, r == -EPERM ? -EACCES : r, err);
 	}
 	char *dir = tracefs_instance_get_dir(s->inst);
 	snprintf(s->dir, sizeof(s->dir), "%s", dir ? dir : s->name);
 	tracefs_put_tracing_file(dir);
 
 	if ((r = configure(s, o, err)) < 0)
-		return start_failed(s, r, err);
+		return trace_session_abandon(s, r, err);
 	*ret = s;
 	return 0;
 }

@@ -103,6 +103,14 @@ int trace_session_unmounted(const struct trace_session *s, const char **note);
 /* trace_session_destroy() when still needed, then free.  NULL is a no-op. */
 void trace_session_free(struct trace_session *s);
 
+/*
+ * Give up a session that could not be set up (started, or later by its
+ * caller): trace_session_free(), and when a mount the session made has to
+ * stay, append to err (which holds the failure's reason; may be NULL) why:
+ * latscope changed the system and could not undo it.  Returns r.
+ */
+int trace_session_abandon(struct trace_session *s, int r, struct lat_error *err);
+
 /* "/sys/kernel/tracing/instances/latscope-4026531836-1234" (for messages and tests). */
 const char *trace_session_dir(const struct trace_session *s);
 

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -41,8 +40,10 @@ enum tracefs_where tracefs_where(FILE *mounts, char *dir, size_t size)
 	return w;
 }
 
-/* Whether process pid lives in this mount namespace: unknown counts as yes. */
-static bool same_mount_ns(long pid)
+/* Whether process pid is alive in this mount namespace: unknown counts as yes.
+ * A process gone (a zombie too) has no ns/mnt: its run is over, and the next
+ * run removes its instance. */
+static bool alive_in_mount_ns(long pid)
 {
 	char path[64];
 	struct stat self, other;
@@ -69,10 +70,8 @@ bool tracefs_in_use(const char *dir, char *why, size_t size)
 	while (!used && (e = readdir(d)) != NULL) {
 		if (trace_instance_parse(e->d_name, &owner_ns, &pid) < 0 || !trace_instance_judgeable(owner_ns, self_ns))
 			continue;
-		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-			continue;       /* its run is gone: the next run removes it */
-		if (!same_mount_ns(pid))
-			continue;       /* that run sees tracefs through a mount of its own */
+		if (!alive_in_mount_ns(pid))
+			continue;       /* gone, or it sees tracefs through a mount of its own */
 		used = true;
 		snprintf(why, size, "the instance '%s' of latscope process %ld is in it", e->d_name, pid);
 	}

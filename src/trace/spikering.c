@@ -371,6 +371,15 @@ static int read_ring(struct spike_ring *r, struct lat_error *err)
 	return rc;
 }
 
+/* A start given up: the ring goes, and err (the reason) also says when a mount of latscope's has to stay. */
+static int start_failed(struct spike_ring *r, int rc, struct lat_error *err)
+{
+	trace_session_abandon(r->s, rc, err);   /* NULL (trace_session_start failed): a no-op */
+	r->s = NULL;
+	spike_ring_stop(r, NULL);
+	return rc;
+}
+
 int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_ring **ret, struct lat_error *err)
 {
 	char name[64];
@@ -408,16 +417,11 @@ int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_r
 		.events = TRACE_WANT_TIMER_PROBE,
 		.guard = &r->guard,
 	};
-	if ((rc = trace_session_start(&o, &r->s, err)) < 0) {
-		spike_ring_stop(r, NULL);
-		return rc;
-	}
+	if ((rc = trace_session_start(&o, &r->s, err)) < 0)
+		return start_failed(r, rc, err);
 	/* The kernel's default, but the ring depends on it: the newest events win. */
-	if (tracefs_option_enable(r->s->inst, TRACEFS_OPTION_OVERWRITE) < 0) {
-		rc = err_set(err, -EIO, "cannot set overwrite mode in '%s'", trace_session_dir(r->s));
-		spike_ring_stop(r, NULL);       /* after the message: it frees the session */
-		return rc;
-	}
+	if (tracefs_option_enable(r->s->inst, TRACEFS_OPTION_OVERWRITE) < 0)
+		return start_failed(r, err_set(err, -EIO, "cannot set overwrite mode in '%s'", trace_session_dir(r->s)), err);
 	uint64_t now = mono_ns();
 	for (unsigned c = 0; c < r->ncpus; c++) {
 		r->cpu[c].kb = o.buffer_kb;
@@ -425,10 +429,8 @@ int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_r
 		r->cpu[c].h.held_from = now;     /* nothing before this is recorded */
 	}
 	/* The first read loads the event formats: its cost falls here, not on the first spike. */
-	if ((rc = read_ring(r, err)) < 0) {
-		spike_ring_stop(r, NULL);
-		return rc;
-	}
+	if ((rc = read_ring(r, err)) < 0)
+		return start_failed(r, rc, err);
 	*ret = r;
 	return 0;
 }

@@ -59,7 +59,9 @@ struct spike_ring;
  * instance per process: -EBUSY when this process already has one (--trace).
  * Each recorded CPU's buffer starts at trace_buffer_kb_for(keep_ns, 20000
  * events/s) and grows when a read observes a higher rate (SPIKE_RING_*).
- * keep_ns 0: SPIKE_RING_KEEP_DEFAULT_NS.  Errors as trace_session_start().
+ * keep_ns 0: SPIKE_RING_KEEP_DEFAULT_NS.  Errors as trace_session_start(),
+ * which this shares: on failure no mount of latscope's is left, or err also
+ * says why it had to stay (trace_session_abandon()).
  */
 int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_ring **ret, struct lat_error *err);
 

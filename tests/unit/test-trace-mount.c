@@ -164,10 +164,15 @@ static void test_a_run_of_another_mount_namespace_leaves_tracefs_unused(void **s
 static void test_nothing_is_unmounted_that_latscope_did_not_mount(void **state)
 {
 	(void)state;
-	struct tracefs_mount m = { .ours = false, .dir = TRACEFS_MOUNT_DIR };
+	/* Not the machine's tracefs: code that wrongly unmounts here gets EINVAL, not 1. */
+	char dir[64];
+	fake_tracefs(dir, NULL, 0);
+	struct tracefs_mount m = { .ours = false };
+	snprintf(m.dir, sizeof(m.dir), "%s", dir);
 	struct lat_error note = { "untouched" };
 	assert_int_equal(tracefs_unmount(&m, &note), 1);
 	assert_string_equal(note.msg, "untouched");
+	systree_remove(dir);
 }
 
 static void test_a_mount_a_run_of_this_namespace_uses_is_left_and_the_note_says_why(void **state)
@@ -273,6 +278,55 @@ static void test_a_mount_with_a_file_open_in_it_is_left_mounted_and_the_note_say
 	assert_int_equal(umount2(TRACEFS_MOUNT_DIR, 0), 0);
 }
 
+/* A trace session started where tracefs was not mounted, so it mounted it. */
+static struct trace_session *session_that_mounted(void)
+{
+	struct lat_error err = { "" };
+	struct trace_session *s = NULL;
+	struct trace_opts o = { .buffer_kb = 64, .events = TRACE_WANT_TIMER_PROBE };
+
+	private_mount_ns();
+	unmount_all_tracefs();
+	cpuset_clear(&o.cpus);
+	cpuset_add(&o.cpus, 0);
+	if (trace_session_start(&o, &s, &err) < 0)
+		fail_msg("trace_session_start: %s", err.msg);
+	assert_string_equal(trace_session_mounted(s), TRACEFS_MOUNT_DIR);
+	return s;
+}
+
+static void test_a_session_given_up_after_its_mount_says_when_the_mount_has_to_stay(void **state)
+{
+	(void)state;
+	char dir[64];
+	struct lat_error err;
+	struct trace_session *s = session_that_mounted();
+	int fd = open(TRACEFS_MOUNT_DIR "/trace_clock", O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	/* as spike_ring_start gives up when overwrite mode cannot be set */
+	err_set(&err, -EIO, "cannot set overwrite mode");
+	assert_int_equal(trace_session_abandon(s, -EIO, &err), -EIO);
+	assert_string_equal(err.msg, "cannot set overwrite mode; left tracefs mounted at '" TRACEFS_MOUNT_DIR
+			    "', which latscope had mounted: a process has a file open in it");
+	assert_int_equal(where_now(dir, sizeof(dir)), TRACEFS_MOUNTED);
+	close(fd);
+	assert_int_equal(umount2(TRACEFS_MOUNT_DIR, 0), 0);
+}
+
+static void test_a_session_given_up_after_its_mount_unmounts_it_and_keeps_the_reason(void **state)
+{
+	(void)state;
+	char dir[64];
+	struct lat_error err;
+	struct trace_session *s = session_that_mounted();
+
+	err_set(&err, -EIO, "cannot set overwrite mode");
+	assert_int_equal(trace_session_abandon(s, -EIO, &err), -EIO);
+	assert_string_equal(err.msg, "cannot set overwrite mode");
+	assert_int_equal(where_now(dir, sizeof(dir)), TRACEFS_ABSENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +341,8 @@ int main(void)
 		cmocka_unit_test(test_a_mount_a_run_of_this_namespace_uses_is_left_and_the_note_says_why),
 		cmocka_unit_test(test_tracefs_not_mounted_is_mounted_then_unmounted_once_unused),
 		cmocka_unit_test(test_a_mount_with_a_file_open_in_it_is_left_mounted_and_the_note_says_so),
+		cmocka_unit_test(test_a_session_given_up_after_its_mount_says_when_the_mount_has_to_stay),
+		cmocka_unit_test(test_a_session_given_up_after_its_mount_unmounts_it_and_keeps_the_reason),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
