@@ -270,6 +270,9 @@ static void spikes_note(struct spikes *sp, struct result *res)
 	char dur[32];
 
 	fmt_duration(sp->above_ns, dur, sizeof(dur));
+	if (spike_ring_mounted(sp->ring))
+		result_info(res, "tracefs was not mounted: latscope mounted it at '%s' for the monitor",
+			    spike_ring_mounted(sp->ring));
 	result_info(res, "--trace-spikes %s: %u window%s explained (irq %u, softirq %u, task %u, no event %u), %u not "
 		    "held by the ring, %u not queued", dur, sp->explained, sp->explained == 1 ? "" : "s",
 		    sp->by_kind[SPIKE_IRQ], sp->by_kind[SPIKE_SOFTIRQ], sp->by_kind[SPIKE_TASK], sp->by_kind[SPIKE_NO_EVENT],
@@ -727,6 +730,9 @@ static int start_spikes(struct monitor *mo, uint64_t above_ns)
 	}
 	sp->above_ns = above_ns;
 	mo->spikes = sp;
+	if (spike_ring_mounted(sp->ring))
+		tprintf(stderr, "latscope monitor: --trace-spikes: tracefs was not mounted: latscope mounted it at '%s' "
+			"for the monitor\n", spike_ring_mounted(sp->ring));
 	return 0;
 }
 
@@ -893,7 +899,10 @@ out:
 	mon_metrics_free(mo.metrics);
 	mon_metrics_free(mo.noise);
 	if (mo.spikes) {
-		spike_ring_stop(mo.spikes->ring);       /* the tracefs instance goes on every path */
+		/* the tracefs instance, and a mount of latscope's, go on every path */
+		int ur = spike_ring_stop(mo.spikes->ring, &err);
+		if (ur < 0 || (ur == 0 && !m->t.out.quiet))
+			tprintf(stderr, "latscope monitor: --trace-spikes: %s\n", err.msg);
 		free(mo.spikes);
 	}
 	free(nc);

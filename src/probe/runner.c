@@ -546,6 +546,9 @@ static void start_trace(struct runner *rn)
 		result_note(rn->res, "not traced: out of memory; measuring without the decomposition");
 	else if (tracerun_start(rn->trace, rn->rp, rn->ops, &why) < 0)
 		result_note(rn->res, "not traced: %s; measuring without the decomposition", why.msg);
+	else if (tracerun_mounted(rn->trace))
+		result_info_shown(rn->res, "tracefs was not mounted: latscope mounted it at '%s' for this run",
+				  tracerun_mounted(rn->trace));
 }
 
 static void finish_trace(struct runner *rn)
@@ -728,7 +731,7 @@ join:
 		finish_trace(&rn);
 	context_free(rn.ctx);
 restore:
-	tracerun_free(rn.trace);        /* the tracefs instance goes on every path */
+	tracerun_free(rn.trace, res);   /* the tracefs instance, and a mount of latscope's, go on every path */
 	if (main_moved)
 		cpus_pin(&main_saved);
 	if (locked)

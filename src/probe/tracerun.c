@@ -61,7 +61,7 @@ int tracerun_prepare(struct trace_run **ret)
 
 int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, struct lat_error *why)
 {
-	struct trace_opts o = { .cpus = rp->cpus };
+	struct trace_opts o = { .cpus = rp->cpus, .guard = &tr->guard };
 
 	if (!ops->trace) {
 		return err_set(why, -ENOTSUP, "%s samples have no trace explanation", ops->name);
@@ -73,8 +73,12 @@ int tracerun_start(struct trace_run *tr, const struct run_params *rp, const stru
 	tr->buffer_kb = trace_buffer_kb_for(rp->duration_ns, ops->trace->events_per_sec);
 	o.buffer_kb = tr->buffer_kb;
 	o.events = ops->trace->events;
-	trace_remove_stale_instances(NULL);
 	return trace_session_start(&o, &tr->s, why);
+}
+
+const char *tracerun_mounted(const struct trace_run *tr)
+{
+	return tr ? trace_session_mounted(tr->s) : NULL;
 }
 
 bool tracerun_active(const struct trace_run *tr)
@@ -82,10 +86,18 @@ bool tracerun_active(const struct trace_run *tr)
 	return tr && tr->s;
 }
 
-void tracerun_free(struct trace_run *tr)
+void tracerun_free(struct trace_run *tr, struct result *res)
 {
+	const char *note;
+
 	if (!tr)
 		return;
+	trace_session_destroy(tr->s);
+	int r = trace_session_unmounted(tr->s, &note);
+	if (r < 0 && res)
+		result_note(res, "%s", note);   /* latscope changed the system and could not undo it */
+	else if (r == 0 && res)
+		result_info(res, "%s", note);
 	trace_session_free(tr->s);
 	trace_guard_release(&tr->guard);        /* after the instance is gone */
 	free(tr);

@@ -35,14 +35,18 @@ int tracerun_prepare(struct trace_run **ret);
  * for a probe without a trace description) why says what was missing; the
  * run goes on untraced (tracerun_active false). */
 int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, struct lat_error *why);
+/* Where tracerun_start() mounted tracefs, which was not mounted; else NULL. */
+const char *tracerun_mounted(const struct trace_run *tr);
 /* Recording started, so tracerun_finish has a trace to read. */
 bool tracerun_active(const struct trace_run *tr);
 /* After the threads have ended: read the trace, explain every logged span,
  * and set res->trace.  -errno with why filled when nothing could be read. */
 int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
 		    struct lat_error *why);
-/* Remove the tracefs instance (every exit path) and free.  NULL is a no-op. */
-void tracerun_free(struct trace_run *tr);
+/* Remove the tracefs instance (every exit path), unmount tracefs when
+ * tracerun_start() mounted it, noting in res (may be NULL) how that went,
+ * and free.  NULL is a no-op. */
+void tracerun_free(struct trace_run *tr, struct result *res);
 
 /* Spans to keep per thread: every sample of the timer, the events of noise. */
 size_t tracerun_log_cap(const struct run_params *rp, uint64_t samples_per_sec);

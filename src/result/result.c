@@ -216,12 +216,13 @@ static void trim_partial_utf8(char *s)
 		s[i - 1u] = '\0';
 }
 
-__attribute__((format(printf, 3, 0)))
-static void add_note(struct result *res, bool info, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0)))
+static void add_note(struct result *res, bool info, bool shown, const char *fmt, va_list ap)
 {
 	if (res->nnotes >= RESULT_NOTES_MAX)
 		return;
 	res->note_is_info[res->nnotes] = info;
+	res->note_shown[res->nnotes] = shown;
 	char *note = res->notes[res->nnotes++];
 	int n = vsnprintf(note, RESULT_NOTE_LEN, fmt, ap);
 	if (n >= RESULT_NOTE_LEN)
@@ -232,7 +233,7 @@ void result_note(struct result *res, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	add_note(res, false, fmt, ap);
+	add_note(res, false, true, fmt, ap);
 	va_end(ap);
 }
 
@@ -240,7 +241,15 @@ void result_info(struct result *res, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	add_note(res, true, fmt, ap);
+	add_note(res, true, false, fmt, ap);
+	va_end(ap);
+}
+
+void result_info_shown(struct result *res, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_note(res, true, true, fmt, ap);
 	va_end(ap);
 }
 

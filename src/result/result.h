@@ -220,6 +220,7 @@ struct result {
 	unsigned nnotes;
 	char notes[RESULT_NOTES_MAX][RESULT_NOTE_LEN];
 	bool note_is_info[RESULT_NOTES_MAX];    /* worth knowing, not a warning */
+	bool note_shown[RESULT_NOTES_MAX];      /* an info note printed beside the warnings all the same */
 
 	size_t ncpus;
 	struct cpu_result *cpus;
@@ -298,6 +299,9 @@ int result_keep_lin(struct result *res, uint64_t unit_ns, uint32_t nbins);
 void result_note(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Note something merely worth knowing. */
 void result_info(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Note something that is no warning but the user must hear of (latscope
+ * changed the system for the run): printed like a warning, kept as info. */
+void result_info_shown(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Compute summaries and the merged "all" row.  -ENOMEM, or -EOVERFLOW when the
  * CPUs add up past COUNT_MAX; result_finalize_why says why (as cpu_result_add). */

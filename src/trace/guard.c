@@ -11,6 +11,12 @@
 #include "config.h"
 #include "core/array.h"
 #include "trace/instance.h"
+#include "trace/mount.h"
+
+/* What latscope writes down the pipe. */
+#define GUARD_MOUNTED   'm'     /* latscope mounted tracefs at TRACEFS_MOUNT_DIR */
+#define GUARD_UNMOUNTED 'u'     /* ... and has decided about it since */
+#define GUARD_DONE      'd'     /* the instance is gone: end */
 
 #if !HAVE_TRACEFS
 
@@ -50,21 +56,31 @@ static void guard_main(int fd, const char *name)
 	setsid();
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		signal(sigs[i], SIG_IGN);
-	/* Hold nothing of latscope's: not its terminal, its pipes or its files. */
+	/* Hold nothing of latscope's: not its terminal, its pipes or its files, */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
 		dup2(null, STDERR_FILENO);
 	}
-	if (dup2(fd, 3) < 0)
+	if (dup2(fd, 3) < 0 || chdir("/") < 0)    /* nor its directory, which may be in tracefs */
 		_exit(1);
 	close_range(4, ~0u, 0);
-	do
+	struct tracefs_mount m = { .ours = false, .dir = TRACEFS_MOUNT_DIR };
+	for (;;) {
 		n = read(3, &c, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		remove_after(parent, name);     /* the pipe closed unreleased: latscope is gone */
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 1 && (c == GUARD_MOUNTED || c == GUARD_UNMOUNTED)) {
+			m.ours = c == GUARD_MOUNTED;
+			continue;
+		}
+		break;
+	}
+	if (n != 1) {                           /* the pipe closed unreleased: latscope is gone */
+		remove_after(parent, name);
+		tracefs_unmount(&m, NULL);
+	}
 	_exit(0);
 }
 
@@ -95,13 +111,24 @@ int trace_guard_start(struct trace_guard *g, const char *name)
 
 #endif
 
+static void tell(const struct trace_guard *g, char c)
+{
+	ssize_t n;
+	do
+		n = write(g->fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+}
+
+void trace_guard_mounted(struct trace_guard *g, bool mounted)
+{
+	if (g && g->fd >= 0)
+		tell(g, mounted ? GUARD_MOUNTED : GUARD_UNMOUNTED);
+}
+
 void trace_guard_release(struct trace_guard *g)
 {
 	if (g->fd >= 0) {
-		ssize_t n;
-		do
-			n = write(g->fd, "d", 1);
-		while (n < 0 && errno == EINTR);
+		tell(g, GUARD_DONE);
 		close(g->fd);
 		g->fd = -1;
 	}

@@ -9,7 +9,9 @@
 #include "config.h"
 #include "core/error.h"
 #include "trace/eventlist.h"
+#include "trace/guard.h"
 #include "trace/instance.h"
+#include "trace/mount.h"
 #include "trace/session.h"
 
 #if HAVE_TRACEFS
@@ -26,6 +28,32 @@ bool trace_supported(void)
 const char *trace_session_dir(const struct trace_session *s)
 {
 	return s ? s->dir : "";
+}
+
+const char *trace_session_mounted(const struct trace_session *s)
+{
+	return s && s->mounted ? s->mount.dir : NULL;
+}
+
+int trace_session_unmounted(const struct trace_session *s, const char **note)
+{
+	bool done = s && s->mounted && s->unmounted != 1;
+	*note = done ? s->unmount_note.msg : "";
+	return done ? s->unmounted : 1;
+}
+
+int trace_session_abandon(struct trace_session *s, int r, struct lat_error *err)
+{
+	const char *note;
+
+	trace_session_destroy(s);
+	if (trace_session_unmounted(s, &note) < 0 && err) {
+		char cause[sizeof(err->msg)];
+		snprintf(cause, sizeof(cause), "%s", err->msg);
+		err_set(err, r, "%s; %s", cause, note);
+	}
+	trace_session_free(s);
+	return r;
 }
 
 unsigned long trace_pidns(void)
@@ -238,19 +266,32 @@ int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 			struct lat_error *err)
 {
 	unsigned want = o->events ? o->events : TRACE_WANT_TIMER_PROBE;
-	int r = check_tracefs(want, err);
-	if (r < 0)
-		return r;
-
 	struct trace_session *s = calloc(1, sizeof(*s));
+	int r;
+
 	if (!s) {
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	s->cpus = o->cpus;
 	s->events = want;
-	if ((r = trace_instance_name(trace_pidns(), (long)getpid(), s->name, sizeof(s->name))) < 0) {
+	s->guard = o->guard;
+	s->unmounted = 1;
+	/* Before any libtracefs call: finding tracefs unmounted, it would mount it unasked. */
+	if ((r = tracefs_mount(&s->mount, err)) < 0) {
 		free(s);
-		return err_set(err, r, "cannot name the tracefs instance");
+		return r;
+	}
+	s->mounted = s->mount.ours;
+	if (s->mounted)
+		trace_guard_mounted(s->guard, true);
+	if ((r = check_tracefs(want, err)) < 0)
+		return trace_session_abandon(s, r, err);
+	trace_remove_stale_instances(NULL);
+	if ((r = trace_instance_name(trace_pidns(), (long)getpid(), s->name, sizeof(s->name))) < 0)
+		return trace_session_abandon(s, err_set(err, r, "cannot name the tracefs instance"), err);
+	if (tracefs_instance_exists(s->name)) {
+		r = err_set(err, -EBUSY, "tracefs instance '%s' is in use: this process traces already", s->name);
+		return trace_session_abandon(s, r, err);
 	}
 
 	errno = 0;
@@ -259,18 +300,14 @@ int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 		r = errno ? -errno : -EIO;
 		err_set(err, 0, "cannot create tracefs instance '%s': %s%s", s->name, strerror(-r),
 			r == -EACCES || r == -EPERM ? " (tracing needs root)" : "");
-		free(s);
-		return r == -EPERM ? -EACCES : r;
+		return trace_session_abandon(s, r == -EPERM ? -EACCES : r, err);
 	}
 	char *dir = tracefs_instance_get_dir(s->inst);
 	snprintf(s->dir, sizeof(s->dir), "%s", dir ? dir : s->name);
 	tracefs_put_tracing_file(dir);
 
-	r = configure(s, o, err);
-	if (r < 0) {
-		trace_session_free(s);
-		return r;
-	}
+	if ((r = configure(s, o, err)) < 0)
+		return trace_session_abandon(s, r, err);
 	*ret = s;
 	return 0;
 }
@@ -287,14 +324,22 @@ int trace_session_stop(struct trace_session *s)
 
 int trace_session_destroy(struct trace_session *s)
 {
-	if (!s || s->destroyed || !s->inst)
+	int r = 0;
+
+	if (!s || s->destroyed)
 		return 0;
-	tracefs_trace_off(s->inst);
-	tracefs_event_disable(s->inst, NULL, NULL);
-	errno = 0;
-	int r = tracefs_instance_destroy(s->inst) < 0 ? (errno ? -errno : -EIO) : 0;
+	if (s->inst) {
+		tracefs_trace_off(s->inst);
+		tracefs_event_disable(s->inst, NULL, NULL);
+		errno = 0;
+		r = tracefs_instance_destroy(s->inst) < 0 ? (errno ? -errno : -EIO) : 0;
+	}
 	s->stopped = true;
 	s->destroyed = true;
+	if (s->mount.ours) {            /* after the instance: its own is no use of the mount */
+		s->unmounted = tracefs_unmount(&s->mount, &s->unmount_note);
+		trace_guard_mounted(s->guard, false);
+	}
 	return r;
 }
 
@@ -303,7 +348,8 @@ void trace_session_free(struct trace_session *s)
 	if (!s)
 		return;
 	trace_session_destroy(s);
-	tracefs_instance_free(s->inst);
+	if (s->inst)
+		tracefs_instance_free(s->inst);
 	if (s->tep)
 		tep_free(s->tep);
 	free(s);
@@ -336,9 +382,18 @@ static int stale_one(const char *name, void *data)
 	return 0;
 }
 
+/* tracefs mounted, asking libtracefs in a way that does not mount it. */
+static bool tracefs_is_mounted(void)
+{
+	const char *dir = NULL;
+	int mounted = tracefs_tracing_dir_is_mounted(false, &dir);
+	free((char *)dir);
+	return mounted > 0;
+}
+
 int trace_instance_remove(const char *name)
 {
-	if (!tracefs_instance_exists(name))
+	if (!tracefs_is_mounted() || !tracefs_instance_exists(name))
 		return -ENOENT;
 	struct tracefs_instance *inst = tracefs_instance_alloc(NULL, name);
 	if (!inst)
@@ -354,13 +409,10 @@ int trace_instance_remove(const char *name)
 int trace_remove_stale_instances(unsigned *ret_removed)
 {
 	struct stale st = { .self = getpid(), .pidns = trace_pidns() };
-	const char *dir = NULL;
 
 	if (ret_removed)
 		*ret_removed = 0;
-	int mounted = tracefs_tracing_dir_is_mounted(false, &dir);
-	free((char *)dir);
-	if (mounted <= 0)
+	if (!tracefs_is_mounted())
 		return 0;
 	errno = 0;
 	if (tracefs_instances_walk(stale_one, &st) < 0 && errno)

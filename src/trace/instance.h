@@ -49,10 +49,13 @@ int trace_instance_parse(const char *name, unsigned long *ret_pidns, long *ret_p
 /* Whether a process in pid namespace self_ns may judge the owner of an instance in owner_ns. */
 bool trace_instance_judgeable(unsigned long owner_ns, unsigned long self_ns);
 
+struct trace_guard;
+
 struct trace_opts {
 	struct cpuset cpus;      /* CPUs to record (tracing_cpumask); others get a minimal buffer */
 	unsigned buffer_kb;      /* ring buffer per recorded CPU; 0: trace_buffer_kb_for(0, 0) */
 	unsigned events;         /* TRACE_WANT_* bits; 0: TRACE_WANT_TIMER_PROBE */
+	struct trace_guard *guard; /* told of a tracefs mount the session makes; NULL: none */
 };
 
 struct trace_session;
@@ -62,11 +65,16 @@ bool trace_supported(void);
 
 /*
  * Create and configure this process's instance, then start recording.
- * On failure err holds a message naming the cause (tracefs not mounted,
- * permission denied, 'sys:event' missing, built without tracefs support), no
- * instance is left behind and a negative errno is returned: -ENOTSUP (no
- * support built in), -ENODEV (tracefs not mounted), -EACCES (not permitted),
- * -ENOENT (an event or the mono clock is missing), others from the kernel.
+ * Where tracefs is not mounted it is mounted first (trace/mount.h:
+ * trace_session_mounted() says so, and trace_session_destroy() unmounts it);
+ * then instances of killed runs are removed (trace_remove_stale_instances).
+ * On failure err holds a message naming the cause (tracefs not mounted and
+ * not mountable, permission denied, 'sys:event' missing, built without
+ * tracefs support), no instance and no mount of latscope's is left behind and
+ * a negative errno is returned: -ENOTSUP (no support built in), -ENODEV
+ * (tracefs not mounted), -EACCES (not permitted), -EBUSY (this process has an
+ * instance already), -ENOENT (an event or the mono clock is missing), others
+ * from the kernel.
  */
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 			struct lat_error *err);
@@ -75,14 +83,33 @@ int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 int trace_session_stop(struct trace_session *s);
 
 /*
- * Stop and remove the instance.  Idempotent, and NULL is a no-op, so every
- * exit path can call it; the session memory stays valid until
- * trace_session_free().  Returns 0 or the negative errno of the rmdir.
+ * Stop and remove the instance, then unmount tracefs when the session
+ * mounted it (trace_session_unmounted() says how that went).  Idempotent,
+ * and NULL is a no-op, so every exit path can call it; the session memory
+ * stays valid until trace_session_free().  Returns 0 or the negative errno
+ * of the rmdir.
  */
 int trace_session_destroy(struct trace_session *s);
 
+/* Where the session mounted tracefs, tracefs having been unmounted; NULL
+ * when it found tracefs mounted (or s is NULL). */
+const char *trace_session_mounted(const struct trace_session *s);
+
+/* After trace_session_destroy() of a session that mounted tracefs: 0 when
+ * unmounted, -EBUSY (or another -errno) when left mounted, with *note saying
+ * which; 1 when there was nothing to unmount (*note ""). */
+int trace_session_unmounted(const struct trace_session *s, const char **note);
+
 /* trace_session_destroy() when still needed, then free.  NULL is a no-op. */
 void trace_session_free(struct trace_session *s);
+
+/*
+ * Give up a session that could not be set up (started, or later by its
+ * caller): trace_session_free(), and when a mount the session made has to
+ * stay, append to err (which holds the failure's reason; may be NULL) why:
+ * latscope changed the system and could not undo it.  Returns r.
+ */
+int trace_session_abandon(struct trace_session *s, int r, struct lat_error *err);
 
 /* "/sys/kernel/tracing/instances/latscope-4026531836-1234" (for messages and tests). */
 const char *trace_session_dir(const struct trace_session *s);
@@ -96,7 +123,8 @@ const char *trace_session_dir(const struct trace_session *s);
  */
 int trace_remove_stale_instances(unsigned *ret_removed);
 
-/* Stop and remove the instance called name, when it exists.  0, -ENOENT, or -errno. */
+/* Stop and remove the instance called name, when it exists.  0, -ENOENT
+ * (also when tracefs is not mounted: it is never mounted for this), or -errno. */
 int trace_instance_remove(const char *name);
 
 /*

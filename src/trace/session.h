@@ -6,7 +6,9 @@
 #include <stdbool.h>
 
 #include "core/cpuset.h"
+#include "core/error.h"
 #include "trace/instance.h"
+#include "trace/mount.h"
 
 struct tracefs_instance;
 struct tep_handle;
@@ -18,6 +20,11 @@ struct trace_session {
 	unsigned events;
 	bool stopped;
 	bool destroyed;
+	struct trace_guard *guard;
+	struct tracefs_mount mount;   /* mount.ours: this session mounted tracefs at mount.dir */
+	bool mounted;                 /* it did (mount.ours goes false once unmounting was tried) */
+	int unmounted;                /* tracefs_unmount()'s outcome; 1 until then */
+	struct lat_error unmount_note;
 	char name[48];
 	char dir[PATH_MAX];
 };

@@ -280,16 +280,28 @@ struct spike_ring {
 	struct spike_cpu *cpu;
 };
 
-void spike_ring_stop(struct spike_ring *r)
+const char *spike_ring_mounted(const struct spike_ring *r)
 {
+	return r ? trace_session_mounted(r->s) : NULL;
+}
+
+int spike_ring_stop(struct spike_ring *r, struct lat_error *note)
+{
+	const char *said;
+
 	if (!r)
-		return;
+		return 1;
+	trace_session_destroy(r->s);
+	int rc = trace_session_unmounted(r->s, &said);
+	if (rc != 1)
+		err_set(note, rc, "%s", said);
 	trace_session_free(r->s);
 	trace_guard_release(&r->guard);         /* after the instance is gone */
 	for (unsigned c = 0; c < r->ncpus; c++)
 		spike_history_free(&r->cpu[c].h);
 	free(r->cpu);
 	free(r);
+	return rc;
 }
 
 #if !HAVE_TRACEFS
@@ -359,6 +371,15 @@ static int read_ring(struct spike_ring *r, struct lat_error *err)
 	return rc;
 }
 
+/* A start given up: the ring goes, and err (the reason) also says when a mount of latscope's has to stay. */
+static int start_failed(struct spike_ring *r, int rc, struct lat_error *err)
+{
+	trace_session_abandon(r->s, rc, err);   /* NULL (trace_session_start failed): a no-op */
+	r->s = NULL;
+	spike_ring_stop(r, NULL);
+	return rc;
+}
+
 int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_ring **ret, struct lat_error *err)
 {
 	char name[64];
@@ -373,8 +394,6 @@ int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_r
 		return err_set(err, -EINVAL, "cannot trace CPU %d: at most 256 CPUs", last);
 	if ((rc = trace_instance_name(trace_pidns(), (long)getpid(), name, sizeof(name))) < 0)
 		return err_set(err, rc, "cannot name the tracefs instance");
-	if (tracefs_instance_exists(name))
-		return err_set(err, -EBUSY, "tracefs instance '%s' is in use: this process traces already", name);
 
 	struct spike_ring *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -388,7 +407,6 @@ int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_r
 		free(r);
 		return err_set(err, -ENOMEM, "out of memory");
 	}
-	trace_remove_stale_instances(NULL);
 	/* Without a guard the instance is still removed on every exit but SIGKILL,
 	 * and after a SIGKILL by the next traced run. */
 	trace_guard_start(&r->guard, name);
@@ -397,16 +415,13 @@ int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_r
 		.cpus = *cpus,
 		.buffer_kb = trace_buffer_kb_for(r->keep_ns, SPIKE_RING_RATE_START),
 		.events = TRACE_WANT_TIMER_PROBE,
+		.guard = &r->guard,
 	};
-	if ((rc = trace_session_start(&o, &r->s, err)) < 0) {
-		spike_ring_stop(r);
-		return rc;
-	}
+	if ((rc = trace_session_start(&o, &r->s, err)) < 0)
+		return start_failed(r, rc, err);
 	/* The kernel's default, but the ring depends on it: the newest events win. */
-	if (tracefs_option_enable(r->s->inst, TRACEFS_OPTION_OVERWRITE) < 0) {
-		spike_ring_stop(r);
-		return err_set(err, -EIO, "cannot set overwrite mode in '%s'", trace_session_dir(r->s));
-	}
+	if (tracefs_option_enable(r->s->inst, TRACEFS_OPTION_OVERWRITE) < 0)
+		return start_failed(r, err_set(err, -EIO, "cannot set overwrite mode in '%s'", trace_session_dir(r->s)), err);
 	uint64_t now = mono_ns();
 	for (unsigned c = 0; c < r->ncpus; c++) {
 		r->cpu[c].kb = o.buffer_kb;
@@ -414,10 +429,8 @@ int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_r
 		r->cpu[c].h.held_from = now;     /* nothing before this is recorded */
 	}
 	/* The first read loads the event formats: its cost falls here, not on the first spike. */
-	if ((rc = read_ring(r, err)) < 0) {
-		spike_ring_stop(r);
-		return rc;
-	}
+	if ((rc = read_ring(r, err)) < 0)
+		return start_failed(r, rc, err);
 	*ret = r;
 	return 0;
 }

@@ -53,11 +53,15 @@ struct spike_ring;
  * in this process's tracefs instance ("latscope-<pidns>-<pid>", trace/
  * instance.h), in overwrite mode, with a guard process that removes it if
  * this process is killed; stale instances of killed runs are removed first.
+ * Where tracefs is not mounted it is mounted (spike_ring_mounted() says
+ * where) and spike_ring_stop() unmounts it, as for --trace.
  * It forks the guard: call it before the measuring threads start.  Only one
  * instance per process: -EBUSY when this process already has one (--trace).
  * Each recorded CPU's buffer starts at trace_buffer_kb_for(keep_ns, 20000
  * events/s) and grows when a read observes a higher rate (SPIKE_RING_*).
- * keep_ns 0: SPIKE_RING_KEEP_DEFAULT_NS.  Errors as trace_session_start().
+ * keep_ns 0: SPIKE_RING_KEEP_DEFAULT_NS.  Errors as trace_session_start(),
+ * which this shares: on failure no mount of latscope's is left, or err also
+ * says why it had to stay (trace_session_abandon()).
  */
 int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_ring **ret, struct lat_error *err);
 
@@ -74,8 +78,14 @@ int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_r
 int spike_ring_explain(struct spike_ring *r, unsigned cpu, pid_t tid, uint64_t from_mono_ns, uint64_t to_mono_ns,
 		       uint64_t min_latency_ns, struct spike_cause *ret, struct lat_error *err);
 
-/* Remove the instance, end the guard, free.  NULL is a no-op. */
-void spike_ring_stop(struct spike_ring *r);
+/* Where spike_ring_start() mounted tracefs, which was not mounted; else NULL. */
+const char *spike_ring_mounted(const struct spike_ring *r);
+
+/* Remove the instance, unmount tracefs when spike_ring_start() mounted it,
+ * end the guard, free.  As trace_session_unmounted(): 0 unmounted, -EBUSY
+ * (or another -errno) left mounted, note (may be NULL) saying which; 1 when
+ * nothing was mounted (note untouched).  NULL is a no-op (1). */
+int spike_ring_stop(struct spike_ring *r, struct lat_error *note);
 
 /* ---- the pure part, tested with synthetic events ----------------------- */
 

@@ -160,7 +160,7 @@ static int explain_mode(unsigned cpu, uint64_t secs, uint64_t keep_s)
 	uint64_t last = m.start + (secs - 1) * NS_PER_SEC;
 	rc = spike_ring_explain(r, cpu, tid, last, last + NS_PER_SEC - 1, 10 * NS_PER_SEC, &c, &err);
 	print_cause("none", rc, &c, &err);
-	spike_ring_stop(r);
+	spike_ring_stop(r, NULL);
 
 	qsort(m.lat, m.n_max, sizeof(*m.lat), cmp_u64);
 	printf("samples %llu p50_ns %llu p99_ns %llu\n", (unsigned long long)m.n_max,
@@ -183,7 +183,7 @@ static int record_mode(unsigned cpu, uint64_t secs)
 	printf("ready\n");
 	fflush(stdout);
 	sleep_until(mono_ns() + secs * NS_PER_SEC);
-	spike_ring_stop(r);
+	spike_ring_stop(r, NULL);
 	return 0;
 }
 
