@@ -157,6 +157,14 @@ static const struct probe_ops fake_ops = {
 	.teardown = fake_teardown,
 };
 
+/* A clock whose offset from CLOCK_MONOTONIC moves all the time: the process's
+ * CPU time, which the sleeping fake hardly adds to. */
+static clockid_t cputime_clock(const void *pp)
+{
+	(void)pp;
+	return CLOCK_PROCESS_CPUTIME_ID;
+}
+
 /* One run of the fake and what it gave. */
 struct fixture {
 	struct run_params rp;
@@ -349,6 +357,29 @@ static void test_a_duration_ends_the_run_at_its_end(void **state)
 	result_free(&fx.res);
 }
 
+static void test_a_clock_that_steps_against_monotonic_is_noted_with_its_steps_and_direction(void **state)
+{
+	(void)state;
+	struct fixture fx;
+
+	fixture_init(&fx);
+	fx.rp.duration_ns = 4u * WINDOW;
+	struct probe_ops stepping_ops = fake_ops;
+	stepping_ops.clock_of = cputime_clock;
+	memset(calls, 0, sizeof(calls));
+	assert_int_equal(result_init(&fx.res, "fake", 1, fake_metrics, &fx.rp.cpus), 0);
+	assert_int_equal(runner_run(&stepping_ops, &fx.rp, &fx.fp, &fx.res, NULL, &fx.err), 0);
+	const char *note = NULL;
+	for (size_t i = 0; i < fx.res.nnotes; i++)
+		if (strstr(fx.res.notes[i], "stepped during the run"))
+			note = fx.res.notes[i];
+	assert_non_null(note);
+	/* CPU time falls behind monotonic at every window's end: steps back */
+	assert_non_null(strstr(note, "the largest back"));
+	assert_null(strstr(note, "(1 step "));
+	result_free(&fx.res);
+}
+
 static void test_a_setup_failing_on_one_cpu_tears_the_others_down_and_the_error_names_the_cpu(void **state)
 {
 	(void)state;
@@ -499,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_loops_stop_every_thread_after_n_samples_and_the_windows_add_up_to_the_totals),
 		cmocka_unit_test(test_every_measuring_thread_gets_the_asked_timer_slack_and_1_ns_when_none_is_asked),
 		cmocka_unit_test(test_a_duration_ends_the_run_at_its_end),
+		cmocka_unit_test(test_a_clock_that_steps_against_monotonic_is_noted_with_its_steps_and_direction),
 		cmocka_unit_test(test_a_setup_failing_on_one_cpu_tears_the_others_down_and_the_error_names_the_cpu),
 		cmocka_unit_test(test_a_sigint_during_the_run_stops_it_with_the_signal_as_the_reason),
 		cmocka_unit_test(test_what_setup_used_instead_is_noted_once_with_the_cpus_that_say_it),
