@@ -198,13 +198,15 @@ static int join_optional(int argc, char **argv, char ***ret, char *store, size_t
 	return n;
 }
 
-/* latscope's policy names (policy_choices), and cyclictest's "normal" for other. */
+/* latscope's policy names (policy_choices), and cyclictest's "normal" for
+ * other; not deadline, which cyclictest 2.x does not take either (rt-tests
+ * has cyclicdeadline for it; latscope timer --policy deadline). */
 static int parse_policy(const char *name, int *ret)
 {
 	if (strcmp(name, "normal") == 0)
 		name = policy_choices[POLICY_OTHER];
 	for (int i = 0; policy_choices[i]; i++)
-		if (strcmp(name, policy_choices[i]) == 0) {
+		if (i != POLICY_DEADLINE && strcmp(name, policy_choices[i]) == 0) {
 			*ret = i;
 			return 0;
 		}

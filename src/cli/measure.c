@@ -25,7 +25,7 @@
 #include "sys/cpus.h"
 #include "report/tprint.h"
 
-const char *const policy_choices[] = { "fifo", "rr", "other", NULL };
+const char *const policy_choices[] = { "fifo", "rr", "other", "deadline", NULL };
 const char *const fail_stat_choices[] = { "max", "warm_max", "p99", "p99.9", "p99.99", "mean", NULL };
 
 void run_params_defaults(struct run_params *rp, struct measure_extras *x)
@@ -103,7 +103,17 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 	/* A priority alone asks for a real-time one (noise runs under SCHED_OTHER by default). */
 	if (prio_given && rp->priority != 0 && !opt_given(mc->opts, mc->nopts, given, "policy"))
 		rp->policy = POLICY_FIFO;
-	if (rp->policy == POLICY_OTHER) {
+	if (rp->policy == POLICY_DEADLINE) {
+		/* Its wait is sched_yield for the next period: only a probe with such a loop can keep it. */
+		if (!mc->ops->run_deadline)
+			return err_set(err, -EINVAL, "option '--policy': 'deadline' is not available for latscope %s "
+				       "(its wait is its own; latscope timer measures under SCHED_DEADLINE)",
+				       measure_name(mc));
+		if (prio_given)
+			return err_set(err, -EINVAL, "option '--priority': --policy deadline has no priority (its "
+				       "threads run by their deadlines)");
+		rp->priority = 0;
+	} else if (rp->policy == POLICY_OTHER) {
 		if (prio_given && rp->priority != 0) {
 			return err_set(err, -EINVAL, "option '--priority': %llu is out of range for --policy other (only 0)",
 				 (unsigned long long)rp->priority);
@@ -146,6 +156,13 @@ static void sched_applied(const struct run_params *rp, const struct result *res,
 {
 	if (rp->policy == POLICY_OTHER)
 		snprintf(buf, size, "%s", sched_policy_name(POLICY_OTHER));
+	else if (rp->policy == POLICY_DEADLINE) {
+		char rt[32], dl[32], per[32];
+		fmt_duration(rp->dl.runtime_ns, rt, sizeof(rt));
+		fmt_duration(rp->dl.deadline_ns, dl, sizeof(dl));
+		fmt_duration(rp->dl.period_ns, per, sizeof(per));
+		snprintf(buf, size, "%s runtime %s deadline %s period %s", sched_policy_name(POLICY_DEADLINE), rt, dl, per);
+	}
 	else if (res->applied.rt_policy)
 		snprintf(buf, size, "%s priority %llu", sched_policy_name(rp->policy), (unsigned long long)rp->priority);
 	else
@@ -157,7 +174,7 @@ static void on_prepared(void *ctx, const struct result *res)
 {
 	struct live *lv = ctx;
 	if (lv->header) {
-		char sched[96], what[384];
+		char sched[160], what[448];
 		sched_applied(lv->rp, res, sched, sizeof(sched));
 		snprintf(what, sizeof(what), "%s, %s", lv->what, sched);
 		text_header(stdout, res, what);

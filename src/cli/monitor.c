@@ -146,7 +146,7 @@ static void defaults(struct monitor_cmd *m)
 }
 
 static const char synopsis[] =
-	"[-a CPUS] [-i INTERVAL] [-p PRIO] [--policy fifo|rr|other] [--mode MODE] [--timer-slack DUR]\n"
+	"[-a CPUS] [-i INTERVAL] [-p PRIO] [--policy fifo|rr|other|deadline] [--mode MODE] [--timer-slack DUR]\n"
 	"                        [--listen ADDR:PORT|none] [--rotate DUR] [--keep DUR|N]\n"
 	"                        [--noise-every DUR --noise-for DUR [--noise-cpus CPUS]]\n"
 	"                        [--threshold DUR] [--window DUR] [--label K=V]... [--db PATH | --no-store]\n"

@@ -451,6 +451,9 @@ json_t *opt_params_json(const struct opt *opts, size_t nopts, const void *params
 
 		if (o->flags & OPT_NOT_PARAM || o->kind == OPT_HELP)
 			continue;
+		if (o->flags & OPT_PARAM_IF_SET && (o->kind == OPT_UINT || o->kind == OPT_DURATION) &&
+		    *(const uint64_t *)cfield(params, o) == 0)
+			continue;
 		snprintf(key, sizeof(key), "%s%s", o->name, o->kind == OPT_DURATION ? "_ns" : o->kind == OPT_SIZE ? "_bytes" : "");
 		for (char *p = key; *p; p++)
 			if (*p == '-')

@@ -32,6 +32,9 @@ enum opt_kind {
 #define OPT_NOT_PARAM 0x1u
 /* OPT_DURATION: 0 or "none" turns it off (0), whatever .min says. */
 #define OPT_ZERO_OFF 0x2u
+/* OPT_UINT, OPT_DURATION: a parameter of the result only when not 0 (a
+ * setting of one mode, such as --policy deadline's --runtime). */
+#define OPT_PARAM_IF_SET 0x4u
 
 struct opt {
 	const char *name;               /* long name, without "--" */
@@ -71,7 +74,8 @@ int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const
 /* Options help, one line per option (and its default when not a flag). */
 void opt_print_help(FILE *out, const struct opt *opts, size_t nopts, const void *defaults);
 
-/* The run's parameters as a JSON object: every row without OPT_NOT_PARAM.
+/* The run's parameters as a JSON object: every row without OPT_NOT_PARAM
+ * (and without OPT_PARAM_IF_SET while 0).
  * Durations are written as "<name>_ns" integers.  NULL on allocation failure. */
 json_t *opt_params_json(const struct opt *opts, size_t nopts, const void *params);
 

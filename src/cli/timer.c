@@ -19,6 +19,18 @@ _Static_assert(sizeof(clock_choices) / sizeof(clock_choices[0]) == TIMER_CLOCKS 
 /* Below this a wait cannot end before the next deadline on any hardware we know. */
 #define MIN_INTERVAL_NS NS_PER_US
 
+/* SCHED_DEADLINE's limits as the kernel checks them (__checkparam_dl): a
+ * runtime of at least 2^10 ns, its unit of bandwidth; periods within
+ * kernel.sched_deadline_period_min_us and _max_us, by default 100 us and
+ * 2^22 us (a changed sysctl is the kernel's EINVAL at the start). */
+#define DL_MIN_NS         1024u
+#define DL_MIN_PERIOD_NS  (100u * NS_PER_US)
+#define DL_MAX_PERIOD_NS  ((UINT64_C(1) << 22) * NS_PER_US)
+/* The default runtime: a job is a clock read, a sample and sched_yield, a few
+ * microseconds here; 100 us leaves room for an interrupt or the host within
+ * the job and reserves 10% of the default 1 ms period. */
+#define DL_DEFAULT_RUNTIME_NS (100u * NS_PER_US)
+
 static const struct opt timer_opts[] = {
 	{ "interval", 'i', OPT_DURATION, offsetof(struct timer_cmd, p.interval_ns), .min = MIN_INTERVAL_NS,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
@@ -38,6 +50,18 @@ static const struct opt timer_opts[] = {
 		  "number is microseconds" },
 	{ "co-correct", 0, OPT_FLAG, offsetof(struct timer_cmd, p.co_correct),
 	  .help = "also record the latency each missed deadline would have had (coordinated omission)" },
+	{ "runtime", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.runtime_ns), .min = DL_MIN_NS,
+	  .max = DL_MAX_PERIOD_NS, .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
+	  .help = "with --policy deadline: the CPU time reserved for each period's job (default 100us, or half the "
+		  "deadline when that is shorter); a bare number is microseconds" },
+	{ "deadline", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.deadline_ns), .min = DL_MIN_NS,
+	  .max = DL_MAX_PERIOD_NS, .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
+	  .help = "with --policy deadline: how long after its period's start each job must be done (default: the "
+		  "period); a bare number is microseconds" },
+	{ "period", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.period_ns), .min = DL_MIN_PERIOD_NS,
+	  .max = DL_MAX_PERIOD_NS, .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
+	  .help = "with --policy deadline: the reservation's period (default: --interval); a bare number is "
+		  "microseconds" },
 	{ "trace", 0, OPT_FLAG, offsetof(struct timer_cmd, run.trace),
 	  .help = "split every sample's latency into its parts from kernel trace events, and explain the spikes (root)" },
 	{ "trace-above", 0, OPT_DURATION, offsetof(struct timer_cmd, run.trace_above_ns), .min = 1,
@@ -58,6 +82,75 @@ static void timer_defaults(void *params)
 	c->help = false;
 }
 
+static bool given_opt(const struct opt_result *given, const char *name)
+{
+	return opt_given(timer_command.opts, timer_command.nopts, given, name);
+}
+
+/*
+ * --policy deadline's reservation from what was given: the period is
+ * --interval unless --period says it (both, only when equal), the deadline
+ * the period, the runtime 100 us or half the deadline; then the kernel's
+ * rule runtime <= deadline <= period.  The timer's own options that do not
+ * apply to a sched_yield wait are refused rather than ignored.
+ */
+static int deadline_settle(struct timer_cmd *c, const struct opt_result *given, struct lat_error *err)
+{
+	static const char *const dl_opts[] = { "runtime", "deadline", "period" };
+	struct run_deadline *dl = &c->run.dl;
+	char a[32], b[32];
+
+	if (c->run.policy != POLICY_DEADLINE) {
+		for (size_t i = 0; i < ARRAY_SIZE(dl_opts); i++)
+			if (given_opt(given, dl_opts[i]))
+				return err_set(err, -EINVAL, "option '--%s' needs '--policy deadline'", dl_opts[i]);
+		return 0;
+	}
+	if (given_opt(given, "mode"))
+		return err_set(err, -EINVAL, "option '--mode': --policy deadline waits with sched_yield, not a timer");
+	if (c->p.clock != TIMER_CLOCK_MONOTONIC)
+		return err_set(err, -EINVAL, "option '--clock': --policy deadline reads CLOCK_MONOTONIC, the clock of "
+			       "the kernel's deadlines");
+	if (c->p.distance_ns)
+		return err_set(err, -EINVAL, "option '--distance': --policy deadline gives every thread the one period");
+	if (c->run.trace)
+		return err_set(err, -EINVAL, "option '--trace': not available with --policy deadline (the trace "
+			       "follows pinned threads)");
+	if (given_opt(given, "period") && given_opt(given, "interval") && dl->period_ns != c->p.interval_ns) {
+		fmt_duration(dl->period_ns, a, sizeof(a));
+		fmt_duration(c->p.interval_ns, b, sizeof(b));
+		return err_set(err, -EINVAL, "option '--period': %s is not --interval %s (under --policy deadline "
+			       "they are one: give either)", a, b);
+	}
+	if (!dl->period_ns) {
+		dl->period_ns = c->p.interval_ns;
+		if (dl->period_ns < DL_MIN_PERIOD_NS || dl->period_ns > DL_MAX_PERIOD_NS) {
+			fmt_duration(dl->period_ns, a, sizeof(a));
+			return err_set(err, -EINVAL, "option '--interval': %s is outside SCHED_DEADLINE's periods "
+				       "(100us to 4.194304s)", a);
+		}
+	}
+	c->p.interval_ns = dl->period_ns;       /* windows, findings and notes read the period there */
+	if (!dl->deadline_ns)
+		dl->deadline_ns = dl->period_ns;
+	if (dl->deadline_ns > dl->period_ns) {
+		fmt_duration(dl->deadline_ns, a, sizeof(a));
+		fmt_duration(dl->period_ns, b, sizeof(b));
+		return err_set(err, -EINVAL, "option '--deadline': %s is longer than the period %s", a, b);
+	}
+	if (!dl->runtime_ns) {
+		dl->runtime_ns = dl->deadline_ns / 2u < DL_DEFAULT_RUNTIME_NS ? dl->deadline_ns / 2u : DL_DEFAULT_RUNTIME_NS;
+		if (dl->runtime_ns < DL_MIN_NS)
+			dl->runtime_ns = DL_MIN_NS;
+	}
+	if (dl->runtime_ns > dl->deadline_ns) {
+		fmt_duration(dl->runtime_ns, a, sizeof(a));
+		fmt_duration(dl->deadline_ns, b, sizeof(b));
+		return err_set(err, -EINVAL, "option '--runtime': %s is longer than the deadline %s", a, b);
+	}
+	return 0;
+}
+
 static int timer_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct timer_cmd *c = params;
@@ -68,6 +161,8 @@ static int timer_validate(void *params, const struct opt_result *given, struct l
 	if (c->p.clock == TIMER_CLOCK_TAI && c->p.mode == TIMER_TIMERFD)
 		return err_set(err, -EINVAL, "option '--clock': 'tai' cannot drive --mode timerfd (a timerfd takes "
 			       "monotonic, realtime or boottime)");
+	if (deadline_settle(c, given, err) < 0)
+		return -EINVAL;
 	uint64_t floor_ns = MIN_INTERVAL_NS;
 	if (clock_getres(timer_clock_ids[c->p.clock], &res) == 0 && ts_to_ns(&res) > floor_ns)
 		floor_ns = ts_to_ns(&res);
@@ -88,7 +183,7 @@ static int timer_validate(void *params, const struct opt_result *given, struct l
 		return err_set(err, -EINVAL, "option '--window': %s is shorter than the %sinterval %s", a,
 			 c->p.distance_ns ? "longest " : "", b);
 	}
-	if (opt_given(timer_command.opts, timer_command.nopts, given, "trace-above") && !c->run.trace) {
+	if (given_opt(given, "trace-above") && !c->run.trace) {
 		return err_set(err, -EINVAL, "option '--trace-above' needs '--trace'");
 	}
 	if (c->run.trace)
@@ -117,8 +212,12 @@ static void timer_describe(const void *params, char *buf, size_t size)
 	if (c->p.clock != TIMER_CLOCK_MONOTONIC)
 		snprintf(clk, sizeof(clk), ", clock %s", clock_choices[c->p.clock]);
 	fmt_duration(run_timer_slack(&c->run), slack, sizeof(slack));
-	snprintf(buf, size, "interval %s%s (%s%s), timer slack %s, %s%s", iv, dist, mode_choices[c->p.mode], clk,
-		 slack, dur, c->p.co_correct ? ", coordinated-omission correction" : "");
+	if (c->run.policy == POLICY_DEADLINE)
+		snprintf(buf, size, "period %s (sched_yield), %s%s", iv, dur,
+			 c->p.co_correct ? ", coordinated-omission correction" : "");
+	else
+		snprintf(buf, size, "interval %s%s (%s%s), timer slack %s, %s%s", iv, dist, mode_choices[c->p.mode], clk,
+			 slack, dur, c->p.co_correct ? ", coordinated-omission correction" : "");
 }
 
 /* Before the run: what the chosen clock means for what is measured. */
@@ -173,12 +272,14 @@ static void timer_after(const void *params, struct result *res)
 
 const struct measure_cmd timer_command = {
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-d DISTANCE] [-D DURATION | -l LOOPS]\n"
+		    "                      [--policy deadline [--runtime DUR] [--deadline DUR] [--period DUR]]\n"
 		    "                      [--mode nanosleep|timerfd|posix] [--clock monotonic|realtime|tai|boottime]\n"
 		    "                      [--timer-slack DUR] [--threshold DUR] [--window DUR] [--warmup N]\n"
 		    "                      [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure how late a periodic timer wakes a real-time thread on each chosen CPU (by default every\n"
 		 "online CPU): the time read on wakeup minus the deadline.  Deadlines passed while late are counted\n"
-		 "as missed.",
+		 "as missed.  With --policy deadline the threads run under SCHED_DEADLINE and wait with sched_yield:\n"
+		 "the latency is the time read when a job runs minus its period's start.",
 	.ops = &timer_probe,
 	.opts = timer_opts,
 	.nopts = ARRAY_SIZE(timer_opts),

@@ -10,15 +10,24 @@
 #include "core/cpuset.h"
 #include "core/parse.h"
 
-enum sched_policy_kind { POLICY_FIFO, POLICY_RR, POLICY_OTHER };
+enum sched_policy_kind { POLICY_FIFO, POLICY_RR, POLICY_OTHER, POLICY_DEADLINE };
 
-/* "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER": how the kernel and people name the policy. */
+/* "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER", "SCHED_DEADLINE": how the kernel and people name the policy. */
 const char *sched_policy_name(int kind);
+
+/* SCHED_DEADLINE's reservation (sched(7)): runtime_ns of CPU in every period_ns,
+ * used by deadline_ns after the period's start; 0 while the policy is another. */
+struct run_deadline {
+	uint64_t runtime_ns;
+	uint64_t deadline_ns;
+	uint64_t period_ns;
+};
 
 struct run_params {
 	struct cpuset cpus;
 	int policy;                     /* enum sched_policy_kind */
-	uint64_t priority;
+	uint64_t priority;              /* 0 under POLICY_OTHER and POLICY_DEADLINE */
+	struct run_deadline dl;         /* POLICY_DEADLINE */
 	uint64_t duration_ns;           /* 0: until loops or a signal */
 	uint64_t loops;                 /* 0: unlimited */
 	uint64_t threshold_ns;

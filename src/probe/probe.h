@@ -68,6 +68,10 @@ struct probe_ops {
 	/* The hot loop: from t->origin_ns until t->end_ns, t->rp->loops or *t->stop.
 	 * On an error it cannot go on from, it sets t->run_rc and t->err and returns. */
 	void (*run)(struct probe_thread *t);
+	/* Optional: the hot loop of a thread under SCHED_DEADLINE (--policy
+	 * deadline), which waits with sched_yield for its next period; a probe
+	 * without one refuses that policy. */
+	void (*run_deadline)(struct probe_thread *t);
 	/* Undo setup; called on every path after a successful setup. */
 	void (*teardown)(struct probe_thread *t);
 };

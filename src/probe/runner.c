@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "core/array.h"
 #include "core/nstime.h"
@@ -53,6 +54,8 @@ struct runner {
 	const struct runner_hooks *hooks;
 	size_t n;
 	struct worker *w;
+	cpu_set_t *dl_span;             /* POLICY_DEADLINE: the affinity the threads widen to */
+	size_t dl_span_size;
 
 	pthread_mutex_t lock;           /* the start gate only; never taken while measuring */
 	pthread_cond_t cond;
@@ -83,13 +86,15 @@ static int policy_of(int kind)
 	case POLICY_FIFO: return SCHED_FIFO;
 	case POLICY_RR: return SCHED_RR;
 	case POLICY_OTHER: return SCHED_OTHER;
+	case POLICY_DEADLINE: break;    /* sched_apply_deadline */
 	}
 	return SCHED_OTHER;
 }
 
 const char *sched_policy_name(int kind)
 {
-	return kind == POLICY_FIFO ? "SCHED_FIFO" : kind == POLICY_RR ? "SCHED_RR" : "SCHED_OTHER";
+	return kind == POLICY_FIFO ? "SCHED_FIFO" : kind == POLICY_RR ? "SCHED_RR" :
+	       kind == POLICY_DEADLINE ? "SCHED_DEADLINE" : "SCHED_OTHER";
 }
 
 static void measure_clock(struct stats *s)
@@ -114,7 +119,10 @@ static void *measure_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	w->kernel_tid = gettid();
 
-	if (rp->policy != POLICY_OTHER)
+	if (rp->policy == POLICY_DEADLINE)
+		w->sched_rc = sched_apply_deadline(rp->dl.runtime_ns, rp->dl.deadline_ns, rp->dl.period_ns, rn->dl_span,
+						   rn->dl_span_size);
+	else if (rp->policy != POLICY_OTHER)
 		w->sched_rc = sched_apply(policy_of(rp->policy), (int)rp->priority);
 	w->slack_rc = slack_set(run_timer_slack(rp));
 	stack_prefault(STACK_PREFAULT);
@@ -131,7 +139,10 @@ static void *measure_thread(void *arg)
 
 	if (gate == GATE_GO && w->setup_rc == 0) {
 		rec_start(&w->t.rec, w->t.origin_ns);
-		rn->ops->run(&w->t);
+		if (rp->policy == POLICY_DEADLINE)
+			rn->ops->run_deadline(&w->t);
+		else
+			rn->ops->run(&w->t);
 		w->stopped_ns = mono_ns();
 		rec_finish(&w->t.rec, w->stopped_ns);
 		measure_clock(&w->clock_cost);
@@ -268,6 +279,39 @@ static void setup_notes(struct runner *rn)
 	}
 }
 
+/* Why the kernel would not run the threads under SCHED_DEADLINE, in one line:
+ * a deadline probe's wait (sched_yield) means nothing under another policy. */
+static int deadline_refused(const struct runner *rn, int rc, struct lat_error *err)
+{
+	const struct run_params *rp = rn->rp;
+	char rt[32], per[32];
+	const char *why;
+
+	fmt_duration(rp->dl.runtime_ns, rt, sizeof(rt));
+	fmt_duration(rp->dl.period_ns, per, sizeof(per));
+	switch (rc) {
+	case -EPERM:
+		why = geteuid() != 0 ? "needs root or CAP_SYS_NICE" :
+		      "the threads' affinity does not cover their root domain (a cpuset partition or isolcpus narrows it)";
+		break;
+	case -EBUSY:
+		return err_set(err, rc, "SCHED_DEADLINE refused: admission control has no bandwidth for %zu threads of "
+			       "runtime %s every %s (the limit is kernel.sched_rt_runtime_us of every "
+			       "kernel.sched_rt_period_us on each CPU, less what other deadline tasks hold)", rn->n, rt, per);
+	case -ENOSYS:
+		why = "this kernel has no sched_setattr";
+		break;
+	case -EINVAL:
+		why = "the kernel refused the reservation (see kernel.sched_deadline_period_min_us and _max_us; a kernel "
+		      "before 3.14 has no SCHED_DEADLINE)";
+		break;
+	default:
+		why = strerror(-rc);
+		break;
+	}
+	return err_set(err, rc, "SCHED_DEADLINE refused: %s", why);
+}
+
 /* Record what could not be applied; with --strict that is an error. */
 static int check_threads(struct runner *rn, struct lat_error *err)
 {
@@ -285,6 +329,8 @@ static int check_threads(struct runner *rn, struct lat_error *err)
 		if (w->sched_rc < 0)
 			sched_rc = w->sched_rc;
 	}
+	if (rp->policy == POLICY_DEADLINE && sched_rc < 0)
+		return deadline_refused(rn, sched_rc, err);
 
 	setup_notes(rn);
 	res->applied.timer_slack = true;
@@ -566,6 +612,31 @@ static void finish_trace(struct runner *rn)
 	free(th);
 }
 
+/*
+ * SCHED_DEADLINE threads cannot be pinned: the kernel admits only a task whose
+ * affinity covers its root domain, so each widens to every online CPU once it
+ * has started on its own (sys/prep.h); the kernel narrows that to what a
+ * cpuset allows.  Not the main thread's affinity: a caller may have pinned it.
+ */
+static int deadline_span(struct runner *rn, struct lat_error *err)
+{
+	struct cpuset allowed;
+	int r;
+
+	if (!rn->ops->run_deadline)
+		return err_set(err, -EINVAL, "internal: probe %s has no SCHED_DEADLINE loop", rn->ops->name);
+	if ((r = cpus_online(&allowed)) < 0)
+		return err_set(err, r, "cannot read the online CPUs: %s", strerror(-r));
+	rn->dl_span = cpus_mask_alloc(&allowed, &rn->dl_span_size);
+	if (!rn->dl_span)
+		return err_set(err, -ENOMEM, "out of memory");
+	char list[128];
+	cpuset_format(&allowed, list, sizeof(list));
+	result_note(rn->res, "--policy deadline: threads not pinned (the kernel admits SCHED_DEADLINE only for a "
+		    "thread allowed on its whole root domain); each starts on its CPU, then runs on any of %s", list);
+	return 0;
+}
+
 static int init_workers(struct runner *rn, const void *pp)
 {
 	uint64_t thresholds[REC_MAX_METRICS];
@@ -646,6 +717,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	sigaction(SIGUSR2, &wake_sa, &old_sa);
 
 	memlock_prepare();
+	if (rp->policy == POLICY_DEADLINE && (r = deadline_span(&rn, err)) < 0)
+		goto restore;
 	if ((r = hold_pmqos(&rn, &pmqos_fd, err)) < 0)
 		goto restore;
 	if ((r = init_workers(&rn, pp)) < 0) {
@@ -738,6 +811,8 @@ restore:
 		memlock_release();
 	pmqos_release(&pmqos_fd);
 	free_workers(&rn);
+	if (rn.dl_span)
+		CPU_FREE(rn.dl_span);
 	/* A wakeup sent to this thread may still be pending: take it before the
 	 * old disposition (by default, terminate) comes back. */
 	sigset_t usr2;

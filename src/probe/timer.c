@@ -1,6 +1,7 @@
 #include "probe/timer.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +214,61 @@ static void timer_run(struct probe_thread *t)
 		timer_loop(t, false);
 }
 
+/*
+ * Under SCHED_DEADLINE (sched(7)): each job records a sample and gives up the
+ * rest of its runtime with sched_yield, so the kernel runs the thread again at
+ * its next period's start; the latency is the clock read after sched_yield
+ * returns minus that start.  The kernel's period starts are not visible, so:
+ * - A deadline task woken after its deadline starts a new period at the
+ *   wakeup (update_dl_entity); its deadline is at most a period from now, so
+ *   a sleep to a period past it (and past the origin) gives period 0 a known
+ *   lower bound, the sleep's end, and every start is that plus k * period
+ *   (the latency includes that one wakeup's delay, never less).
+ * - A job that ran before its estimated start proves the estimate late (the
+ *   kernel's clock drifts from CLOCK_MONOTONIC): latency 0, and the grid
+ *   moves to it.
+ * - A job past its deadline may make the kernel restart its grid at the
+ *   replenishment (replenish_dl_entity): the periods passed count as missed
+ *   and the grid restarts at the job (the rule above mends an overestimate).
+ */
+static void timer_run_deadline(struct probe_thread *t)
+{
+	const struct timer_params *tp = t->pp;
+	struct recorder *rec = &t->rec;
+	const uint64_t period = t->rp->dl.period_ns, deadline = t->rp->dl.deadline_ns;
+	const uint64_t loops = t->rp->loops;
+	const uint64_t co_period = tp->co_correct ? period : 0;
+	uint64_t wakeups = 0;
+	uint64_t next = mono_ns() + period;
+
+	if (next < t->origin_ns)
+		next = t->origin_ns;
+	struct timespec start = ns_to_ts(next);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR)
+		if (atomic_load_explicit(t->stop, memory_order_relaxed))
+			return;
+	next += period;
+	while (next < t->end_ns) {
+		sched_yield();
+		const uint64_t now = mono_ns();
+
+		if (atomic_load_explicit(t->stop, memory_order_relaxed))
+			break;
+		if (now < next)
+			next = now;
+		const uint64_t lat = now - next;
+		uint64_t missed = lat / period;
+		if (missed && t->end_ns - next <= missed * period)
+			missed = (t->end_ns - next - 1u) / period;
+		rec_sample(rec, &(struct rec_sample){ .now_ns = now, .v = { lat }, .nv = 1, .at_ns = now,
+						      .keeps = REC_KEEP_SPANS | REC_KEEP_LIN, .from_ns = next,
+						      .missed = missed, .period_ns = co_period });
+		next = lat >= deadline ? now + period : next + (missed + 1u) * period;
+		if (loops && ++wakeups >= loops)
+			break;
+	}
+}
+
 static clockid_t timer_clock_of(const void *pp)
 {
 	return timer_clock_ids[((const struct timer_params *)pp)->clock];
@@ -238,5 +294,6 @@ const struct probe_ops timer_probe = {
 	.clock_of = timer_clock_of,
 	.setup = timer_setup,
 	.run = timer_run,
+	.run_deadline = timer_run_deadline,
 	.teardown = timer_teardown,
 };

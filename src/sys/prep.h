@@ -5,7 +5,10 @@
 #ifndef LATSCOPE_SYS_PREP_H
 #define LATSCOPE_SYS_PREP_H
 
+#include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* Hold /dev/cpu_dma_latency at 0 us while *ret_fd stays open; the kernel drops
  * the request when the fd closes, so a crash restores it too. */
@@ -17,6 +20,13 @@ void pmqos_release(int *fd);
  * them, and they end with the run: what they changed ends with them. */
 int sched_apply(int policy, int priority);
 int slack_set(unsigned long ns);
+/* The calling thread under SCHED_DEADLINE with this reservation, its affinity
+ * first widened to span (the CPUs of its root domain).  -EPERM without
+ * CAP_SYS_NICE or when span is narrower than the root domain, -EBUSY when
+ * admission control has not the bandwidth, -EINVAL or -ENOSYS when the kernel
+ * has no such policy or refuses the values. */
+int sched_apply_deadline(uint64_t runtime_ns, uint64_t deadline_ns, uint64_t period_ns, const cpu_set_t *span,
+			 size_t span_size);
 
 /* Lock all current mappings (not future ones: with a small RLIMIT_MEMLOCK,
  * MCL_FUTURE would make later allocations fail instead of this call). */

@@ -115,7 +115,8 @@ class CommandLine(TempDirCase):
         self.assert_usage_error(["timer", "-p", "100"], "'-p'", "out of range")
         self.assert_usage_error(["timer", "-p", "0"], "out of range for --policy fifo")
         self.assert_usage_error(["timer", "--policy", "other", "-p", "5"], "only 0")
-        self.assert_usage_error(["timer", "--policy", "deadline"], "not one of fifo, rr, other")
+        self.assert_usage_error(["timer", "--policy", "batch"], "not one of fifo, rr, other, deadline")
+        self.assert_usage_error(["timer", "--policy", "deadline", "-p", "5"], "'--priority'", "has no priority")
 
     def test_unwritable_json_path_is_caught_before_measuring(self):
         self.assert_usage_error(["timer", "--json", "/nonexistent-dir/r.json"], "'--json'", "No such file")

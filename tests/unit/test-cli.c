@@ -237,6 +237,9 @@ static void assert_same_cmd(const struct timer_cmd *got, const struct timer_cmd 
 	}
 	SAME_U64(run.policy);
 	SAME_U64(run.priority);
+	SAME_U64(run.dl.runtime_ns);
+	SAME_U64(run.dl.deadline_ns);
+	SAME_U64(run.dl.period_ns);
 	SAME_U64(run.duration_ns);
 	SAME_U64(run.loops);
 	SAME_U64(run.threshold_ns);
@@ -349,6 +352,18 @@ static void expect_load(struct timer_cmd *c)
 }
 static void expect_load_cmd(struct timer_cmd *c) { c->out.load_cmd = "sleep 1"; }
 static void expect_trace(struct timer_cmd *c) { c->run.trace = true; }
+/* --policy deadline with the defaults the case leaves: period 1ms (the interval), deadline the period */
+static void expect_deadline_policy(struct timer_cmd *c, uint64_t runtime, uint64_t deadline)
+{
+	c->run.policy = POLICY_DEADLINE;
+	c->run.priority = 0;
+	c->run.dl.period_ns = NS_PER_MS;
+	c->run.dl.deadline_ns = deadline;
+	c->run.dl.runtime_ns = runtime;
+}
+static void expect_runtime(struct timer_cmd *c) { expect_deadline_policy(c, 50u * NS_PER_US, NS_PER_MS); }
+static void expect_deadline(struct timer_cmd *c) { expect_deadline_policy(c, 100u * NS_PER_US, 500u * NS_PER_US); }
+static void expect_period(struct timer_cmd *c) { expect_deadline_policy(c, 100u * NS_PER_US, NS_PER_MS); }
 static void expect_trace_above(struct timer_cmd *c)
 {
 	c->run.trace = true;
@@ -399,6 +414,9 @@ static const struct opt_case cases[] = {
 	{ "strict", NULL, expect_strict, NULL, NULL, { NULL } },
 	{ "load", "cpu:intensity=50%", expect_load, "frob", "unknown load 'frob'", { NULL } },
 	{ "load-cmd", "sleep 1", expect_load_cmd, "", "the value is empty", { NULL } },
+	{ "runtime", "50", expect_runtime, "123abc", "is not a duration", { "--policy", "deadline", NULL } },
+	{ "deadline", "500us", expect_deadline, "-5", "cannot be negative", { "--policy", "deadline", NULL } },
+	{ "period", "1ms", expect_period, "1.5ns", "is not a duration", { "--policy", "deadline", NULL } },
 	{ "trace", NULL, expect_trace, NULL, NULL, { NULL } },
 	{ "trace-above", "250", expect_trace_above, "123abc", "is not a duration", { "--trace", NULL } },
 	{ "help", NULL, expect_help, NULL, NULL, { NULL } },
@@ -681,7 +699,7 @@ static void test_every_counting_option_rejects_junk_in_every_form(void **state)
 static void test_enum_options_reject_unknown_and_differently_cased_choices(void **state)
 {
 	(void)state;
-	EXPECT_ERROR("option '--policy'", "'FIFO'", "is not one of fifo, rr, other", "--policy", "FIFO");
+	EXPECT_ERROR("option '--policy'", "'FIFO'", "is not one of fifo, rr, other, deadline", "--policy", "FIFO");
 	EXPECT_ERROR("option '--policy'", "''", "is not one of", "--policy=");
 	EXPECT_ERROR("option '--mode'", "'timerfd '", "is not one of nanosleep, timerfd, posix", "--mode", "timerfd ");
 	EXPECT_ERROR("option '--fail-stat'", "'p99.999'", "max, warm_max, p99, p99.9, p99.99, mean",
@@ -847,6 +865,106 @@ static void test_documented_limits_hold_through_every_check(void **state)
 	EXPECT_ERROR("option '--timer-slack'", "'0'", "below the minimum of 1ns", "--timer-slack", "0");
 	EXPECT_ERROR("option '--timer-slack'", "'1000000001ns'", "above the maximum of 1s", "--timer-slack",
 		     "1000000001ns");
+}
+
+/* ---- --policy deadline ---- */
+
+static void test_deadline_takes_its_period_from_the_interval_its_deadline_from_the_period(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+
+	EXPECT_OK(&c, "--policy", "deadline", "-i", "2ms");
+	assert_int_equal(c.run.policy, POLICY_DEADLINE);
+	assert_int_equal(c.run.priority, 0);
+	assert_int_equal(c.run.dl.period_ns, 2u * NS_PER_MS);
+	assert_int_equal(c.run.dl.deadline_ns, 2u * NS_PER_MS);
+	assert_int_equal(c.run.dl.runtime_ns, 100u * NS_PER_US);
+	/* --period alone sets the interval the windows and notes read */
+	EXPECT_OK(&c, "--policy", "deadline", "--period", "5ms");
+	assert_int_equal(c.p.interval_ns, 5u * NS_PER_MS);
+	assert_int_equal(c.run.dl.deadline_ns, 5u * NS_PER_MS);
+	EXPECT_OK(&c, "--policy", "deadline", "--period", "5ms", "-i", "5ms");
+	assert_int_equal(c.run.dl.period_ns, 5u * NS_PER_MS);
+}
+
+static void test_deadline_runtime_defaults_to_half_a_deadline_shorter_than_200us(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+
+	EXPECT_OK(&c, "--policy", "deadline", "-i", "150us");
+	assert_int_equal(c.run.dl.runtime_ns, 75u * NS_PER_US);
+	/* never below the kernel's 1024 ns */
+	EXPECT_OK(&c, "--policy", "deadline", "--deadline", "1500ns");
+	assert_int_equal(c.run.dl.runtime_ns, 1024u);
+	EXPECT_OK(&c, "--policy", "deadline", "--runtime", "1024ns", "--deadline", "1024ns");
+	assert_int_equal(c.run.dl.runtime_ns, 1024u);
+	EXPECT_ERROR("option '--runtime'", "'1023ns'", "is below the minimum of 1.024us", "--policy", "deadline",
+		     "--runtime", "1023ns");
+}
+
+static void test_deadline_refuses_a_runtime_over_the_deadline_or_a_deadline_over_the_period(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+
+	EXPECT_ERROR("option '--runtime'", "2ms is longer than the deadline 1ms", NULL, "--policy", "deadline",
+		     "--runtime", "2ms");
+	EXPECT_ERROR("option '--runtime'", "600us is longer than the deadline 500us", NULL, "--policy", "deadline",
+		     "--runtime", "600us", "--deadline", "500us");
+	EXPECT_ERROR("option '--deadline'", "2ms is longer than the period 1ms", NULL, "--policy", "deadline",
+		     "--deadline", "2ms");
+	EXPECT_OK(&c, "--policy", "deadline", "--runtime", "1ms");      /* runtime = deadline = period */
+	assert_int_equal(c.run.dl.runtime_ns, NS_PER_MS);
+}
+
+static void test_deadline_refuses_periods_the_kernel_refuses_and_a_period_that_is_not_the_interval(void **state)
+{
+	(void)state;
+	EXPECT_ERROR("option '--interval'", "50us is outside SCHED_DEADLINE's periods", NULL, "--policy", "deadline",
+		     "-i", "50us");
+	EXPECT_ERROR("option '--interval'", "5s is outside SCHED_DEADLINE's periods", NULL, "--policy", "deadline",
+		     "-i", "5s", "--window", "10s");
+	EXPECT_ERROR("option '--period'", "'99999ns'", "below the minimum of 100us", "--policy", "deadline",
+		     "--period", "99999ns");
+	EXPECT_ERROR("option '--period'", "2ms is not --interval 1ms", NULL, "--policy", "deadline", "--period", "2ms",
+		     "-i", "1ms");
+}
+
+static void test_deadline_options_need_the_deadline_policy_and_it_refuses_what_it_cannot_honour(void **state)
+{
+	(void)state;
+	EXPECT_ERROR("option '--runtime'", "needs '--policy deadline'", NULL, "--runtime", "100us");
+	EXPECT_ERROR("option '--deadline'", "needs '--policy deadline'", NULL, "--policy", "rr", "--deadline", "1ms");
+	EXPECT_ERROR("option '--period'", "needs '--policy deadline'", NULL, "--period", "1ms");
+	EXPECT_ERROR("option '--priority'", "has no priority", NULL, "--policy", "deadline", "-p", "50");
+	EXPECT_ERROR("option '--mode'", "sched_yield", NULL, "--policy", "deadline", "--mode", "nanosleep");
+	EXPECT_ERROR("option '--clock'", "CLOCK_MONOTONIC", NULL, "--policy", "deadline", "--clock", "boottime");
+	EXPECT_ERROR("option '--distance'", "one period", NULL, "--policy", "deadline", "-d", "10us");
+	EXPECT_ERROR("option '--trace'", "not available with --policy deadline", NULL, "--policy", "deadline", "--trace");
+}
+
+static void test_params_json_has_the_reservation_only_under_the_deadline_policy(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+
+	EXPECT_OK(&c, "--policy", "fifo");
+	json_t *j = opt_params_json(timer_command.opts, timer_command.nopts, &c);
+	assert_non_null(j);
+	assert_null(json_object_get(j, "runtime_ns"));
+	assert_null(json_object_get(j, "deadline_ns"));
+	assert_null(json_object_get(j, "period_ns"));
+	json_decref(j);
+	EXPECT_OK(&c, "--policy", "deadline", "-i", "2ms", "--runtime", "30us");
+	j = opt_params_json(timer_command.opts, timer_command.nopts, &c);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "policy")), "deadline");
+	assert_int_equal(json_integer_value(json_object_get(j, "runtime_ns")), 30000);
+	assert_int_equal(json_integer_value(json_object_get(j, "deadline_ns")), 2000000);
+	assert_int_equal(json_integer_value(json_object_get(j, "period_ns")), 2000000);
+	json_decref(j);
 }
 
 static void test_the_timer_slack_defaults_to_one_nanosecond_and_the_clock_to_monotonic(void **state)
@@ -1427,6 +1545,11 @@ static void test_params_json_has_every_parameter_row_and_no_other(void **state)
 			assert_null(json_object_get(j, o->name));
 			continue;
 		}
+		/* a setting of another mode (--policy deadline's) is left out while 0 */
+		if ((o->flags & OPT_PARAM_IF_SET) && *(const uint64_t *)(const void *)((const char *)&c + o->offset) == 0) {
+			assert_null(v);
+			continue;
+		}
 		if (!v) {
 			print_error("params lack '%s'\n", key);
 			fail();
@@ -1564,6 +1687,12 @@ int main(void)
 		cmocka_unit_test(test_parsing_does_not_change_argv),
 		cmocka_unit_test(test_help_lists_every_option_with_its_short_name_and_default),
 		cmocka_unit_test(test_params_json_has_every_parameter_row_and_no_other),
+		cmocka_unit_test(test_deadline_takes_its_period_from_the_interval_its_deadline_from_the_period),
+		cmocka_unit_test(test_deadline_runtime_defaults_to_half_a_deadline_shorter_than_200us),
+		cmocka_unit_test(test_deadline_refuses_a_runtime_over_the_deadline_or_a_deadline_over_the_period),
+		cmocka_unit_test(test_deadline_refuses_periods_the_kernel_refuses_and_a_period_that_is_not_the_interval),
+		cmocka_unit_test(test_deadline_options_need_the_deadline_policy_and_it_refuses_what_it_cannot_honour),
+		cmocka_unit_test(test_params_json_has_the_reservation_only_under_the_deadline_policy),
 		cmocka_unit_test(test_params_json_writes_a_long_sparse_cpu_list_whole),
 		cmocka_unit_test(test_run_ids_named_twice_are_kept_once_where_first_named),
 		cmocka_unit_test(test_run_ids_past_the_limit_in_all_are_refused),

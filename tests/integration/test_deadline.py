@@ -1,0 +1,91 @@
+"""latscope timer --policy deadline: SCHED_DEADLINE threads that wait with sched_yield.
+
+Run as root (this kernel admits deadline tasks); the non-root case runs as nobody.
+"""
+import os
+import re
+import unittest
+
+from harness import TempDirCase, check_consistent, is_root, main, online_cpus, run
+
+NEEDS_ROOT = "needs root: only root (CAP_SYS_NICE) may run SCHED_DEADLINE threads"
+
+
+class DeadlineRuns(TempDirCase):
+    @unittest.skipUnless(is_root(), NEEDS_ROOT)
+    def test_a_deadline_run_stores_a_sample_for_about_every_period_of_its_duration(self):
+        db = self.path("runs.db")
+        p = run("timer", "--policy", "deadline", "--runtime", "100us", "-i", "2ms", "-D", "2", "--db", db, "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        run_id = re.search(r"stored as run (\d+)", p.stdout).group(1)
+        doc = self.stored(run_id)
+        check_consistent(self, doc)
+        params = doc["params"]
+        self.assertEqual(params["policy"], "deadline")
+        self.assertEqual((params["runtime_ns"], params["deadline_ns"], params["period_ns"]),
+                         (100000, 2000000, 2000000))
+        self.assertEqual(params["interval_ns"], 2000000)
+        self.assertEqual(params["priority"], 0)
+        self.assertTrue(doc["applied"]["rt_policy"])
+        self.assertEqual(len(doc["cpus"]), len(online_cpus()))
+        periods = 2 * 10**9 // 2000000
+        for c in doc["cpus"]:
+            m = c["metrics"]["latency"]
+            # Every period is a sample or counted missed: a loop that did not wait
+            # would have thousands more, one that slept through periods fewer.
+            seen = m["count"] + c["missed"]
+            self.assertGreaterEqual(seen, periods * 9 // 10, c)
+            self.assertLessEqual(seen, periods + periods // 50 + 2, c)
+            self.assertGreater(m["count"], periods // 2, c)
+            self.assertGreaterEqual(m["min_ns"], 0)
+            self.assertLessEqual(m["min_ns"], m["max_ns"])
+        self.assertTrue(any("not pinned" in n for n in doc["notes"]), doc["notes"])
+
+    @unittest.skipUnless(is_root(), NEEDS_ROOT)
+    def test_bandwidth_over_the_admission_limit_is_refused_in_one_line(self):
+        # runtime = period on every CPU: 100% each, over the 95% the kernel admits by default.
+        p = run("timer", "--policy", "deadline", "--runtime", "1ms", "-i", "1ms", "-D", "1", "--no-store", "-q")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertRegex(lines[0], r"^latscope timer: SCHED_DEADLINE refused: admission control has no bandwidth "
+                                   r"for %d threads of runtime 1ms every 1ms" % len(online_cpus()))
+        self.assertEqual(p.stdout, "")
+
+    def test_as_nobody_the_deadline_policy_is_a_one_line_error_with_status_1(self):
+        if not is_root():
+            self.skipTest("needs root to run as nobody")
+        p = self.as_nobody("timer", "--policy", "deadline", "-D", "1", "--no-store", "-q")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stderr.splitlines(),
+                         ["latscope timer: SCHED_DEADLINE refused: needs root or CAP_SYS_NICE"])
+
+
+class DeadlineOptions(TempDirCase):
+    def refused(self, *args, says):
+        p = run(*args, "-D", "1", "--no-store", "-q")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 2, p.stderr)
+        self.assertIn(says, lines[0])
+        self.assertRegex(lines[1], r"^Try 'latscope \w+ --help'\.$")
+        return lines[0]
+
+    def test_a_runtime_longer_than_the_deadline_is_refused_naming_the_option(self):
+        line = self.refused("timer", "--policy", "deadline", "--runtime", "2ms", "--deadline", "1ms",
+                            says="option '--runtime'")
+        self.assertEqual(line, "latscope timer: option '--runtime': 2ms is longer than the deadline 1ms")
+
+    def test_deadline_options_without_the_policy_are_refused(self):
+        self.refused("timer", "--period", "1ms", says="option '--period' needs '--policy deadline'")
+
+    def test_a_probe_without_a_deadline_loop_refuses_the_policy(self):
+        self.refused("noise", "--policy", "deadline", says="option '--policy': 'deadline' is not available")
+
+    def test_cyclictest_refuses_policy_deadline_as_cyclictest_does(self):
+        line = self.refused("cyclictest", "--policy", "deadline", says="option '--policy': 'deadline'")
+        self.assertIn("is not supported", line)
+
+
+if __name__ == "__main__":
+    main()
