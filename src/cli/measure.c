@@ -384,10 +384,6 @@ static int parse_actions(const char *opt, const struct strlist *text, bool on_en
 		struct action a;
 		if (action_parse(text->items[i], on_end, &a, err) < 0)
 			return err_prefix(err, -EINVAL, "option '%s': ", opt);
-		/* The trace is read after the run, where this sample's explanation is not looked for yet. */
-		if (a.kind == ACTION_TRACE)
-			return err_set(err, -EINVAL, "option '%s': 'trace' is not supported yet (use --trace, which explains "
-				       "the largest samples of the run)", opt);
 		if (action_list_add(ret, &a) < 0)
 			return err_set(err, -EINVAL, "option '%s': at most %d actions", opt, ACTIONS_MAX);
 	}
@@ -402,6 +398,9 @@ static int check_actions(const struct measure_cmd *mc, struct run_params *rp, st
 	if (parse_actions("--on-threshold", &x->on_threshold, false, &rp->on_threshold, err) < 0 ||
 	    parse_actions("--on-end", &x->on_end, true, &x->end_actions, err) < 0)
 		return -EINVAL;
+	/* One tracefs instance a process: --trace's or the spike ring's. */
+	if (action_list_has(&rp->on_threshold, ACTION_TRACE) && rp->trace)
+		return err_set(err, -EINVAL, "option '--on-threshold': 'trace' cannot be used with '--trace'");
 	static const char *const needs[] = { "trigger", "action-interval" };
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
 		if (rp->on_threshold.n == 0 && opt_given(mc->opts, mc->nopts, given, needs[i]))

@@ -182,10 +182,10 @@ extern const char *const fail_stat_choices[];
 	  .unit = NS_PER_US, .flags = OPT_NOT_PARAM, \
 	  .help = "a sample above this sets off --on-threshold (default: --threshold); a bare number is microseconds" }, \
 	{ "on-threshold", 0, OPT_STRLIST, offsetof(T, out.on_threshold), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
-	  .help = "when a sample is above --trigger: stop, exec CMD or signal PID:SIG; repeatable" }, \
+	  .help = "when a sample is above --trigger: stop, trace, exec CMD or signal PID:SIG; repeatable" }, \
 	{ "action-interval", 0, OPT_DURATION, offsetof(T, run.action_interval_ns), .min = NS_PER_MS, \
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM, \
-	  .help = "do each exec and signal of --on-threshold at most once in this time; a bare number is seconds" }, \
+	  .help = "do each exec, trace and signal of --on-threshold at most once in this time; a bare number is seconds" }, \
 	{ "on-end", 0, OPT_STRLIST, offsetof(T, out.on_end), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
 	  .help = "after the result is written: exec CMD or signal PID:SIG; repeatable" }, \
 	{ "json", 0, OPT_STRING, offsetof(T, out.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \

@@ -35,7 +35,7 @@ struct run_params {
 					 * monitor: the period ends, the next begins); the caller blocks it */
 	uint64_t timer_slack_ns;        /* the measuring threads' timer slack; 0 is read as 1 (run_timer_slack) */
 	/* --on-threshold: what the main thread does when a sample of metric 0 is
-	 * above the trigger (0: the threshold), exec and signal at most once per
+	 * above the trigger (0: the threshold), exec, trace and signal at most once per
 	 * action_interval_ns.  Parsed by the command from measure_extras.on_threshold,
 	 * where a front end adds its own (cyclictest -b N: "stop" with trigger_ns N). */
 	uint64_t trigger_ns;

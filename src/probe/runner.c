@@ -69,6 +69,8 @@ struct runner {
 	uint64_t ctx_index;             /* the next window whose context is due */
 	struct trace_run *trace;        /* NULL: not tracing */
 	struct trigger_watch *trig;     /* NULL: no --on-threshold action */
+	struct spike_ring *ring;        /* --on-threshold trace; NULL: none */
+	char ring_why[160];             /* why there is none */
 	bool watch_clock;               /* the probe follows another clock than CLOCK_MONOTONIC */
 	clockid_t clock;                /* which */
 	struct clock_step step;         /* its steps, read at window ends */
@@ -456,12 +458,28 @@ static void note_clock_steps(struct runner *rn)
 				      "counted as missed" : "the latencies near it are the step, not late wakeups");
 }
 
+/* --on-threshold trace: the last seconds of kernel events, to explain a
+ * sample while the run goes on.  The ring matches deadlines on CLOCK_MONOTONIC. */
+static void start_ring(struct runner *rn, const void *pp)
+{
+	struct lat_error why = { { 0 } };
+	const bool mono = !rn->ops->clock_of || rn->ops->clock_of(pp) == CLOCK_MONOTONIC;
+
+	if (!rn->ops->trace || rn->ops->trace->kind != PROBE_TRACE_PARTS || !mono)
+		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: the spike ring explains wakeups of timers "
+			 "on CLOCK_MONOTONIC only");
+	else if (spike_ring_start(&rn->rp->cpus, 0, &rn->ring, &why) < 0)
+		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: %.140s", why.msg);
+	if (!rn->ring)
+		result_note(rn->res, "--on-threshold trace: %s", rn->ring_why);
+}
+
 /* The samples the threads noted above the trigger: true when one stops the run. */
 static bool watch_triggers(struct runner *rn)
 {
 	bool stop = false;
 	for (size_t i = 0; rn->trig && i < rn->n; i++)
-		stop |= trigger_watch_poll(rn->trig, &rn->w[i].t.rec, rn->w[i].t.cpu);
+		stop |= trigger_watch_poll(rn->trig, &rn->w[i].t.rec, rn->w[i].t.cpu, rn->w[i].kernel_tid);
 	return stop;
 }
 
@@ -683,6 +701,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	}
 	if (rp->trace)
 		tracerun_prepare(&rn.trace);    /* still one thread: it forks */
+	if (action_list_has(&rp->on_threshold, ACTION_TRACE))
+		start_ring(&rn, pp);            /* so does this */
 	r = start_threads(&rn, err);
 	started = gate_wait_ready(&rn);
 	if (r < 0)
@@ -708,7 +728,7 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 		rn.w[i].t.origin_ns = res->origin_ns;
 		rn.w[i].t.end_ns = end_ns;
 	}
-	if (trigger_watch_start(&rn.trig, rp, res->origin_ns) < 0) {
+	if (trigger_watch_start(&rn.trig, rp, res->origin_ns, rn.ring, rn.ring_why) < 0) {
 		r = err_set(err, -ENOMEM, "cannot prepare --on-threshold: out of memory");
 		goto abort;
 	}
@@ -767,6 +787,7 @@ join:
 	trigger_watch_free(rn.trig);
 restore:
 	tracerun_free(rn.trace);        /* the tracefs instance goes on every path */
+	spike_ring_stop(rn.ring);
 	if (main_moved)
 		cpus_pin(&main_saved);
 	if (locked)

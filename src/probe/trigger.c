@@ -19,11 +19,15 @@ struct done {
 	pid_t pid;      /* exec: the child, 0 once reaped */
 	bool status_known;
 	int status;
+	bool explained;         /* trace: cause holds the explanation */
+	struct spike_cause cause;
 	char error[160];
 };
 
 struct trigger_watch {
 	const struct run_params *rp;
+	struct spike_ring *ring;
+	char why_not[160];
 	uint64_t origin_ns;
 	bool stop_asked;
 	bool have_first;
@@ -36,7 +40,8 @@ struct trigger_watch {
 	struct done done[DONE_MAX];
 };
 
-int trigger_watch_start(struct trigger_watch **ret, const struct run_params *rp, uint64_t origin_ns)
+int trigger_watch_start(struct trigger_watch **ret, const struct run_params *rp, uint64_t origin_ns,
+			struct spike_ring *ring, const char *why_not)
 {
 	*ret = NULL;
 	if (rp->on_threshold.n == 0)
@@ -45,6 +50,8 @@ int trigger_watch_start(struct trigger_watch **ret, const struct run_params *rp,
 	if (!tw)
 		return -ENOMEM;
 	tw->rp = rp;
+	tw->ring = ring;
+	snprintf(tw->why_not, sizeof(tw->why_not), "%.150s", why_not ? why_not : "not traced");
 	tw->origin_ns = origin_ns;
 	*ret = tw;
 	return 0;
@@ -63,15 +70,29 @@ static void reap(struct trigger_watch *tw)
 	}
 }
 
-static void act(struct trigger_watch *tw, int i, const struct rec_trigger *t, unsigned cpu, uint64_t now)
+/* The kernel's view of the sample from the ring: its deadline, as the
+ * hrtimer was armed (the slack may put the expiry a little after it). */
+#define TRACE_MATCH_NS 1000u
+
+static int explain(struct trigger_watch *tw, const struct rec_trigger *t, unsigned cpu, pid_t tid,
+		   struct spike_cause *ret, struct lat_error *why)
+{
+	if (!tw->ring)
+		return err_set(why, -ENOENT, "%s", tw->why_not);
+	if (!t->from_ns)
+		return err_set(why, -ENOENT, "the probe gave the sample no deadline");
+	return spike_ring_explain(tw->ring, cpu, tid, t->from_ns, t->from_ns + TRACE_MATCH_NS, 0, ret, why);
+}
+
+static void act(struct trigger_watch *tw, int i, const struct rec_trigger *t, unsigned cpu, pid_t tid,
+		uint64_t now)
 {
 	const struct action *a = &tw->rp->on_threshold.a[i];
 	struct lat_error why = { { 0 } };
+	struct spike_cause cause;
 	pid_t pid = 0;
 	int r = 0;
 
-	if (a->kind == ACTION_TRACE)
-		return;         /* not done yet: the command refuses it (cli/measure.c) */
 	if (a->kind == ACTION_STOP) {
 		if (tw->stop_asked)
 			return;
@@ -85,6 +106,8 @@ static void act(struct trigger_watch *tw, int i, const struct rec_trigger *t, un
 		if (a->kind == ACTION_EXEC) {
 			const struct action_env env = { .run_id = "", .cpu = (int)cpu, .latency_ns = t->value };
 			r = action_spawn(a, &env, &pid, &why);
+		} else if (a->kind == ACTION_TRACE) {
+			r = explain(tw, t, cpu, tid, &cause, &why);
 		} else {
 			r = action_signal(a, &why);
 		}
@@ -98,9 +121,13 @@ static void act(struct trigger_watch *tw, int i, const struct rec_trigger *t, un
 			    .at_ns = now > tw->origin_ns ? now - tw->origin_ns : 0, .pid = r == 0 ? pid : 0 };
 	if (r < 0)
 		snprintf(d->error, sizeof(d->error), "%.150s", why.msg);
+	if (r == 0 && a->kind == ACTION_TRACE) {
+		d->explained = true;
+		d->cause = cause;
+	}
 }
 
-bool trigger_watch_poll(struct trigger_watch *tw, struct recorder *rec, unsigned cpu)
+bool trigger_watch_poll(struct trigger_watch *tw, struct recorder *rec, unsigned cpu, pid_t tid)
 {
 	struct rec_trigger t;
 
@@ -117,7 +144,7 @@ bool trigger_watch_poll(struct trigger_watch *tw, struct recorder *rec, unsigned
 	const bool stopped = tw->stop_asked;
 	const uint64_t now = mono_ns();
 	for (unsigned i = 0; i < tw->rp->on_threshold.n; i++)
-		act(tw, (int)i, &t, cpu, now);
+		act(tw, (int)i, &t, cpu, tid, now);
 	return tw->stop_asked && !stopped;
 }
 
@@ -142,6 +169,14 @@ static json_t *done_json(const struct trigger_watch *tw, const struct done *d)
 		json_object_set_new(o, "pid", json_integer(a->pid));
 		json_object_set_new(o, "signal", json_integer(a->sig));
 	}
+	if (d->explained)
+		json_object_set_new(o, "cause", json_pack("{s:s, s:s, s:I, s:I, s:o, s:b, s:b}", "kind",
+							  spike_kind_name(d->cause.kind), "name", d->cause.name,
+							  "share_ns", (json_int_t)d->cause.share_ns, "latency_ns",
+							  (json_int_t)d->cause.latency_ns, "deadline_ns",
+							  since_origin(tw, d->cause.deadline_ns), "lost",
+							  (d->cause.flags & SPIKE_F_LOST) != 0, "unpaired",
+							  (d->cause.flags & SPIKE_F_UNPAIRED) != 0));
 	if (d->error[0])
 		json_object_set_new(o, "error", json_string(d->error));
 	return o;
@@ -174,9 +209,19 @@ void trigger_watch_finish(struct trigger_watch *tw, struct result *res, uint64_t
 		result_info(res, "stopped by --on-threshold stop: cpu %u had a sample of %s, above the trigger %s",
 			    tw->first_cpu, lat, trig);
 	}
-	for (unsigned i = 0; i < tw->ndone; i++)
-		if (tw->done[i].error[0])
-			result_note(res, "--on-threshold: %s", tw->done[i].error);
+	for (unsigned i = 0; i < tw->ndone; i++) {
+		const struct done *d = &tw->done[i];
+		char lat[32], share[32];
+		if (d->error[0])
+			result_note(res, "--on-threshold %s: %s", action_kind_name(tw->rp->on_threshold.a[d->action].kind),
+				    d->error);
+		if (!d->explained)
+			continue;
+		fmt_duration(d->latency_ns, lat, sizeof(lat));
+		fmt_duration(d->cause.share_ns, share, sizeof(share));
+		result_info(res, "--on-threshold trace: the sample of %s on cpu %u: %s (%s of it)", lat, d->cpu,
+			    d->cause.name, share);
+	}
 	if (tw->skipped)
 		result_info(res, "--on-threshold: %llu action%s held back by --action-interval",
 			    (unsigned long long)tw->skipped, tw->skipped == 1 ? "" : "s");

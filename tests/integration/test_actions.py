@@ -9,7 +9,7 @@ import subprocess
 import sys
 import unittest
 
-from harness import LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, main, online_cpus, run
+from harness import LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, is_traceable, main, online_cpus, run
 
 CPU = online_cpus()[-1]
 TWO_CPUS = "needs two online CPUs: one measured, one for the main thread and the commands"
@@ -18,8 +18,8 @@ TRIGGER = "2ms"
 
 
 class ActionCase(TempDirCase):
-    def inject(self, duration="10s"):
-        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", *BURSTS, duration], stdout=subprocess.PIPE,
+    def inject(self, duration="10s", bursts=BURSTS):
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", *bursts, duration], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         self.addCleanup(inj.wait)
         self.addCleanup(inj.kill)
@@ -122,6 +122,40 @@ echo "latency=$LATSCOPE_LATENCY_NS"; grep Cpus_allowed_list /proc/self/status; c
         self.assertNotIn("error", sent[0])
 
 
+@unittest.skipUnless(is_traceable(), "needs root and a tracefs with instances")
+class Trace(ActionCase):
+    def test_trace_explains_the_triggering_sample_while_the_run_goes_on(self):
+        # bursts and a trigger above this guest's own stalls of up to 3 ms, which the
+        # kernel's events rightly call "no event": the first sample above is the injector's
+        inj = self.inject(bursts=("6ms", "500ms"))
+        p = self.timer("--trigger", "4ms", "--on-threshold", "trace", "--action-interval", "1h", duration="3s")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = self.stored(self.stored_id(p))
+        ot = doc["on_threshold"]
+        self.assertFalse(ot["stopped"])
+        self.assertEqual(doc["stop_reason"], "duration")
+        traced = [d for d in ot["done"] if d["action"] == "trace"]
+        self.assertEqual(len(traced), 1, ot)
+        self.assertNotIn("error", traced[0], ot)
+        cause = traced[0]["cause"]
+        # the burst that made this very sample late, named by the kernel's events
+        self.assertEqual((cause["kind"], cause["name"]), ("task", f"task lat-inject (pid {inj.pid})"), cause)
+        self.assertLessEqual(cause["share_ns"], cause["latency_ns"])
+        # the first sample above the trigger is the one explained, by its deadline
+        self.assertEqual(traced[0]["latency_ns"], ot["first"]["latency_ns"])
+        self.assertEqual(cause["deadline_ns"], ot["first"]["deadline_ns"])
+        self.assertTrue(any("--on-threshold trace: the sample of" in n for n in doc["notes"]), doc["notes"])
+
+    def test_trace_of_a_probe_the_ring_cannot_explain_says_why_in_the_result(self):
+        p = run("wake", "-D", "300ms", "-q", "--no-store", "--json", self.path("w.json"), "--on-threshold", "trace",
+                timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("w.json")) as f:
+            doc = json.load(f)
+        self.assertTrue(any(n.startswith("--on-threshold trace: not traced: the spike ring explains wakeups of timers")
+                            for n in doc["notes"]), doc["notes"])
+
+
 class OnEnd(ActionCase):
     def test_on_end_exec_runs_after_the_result_is_in_the_store(self):
         out = self.path("shown.json")
@@ -151,7 +185,7 @@ class BadInput(ActionCase):
             (["--on-threshold", "signal USR1"], "option '--on-threshold': 'signal USR1': signal needs PID:SIG"),
             (["--on-threshold", "exec"], "option '--on-threshold': 'exec': exec needs a command"),
             (["--on-threshold", "stop now"], "option '--on-threshold': 'stop now': stop takes nothing after it"),
-            (["--on-threshold", "trace"], "option '--on-threshold': 'trace' is not supported yet"),
+            (["--on-threshold", "trace", "--trace"], "option '--on-threshold': 'trace' cannot be used with '--trace'"),
             (["--on-end", "stop"], "option '--on-end': 'stop' cannot be done after the run"),
             (["--on-end", "exec  "], "option '--on-end': 'exec  ': exec needs a command"),
             (["--trigger", "0", "--on-threshold", "stop"], "option '--trigger': '0'"),
