@@ -11,6 +11,7 @@
 #include "cli/checkpoint.h"
 #include "cli/exitcode.h"
 #include "cli/loadrun.h"
+#include "cli/onend.h"
 #include "cli/outputs.h"
 #include "cli/storecmd.h"
 #include "cli/storepath.h"
@@ -38,6 +39,7 @@ void run_params_defaults(struct run_params *rp, struct measure_extras *x)
 	rp->window_ns = NS_PER_SEC;
 	rp->warmup = 2;
 	rp->timer_slack_ns = 1;
+	rp->action_interval_ns = NS_PER_SEC;
 	x->fail_stat = FAIL_MAX;
 }
 
@@ -57,7 +59,7 @@ static void print_help(const struct measure_cmd *mc)
 		free(defaults);
 	}
 	tprintf(stdout, "\nExit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage,\n"
-	       "3 --fail-above exceeded.  See latscope-%s(1).\n", measure_name(mc));
+	       "3 --fail-above exceeded or --on-threshold stop ended the run.  See latscope-%s(1).\n", measure_name(mc));
 }
 
 int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err)
@@ -390,6 +392,39 @@ static int parse_args(const struct measure_cmd *mc, int argc, char **argv, void 
 	return 0;
 }
 
+/* One list of --on-threshold or --on-end, parsed afresh from its text (checks may run twice). */
+static int parse_actions(const char *opt, const struct strlist *text, bool on_end, struct action_list *ret,
+			 struct lat_error *err)
+{
+	ret->n = 0;
+	for (unsigned i = 0; i < text->n; i++) {
+		struct action a;
+		if (action_parse(text->items[i], on_end, &a, err) < 0)
+			return err_prefix(err, -EINVAL, "option '%s': ", opt);
+		if (action_list_add(ret, &a) < 0)
+			return err_set(err, -EINVAL, "option '%s': at most %d actions", opt, ACTIONS_MAX);
+	}
+	return 0;
+}
+
+/* --on-threshold, --trigger, --action-interval and --on-end, as typed or set by a front end
+ * (which asks for its own stop by adding "stop" to x->on_threshold). */
+static int check_actions(const struct measure_cmd *mc, struct run_params *rp, struct measure_extras *x,
+			 const struct opt_result *given, struct lat_error *err)
+{
+	if (parse_actions("--on-threshold", &x->on_threshold, false, &rp->on_threshold, err) < 0 ||
+	    parse_actions("--on-end", &x->on_end, true, &x->end_actions, err) < 0)
+		return -EINVAL;
+	/* One tracefs instance a process: --trace's or the spike ring's. */
+	if (action_list_has(&rp->on_threshold, ACTION_TRACE) && rp->trace)
+		return err_set(err, -EINVAL, "option '--on-threshold': 'trace' cannot be used with '--trace'");
+	static const char *const needs[] = { "trigger", "action-interval" };
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if (rp->on_threshold.n == 0 && opt_given(mc->opts, mc->nopts, given, needs[i]))
+			return err_set(err, -EINVAL, "option '--%s' needs '--on-threshold'", needs[i]);
+	return 0;
+}
+
 /* Every check of the parameters, however they were set; the loads parsed go into lr. */
 static int check_params(const struct measure_cmd *mc, void *params, const struct opt_result *given,
 			struct loadrun *lr, struct lat_error *err)
@@ -397,7 +432,8 @@ static int check_params(const struct measure_cmd *mc, void *params, const struct
 	struct measure_extras *x = measure_extras_of(mc, params);
 	int r;
 
-	if (check_common(mc, measure_run_params(mc, params), x, given, err) < 0)
+	if (check_common(mc, measure_run_params(mc, params), x, given, err) < 0 ||
+	    check_actions(mc, measure_run_params(mc, params), x, given, err) < 0)
 		return -EINVAL;
 	if ((r = loadrun_parse(&x->load, x->load_cmd, lr, err)) < 0)
 		return r;
@@ -554,6 +590,7 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		text_summary(stdout, &res, !x->quiet);     /* -q: the summary is the first thing printed */
 	fflush(stdout);
 	code = EXIT_OK;
+	int64_t stored_id = 0;
 	if (x->json_path || st) {
 		char *text = dump_result(mc, &res);
 		if (!text)
@@ -561,10 +598,14 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		if (text && x->json_path)
 			code = write_json(mc, &sink, text);
 		/* -q keeps the run's id: a CI log needs it to find the run again */
-		if (text && st && store_result(mc, st, text, &res, x, silent, out ? &out->stored_id : NULL) != EXIT_OK)
+		if (text && st && store_result(mc, st, text, &res, x, silent, &stored_id) != EXIT_OK)
 			code = EXIT_ERROR;
 		free(text);
 	}
+	if (out)
+		out->stored_id = stored_id;
+	if (on_end_run(measure_name(mc), &x->end_actions, &res, stored_id) != EXIT_OK && code == EXIT_OK)
+		code = EXIT_ERROR;
 	/* Notes made during the run (a thread that stopped on an error) come last. */
 	if (!silent)
 		text_notes(stderr, measure_name(mc), &res, lv.notes_shown, lv.verbose);
@@ -572,6 +613,8 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		code = EXIT_ERROR;      /* what was measured is kept; the run did not complete */
 	if (code == EXIT_OK)
 		code = check_fail_above(mc, x, &res);
+	if (code == EXIT_OK && result_threshold_stopped(&res))
+		code = EXIT_THRESHOLD;
 	if (out && out->res) {
 		*out->res = res;        /* the caller owns it now */
 		memset(&res, 0, sizeof(res));

@@ -35,6 +35,9 @@ struct measure_extras {
 	const char *load_cmd;           /* --load-cmd; NULL: none */
 	uint64_t checkpoint_ns;         /* --checkpoint; 0: none (check_params sets the default, cli/checkpoint.h) */
 	char note[256];                 /* what validate() chose in the user's stead, for the result's notes */
+	struct strlist on_threshold;    /* --on-threshold, as given: parsed into run_params.on_threshold */
+	struct strlist on_end;          /* --on-end, as given */
+	struct action_list end_actions; /* on_end parsed: done after the result is written */
 };
 
 struct measure_cmd {
@@ -175,6 +178,16 @@ extern const char *const fail_stat_choices[];
 	  .unit = NS_PER_US, .help = "exit with status 3 when --fail-stat of any CPU is above this" }, \
 	{ "fail-stat", 0, OPT_ENUM, offsetof(T, out.fail_stat), .choices = fail_stat_choices, \
 	  .help = "the statistic --fail-above judges" }, \
+	{ "trigger", 0, OPT_DURATION, offsetof(T, run.trigger_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
+	  .unit = NS_PER_US, .flags = OPT_NOT_PARAM, \
+	  .help = "a sample above this sets off --on-threshold (default: --threshold); a bare number is microseconds" }, \
+	{ "on-threshold", 0, OPT_STRLIST, offsetof(T, out.on_threshold), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
+	  .help = "when a sample is above --trigger: stop, trace, exec CMD or signal PID:SIG; repeatable" }, \
+	{ "action-interval", 0, OPT_DURATION, offsetof(T, run.action_interval_ns), .min = NS_PER_MS, \
+	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM, \
+	  .help = "do each exec, trace and signal of --on-threshold at most once in this time; a bare number is seconds" }, \
+	{ "on-end", 0, OPT_STRLIST, offsetof(T, out.on_end), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
+	  .help = "after the result is written: exec CMD or signal PID:SIG; repeatable" }, \
 	{ "json", 0, OPT_STRING, offsetof(T, out.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
 	  .help = "write the whole result as JSON to FILE (replaced atomically)" }, \
 	{ "db", 0, OPT_STRING, offsetof(T, out.db_path), .metavar = "PATH", .flags = OPT_NOT_PARAM, \

@@ -9,6 +9,7 @@
 
 #include "core/cpuset.h"
 #include "core/parse.h"
+#include "probe/actions.h"
 
 enum sched_policy_kind { POLICY_FIFO, POLICY_RR, POLICY_OTHER, POLICY_DEADLINE };
 
@@ -42,7 +43,20 @@ struct run_params {
 	bool period_signal;             /* SIGUSR1 ends the run as a stop signal does (latscope
 					 * monitor: the period ends, the next begins); the caller blocks it */
 	uint64_t timer_slack_ns;        /* the measuring threads' timer slack; 0 is read as 1 (run_timer_slack) */
+	/* --on-threshold: what the main thread does when a sample of metric 0 is
+	 * above the trigger (0: the threshold), exec, trace and signal at most once per
+	 * action_interval_ns.  Parsed by the command from measure_extras.on_threshold,
+	 * where a front end adds its own (cyclictest -b N: "stop" with trigger_ns N). */
+	uint64_t trigger_ns;
+	struct action_list on_threshold;
+	uint64_t action_interval_ns;
 };
+
+/* The value a sample must exceed for --on-threshold. */
+static inline uint64_t run_trigger(const struct run_params *rp)
+{
+	return rp->trigger_ns ? rp->trigger_ns : rp->threshold_ns;
+}
 
 /* The slack the measuring threads get: prctl reads 0 as "back to the default
  * 50 us", so a caller that left the field zero still gets the smallest, 1 ns. */

@@ -36,7 +36,24 @@ int rec_init(struct recorder *r, unsigned nmetrics, const uint64_t *thresholds, 
 	r->cur = &r->slots[0].w;
 	r->cur_hist = r->slots[0].hist;
 	r->next_boundary = UINT64_MAX;
+	r->trigger = REC_NO_THRESHOLD;
+	atomic_init(&r->trig_ready, 0u);
+	atomic_init(&r->trig_count, 0u);
 	return 0;
+}
+
+void rec_set_trigger(struct recorder *r, uint64_t trigger_ns)
+{
+	r->trigger = trigger_ns ? trigger_ns : REC_NO_THRESHOLD;
+}
+
+bool rec_trigger_take(struct recorder *r, struct rec_trigger *ret)
+{
+	if (!atomic_load_explicit(&r->trig_ready, memory_order_acquire))
+		return false;
+	*ret = r->trig;
+	atomic_store_explicit(&r->trig_ready, 0u, memory_order_release);
+	return true;
 }
 
 void rec_free(struct recorder *r)

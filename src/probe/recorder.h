@@ -78,6 +78,15 @@ struct recorder {
 	unsigned ntop;
 	struct rec_event top[REC_TOP];
 	struct rec_log log;             /* writer's, read after join */
+	/* --on-threshold: metric 0 above trigger is noted for the main thread.
+	 * trig is the writer's while trig_ready is 0 and the reader's while it is 1;
+	 * the ready flag hands it over each way (rec_trigger_note, rec_trigger_take). */
+	uint64_t trigger;               /* REC_NO_THRESHOLD: none */
+	struct rec_trigger {
+		uint64_t value, at_ns, from_ns;
+	} trig;
+	_Atomic unsigned trig_ready;
+	_Atomic uint64_t trig_count;    /* samples above the trigger: the writer's, read any time */
 	/* REC_KEEP_LIN: cyclictest's histogram of metric 0, the recorder's for the run.
 	 * Its running figures are read while measuring: a line of their own. */
 	_Alignas(64) struct lin_hist lin;
@@ -138,6 +147,26 @@ static inline void rec_value(struct recorder *r, unsigned metric, uint64_t v)
 		m->above++;
 		m->above_ns += v;
 	}
+}
+
+/* A sample above the trigger for the main thread: the first since it took the
+ * last note, the later ones only counted until it does.  No system call: the
+ * main thread looks at its next tick. */
+static inline void rec_trigger_note(struct recorder *r, uint64_t v, uint64_t at_ns, uint64_t from_ns)
+{
+	/* One writer: a plain load and store, no locked instruction. */
+	atomic_store_explicit(&r->trig_count, atomic_load_explicit(&r->trig_count, memory_order_relaxed) + 1u,
+			      memory_order_relaxed);
+	if (atomic_load_explicit(&r->trig_ready, memory_order_acquire))
+		return;                 /* the last note is still the reader's */
+	r->trig = (struct rec_trigger){ v, at_ns, from_ns };
+	atomic_store_explicit(&r->trig_ready, 1u, memory_order_release);
+}
+
+static inline void rec_trigger(struct recorder *r, uint64_t v, uint64_t at_ns, uint64_t from_ns)
+{
+	if (__builtin_expect(v > r->trigger, 0))
+		rec_trigger_note(r, v, at_ns, from_ns);
 }
 
 /* Keep v among the run's largest values of metric 0 when it is one of them. */
@@ -236,6 +265,7 @@ static inline __attribute__((always_inline)) void rec_sample(struct recorder *r,
 	if (!s->gaps || __builtin_expect(v != REC_NO_VALUE, 1)) {
 		rec_top(r, v, s->at_ns);
 		rec_spike(r, v);
+		rec_trigger(r, v, s->at_ns, s->from_ns);
 	}
 	if (__builtin_expect(r->keep & s->keeps, 0))
 		rec_keep(r, r->keep & s->keeps, v, s->from_ns, s->now_ns);
@@ -257,14 +287,16 @@ static inline __attribute__((always_inline)) void rec_sample(struct recorder *r,
  */
 struct rec_batch {
 	uint64_t *counts;               /* the current window's histogram of metric 0 */
-	uint64_t threshold;             /* metric 0's, copied: no load a histogram store might alias */
+	uint64_t threshold;             /* metric 0's or the trigger, the lower, copied: no load a
+					 * histogram store might alias */
 	uint64_t base_ns;
 	uint64_t n, sum, min, max;
 };
 
 static inline struct rec_batch rec_batch_begin(const struct recorder *r, uint64_t base_ns)
 {
-	return (struct rec_batch){ .counts = r->cur_hist[0].counts, .threshold = r->threshold[0], .base_ns = base_ns,
+	const uint64_t t = r->threshold[0] < r->trigger ? r->threshold[0] : r->trigger;
+	return (struct rec_batch){ .counts = r->cur_hist[0].counts, .threshold = t, .base_ns = base_ns,
 				   .min = UINT64_MAX };
 }
 
@@ -273,6 +305,9 @@ static inline struct rec_batch rec_batch_begin(const struct recorder *r, uint64_
  * two reads: each one above the threshold is a spike of its own. */
 static inline void rec_light_above(struct recorder *r, uint64_t v, uint64_t end_ns)
 {
+	rec_trigger(r, v, end_ns, end_ns - v);
+	if (v <= r->threshold[0])
+		return;         /* above the trigger only (the batch tests the lower of the two) */
 	r->cur->spikes++;
 	r->cur->m[0].above++;
 	r->cur->m[0].above_ns += v;
@@ -325,6 +360,17 @@ void rec_release(struct recorder *r);
 const struct rec_window *rec_last(struct recorder *r, const struct hist **ret_hist);
 /* After join: the run's largest values of metric 0, *ret_n of them, in no order. */
 const struct rec_event *rec_largest(const struct recorder *r, unsigned *ret_n);
+/* Before the run: note metric 0 above trigger_ns for rec_trigger_take (0: never). */
+void rec_set_trigger(struct recorder *r, uint64_t trigger_ns);
+/* Reader, while measuring or after join: the sample noted, if any (true), and the
+ * writer may note the next. */
+bool rec_trigger_take(struct recorder *r, struct rec_trigger *ret);
+/* Reader: how many samples were above the trigger so far. */
+static inline uint64_t rec_trigger_count(const struct recorder *r)
+{
+	return atomic_load_explicit(&r->trig_count, memory_order_relaxed);
+}
+
 /* After join: the spans logged for the trace. */
 const struct rec_log *rec_spans(const struct recorder *r);
 

@@ -17,6 +17,7 @@
 #include "probe/clockstep.h"
 #include "probe/context.h"
 #include "probe/tracerun.h"
+#include "probe/trigger.h"
 #include "sys/cpus.h"
 #include "sys/prep.h"
 
@@ -28,6 +29,7 @@
  * Every wakeup costs CPU time on a machine that could otherwise idle. */
 #define TICK_MIN_NS    (10u * NS_PER_MS)
 #define TICK_MAX_NS    (250u * NS_PER_MS)
+#define ACTION_TICK_NS (20u * NS_PER_MS)   /* with --on-threshold: how soon a noted sample is acted on */
 #define STOP_GRACE_NS  (2u * NS_PER_SEC)   /* past the end, stop threads that did not notice */
 #define CONTEXT_DELAY_NS (2u * NS_PER_MS)  /* after a window's end, when its context is read */
 
@@ -69,6 +71,9 @@ struct runner {
 	struct run_context *ctx;        /* NULL: no context sampling */
 	uint64_t ctx_index;             /* the next window whose context is due */
 	struct trace_run *trace;        /* NULL: not tracing */
+	struct trigger_watch *trig;     /* NULL: no --on-threshold action */
+	struct spike_ring *ring;        /* --on-threshold trace; NULL: none */
+	char ring_why[160];             /* why there is none */
 	bool watch_clock;               /* the probe follows another clock than CLOCK_MONOTONIC */
 	clockid_t clock;                /* which */
 	struct clock_step step;         /* its steps, read at window ends */
@@ -501,6 +506,43 @@ static void note_clock_steps(struct runner *rn)
 				      "counted as missed" : "the latencies near it are the step, not late wakeups");
 }
 
+/* --on-threshold trace: the last seconds of kernel events, to explain a
+ * sample while the run goes on.  The ring matches deadlines on CLOCK_MONOTONIC. */
+static void start_ring(struct runner *rn, const void *pp)
+{
+	struct lat_error why = { { 0 } };
+	const bool mono = !rn->ops->clock_of || rn->ops->clock_of(pp) == CLOCK_MONOTONIC;
+
+	if (!rn->ops->trace || rn->ops->trace->kind != PROBE_TRACE_PARTS || !mono)
+		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: the spike ring explains wakeups of timers "
+			 "on CLOCK_MONOTONIC only");
+	else if (spike_ring_start(&rn->rp->cpus, 0, &rn->ring, &why) < 0)
+		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: %.140s", why.msg);
+	if (!rn->ring)
+		result_note(rn->res, "--on-threshold trace: %s", rn->ring_why);
+}
+
+/* The samples the threads noted above the trigger: true when one stops the run. */
+static bool watch_triggers(struct runner *rn)
+{
+	bool stop = false;
+	for (size_t i = 0; rn->trig && i < rn->n; i++)
+		stop |= trigger_watch_poll(rn->trig, &rn->w[i].t.rec, rn->w[i].t.cpu, rn->w[i].kernel_tid);
+	return stop;
+}
+
+/* After join: what was seen and done, in the result. */
+static void finish_triggers(struct runner *rn)
+{
+	uint64_t above = 0;
+	if (!rn->trig)
+		return;
+	(void)watch_triggers(rn);       /* noted after the last tick: the run is over, a stop has nothing to end */
+	for (size_t i = 0; i < rn->n; i++)
+		above += rec_trigger_count(&rn->w[i].t.rec);
+	trigger_watch_finish(rn->trig, rn->res, above);
+}
+
 static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 {
 	sigset_t stopsigs;
@@ -515,6 +557,8 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 	/* Context is read just after each window's end, so it belongs to that window. */
 	uint64_t next_ctx = rn->res->origin_ns + rn->rp->window_ns + CONTEXT_DELAY_NS;
 	tick_ns = tick_ns < TICK_MIN_NS ? TICK_MIN_NS : tick_ns > TICK_MAX_NS ? TICK_MAX_NS : tick_ns;
+	if (rn->trig && tick_ns > ACTION_TICK_NS)
+		tick_ns = ACTION_TICK_NS;
 	while (atomic_load(&rn->finished) < started) {
 		uint64_t now = mono_ns(), wait = tick_ns;
 		if (rn->ctx && next_ctx > now && next_ctx - now < wait)
@@ -549,6 +593,12 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 			context_free(rn->ctx);
 			rn->ctx = NULL;
 			result_note(rn->res, "stopped counting interrupts and steal time: out of memory");
+		}
+		if (watch_triggers(rn) && !stopping) {
+			rn->res->interrupted = true;
+			snprintf(rn->res->stop_reason, sizeof(rn->res->stop_reason), "%s", RESULT_STOP_THRESHOLD);
+			stopping = true;
+			request_stop(rn);
 		}
 		if (rn->hooks && rn->hooks->tick)
 			rn->hooks->tick(rn->hooks->ctx, rn->res);
@@ -657,6 +707,8 @@ static int init_workers(struct runner *rn, const void *pp)
 		w->t.end_ns = UINT64_MAX;
 		stats_reset(&w->clock_cost);
 		int r = rec_init(&w->t.rec, rn->res->nmetrics, thresholds, rn->rp->window_ns);
+		if (r == 0 && rn->rp->on_threshold.n)
+			rec_set_trigger(&w->t.rec, run_trigger(rn->rp));
 		if (r == 0 && rn->rp->trace)
 			r = rec_log_init(&w->t.rec, rn->rp->trace_log_cap);
 		if (r < 0)
@@ -727,6 +779,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	}
 	if (rp->trace)
 		tracerun_prepare(&rn.trace);    /* still one thread: it forks */
+	if (action_list_has(&rp->on_threshold, ACTION_TRACE))
+		start_ring(&rn, pp);            /* so does this */
 	r = start_threads(&rn, err);
 	started = gate_wait_ready(&rn);
 	if (r < 0)
@@ -751,6 +805,10 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	for (size_t i = 0; i < rn.n; i++) {
 		rn.w[i].t.origin_ns = res->origin_ns;
 		rn.w[i].t.end_ns = end_ns;
+	}
+	if (trigger_watch_start(&rn.trig, rp, res->origin_ns, rn.ring, rn.ring_why) < 0) {
+		r = err_set(err, -ENOMEM, "cannot prepare --on-threshold: out of memory");
+		goto abort;
 	}
 	rn.started = (unsigned)started;
 	rn.main_thread = pthread_self();
@@ -789,6 +847,7 @@ join:
 			res->failed = true;
 			snprintf(res->stop_reason, sizeof(res->stop_reason), "error on cpu %u", t->cpu);
 		}
+		finish_triggers(&rn);
 		note_clock_steps(&rn);
 		if ((r = collect_last(&rn)) < 0)
 			err_set(err, 0, "cannot keep the results: %s", strerror(-r));
@@ -803,8 +862,10 @@ join:
 	if (r == 0 && rn.gate == GATE_GO && tracerun_active(rn.trace))
 		finish_trace(&rn);
 	context_free(rn.ctx);
+	trigger_watch_free(rn.trig);
 restore:
 	tracerun_free(rn.trace, res);   /* the tracefs instance, and a mount of latscope's, go on every path */
+	spike_ring_stop(rn.ring);
 	if (main_moved)
 		cpus_pin(&main_saved);
 	if (locked)

@@ -303,6 +303,17 @@ static int check_follows(struct reader *rd, bool first, uint64_t prev_index, uin
 	return 0;
 }
 
+/* An optional object read as it is: shown and exported, never computed on. */
+static int keep_object(struct reader *rd, const json_t *doc, const char *name, json_t **ret)
+{
+	const json_t *o = json_object_get(doc, name);
+	if (o && !json_is_object(o))
+		return bad(rd, "%s is not an object", name);
+	if (o && !(*ret = json_deep_copy(o)))
+		return -ENOMEM;
+	return 0;
+}
+
 static int read_machine_window(struct reader *rd, const json_t *o, struct machine_window *w, bool with_index)
 {
 	int r = 0;
@@ -871,11 +882,9 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 		return bad(rd, "findings is not an array");
 	if ((fp && !(res->fingerprint = json_deep_copy(fp))) || (fi && !(res->findings = json_deep_copy(fi))))
 		return -ENOMEM;
-	const json_t *tr = json_object_get(doc, "trace");
-	if (tr && !json_is_object(tr))
-		return bad(rd, "trace is not an object");
-	if (tr && !(res->trace = json_deep_copy(tr)))
-		return -ENOMEM;
+	if ((r = keep_object(rd, doc, "trace", &res->trace)) < 0 ||
+	    (r = keep_object(rd, doc, "on_threshold", &res->on_threshold)) < 0)
+		return r;
 
 	if ((r = read_machine(rd, doc, res)) < 0)
 		return r;

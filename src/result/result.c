@@ -177,7 +177,8 @@ void result_free(struct result *res)
 	json_decref(res->findings);
 	json_decref(res->trace);
 	json_decref(res->tool);
-	res->fingerprint = res->findings = res->trace = res->tool = NULL;
+	json_decref(res->on_threshold);
+	res->fingerprint = res->findings = res->trace = res->tool = res->on_threshold = NULL;
 }
 
 int result_set_argv(struct result *res, int argc, char *const *argv)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "core/hist.h"
@@ -206,7 +207,7 @@ struct result {
 	uint64_t elapsed_ns;
 	bool interrupted;
 	bool failed;                    /* a measuring thread stopped on an error (see notes) */
-	char stop_reason[32];
+	char stop_reason[32];           /* RESULT_STOP_THRESHOLD: --on-threshold stop */
 	bool partial;                   /* a checkpoint of a run still measuring (cli/checkpoint.h) */
 
 	struct sysdesc sys;
@@ -215,6 +216,7 @@ struct result {
 	json_t *fingerprint;            /* owned, or NULL: the machine as `latscope sys` sees it */
 	json_t *findings;               /* owned, or NULL: what sys advises, for this run */
 	json_t *trace;                  /* owned, or NULL: --trace's decomposition and explanations */
+	json_t *on_threshold;           /* owned, or NULL: --on-threshold's trigger, first sample and actions done */
 	struct labels labels;
 	struct applied applied;
 	unsigned nnotes;
@@ -228,6 +230,13 @@ struct result {
 	struct machine_context machine;
 	struct op_figures ops;
 };
+
+#define RESULT_STOP_THRESHOLD "threshold"
+
+static inline bool result_threshold_stopped(const struct result *res)
+{
+	return res->interrupted && strcmp(res->stop_reason, RESULT_STOP_THRESHOLD) == 0;
+}
 
 /* One cpu_result per member of cpus, in order.  -ENOMEM; on failure everything
  * allocated is freed. */

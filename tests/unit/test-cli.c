@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -270,6 +271,19 @@ static void assert_same_cmd(const struct timer_cmd *got, const struct timer_cmd 
 	SAME_U64(run.strict);
 	SAME_U64(run.trace);
 	SAME_U64(run.trace_above_ns);
+	SAME_U64(run.trigger_ns);
+	SAME_U64(run.action_interval_ns);
+	SAME_U64(run.on_threshold.n);
+	SAME_U64(out.on_threshold.n);
+	SAME_U64(out.on_end.n);
+	SAME_U64(out.end_actions.n);
+	for (unsigned i = 0; i < got->run.on_threshold.n && i < want->run.on_threshold.n; i++)
+		SAME_U64(run.on_threshold.a[i].kind);
+	for (unsigned i = 0; i < got->out.end_actions.n && i < want->out.end_actions.n; i++) {
+		SAME_U64(out.end_actions.a[i].kind);
+		SAME_U64(out.end_actions.a[i].pid);
+		SAME_U64(out.end_actions.a[i].sig);
+	}
 	SAME_U64(out.load.n);
 	for (unsigned i = 0; i < got->out.load.n && i < want->out.load.n; i++)
 		if (strcmp(got->out.load.items[i], want->out.load.items[i]) != 0) {
@@ -351,6 +365,34 @@ static void expect_load(struct timer_cmd *c)
 	c->out.load.items[0] = "cpu:intensity=50%";
 }
 static void expect_load_cmd(struct timer_cmd *c) { c->out.load_cmd = "sleep 1"; }
+static void expect_stop(struct timer_cmd *c)
+{
+	c->out.on_threshold.n = 1;
+	c->run.on_threshold.n = 1;
+	c->run.on_threshold.a[0].kind = ACTION_STOP;
+}
+static void expect_trigger(struct timer_cmd *c)
+{
+	expect_stop(c);         /* from the extra arguments */
+	c->run.trigger_ns = 2u * NS_PER_MS;
+}
+static void expect_action_interval(struct timer_cmd *c)
+{
+	expect_stop(c);
+	c->run.action_interval_ns = 5u * NS_PER_SEC;
+}
+static void expect_on_threshold(struct timer_cmd *c)
+{
+	c->out.on_threshold.n = 1;
+	c->run.on_threshold.n = 1;
+	c->run.on_threshold.a[0].kind = ACTION_EXEC;
+}
+static void expect_on_end(struct timer_cmd *c)
+{
+	c->out.on_end.n = 1;
+	c->out.end_actions.n = 1;
+	c->out.end_actions.a[0] = (struct action){ .kind = ACTION_SIGNAL, .pid = 1, .sig = SIGUSR1 };
+}
 static void expect_trace(struct timer_cmd *c) { c->run.trace = true; }
 /* --policy deadline with the defaults the case leaves: period 1ms (the interval), deadline the period */
 static void expect_deadline_policy(struct timer_cmd *c, uint64_t runtime, uint64_t deadline)
@@ -417,6 +459,11 @@ static const struct opt_case cases[] = {
 	{ "runtime", "50", expect_runtime, "123abc", "is not a duration", { "--policy", "deadline", NULL } },
 	{ "deadline", "500us", expect_deadline, "-5", "cannot be negative", { "--policy", "deadline", NULL } },
 	{ "period", "1ms", expect_period, "1.5ns", "is not a duration", { "--policy", "deadline", NULL } },
+	{ "trigger", "2ms", expect_trigger, "2 parsecs", "is not a duration", { "--on-threshold", "stop", NULL } },
+	{ "on-threshold", "exec true", expect_on_threshold, "explode", "is not an action (stop, trace, exec CMD or "
+	  "signal PID:SIG)", { NULL } },
+	{ "action-interval", "5s", expect_action_interval, "soon", "is not a duration", { "--on-threshold", "stop", NULL } },
+	{ "on-end", "signal 1:USR1", expect_on_end, "stop", "cannot be done after the run", { NULL } },
 	{ "trace", NULL, expect_trace, NULL, NULL, { NULL } },
 	{ "trace-above", "250", expect_trace_above, "123abc", "is not a duration", { "--trace", NULL } },
 	{ "help", NULL, expect_help, NULL, NULL, { NULL } },

@@ -841,6 +841,64 @@ static void test_a_light_value_above_the_threshold_is_a_spike_of_its_own(void **
 	rec_free(&r);
 }
 
+static void test_a_sample_above_the_trigger_is_noted_once_until_the_reader_takes_it(void **state)
+{
+	(void)state;
+	struct recorder r;
+	struct rec_trigger t;
+	const uint64_t origin = past_origin(), thr[] = { 100 };
+
+	assert_int_equal(rec_init(&r, 1, thr, WIN), 0);
+	rec_set_trigger(&r, 500);
+	rec_start(&r, origin);
+	assert_false(rec_trigger_take(&r, &t));
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 10u, .v = { 500 }, .nv = 1, .at_ns = origin + 10u });
+	assert_false(rec_trigger_take(&r, &t));         /* strictly above, as the threshold */
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 20u, .v = { 600 }, .nv = 1, .at_ns = origin + 20u,
+					      .from_ns = origin + 5u });
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 30u, .v = { 900 }, .nv = 1, .at_ns = origin + 30u });
+	assert_true(rec_trigger_take(&r, &t));
+	/* the first one, not overwritten by the second while it was the reader's */
+	assert_int_equal(t.value, 600);
+	assert_int_equal(t.at_ns, origin + 20u);
+	assert_int_equal(t.from_ns, origin + 5u);
+	assert_false(rec_trigger_take(&r, &t));
+	rec_sample(&r, &(struct rec_sample){ .now_ns = origin + 40u, .v = { 700 }, .nv = 1, .at_ns = origin + 40u });
+	assert_true(rec_trigger_take(&r, &t));
+	assert_int_equal(t.value, 700);
+	assert_int_equal(rec_trigger_count(&r), 3);
+	rec_free(&r);
+}
+
+static void test_a_light_value_above_a_trigger_below_the_threshold_is_noted_but_not_counted_above(void **state)
+{
+	(void)state;
+	struct recorder r;
+	struct rec_trigger t;
+	const struct hist *h;
+	const uint64_t origin = past_origin(), thr[] = { 1000 };
+
+	assert_int_equal(rec_init(&r, 1, thr, WIN), 0);
+	rec_set_light(&r, 0);
+	rec_set_trigger(&r, 100);
+	rec_start(&r, origin);
+	struct rec_batch b = rec_batch_begin(&r, origin);
+	rec_light(&r, &b, 50, 10);
+	rec_light(&r, &b, 200, 300);
+	rec_light(&r, &b, 2000, 800);
+	rec_batch_end(&r, &b, 900);
+	const struct rec_window *w = rec_last(&r, &h);
+	assert_int_equal(w->m[0].above, 1);
+	assert_int_equal(w->spikes, 1);
+	assert_int_equal(w->m[0].st.n, 3);
+	assert_true(rec_trigger_take(&r, &t));
+	assert_int_equal(t.value, 200);
+	assert_int_equal(t.at_ns, origin + 300u);
+	assert_int_equal(t.from_ns, origin + 100u);
+	assert_int_equal(rec_trigger_count(&r), 2);
+	rec_free(&r);
+}
+
 static void test_with_gaps_a_value_that_is_no_sample_is_left_out_of_its_metric_alone(void **state)
 {
 	(void)state;
@@ -1143,6 +1201,8 @@ int main(void)
 		cmocka_unit_test(test_rec_sample_records_every_metric_and_the_largest_at_its_own_time),
 		cmocka_unit_test(test_a_run_of_samples_above_the_threshold_is_one_spike_where_it_begins),
 		cmocka_unit_test(test_a_light_value_above_the_threshold_is_a_spike_of_its_own),
+		cmocka_unit_test(test_a_sample_above_the_trigger_is_noted_once_until_the_reader_takes_it),
+		cmocka_unit_test(test_a_light_value_above_a_trigger_below_the_threshold_is_noted_but_not_counted_above),
 		cmocka_unit_test(test_with_gaps_a_value_that_is_no_sample_is_left_out_of_its_metric_alone),
 		cmocka_unit_test(test_an_untimed_sample_counts_its_values_but_no_overhead),
 		cmocka_unit_test(test_missed_periods_get_the_values_they_would_have_had_only_with_a_period),
