@@ -520,6 +520,22 @@ static void start_ring(struct runner *rn, const void *pp)
 		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: %.140s", why.msg);
 	if (!rn->ring)
 		result_note(rn->res, "--on-threshold trace: %s", rn->ring_why);
+	else if (spike_ring_mounted(rn->ring))
+		result_info_shown(rn->res, "tracefs was not mounted: latscope mounted it at '%s' for this run",
+				  spike_ring_mounted(rn->ring));
+}
+
+/* The ring's instance, and a mount of its, go: what could not be undone is a note. */
+static void stop_ring(struct runner *rn)
+{
+	struct lat_error note = { { 0 } };
+	int r = spike_ring_stop(rn->ring, &note);
+
+	rn->ring = NULL;
+	if (r < 0)
+		result_note(rn->res, "%s", note.msg);
+	else if (r == 0)
+		result_info(rn->res, "%s", note.msg);
 }
 
 /* The samples the threads noted above the trigger: true when one stops the run. */
@@ -865,7 +881,7 @@ join:
 	trigger_watch_free(rn.trig);
 restore:
 	tracerun_free(rn.trace, res);   /* the tracefs instance, and a mount of latscope's, go on every path */
-	spike_ring_stop(rn.ring);
+	stop_ring(&rn);
 	if (main_moved)
 		cpus_pin(&main_saved);
 	if (locked)
