@@ -32,6 +32,10 @@ enum opt_kind {
 #define OPT_NOT_PARAM 0x1u
 /* OPT_DURATION: 0 or "none" turns it off (0), whatever .min says. */
 #define OPT_ZERO_OFF 0x2u
+/* OPT_UINT: OPT_UNSET (the default it starts with) stands for "not given":
+ * the run's parameters say null, the help no default. */
+#define OPT_UNSET_NULL 0x4u
+#define OPT_UNSET UINT64_MAX
 
 struct opt {
 	const char *name;               /* long name, without "--" */

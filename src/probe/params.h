@@ -33,6 +33,8 @@ struct run_params {
 	bool period_signal;             /* SIGUSR1 ends the run as a stop signal does (latscope
 					 * monitor: the period ends, the next begins); the caller blocks it */
 	uint64_t timer_slack_ns;        /* the measuring threads' timer slack; 0 is read as 1 (run_timer_slack) */
+	bool limit_idle;                /* --deepest-idle-state was given (a zeroed struct limits nothing) */
+	uint64_t deepest_idle_state;    /* with limit_idle: idle states deeper than this are disabled while measuring */
 };
 
 /* The slack the measuring threads get: prctl reads 0 as "back to the default

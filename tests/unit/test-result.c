@@ -1493,6 +1493,27 @@ static void test_a_result_without_throughput_reads_back_without_it_as_one_of_ano
 	result_free(&res);
 }
 
+static void test_the_idle_states_fact_reads_back_and_is_absent_when_not_asked(void **state)
+{
+	(void)state;
+	struct result res, back;
+	struct lat_error err;
+
+	build_json_result(&res);
+	json_t *doc = result_to_json(&res);
+	assert_non_null(doc);
+	assert_null(json_object_get(json_object_get(doc, "applied"), "idle_states"));
+	json_decref(doc);
+	snprintf(res.applied.idle_states, sizeof(res.applied.idle_states), "state2 (C6) disabled on cpu 0-1");
+	char *text = result_store_text(&res);
+	assert_non_null(text);
+	assert_int_equal(result_from_text(text, strlen(text), &back, &err), 0);
+	assert_string_equal(back.applied.idle_states, "state2 (C6) disabled on cpu 0-1");
+	free(text);
+	result_free(&back);
+	result_free(&res);
+}
+
 static void test_a_compare_row_of_runs_of_reads_gives_their_rate_and_cpu_per_read_over_them_all(void **state)
 {
 	(void)state;
@@ -1738,6 +1759,7 @@ int main(void)
 		cmocka_unit_test(test_result_from_text_refuses_a_text_past_the_limit_without_reading_it),
 		cmocka_unit_test(test_a_run_of_reads_writes_its_throughput_and_cpu_per_read_and_reads_them_back),
 		cmocka_unit_test(test_a_result_without_throughput_reads_back_without_it_as_one_of_another_probe_is_written),
+		cmocka_unit_test(test_the_idle_states_fact_reads_back_and_is_absent_when_not_asked),
 		cmocka_unit_test(test_a_compare_row_of_runs_of_reads_gives_their_rate_and_cpu_per_read_over_them_all),
 		cmocka_unit_test(test_summary_percentiles_are_ordered_and_within_min_and_max),
 		cmocka_unit_test(test_summary_of_a_single_value_is_that_value_at_every_percentile),
