@@ -40,6 +40,7 @@ void run_params_defaults(struct run_params *rp, struct measure_extras *x)
 	rp->warmup = 2;
 	rp->timer_slack_ns = 1;
 	rp->action_interval_ns = NS_PER_SEC;
+	rp->deepest_idle_state = OPT_UNSET;
 	x->fail_stat = FAIL_MAX;
 }
 
@@ -132,6 +133,7 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 	if (opt_given(mc->opts, mc->nopts, given, "duration") && opt_given(mc->opts, mc->nopts, given, "loops")) {
 		return err_set(err, -EINVAL, "options '--duration' and '--loops' exclude each other");
 	}
+	rp->limit_idle = opt_given(mc->opts, mc->nopts, given, "deepest-idle-state");
 	if (opt_given(mc->opts, mc->nopts, given, "fail-stat") && !x->fail_above_ns) {
 		return err_set(err, -EINVAL, "option '--fail-stat' needs '--fail-above'");
 	}

@@ -13,6 +13,7 @@
 #include "core/nstime.h"
 #include "probe/probe.h"
 #include "result/result.h"
+#include "sys/cpuidle.h"
 
 /* The statistic --fail-above compares. */
 enum fail_stat { FAIL_MAX, FAIL_WARM_MAX, FAIL_P99, FAIL_P999, FAIL_P9999, FAIL_MEAN };
@@ -204,6 +205,10 @@ extern const char *const fail_stat_choices[];
 	  .help = "print the window lines even when standard output is not a terminal" }, \
 	{ "no-pm-qos", 0, OPT_FLAG, offsetof(T, run.no_pm_qos), \
 	  .help = "do not hold /dev/cpu_dma_latency at 0 while measuring" }, \
+	{ "deepest-idle-state", 0, OPT_UINT, offsetof(T, run.deepest_idle_state), .min = 0, \
+	  .max = CPUIDLE_STATES_MAX - 1u, .metavar = "N", .flags = OPT_UNSET_NULL, \
+	  .help = "disable the idle states deeper than N on the measured CPUs while measuring (root; beside PM QoS, " \
+		  "for when its global 0 is too much)" }, \
 	{ "no-context", 0, OPT_FLAG, offsetof(T, run.no_context), \
 	  .help = "do not count interrupts, softirqs, preemptions and steal time beside every window" }, \
 	{ "strict", 0, OPT_FLAG, offsetof(T, run.strict), \

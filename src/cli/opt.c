@@ -365,7 +365,7 @@ static void default_text(const struct opt *o, const void *defaults, char *buf, s
 	}
 	case OPT_UINT: {
 		uint64_t v = *(const uint64_t *)cfield(defaults, o);
-		if (v)         /* 0 means "no limit" for every counting option */
+		if (v && !(o->flags & OPT_UNSET_NULL && v == OPT_UNSET))     /* 0 means "no limit" for every counting option */
 			snprintf(buf, size, "default %llu", (unsigned long long)v);
 		return;
 	}
@@ -460,7 +460,11 @@ json_t *opt_params_json(const struct opt *opts, size_t nopts, const void *params
 				*p = '_';
 		switch (o->kind) {
 		case OPT_FLAG: v = json_boolean(*(const bool *)cfield(params, o)); break;
-		case OPT_UINT:
+		case OPT_UINT: {
+			const uint64_t u = *(const uint64_t *)cfield(params, o);
+			v = o->flags & OPT_UNSET_NULL && u == OPT_UNSET ? json_null() : json_integer((json_int_t)u);
+			break;
+		}
 		case OPT_SIZE:
 		case OPT_DURATION: v = json_integer((json_int_t) * (const uint64_t *)cfield(params, o)); break;
 		case OPT_ENUM: v = json_string(o->choices[*(const int *)cfield(params, o)]); break;

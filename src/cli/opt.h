@@ -35,6 +35,10 @@ enum opt_kind {
 /* OPT_UINT, OPT_DURATION: a parameter of the result only when not 0 (a
  * setting of one mode, such as --policy deadline's --runtime). */
 #define OPT_PARAM_IF_SET 0x4u
+/* OPT_UINT: OPT_UNSET (the default it starts with) stands for "not given":
+ * the run's parameters say null, the help no default. */
+#define OPT_UNSET_NULL 0x8u
+#define OPT_UNSET UINT64_MAX
 
 struct opt {
 	const char *name;               /* long name, without "--" */

@@ -50,6 +50,8 @@ struct run_params {
 	uint64_t trigger_ns;
 	struct action_list on_threshold;
 	uint64_t action_interval_ns;
+	bool limit_idle;                /* --deepest-idle-state was given (a zeroed struct limits nothing) */
+	uint64_t deepest_idle_state;    /* with limit_idle: idle states deeper than this are disabled while measuring */
 };
 
 /* The value a sample must exceed for --on-threshold. */

@@ -18,6 +18,7 @@
 #include "probe/context.h"
 #include "probe/tracerun.h"
 #include "probe/trigger.h"
+#include "sys/cpuidle.h"
 #include "sys/cpus.h"
 #include "sys/prep.h"
 
@@ -393,6 +394,40 @@ static int hold_pmqos(struct runner *rn, int *fd, struct lat_error *err)
 	return 0;
 }
 
+/* A run killed with SIGKILL left idle states disabled: put them back first.
+ * Then, with --deepest-idle-state, disable those deeper than N; an explicit
+ * request that cannot be met is an error, not a note. */
+static int limit_idle(struct runner *rn, struct cpuidle_hold *h, struct lat_error *err)
+{
+	const struct run_params *rp = rn->rp;
+	struct cpuidle_stale st;
+	struct lat_error why;
+
+	int r = cpuidle_restore_stale(NULL, &st, &why);
+	if (st.files)
+		result_note(rn->res, "restored %u idle state%s that latscope pid %ld, killed, left disabled", st.states,
+			    st.states == 1 ? "" : "s", st.pid);
+	if (r < 0)
+		result_note(rn->res, "idle states a killed latscope left disabled could not be restored: %s", why.msg);
+	if (!rp->limit_idle)
+		return 0;
+	if ((r = cpuidle_limit(NULL, &rp->cpus, (unsigned)rp->deepest_idle_state, h, err)) < 0)
+		return err_prefix(err, r, "--deepest-idle-state %llu: ", (unsigned long long)rp->deepest_idle_state);
+	snprintf(rn->res->applied.idle_states, sizeof(rn->res->applied.idle_states), "%s", h->fact);
+	if (h->limited)
+		result_info(rn->res, "--deepest-idle-state %llu: %s", (unsigned long long)rp->deepest_idle_state, h->fact);
+	else
+		result_note(rn->res, "--deepest-idle-state %llu: %s", (unsigned long long)rp->deepest_idle_state, h->fact);
+	return 0;
+}
+
+static void release_idle(struct runner *rn, struct cpuidle_hold *h)
+{
+	struct lat_error why;
+	if (cpuidle_restore(h, &why) < 0)
+		result_note(rn->res, "idle states not restored: %s (the next run as root retries)", why.msg);
+}
+
 /* Keep the main thread off the measured CPUs when another CPU is there for it. */
 static int move_main(struct runner *rn, struct cpuset *saved, bool *moved)
 {
@@ -765,7 +800,10 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	struct cpuset main_saved;
 	bool main_moved = false, locked = false;
 	int pmqos_fd = -1, r;
+	struct cpuidle_hold idle;
 	size_t started = 0;
+
+	cpuidle_hold_init(&idle);
 
 	err->msg[0] = '\0';
 	atomic_init(&rn.stop, false);
@@ -788,6 +826,8 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	if (rp->policy == POLICY_DEADLINE && (r = deadline_span(&rn, err)) < 0)
 		goto restore;
 	if ((r = hold_pmqos(&rn, &pmqos_fd, err)) < 0)
+		goto restore;
+	if ((r = limit_idle(&rn, &idle, err)) < 0)
 		goto restore;
 	if ((r = init_workers(&rn, pp)) < 0) {
 		err_set(err, 0, "cannot prepare the recorders: %s", strerror(-r));
@@ -887,6 +927,7 @@ restore:
 	if (locked)
 		memlock_release();
 	pmqos_release(&pmqos_fd);
+	release_idle(&rn, &idle);
 	free_workers(&rn);
 	if (rn.dl_span)
 		CPU_FREE(rn.dl_span);

@@ -386,6 +386,8 @@ json_t *result_to_json(const struct result *res)
 	put(&b, applied, "pm_qos", json_boolean(res->applied.pm_qos));
 	put(&b, applied, "timer_slack", json_boolean(res->applied.timer_slack));
 	put(&b, applied, "main_thread_off_measured_cpus", json_boolean(res->applied.main_moved));
+	if (res->applied.idle_states[0])
+		put(&b, applied, "idle_states", json_string(res->applied.idle_states));
 	for (unsigned i = 0; i < res->nnotes; i++)
 		push(&b, notes, json_string(res->notes[i]));
 	for (unsigned m = 0; m < res->nmetrics; m++)

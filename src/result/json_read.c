@@ -847,7 +847,9 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 	    (r = get_bool(rd, applied, "memlock", &res->applied.memlock)) < 0 ||
 	    (r = get_bool(rd, applied, "pm_qos", &res->applied.pm_qos)) < 0 ||
 	    (r = get_bool(rd, applied, "timer_slack", &res->applied.timer_slack)) < 0 ||
-	    (r = get_bool(rd, applied, "main_thread_off_measured_cpus", &res->applied.main_moved)) < 0) {
+	    (r = get_bool(rd, applied, "main_thread_off_measured_cpus", &res->applied.main_moved)) < 0 ||
+	    (json_object_get(applied, "idle_states") &&
+	     (r = get_str(rd, applied, "idle_states", res->applied.idle_states, sizeof(res->applied.idle_states))) < 0)) {
 		leave(rd, at);
 		return r;
 	}

@@ -176,6 +176,9 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 		ret->applied.pm_qos &= in[i].applied.pm_qos;
 		ret->applied.timer_slack &= in[i].applied.timer_slack;
 		ret->applied.main_moved &= in[i].applied.main_moved;
+		if (strcmp(in[i].applied.idle_states, ret->applied.idle_states) != 0)
+			snprintf(ret->applied.idle_states, sizeof(ret->applied.idle_states),
+				 "not the same in the merged runs");
 		if (in[i].threshold_ns != ret->threshold_ns)
 			result_note(ret, "run %lld used another threshold (%llu ns): 'above' mixes thresholds",
 				    (long long)ids[i], (unsigned long long)in[i].threshold_ns);

@@ -171,6 +171,8 @@ struct applied {
 	bool pm_qos;
 	bool timer_slack;
 	bool main_moved;                /* main thread kept off measured CPUs */
+	char idle_states[512];          /* --deepest-idle-state: which states on which CPUs were disabled, or
+					 * "nothing to limit: ..."; "" when not asked */
 };
 
 /*

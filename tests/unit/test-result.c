@@ -1493,6 +1493,53 @@ static void test_a_result_without_throughput_reads_back_without_it_as_one_of_ano
 	result_free(&res);
 }
 
+static void test_the_idle_states_fact_reads_back_and_is_absent_when_not_asked(void **state)
+{
+	(void)state;
+	struct result res, back;
+	struct lat_error err;
+
+	build_json_result(&res);
+	json_t *doc = result_to_json(&res);
+	assert_non_null(doc);
+	assert_null(json_object_get(json_object_get(doc, "applied"), "idle_states"));
+	json_decref(doc);
+	snprintf(res.applied.idle_states, sizeof(res.applied.idle_states), "state2 (C6) disabled on cpu 0-1");
+	char *text = result_store_text(&res);
+	assert_non_null(text);
+	assert_int_equal(result_from_text(text, strlen(text), &back, &err), 0);
+	assert_string_equal(back.applied.idle_states, "state2 (C6) disabled on cpu 0-1");
+	free(text);
+	result_free(&back);
+	result_free(&res);
+}
+
+static void test_a_merge_of_runs_that_limited_idle_states_differently_says_so(void **state)
+{
+	(void)state;
+	struct result in[2], out;
+	static const int64_t ids[] = { 3, 4 };
+	static const char *const identities[] = { "run:a", "run:b" };
+	struct lat_error err;
+
+	for (int differ = 0; differ < 2; differ++) {
+		build_json_result(&in[0]);
+		build_json_result(&in[1]);
+		for (int k = 0; k < 2; k++)
+			if (!in[k].params)
+				in[k].params = json_object();   /* as a stored run has */
+		snprintf(in[0].applied.idle_states, sizeof(in[0].applied.idle_states), "state2 (C6) disabled on cpu 0");
+		snprintf(in[1].applied.idle_states, sizeof(in[1].applied.idle_states), "%s",
+			 differ ? "nothing to limit: no cpuidle driver" : "state2 (C6) disabled on cpu 0");
+		assert_int_equal(result_merge(in, ids, identities, 2, &out, &err), 0);
+		assert_string_equal(out.applied.idle_states,
+				    differ ? "not the same in the merged runs" : "state2 (C6) disabled on cpu 0");
+		result_free(&out);
+		result_free(&in[0]);
+		result_free(&in[1]);
+	}
+}
+
 static void test_a_compare_row_of_runs_of_reads_gives_their_rate_and_cpu_per_read_over_them_all(void **state)
 {
 	(void)state;
@@ -1738,6 +1785,8 @@ int main(void)
 		cmocka_unit_test(test_result_from_text_refuses_a_text_past_the_limit_without_reading_it),
 		cmocka_unit_test(test_a_run_of_reads_writes_its_throughput_and_cpu_per_read_and_reads_them_back),
 		cmocka_unit_test(test_a_result_without_throughput_reads_back_without_it_as_one_of_another_probe_is_written),
+		cmocka_unit_test(test_the_idle_states_fact_reads_back_and_is_absent_when_not_asked),
+		cmocka_unit_test(test_a_merge_of_runs_that_limited_idle_states_differently_says_so),
 		cmocka_unit_test(test_a_compare_row_of_runs_of_reads_gives_their_rate_and_cpu_per_read_over_them_all),
 		cmocka_unit_test(test_summary_percentiles_are_ordered_and_within_min_and_max),
 		cmocka_unit_test(test_summary_of_a_single_value_is_that_value_at_every_percentile),
