@@ -403,6 +403,15 @@ class ImportExportMerge(StoreCase):
         self.assertEqual(inf[0].split()[-1], count[0].split()[-1])
         self.assertIn('label_config="guest"', text)
 
+    def test_merge_of_wake_runs_with_and_without_pingpong_says_their_metrics_differ(self):
+        for extra in ((), ("--pingpong",)):
+            p = self.lat("wake", "--cpus", "%d,%d" % (CPU, CPU), "-i", "200us", "-l", "100", "-q", *extra)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("merge", "1", "2")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("latscope merge: runs 1 and 2 measure different metrics", p.stderr)
+        self.assertNotIn("different probes", p.stderr, "both are wake runs")
+
     def test_merge_adds_runs_up_exactly(self):
         a = self.measure("config=m", duration="500ms")
         b = self.measure("config=m", duration="500ms")
