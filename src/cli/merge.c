@@ -38,8 +38,9 @@ static const struct cmd_spec merge_spec = {
 	.about = "Merge runs of one probe, for example the same probe on many hosts, into one result: histograms\n"
 		 "and statistics add up exactly.  CPUs are merged by number, windows by their index in each run.\n"
 		 "The merged result is stored as a new run (its host reads \"merged: ...\").  Runs of different\n"
-		 "probes are a usage error (2); runs whose counts or sums of time would reach 2^63 together\n"
-		 "(what a JSON integer cannot hold) cannot be merged: an error (1), and nothing is stored.",
+		 "probes, or of different metrics (wake with and without --pingpong), are a usage error (2);\n"
+		 "runs whose counts or sums of time would reach 2^63 together (what a JSON integer cannot\n"
+		 "hold) cannot be merged: an error (1), and nothing is stored.",
 	.opts = merge_opts,
 	.nopts = ARRAY_SIZE(merge_opts),
 	.help_offset = offsetof(struct merge_cmd, help),

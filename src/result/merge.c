@@ -140,12 +140,14 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 	}
 	cpuset_clear(&cpus);
 	for (size_t i = 0; i < n; i++) {
-		if (strcmp(in[i].probe, in[0].probe) != 0 || in[i].nmetrics != in[0].nmetrics) {
+		if (strcmp(in[i].probe, in[0].probe) != 0) {
 			return err_set(err, -EINVAL, "runs %lld and %lld are of different probes (%s, %s)", (long long)ids[0],
 				 (long long)ids[i], in[0].probe, in[i].probe);
 		}
-		for (unsigned m = 0; m < in[0].nmetrics; m++)
-			if (strcmp(in[i].metric_names[m], in[0].metric_names[m]) != 0) {
+		/* one probe can measure more metrics (wake --pingpong): not the same measurement */
+		for (unsigned m = 0; m < in[0].nmetrics || m < in[i].nmetrics; m++)
+			if (m >= in[0].nmetrics || m >= in[i].nmetrics ||
+			    strcmp(in[i].metric_names[m], in[0].metric_names[m]) != 0) {
 				return err_set(err, -EINVAL, "runs %lld and %lld measure different metrics", (long long)ids[0],
 					 (long long)ids[i]);
 			}

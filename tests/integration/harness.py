@@ -1,5 +1,6 @@
 """Shared helpers for the integration tests: run the built binary, read its JSON."""
 import atexit
+import hashlib
 import json
 import os
 import shutil
@@ -60,9 +61,95 @@ def fill_disk(directory):
     return filler
 
 
-def load(path):
+SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "doc",
+                           "result.schema.json")
+_validators = {}
+_valid_texts = set()
+
+
+def _inline(node, defs):
+    """node with every "#/$defs/X" (and "#") reference replaced by what it names (none recurses): the same
+    schema, validated about three times faster by python3-jsonschema, which resolves each reference anew."""
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _inline(v, defs) for k, v in node.items() if k != "$ref"}
+    if "$ref" not in node:
+        return out
+    ref = node["$ref"]
+    target = _inline(defs["#"] if ref == "#" else defs[ref.removeprefix("#/$defs/")], defs)
+    return dict(out, allOf=out.get("allOf", []) + [target]) if out else target
+
+
+def schema_validator(part=None):
+    """The validator of doc/result.schema.json, or of its $defs/<part>. scripts/install-deps installs
+    python3-jsonschema: without it every JSON check fails rather than passing unchecked."""
+    if part not in _validators:
+        try:
+            import jsonschema
+        except ImportError as e:
+            raise RuntimeError("python3-jsonschema is missing (scripts/install-deps installs it): "
+                               "latscope's JSON cannot be checked against " + SCHEMA_PATH) from e
+        with open(SCHEMA_PATH) as f:
+            schema = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        root = {"$ref": "#/$defs/" + part} if part else {k: v for k, v in schema.items() if k != "$defs"}
+        defs = dict(schema["$defs"], **{"#": {k: v for k, v in schema.items() if k != "$defs"}})
+        _validators[part] = jsonschema.Draft202012Validator(_inline(root, defs))
+    return _validators[part]
+
+
+# python3-jsonschema takes some 20 us a JSON value: a list longer than this (the windows of the import
+# tests' synthetic files of 60,000, their 4096 CPUs) is checked on its first and last LONG_LIST / 2 items.
+# Every item of a list is checked by the same subschema, and no list the schema bounds is near as long.
+LONG_LIST = 400
+
+
+def _thinned(node):
+    if isinstance(node, dict):
+        return {k: _thinned(v) for k, v in node.items()}
+    if isinstance(node, list):
+        if len(node) > LONG_LIST:
+            node = node[:LONG_LIST // 2] + node[-(LONG_LIST // 2):]
+        return [_thinned(v) for v in node]
+    return node
+
+
+def schema_errors(doc, part=None):
+    """Where doc breaks the schema, one line each; empty when it validates."""
+    v = schema_validator(part)
+    doc = _thinned(doc)
+    if v.is_valid(doc):
+        return []
+    return ["%s: %s" % ("/".join(str(k) for k in e.absolute_path) or "(top)", e.message[:300])
+            for e in sorted(v.iter_errors(doc), key=lambda e: [str(k) for k in e.absolute_path])]
+
+
+def checked(doc, part=None, what="document"):
+    """doc, after checking it against doc/result.schema.json (AssertionError naming every breach)."""
+    errors = schema_errors(doc, part)
+    if errors:
+        raise AssertionError("%s does not validate against doc/result.schema.json:\n  %s"
+                             % (what, "\n  ".join(errors[:20])))
+    return doc
+
+
+def parse(text, part=None, what="latscope's output"):
+    """latscope's JSON output (a result unless part names another $defs entry), checked; a text
+    already checked (a file polled while a run writes it) is not checked again."""
+    doc = json.loads(text)
+    key = (part, hashlib.sha256(text.encode()).digest())
+    if key not in _valid_texts:
+        checked(doc, part, what)
+        _valid_texts.add(key)
+    return doc
+
+
+def load(path, part=None):
+    """A JSON file latscope wrote (a result unless part names another $defs entry), checked."""
     with open(path) as f:
-        return json.load(f)
+        return parse(f.read(), part, path)
 
 
 class TempDirCase(unittest.TestCase):
@@ -82,7 +169,7 @@ class TempDirCase(unittest.TestCase):
         """A stored run's JSON, from the store db in the private directory."""
         p = run("show", str(run_id), "--json", "--db", self.path(db))
         self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        return parse(p.stdout, what="show --json")
 
     def as_nobody(self, *args, timeout=60):
         """Run latscope as nobody: a copy in the private directory, which nobody
@@ -156,6 +243,7 @@ def main():
 
 def check_consistent(tc, doc):
     """Assert the invariants every result must hold (doc/result-schema.md)."""
+    checked(doc, what="the result")
     tc.assertEqual(doc["schema"], "latscope.result")
     tc.assertEqual(doc["schema_version"], 1)
     metrics = doc["metrics"]

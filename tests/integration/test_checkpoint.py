@@ -1,13 +1,12 @@
 """--checkpoint: a run killed at any moment leaves its last partial result, whole, in the --json file and the
 store, readable by every command; the finished result replaces it."""
-import json
 import os
 import signal
 import sqlite3
 import subprocess
 import time
 
-from harness import LATSCOPE, TempDirCase, check_consistent, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, check_consistent, main, online_cpus, parse, run
 
 CPU = online_cpus()[-1]
 INTERVAL_NS = 1_000_000                 # the timer's default period, 1 ms
@@ -32,7 +31,7 @@ class Checkpoint(TempDirCase):
                 text = f.read()
         except FileNotFoundError:
             return None
-        return json.loads(text)         # a half-written file fails here
+        return parse(text, what=self.json)  # a half-written file fails here
 
     def wait_for(self, proc, ready, timeout):
         """Read the file until ready(doc) holds; every version seen must parse."""
@@ -64,7 +63,7 @@ class Checkpoint(TempDirCase):
         self.assertEqual(len(ids), 1, "one run, its checkpoints replaced in place: %s" % p.stdout)
         p = run("show", str(ids[0]), "--json", "--db", self.db)
         self.assertEqual(p.returncode, 0, p.stderr)
-        return ids[0], json.loads(p.stdout)
+        return ids[0], parse(p.stdout)
 
     def no_temporary_files(self):
         left = [n for n in os.listdir(self.tmp) if n.startswith(".")]

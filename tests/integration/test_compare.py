@@ -6,7 +6,7 @@ import re
 import unittest
 
 import synth
-from harness import TempDirCase, load, main, online_cpus, run
+from harness import TempDirCase, load, main, online_cpus, parse, run
 
 CPU = online_cpus()[-1]
 
@@ -101,7 +101,7 @@ class SeveralProbes(CompareCase):
                          [("timer", "us"), ("noise", "ns"), ("wake", "us")])
         p = self.lat("compare", "--label", "suite=" + suite, "--format", "json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual([g["probe"] for g in json.loads(p.stdout)["probes"]], ["timer", "noise", "wake"])
+        self.assertEqual([g["probe"] for g in parse(p.stdout, "compare", "compare --format json")["probes"]], ["timer", "noise", "wake"])
 
     def test_probe_picks_the_runs_of_one_probe_among_the_ids(self):
         p = self.lat("run", "-D", "5s", "-q", timeout=90)

@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from harness import LATSCOPE, TempDirCase, is_root, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, checked, is_root, main, online_cpus, run
 
 CPU = online_cpus()[-1]
 HAVE_CYCLICTEST = shutil.which("cyclictest") is not None and os.path.realpath(shutil.which("cyclictest")) != \
@@ -176,6 +176,7 @@ class CyclictestCompat(TempDirCase):
             a = json.load(f)
         with open(self.path("ours.json")) as f:
             b = json.load(f)
+        checked(b, "cyclictest", "latscope cyclictest --json")
         extra = set(b) - set(a)
         self.assertEqual(extra, {"latscope_run_id"}, "one key more, latscope's run id")
         del b["latscope_run_id"]

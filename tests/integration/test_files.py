@@ -2,7 +2,6 @@
 no symbolic link followed, private modes, no run lost, no temporary file left, one identity per merge."""
 import fcntl
 import glob
-import json
 import os
 import shutil
 import signal
@@ -12,7 +11,7 @@ import subprocess
 import time
 import unittest
 
-from harness import LATSCOPE, TempDirCase, fill_disk, is_root, load, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, fill_disk, is_root, load, main, online_cpus, parse, run
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 CPU = online_cpus()[-1]
@@ -88,7 +87,7 @@ class FilesCase(TempDirCase):
         rid = int(p.stdout.split()[-1])
         p = self.lat("show", str(rid), "--json", db=db)
         self.assertEqual(p.returncode, 0, p.stderr)
-        shown = json.loads(p.stdout)
+        shown = parse(p.stdout)
         shown.pop("id")
         self.assertEqual(shown, load(kept))
         return rid

@@ -6,7 +6,8 @@ import os
 import subprocess
 import unittest
 
-from harness import LATSCOPE, SANITIZED, TempDirCase, check_consistent, load, main, online_cpus, run
+from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, load, main, online_cpus, parse, run,
+                     schema_errors)
 
 INT64_MAX = 2 ** 63 - 1
 CPUS = online_cpus()[:2]
@@ -448,7 +449,7 @@ class Trust(ImportCase):
         self.assertEqual([w["index"] for w in stored["all"]["windows"]], [0, 1, 3])
         check_consistent(self, stored)
         with open(self.path("f.json")) as f:
-            self.assertNotEqual(json.load(f), stored)
+            self.assertNotEqual(json.load(f), stored)  # the test's own input
 
     def test_import_derives_start_time_from_start_realtime_ns(self):
         doc = synthetic({0: {0: [5000]}}, start_ns=1700000000123456789)
@@ -464,7 +465,9 @@ class Trust(ImportCase):
 class Property(ImportCase):
     """Any stored run, shown with --json and imported into a fresh store, has the very same figures."""
 
-    def again(self, db, rid):
+    def again(self, db, rid, latscope_wrote=True):
+        """latscope_wrote False: a document no latscope writes (a fuzz seed the schema refuses), which the
+        reader takes all the same; it reads back unchanged, but its show --json cannot validate either."""
         shown = self.path("shown.json")
         p = self.lat("show", str(rid), "--json", db=db)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -472,7 +475,12 @@ class Property(ImportCase):
             f.write(p.stdout)
         fresh = self.path("fresh-%s-%d.db" % (os.path.basename(db), rid))
         again = self.imported(shown, db=fresh)
-        before, after = json.loads(p.stdout), self.stored(again, os.path.basename(fresh))
+        if latscope_wrote:
+            before, after = parse(p.stdout), self.stored(again, os.path.basename(fresh))
+        else:
+            p2 = self.lat("show", str(again), "--json", db=fresh)
+            self.assertEqual(p2.returncode, 0, p2.stderr)
+            before, after = json.loads(p.stdout), json.loads(p2.stdout)
         self.assertEqual(figures(after), figures(before))
         before.pop("id")
         after.pop("id")
@@ -516,8 +524,10 @@ class Property(ImportCase):
             if p.returncode != 0:
                 continue                    # a seed of a refused kind
             accepted += 1
+            with open(os.path.join(FUZZ_SEEDS, name)) as f:
+                shaped = not schema_errors(json.load(f))
             with self.subTest(name):
-                self.again(db, 1)
+                self.again(db, 1, latscope_wrote=shaped)
         self.assertGreater(accepted, len(seeds) // 2)
 
 

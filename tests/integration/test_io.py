@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import unittest
 
-from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, parse, run)
 
 CPU = online_cpus()[-1]
 PR_SET_THP_DISABLE = 41
@@ -144,7 +144,7 @@ class Throughput(IoCase):
             self.assertAlmostEqual(float(cells["cpu_system_per_op (ns)"]), doc["cpu_per_op_ns"]["system"], delta=1)
         p = run("compare", "1", "2", "--db", db, "--format", "json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        figs = json.loads(p.stdout)["rows"][1]["figures"]
+        figs = parse(p.stdout, "compare", "compare --format json")["rows"][1]["figures"]
         doc = load(self.path("16k.json"))
         self.assertAlmostEqual(figs["bytes_per_sec"], doc["throughput"]["bytes_per_sec"], delta=1e-6 * figs["bytes_per_sec"])
         # compare's JSON has 10 significant digits
@@ -164,7 +164,7 @@ class Throughput(IoCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         p = run("show", "1", "--db", db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        shown = json.loads(p.stdout)
+        shown = parse(p.stdout)
         check_consistent(self, shown)
         self.assertIn("throughput", shown, "derived again on import")
         con = sqlite3.connect(db)
@@ -172,7 +172,7 @@ class Throughput(IoCase):
         con.close()
         p = run("compare", "1", "--db", db, "--format", "json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        figs = json.loads(p.stdout)["rows"][0]["figures"]
+        figs = parse(p.stdout, "compare", "compare --format json")["rows"][0]["figures"]
         reads = doc["all"]["metrics"]["latency"]["count"]
         self.assertAlmostEqual(figs["ops_per_sec"], reads / (doc["elapsed_ns"] / 1e9), delta=1e-6 * reads)
         self.assertAlmostEqual(figs["cpu_system_per_op_ns"] * reads, doc["machine"]["cpu_ns"]["system"], delta=1)
@@ -186,7 +186,7 @@ class Throughput(IoCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         p = run("show", "3", "--db", db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        doc = json.loads(p.stdout)
+        doc = parse(p.stdout)
         check_consistent(self, doc)
         self.assertIn("throughput", doc)
         # the merge's elapsed time is its longest member's: the reads of both over it
@@ -200,7 +200,7 @@ class Throughput(IoCase):
         self.assertNotIn("throughput", load(out))
         p = run("compare", "1", "--db", db, "--format", "json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertNotIn("ops_per_sec", json.loads(p.stdout)["rows"][0]["figures"])
+        self.assertNotIn("ops_per_sec", parse(p.stdout, "compare", "compare --format json")["rows"][0]["figures"])
         p = run("compare", "1", "--db", db, "--columns", "mean,ops_per_sec", "--format", "csv")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.splitlines()[1].split(",")[-1], "-")

@@ -10,7 +10,7 @@ import time
 import unittest
 
 import png
-from harness import LATSCOPE, TempDirCase, is_traceable, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, is_traceable, main, online_cpus, parse, run
 
 CPU = online_cpus()[-1]
 TRACEABLE = is_traceable()
@@ -108,7 +108,7 @@ class SelfContained(ReportCase):
     @unittest.skipUnless(TRACEABLE, "needs root and tracefs")
     def test_a_traced_noise_run_shows_what_took_the_most_time(self):
         _, html = self.make("3")
-        doc = json.loads(run("show", "3", "--json", "--db", self.db).stdout)
+        doc = parse(run("show", "3", "--json", "--db", self.db).stdout)
         first = doc["trace"]["cpus"][0]["causes"]["by"][0]
         self.assertRegex(html, r"<li>run 3 cpu %d, most time over all events \(--trace\): %s" % (CPU, first["kind"]))
 
@@ -140,10 +140,9 @@ class SelfContained(ReportCase):
             return f.read()
 
     def test_text_from_an_imported_run_is_shown_as_text_never_as_markup(self):
-        import json
         p = run("show", "1", "--json", "--db", self.db)
         self.assertEqual(p.returncode, 0, p.stderr)
-        doc = json.loads(p.stdout)
+        doc = parse(p.stdout)
         doc.pop("id", None)
         doc["probe"] = 'x"><script>alert(1)</script>'
         doc["interrupted"] = True
@@ -243,7 +242,7 @@ class Monitor(ReportCase):
     def stored(self, run_id):
         p = run("show", str(run_id), "--json", "--db", self.mdb)
         self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        return parse(p.stdout)
 
     def test_the_page_of_a_monitor_lists_its_runs_oldest_first_and_no_other(self):
         p, html = self.page("--monitor", MON_A)

@@ -1,5 +1,4 @@
 """Runs of latscope timer: results complete and consistent, ended by duration, loops or signal."""
-import json
 import os
 import shutil
 import signal
@@ -7,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+from harness import (LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, load, main, online_cpus, parse, run)
 
 
 
@@ -233,7 +232,7 @@ class TimerRuns(TempDirCase):
         self.assertEqual(proc.returncode, 0, stderr)
         p = run("show", "1", "--json", "--db", db)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(json.loads(p.stdout)["stop_reason"], "signal SIGHUP")
+        self.assertEqual(parse(p.stdout)["stop_reason"], "signal SIGHUP")
 
     def test_sigint_stops_a_run_a_shell_script_started_in_the_background(self):
         # '&' in a script starts the command with SIGINT ignored; kill -INT must still end the run.

@@ -10,7 +10,7 @@ import time
 import unittest
 
 from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, fill_disk, is_root, load, main, online_cpus,
-                     run)
+                     parse, run)
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 CPU = online_cpus()[-1]
@@ -68,7 +68,7 @@ class Keeping(StoreCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         p = self.lat("show", "1", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        shown = json.loads(p.stdout)
+        shown = parse(p.stdout)
         self.assertEqual(shown.pop("id"), 1)
         self.assertEqual(shown, load(out))
 
@@ -118,7 +118,8 @@ class Keeping(StoreCase):
         self.measure("config=b")
         # What a checkpoint stores (a run still measuring): its document says so, and so does its row.
         con = sqlite3.connect(self.db)
-        con.execute("UPDATE runs SET partial = 1, result = json_set(result, '$.partial', json('true')) WHERE id = 2")
+        con.execute("UPDATE runs SET partial = 1, result = json_set(result, '$.partial', json('true'), "
+                    "'$.interrupted', json('true'), '$.stop_reason', 'checkpoint') WHERE id = 2")
         con.commit()
         con.close()
         p = self.lat("runs")
@@ -131,7 +132,7 @@ class Keeping(StoreCase):
         self.assertEqual([int(l.split()[0]) for l in p.stdout.splitlines()[1:]], [2])
         p = self.lat("show", "2", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIs(json.loads(p.stdout)["partial"], True)
+        self.assertIs(parse(p.stdout)["partial"], True)
         for args in (("show", "2"), ("compare", "1", "2"), ("report", "2", "-o", self.path("r.html")),
                      ("export", "2")):
             p = self.lat(*args)
@@ -229,7 +230,7 @@ class Safety(StoreCase):
         self.assertRegex(identity, r"^run:[0-9a-f]{64}$", "and its identity")
         p = self.lat("show", "1", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        check_consistent(self, json.loads(p.stdout))
+        check_consistent(self, parse(p.stdout))
 
     def test_a_store_of_schema_version_3_is_migrated_and_every_run_reads_back_as_before(self):
         con = sqlite3.connect(self.db)
@@ -240,7 +241,7 @@ class Safety(StoreCase):
         for i in (1, 2, 3):
             p = self.lat("show", str(i), "--json")      # read-only: no migration
             self.assertEqual(p.returncode, 0, p.stderr)
-            before[i] = json.loads(p.stdout)
+            before[i] = parse(p.stdout)
         self.measure(duration="500ms")                  # writing migrates
         con = sqlite3.connect(self.db)
         self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
@@ -251,7 +252,7 @@ class Safety(StoreCase):
         for i in (1, 2, 3):
             p = self.lat("show", str(i), "--json")
             self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertEqual(json.loads(p.stdout), before[i])
+            self.assertEqual(parse(p.stdout), before[i])
         for args in (("show", "1"), ("compare", "1", "3"), ("report", "1", "-o", self.path("r.html")),
                      ("export", "3")):
             p = self.lat(*args)
@@ -296,7 +297,7 @@ class Safety(StoreCase):
         for (rid,) in runs:
             p = self.lat("show", str(rid), "--json")
             self.assertEqual(p.returncode, 0, p.stderr)
-            check_consistent(self, json.loads(p.stdout))
+            check_consistent(self, parse(p.stdout))
             cpus = con.execute("SELECT count(*) FROM cpu_stats WHERE run_id = ?", (rid,)).fetchone()[0]
             self.assertEqual(cpus, 2, "a run is stored whole: its per-CPU rows too")
             blocks = con.execute("SELECT count(*) FROM windows WHERE run_id = ?", (rid,)).fetchone()[0]
@@ -361,7 +362,7 @@ class ImportExportMerge(StoreCase):
         p = self.lat("import", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("already stored as run 1", p.stdout)
-        shown = json.loads(self.lat("show", "1", "--json").stdout)
+        shown = parse(self.lat("show", "1", "--json").stdout)
         shown.pop("id")
         self.assertEqual(shown, load(out))
 
@@ -403,6 +404,15 @@ class ImportExportMerge(StoreCase):
         self.assertEqual(inf[0].split()[-1], count[0].split()[-1])
         self.assertIn('label_config="guest"', text)
 
+    def test_merge_of_wake_runs_with_and_without_pingpong_says_their_metrics_differ(self):
+        for extra in ((), ("--pingpong",)):
+            p = self.lat("wake", "--cpus", "%d,%d" % (CPU, CPU), "-i", "200us", "-l", "100", "-q", *extra)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("merge", "1", "2")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("latscope merge: runs 1 and 2 measure different metrics", p.stderr)
+        self.assertNotIn("different probes", p.stderr, "both are wake runs")
+
     def test_merge_adds_runs_up_exactly(self):
         a = self.measure("config=m", duration="500ms")
         b = self.measure("config=m", duration="500ms")
@@ -411,8 +421,8 @@ class ImportExportMerge(StoreCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         merged = load(out)
         check_consistent(self, merged)
-        ra = json.loads(self.lat("show", str(a), "--json").stdout)
-        rb = json.loads(self.lat("show", str(b), "--json").stdout)
+        ra = parse(self.lat("show", str(a), "--json").stdout)
+        rb = parse(self.lat("show", str(b), "--json").stdout)
         m, la, lb = (d["all"]["metrics"]["latency"] for d in (merged, ra, rb))
         self.assertEqual(m["count"], la["count"] + lb["count"])
         self.assertEqual(m["max_ns"], max(la["max_ns"], lb["max_ns"]))
@@ -501,7 +511,7 @@ class Verdict(StoreCase):
     def verdicts(self, a, b):
         p = self.lat("compare", str(a), str(b), "--format", "json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        return {v["statistic"]: v for v in json.loads(p.stdout)["verdicts"]}
+        return {v["statistic"]: v for v in parse(p.stdout, "compare", "compare --format json")["verdicts"]}
 
     def test_a_real_difference_is_told_apart_and_a_repeat_is_not(self):
         # A hypervisor stall can make one quiet second's p99 as bad as the injected

@@ -3,13 +3,12 @@
 What this machine must show is read from its own files here, so the test holds on
 any machine: on the project's Firecracker guest it asks for KVM, the guest finding,
 steal time, RT throttling and the serial console."""
-import json
 import os
 import shutil
 import subprocess
 import unittest
 
-from harness import LATSCOPE, TempDirCase, is_root, main, run
+from harness import LATSCOPE, TempDirCase, is_root, main, parse, run
 
 SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
 
@@ -70,7 +69,7 @@ class SysOnThisMachine(TempDirCase):
         expected = expected_findings()
         p = run("sys", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        doc = json.loads(p.stdout)
+        doc = parse(p.stdout, "sys", "sys --json")
         self.assertEqual(set(doc), {"fingerprint", "findings"})
         fp = doc["fingerprint"]
         self.assertEqual(list(fp), ["virtualization", "kernel", "timekeeping", "cpus", "idle_frequency", "isolation",
@@ -96,7 +95,7 @@ class SysOnThisMachine(TempDirCase):
         self.assertNotIn("Virtualization", p.stdout)
         p = run("sys", "--findings-only", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(list(json.loads(p.stdout)), ["findings"])
+        self.assertEqual(list(parse(p.stdout, "sys", "sys --json")), ["findings"])
 
     @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
     def test_nobody_gets_the_fingerprint_without_an_error(self):
@@ -105,7 +104,7 @@ class SysOnThisMachine(TempDirCase):
             p = self.as_nobody(*args)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(p.stderr, "")
-        doc = json.loads(p.stdout)
+        doc = parse(p.stdout, "sys", "sys --json")
         ids = {f["id"] for f in doc["findings"]}
         self.assertTrue(expected <= ids, f"{expected} not all in {ids}")
 
@@ -130,7 +129,7 @@ class SysOnAFakeTree(TempDirCase):
         })
         p = run("sys", "--json", "--sysroot", root)
         self.assertEqual(p.returncode, 0, p.stderr)
-        doc = json.loads(p.stdout)
+        doc = parse(p.stdout, "sys", "sys --json")
         self.assertEqual(doc["fingerprint"]["kernel"]["release"], "6.1.0-copied")
         self.assertEqual(doc["fingerprint"]["virtualization"]["hypervisor"], "Xen")
         self.assertIsNone(doc["fingerprint"]["kernel"]["hz"])
@@ -155,7 +154,7 @@ class SysOnAFakeTree(TempDirCase):
         self.assertIn("hypervisor slop      100us (the xen clock event device in /proc/timer_list)\n", p.stdout)
         self.assertRegex(p.stdout, r"\n  warning +timer-slop\n")
         p = run("sys", "--json", "--sysroot", root)
-        doc = json.loads(p.stdout)
+        doc = parse(p.stdout, "sys", "sys --json")
         tk = doc["fingerprint"]["timekeeping"]
         self.assertEqual((tk["timer_slop_ns"], tk["timer_slop_source"]), (100000, "/proc/timer_list"))
         slop = [f for f in doc["findings"] if f["id"] == "timer-slop"]
