@@ -275,7 +275,8 @@ const struct measure_cmd timer_command = {
 		    "                      [--policy deadline [--runtime DUR] [--deadline DUR] [--period DUR]]\n"
 		    "                      [--mode nanosleep|timerfd|posix] [--clock monotonic|realtime|tai|boottime]\n"
 		    "                      [--timer-slack DUR] [--threshold DUR] [--window DUR] [--warmup N]\n"
-		    "                      [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
+		    "                      [--fail-above DUR] [--trigger DUR] [--on-threshold ACTION]... [--on-end ACTION]...\n"
+		    "                      [--deepest-idle-state N] [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure how late a periodic timer wakes a real-time thread on each chosen CPU (by default every\n"
 		 "online CPU): the time read on wakeup minus the deadline.  Deadlines passed while late are counted\n"
 		 "as missed.  With --policy deadline the threads run under SCHED_DEADLINE and wait with sched_yield:\n"

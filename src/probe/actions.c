@@ -166,9 +166,15 @@ int action_spawn(const struct action *a, const struct action_env *env, pid_t *re
 	 * stop signals latscope blocks for itself are not blocked for it. */
 	sigemptyset(&none);
 	posix_spawnattr_setsigmask(&attr, &none);
+	/* latscope ignores SIGPIPE for itself, and a shell cannot undo an ignored
+	 * signal: without this a pipeline in CMD would see EPIPE, not end quietly. */
+	sigset_t deflt;
+	sigemptyset(&deflt);
+	sigaddset(&deflt, SIGPIPE);
+	posix_spawnattr_setsigdefault(&attr, &deflt);
 	posix_spawnattr_setschedpolicy(&attr, SCHED_OTHER);
 	posix_spawnattr_setschedparam(&attr, &sp);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSCHEDULER);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSCHEDULER);
 	char *argv[] = { (char *)"sh", (char *)"-c", (char *)a->cmd, NULL };
 	r = posix_spawn(ret_pid, "/bin/sh", NULL, &attr, argv, envp);
 	posix_spawnattr_destroy(&attr);

@@ -551,6 +551,9 @@ static void start_ring(struct runner *rn, const void *pp)
 	if (!rn->ops->trace || rn->ops->trace->kind != PROBE_TRACE_PARTS || !mono)
 		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: the spike ring explains wakeups of timers "
 			 "on CLOCK_MONOTONIC only");
+	else if (rn->rp->policy == POLICY_DEADLINE)
+		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: deadline threads wait on no timer and "
+			 "may run on any CPU, and the spike ring explains timer wakeups on the measured CPUs");
 	else if (spike_ring_start(&rn->rp->cpus, 0, &rn->ring, &why) < 0)
 		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: %.140s", why.msg);
 	if (!rn->ring)

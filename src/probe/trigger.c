@@ -38,6 +38,10 @@ struct trigger_watch {
 	uint64_t dropped;               /* done past DONE_MAX */
 	unsigned ndone;
 	struct done done[DONE_MAX];
+	/* exec children started past DONE_MAX: reaped, not kept (or they would
+	 * stay zombies); when all are still running, no more is started */
+	unsigned nunkept;
+	pid_t unkept[DONE_MAX];
 };
 
 int trigger_watch_start(struct trigger_watch **ret, const struct run_params *rp, uint64_t origin_ns,
@@ -59,15 +63,21 @@ int trigger_watch_start(struct trigger_watch **ret, const struct run_params *rp,
 
 static void reap(struct trigger_watch *tw)
 {
+	int status;
+
 	for (unsigned i = 0; i < tw->ndone; i++) {
 		struct done *d = &tw->done[i];
-		int status;
 		if (d->pid > 0 && waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = 0;
 			d->status_known = true;
 			d->status = action_exit_code(status);
 		}
 	}
+	for (unsigned i = 0; i < tw->nunkept;)
+		if (waitpid(tw->unkept[i], &status, WNOHANG) == tw->unkept[i])
+			tw->unkept[i] = tw->unkept[--tw->nunkept];
+		else
+			i++;
 }
 
 /* The kernel's view of the sample from the ring: its deadline, as the
@@ -105,7 +115,16 @@ static void act(struct trigger_watch *tw, int i, const struct rec_trigger *t, un
 		tw->next_ns[i] = now + tw->rp->action_interval_ns;
 		if (a->kind == ACTION_EXEC) {
 			const struct action_env env = { .run_id = "", .cpu = (int)cpu, .latency_ns = t->value };
+			if (tw->ndone == DONE_MAX) {
+				reap(tw);
+				if (tw->nunkept == DONE_MAX) {
+					tw->dropped++;  /* not started: every earlier one still runs */
+					return;
+				}
+			}
 			r = action_spawn(a, &env, &pid, &why);
+			if (r == 0 && tw->ndone == DONE_MAX)
+				tw->unkept[tw->nunkept++] = pid;
 		} else if (a->kind == ACTION_TRACE) {
 			r = explain(tw, t, cpu, tid, &cause, &why);
 		} else {

@@ -7,9 +7,11 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 import unittest
 
-from harness import LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, is_traceable, main, online_cpus, run
+from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, is_traceable, load, main, online_cpus,
+                     parse, run)
 
 CPU = online_cpus()[-1]
 TWO_CPUS = "needs two online CPUs: one measured, one for the main thread and the commands"
@@ -99,6 +101,33 @@ echo "latency=$LATSCOPE_LATENCY_NS"; grep Cpus_allowed_list /proc/self/status; c
         self.assertGreaterEqual(ot["skipped"], 2, ot)   # the later bursts, held back
         self.assertFalse(ot["stopped"])
 
+    def test_commands_past_the_64_kept_are_still_reaped(self):
+        # every sample is above a 1 ns trigger: an exec every 20 ms tick, far past the 64 the result keeps
+        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "4s", "-q", "--no-store", "--json",
+                              self.path("r.json"), "--trigger", "1ns", "--on-threshold", "exec true",
+                              "--action-interval", "1ms"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 3.0
+            while time.monotonic() < deadline:
+                time.sleep(0.1)
+            zombies = 0
+            for pid in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{pid}/stat") as f:
+                        fields = f.read().rpartition(")")[2].split()
+                except (OSError, ValueError):
+                    continue
+                if fields and fields[0] == "Z" and int(fields[1]) == p.pid:
+                    zombies += 1
+        finally:
+            out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        ot = load(self.path("r.json"))["on_threshold"]
+        self.assertEqual(len(ot["done"]), 64, ot["not_kept"])
+        self.assertGreater(ot["not_kept"], 64, "the test made more commands than are kept")
+        # one exited since the last tick's reaping, perhaps two: never the ones not kept
+        self.assertLessEqual(zombies, 3)
+
     def test_signal_reaches_a_process_the_test_owns(self):
         waiter = subprocess.Popen([sys.executable, "-c",
                                    "import signal\n"
@@ -150,10 +179,20 @@ class Trace(ActionCase):
         p = run("wake", "-D", "300ms", "-q", "--no-store", "--json", self.path("w.json"), "--on-threshold", "trace",
                 timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
-        with open(self.path("w.json")) as f:
-            doc = json.load(f)
+        doc = load(self.path("w.json"))
         self.assertTrue(any(n.startswith("--on-threshold trace: not traced: the spike ring explains wakeups of timers")
                             for n in doc["notes"]), doc["notes"])
+
+    @unittest.skipUnless(is_root(), "deadline threads need root")
+    def test_trace_of_deadline_threads_says_why_not_and_sets_up_no_ring(self):
+        out = self.path("d.json")
+        p = run("timer", "-a", str(CPU), "--policy", "deadline", "-D", "300ms", "-q", "--no-store", "--json", out,
+                "--trigger", "1ns", "--on-threshold", "trace", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        self.assertTrue(any(n.startswith("--on-threshold trace: not traced: deadline threads wait on no timer")
+                            for n in doc["notes"]), doc["notes"])
+        self.assertFalse(any("mounted" in n for n in doc["notes"]), doc["notes"])
 
 
 class OnEnd(ActionCase):
@@ -164,11 +203,22 @@ class OnEnd(ActionCase):
         p = run("timer", "-a", str(CPU), "-D", "300ms", "-q", "--db", db, "--on-end", f"exec {cmd}", timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         run_id = self.stored_id(p)
-        with open(out) as f:
-            doc = json.load(f)
+        doc = load(out)
         # the command found this very run in the store, by the id it was given
         self.assertEqual(doc, self.stored(run_id))
         self.assertIn(f"exec {cmd}", json.dumps(doc["command_line"]))
+
+    def test_a_command_gets_sigpipe_as_the_default_so_a_pipeline_ends_quietly(self):
+        # latscope ignores SIGPIPE for itself; a shell cannot undo an ignored signal, so a
+        # command that inherited it would see EPIPE and complain instead of ending
+        out = self.path("sigpipe")
+        cmd = f"grep SigIgn /proc/self/status > {out}; yes | head -1 >/dev/null"
+        p = run("timer", "-a", str(CPU), "-D", "200ms", "-q", "--no-store", "--on-end", f"exec {cmd}", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("Broken pipe", p.stderr)
+        with open(out) as f:
+            ignored = int(f.read().split()[1], 16)
+        self.assertEqual(ignored & (1 << (signal.SIGPIPE - 1)), 0, "SIGPIPE is not ignored in the command")
 
     def test_on_end_tells_a_command_that_failed(self):
         p = run("timer", "-a", str(CPU), "-D", "200ms", "-q", "--no-store", "--on-end", "exec exit 7", timeout=60)
