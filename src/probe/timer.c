@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/nstime.h"
+#include "probe/dlgrid.h"
 #include "trace/instance.h"
 
 const clockid_t timer_clock_ids[TIMER_CLOCKS] = { CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_TAI, CLOCK_BOOTTIME };
@@ -218,54 +219,40 @@ static void timer_run(struct probe_thread *t)
  * Under SCHED_DEADLINE (sched(7)): each job records a sample and gives up the
  * rest of its runtime with sched_yield, so the kernel runs the thread again at
  * its next period's start; the latency is the clock read after sched_yield
- * returns minus that start.  The kernel's period starts are not visible, so:
- * - A deadline task woken after its deadline starts a new period at the
- *   wakeup (update_dl_entity); its deadline is at most a period from now, so
- *   a sleep to a period past it (and past the origin) gives period 0 a known
- *   lower bound, the sleep's end, and every start is that plus k * period
- *   (the latency includes that one wakeup's delay, never less).
- * - A job that ran before its estimated start proves the estimate late (the
- *   kernel's clock drifts from CLOCK_MONOTONIC): latency 0, and the grid
- *   moves to it.
- * - A job past its deadline may make the kernel restart its grid at the
- *   replenishment (replenish_dl_entity): the periods passed count as missed
- *   and the grid restarts at the job (the rule above mends an overestimate).
+ * returns minus that start.  The kernel's period starts are not visible: the
+ * thread sleeps past its deadline to a period of the run's origin (woken
+ * after its deadline, the kernel starts its period 0 at the wakeup), that
+ * wakeup is period 0's job, and the grid of starts is estimated from the
+ * jobs' readings (dlgrid.c; arithmetic only, no system call).
  */
 static void timer_run_deadline(struct probe_thread *t)
 {
 	const struct timer_params *tp = t->pp;
 	struct recorder *rec = &t->rec;
-	const uint64_t period = t->rp->dl.period_ns, deadline = t->rp->dl.deadline_ns;
+	const uint64_t period = t->rp->dl.period_ns;
 	const uint64_t loops = t->rp->loops;
 	const uint64_t co_period = tp->co_correct ? period : 0;
 	uint64_t wakeups = 0;
-	uint64_t next = mono_ns() + period;
+	struct dlgrid g;
+	/* Past the deadline the kernel gave the thread when it became a deadline task. */
+	struct timespec start = ns_to_ts(dlgrid_init(&g, t->origin_ns, mono_ns() + period, period,
+						     t->rp->dl.deadline_ns, t->end_ns));
 
-	if (next < t->origin_ns)
-		next = t->origin_ns;
-	struct timespec start = ns_to_ts(next);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR)
 		if (atomic_load_explicit(t->stop, memory_order_relaxed))
 			return;
-	next += period;
-	while (next < t->end_ns) {
-		sched_yield();
+	for (;;) {
 		const uint64_t now = mono_ns();
+		struct dlgrid_job j;
 
-		if (atomic_load_explicit(t->stop, memory_order_relaxed))
+		if (atomic_load_explicit(t->stop, memory_order_relaxed) || !dlgrid_job(&g, now, &j))
 			break;
-		if (now < next)
-			next = now;
-		const uint64_t lat = now - next;
-		uint64_t missed = lat / period;
-		if (missed && t->end_ns - next <= missed * period)
-			missed = (t->end_ns - next - 1u) / period;
-		rec_sample(rec, &(struct rec_sample){ .now_ns = now, .v = { lat }, .nv = 1, .at_ns = now,
-						      .keeps = REC_KEEP_SPANS | REC_KEEP_LIN, .from_ns = next,
-						      .missed = missed, .period_ns = co_period });
-		next = lat >= deadline ? now + period : next + (missed + 1u) * period;
-		if (loops && ++wakeups >= loops)
+		rec_sample(rec, &(struct rec_sample){ .now_ns = now, .v = { j.lat_ns }, .nv = 1, .at_ns = now,
+						      .keeps = REC_KEEP_SPANS | REC_KEEP_LIN, .from_ns = j.from_ns,
+						      .missed = j.missed, .period_ns = co_period });
+		if ((loops && ++wakeups >= loops) || g.next >= t->end_ns)
 			break;
+		sched_yield();
 	}
 }
 

@@ -34,12 +34,28 @@ class DeadlineRuns(TempDirCase):
             # Every period is a sample or counted missed: a loop that did not wait
             # would have thousands more, one that slept through periods fewer.
             seen = m["count"] + c["missed"]
-            self.assertGreaterEqual(seen, periods * 9 // 10, c)
-            self.assertLessEqual(seen, periods + periods // 50 + 2, c)
+            self.assertGreaterEqual(seen, periods - periods // 100 - 1, c)
+            self.assertLessEqual(seen, periods + 1, c)
             self.assertGreater(m["count"], periods // 2, c)
-            self.assertGreaterEqual(m["min_ns"], 0)
-            self.assertLessEqual(m["min_ns"], m["max_ns"])
+            # Most jobs run well inside their deadline: a grid whose estimate crept
+            # (or kept the first wakeup's delay) would put the median near it.
+            self.assertLess(m["p50_ns"], params["deadline_ns"] // 2, c)
+            self.assertLess(m["min_ns"], m["p50_ns"] + 1, c)
         self.assertTrue(any("not pinned" in n for n in doc["notes"]), doc["notes"])
+
+    @unittest.skipUnless(is_root(), NEEDS_ROOT)
+    def test_a_period_longer_than_the_start_lead_still_has_every_period_a_sample_or_missed(self):
+        # 20ms is past the runner's 5ms lead: period 0 is the origin's first period the
+        # thread can reach, the periods before it count missed and period 0 is a sample.
+        db = self.path("runs.db")
+        p = run("timer", "--policy", "deadline", "--runtime", "100us", "-i", "20ms", "-D", "1", "--db", db, "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = self.stored(re.search(r"stored as run (\d+)", p.stdout).group(1))
+        check_consistent(self, doc)
+        for c in doc["cpus"]:
+            m = c["metrics"]["latency"]
+            self.assertIn(m["count"] + c["missed"], (50, 51), c)
+            self.assertGreaterEqual(m["count"], 45, c)
 
     @unittest.skipUnless(is_root(), NEEDS_ROOT)
     def test_bandwidth_over_the_admission_limit_is_refused_in_one_line(self):
