@@ -30,6 +30,9 @@ _Static_assert(sizeof(clock_choices) / sizeof(clock_choices[0]) == TIMER_CLOCKS 
  * microseconds here; 100 us leaves room for an interrupt or the host within
  * the job and reserves 10% of the default 1 ms period. */
 #define DL_DEFAULT_RUNTIME_NS (100u * NS_PER_US)
+/* Nor less than this when chosen for the user (capped at the deadline): a job
+ * overrunning its runtime is throttled a whole period. */
+#define DL_DEFAULT_RUNTIME_MIN_NS (5u * NS_PER_US)
 
 static const struct opt timer_opts[] = {
 	{ "interval", 'i', OPT_DURATION, offsetof(struct timer_cmd, p.interval_ns), .min = MIN_INTERVAL_NS,
@@ -53,7 +56,7 @@ static const struct opt timer_opts[] = {
 	{ "runtime", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.runtime_ns), .min = DL_MIN_NS,
 	  .max = DL_MAX_PERIOD_NS, .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
 	  .help = "with --policy deadline: the CPU time reserved for each period's job (default 100us, or half the "
-		  "deadline when that is shorter); a bare number is microseconds" },
+		  "deadline when that is shorter, at least 5us); a bare number is microseconds" },
 	{ "deadline", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.deadline_ns), .min = DL_MIN_NS,
 	  .max = DL_MAX_PERIOD_NS, .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
 	  .help = "with --policy deadline: how long after its period's start each job must be done (default: the "
@@ -90,7 +93,7 @@ static bool given_opt(const struct opt_result *given, const char *name)
 /*
  * --policy deadline's reservation from what was given: the period is
  * --interval unless --period says it (both, only when equal), the deadline
- * the period, the runtime 100 us or half the deadline; then the kernel's
+ * the period, the runtime 100 us or half the deadline (at least 5 us); then the kernel's
  * rule runtime <= deadline <= period.  The timer's own options that do not
  * apply to a sched_yield wait are refused rather than ignored.
  */
@@ -140,8 +143,8 @@ static int deadline_settle(struct timer_cmd *c, const struct opt_result *given, 
 	}
 	if (!dl->runtime_ns) {
 		dl->runtime_ns = dl->deadline_ns / 2u < DL_DEFAULT_RUNTIME_NS ? dl->deadline_ns / 2u : DL_DEFAULT_RUNTIME_NS;
-		if (dl->runtime_ns < DL_MIN_NS)
-			dl->runtime_ns = DL_MIN_NS;
+		if (dl->runtime_ns < DL_DEFAULT_RUNTIME_MIN_NS)
+			dl->runtime_ns = DL_DEFAULT_RUNTIME_MIN_NS < dl->deadline_ns ? DL_DEFAULT_RUNTIME_MIN_NS : dl->deadline_ns;
 	}
 	if (dl->runtime_ns > dl->deadline_ns) {
 		fmt_duration(dl->runtime_ns, a, sizeof(a));

@@ -948,9 +948,11 @@ static void test_deadline_runtime_defaults_to_half_a_deadline_shorter_than_200us
 
 	EXPECT_OK(&c, "--policy", "deadline", "-i", "150us");
 	assert_int_equal(c.run.dl.runtime_ns, 75u * NS_PER_US);
-	/* never below the kernel's 1024 ns */
+	/* never below 5 us (a job overrunning its runtime is throttled a period), nor above the deadline */
+	EXPECT_OK(&c, "--policy", "deadline", "--deadline", "8us");
+	assert_int_equal(c.run.dl.runtime_ns, 5u * NS_PER_US);
 	EXPECT_OK(&c, "--policy", "deadline", "--deadline", "1500ns");
-	assert_int_equal(c.run.dl.runtime_ns, 1024u);
+	assert_int_equal(c.run.dl.runtime_ns, 1500u);
 	EXPECT_OK(&c, "--policy", "deadline", "--runtime", "1024ns", "--deadline", "1024ns");
 	assert_int_equal(c.run.dl.runtime_ns, 1024u);
 	EXPECT_ERROR("option '--runtime'", "'1023ns'", "is below the minimum of 1.024us", "--policy", "deadline",
