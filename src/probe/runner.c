@@ -558,9 +558,8 @@ static void start_ring(struct runner *rn, const void *pp)
 		snprintf(rn->ring_why, sizeof(rn->ring_why), "not traced: %.140s", why.msg);
 	if (!rn->ring)
 		result_note(rn->res, "--on-threshold trace: %s", rn->ring_why);
-	else if (spike_ring_mounted(rn->ring))
-		result_info_shown(rn->res, "tracefs was not mounted: latscope mounted it at '%s' for this run",
-				  spike_ring_mounted(rn->ring));
+	else
+		tracerun_note_mount(rn->res, spike_ring_mounted(rn->ring));
 }
 
 /* The ring's instance, and a mount of its, go: what could not be undone is a note. */
@@ -570,10 +569,7 @@ static void stop_ring(struct runner *rn)
 	int r = spike_ring_stop(rn->ring, &note);
 
 	rn->ring = NULL;
-	if (r < 0)
-		result_note(rn->res, "%s", note.msg);
-	else if (r == 0)
-		result_info(rn->res, "%s", note.msg);
+	tracerun_note_unmount(rn->res, r, note.msg);
 }
 
 /* The samples the threads noted above the trigger: true when one stops the run. */
@@ -696,9 +692,8 @@ static void start_trace(struct runner *rn)
 		result_note(rn->res, "not traced: out of memory; measuring without the decomposition");
 	else if (tracerun_start(rn->trace, rn->rp, rn->ops, &why) < 0)
 		result_note(rn->res, "not traced: %s; measuring without the decomposition", why.msg);
-	else if (tracerun_mounted(rn->trace))
-		result_info_shown(rn->res, "tracefs was not mounted: latscope mounted it at '%s' for this run",
-				  tracerun_mounted(rn->trace));
+	else
+		tracerun_note_mount(rn->res, tracerun_mounted(rn->trace));
 }
 
 static void finish_trace(struct runner *rn)

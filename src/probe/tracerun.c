@@ -86,6 +86,20 @@ bool tracerun_active(const struct trace_run *tr)
 	return tr && tr->s;
 }
 
+void tracerun_note_mount(struct result *res, const char *mounted_at)
+{
+	if (mounted_at)
+		result_info_shown(res, "tracefs was not mounted: latscope mounted it at '%s' for this run", mounted_at);
+}
+
+void tracerun_note_unmount(struct result *res, int r, const char *note)
+{
+	if (r < 0)
+		result_note(res, "%s", note);   /* latscope changed the system and could not undo it */
+	else if (r == 0)
+		result_info(res, "%s", note);
+}
+
 void tracerun_free(struct trace_run *tr, struct result *res)
 {
 	const char *note;
@@ -94,10 +108,8 @@ void tracerun_free(struct trace_run *tr, struct result *res)
 		return;
 	trace_session_destroy(tr->s);
 	int r = trace_session_unmounted(tr->s, &note);
-	if (r < 0 && res)
-		result_note(res, "%s", note);   /* latscope changed the system and could not undo it */
-	else if (r == 0 && res)
-		result_info(res, "%s", note);
+	if (res)
+		tracerun_note_unmount(res, r, note);
 	trace_session_free(tr->s);
 	trace_guard_release(&tr->guard);        /* after the instance is gone */
 	free(tr);

@@ -48,6 +48,12 @@ int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads,
  * and free.  NULL is a no-op. */
 void tracerun_free(struct trace_run *tr, struct result *res);
 
+/* The notes of a tracefs mount latscope made (mounted_at NULL: none), and of
+ * its unmount as trace_session_unmounted() and spike_ring_stop() return it:
+ * done (0) is information, left mounted (< 0) a note; 1, nothing mounted. */
+void tracerun_note_mount(struct result *res, const char *mounted_at);
+void tracerun_note_unmount(struct result *res, int r, const char *note);
+
 /* Spans to keep per thread: every sample of the timer, the events of noise. */
 size_t tracerun_log_cap(const struct run_params *rp, uint64_t samples_per_sec);
 
