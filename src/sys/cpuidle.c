@@ -13,18 +13,11 @@
 
 #include "sys/atomicfile.h"
 #include "sys/mkdirs.h"
+#include "sys/pidns.h"
 #include "sys/textfile.h"
 
 #define STATE_PREFIX "cpuidle-"
 #define STATE_MAGIC  "latscope cpuidle 1"
-#define PIDNS_UNKNOWN 0ul
-
-static unsigned long self_pidns(void)
-{
-	struct stat st;
-	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : PIDNS_UNKNOWN;
-}
-
 static int root_of(const struct cpuidle_where *w, char *buf, size_t size)
 {
 	const char *root = w && w->sysroot ? w->sysroot : "/";
@@ -126,7 +119,7 @@ static int write_state_file(struct cpuidle_hold *h, const char *dir, struct lat_
 	char head[128];
 	int r;
 
-	int n = snprintf(h->file, sizeof(h->file), "%s/" STATE_PREFIX "%lu-%ld", dir, self_pidns(), (long)getpid());
+	int n = snprintf(h->file, sizeof(h->file), "%s/" STATE_PREFIX "%lu-%ld", dir, pidns_self(), (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof(h->file)) {
 		h->file[0] = '\0';
 		return err_set(err, -ENAMETOOLONG, "cannot name a state file in '%s'", dir);
@@ -136,7 +129,7 @@ static int write_state_file(struct cpuidle_hold *h, const char *dir, struct lat_
 		h->file[0] = '\0';
 		return r;
 	}
-	snprintf(head, sizeof(head), STATE_MAGIC "\npid %ld\npidns %lu\n", (long)getpid(), self_pidns());
+	snprintf(head, sizeof(head), STATE_MAGIC "\npid %ld\npidns %lu\n", (long)getpid(), pidns_self());
 	r = atomic_file_write(&f, head, strlen(head));
 	for (size_t i = 0; r == 0 && i < h->n; i++) {
 		char line[64];
@@ -275,7 +268,7 @@ int cpuidle_limit(const struct cpuidle_where *w, const struct cpuset *cpus, unsi
 		err_set(err, r, "the sysfs root is too long");
 		goto fail;
 	}
-	struct busy b = { .self_ns = self_pidns(), .err = err };
+	struct busy b = { .self_ns = pidns_self(), .err = err };
 	if ((r = each_state_file(state_dir(w), busy_one, &b, err)) < 0)
 		goto fail;
 	cpuset_foreach(c, cpus) {
@@ -387,7 +380,7 @@ int cpuidle_restore_stale(const struct cpuidle_where *w, struct cpuidle_stale *r
 	memset(ret, 0, sizeof(*ret));
 	if ((r = root_of(w, root, sizeof(root))) < 0)
 		return err_set(err, r, "the sysfs root is too long");
-	struct stale st = { .root = root, .self_ns = self_pidns(), .out = ret, .err = err };
+	struct stale st = { .root = root, .self_ns = pidns_self(), .out = ret, .err = err };
 	if ((r = each_state_file(state_dir(w), stale_one, &st, err)) < 0)
 		return r;
 	return st.first;

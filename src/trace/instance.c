@@ -58,8 +58,7 @@ int trace_session_abandon(struct trace_session *s, int r, struct lat_error *err)
 
 unsigned long trace_pidns(void)
 {
-	struct stat st;
-	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : TRACE_PIDNS_UNKNOWN;
+	return pidns_self();
 }
 
 int trace_instance_name(unsigned long pidns, long pid, char *buf, size_t size)

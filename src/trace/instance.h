@@ -15,6 +15,7 @@
 
 #include "core/cpuset.h"
 #include "core/error.h"
+#include "sys/pidns.h"
 
 /* Event groups, as bits of trace_opts.events. */
 #define TRACE_WANT_TIMER  0x1u   /* timer:hrtimer_start, hrtimer_expire_entry, hrtimer_expire_exit */
@@ -31,7 +32,7 @@
 #define TRACE_INSTANCE_PREFIX "latscope-"
 /* The pid namespace of the process that owns an instance of the older form
  * "latscope-<pid>": unknown, so only the initial namespace may judge it. */
-#define TRACE_PIDNS_UNKNOWN 0ul
+#define TRACE_PIDNS_UNKNOWN PIDNS_UNKNOWN
 /* The inode of the initial pid namespace (the kernel's PROC_PID_INIT_INO). */
 #define TRACE_PIDNS_INIT 0xeffffffcul
 
