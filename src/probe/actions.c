@@ -166,11 +166,12 @@ int action_spawn(const struct action *a, const struct action_env *env, pid_t *re
 	 * stop signals latscope blocks for itself are not blocked for it. */
 	sigemptyset(&none);
 	posix_spawnattr_setsigmask(&attr, &none);
-	/* latscope ignores SIGPIPE for itself, and a shell cannot undo an ignored
-	 * signal: without this a pipeline in CMD would see EPIPE, not end quietly. */
+	/* Every signal at its default, as a --load-cmd child gets them
+	 * (child_reset_signals): a shell cannot undo a signal ignored at its
+	 * start, and latscope ignores SIGPIPE, so a pipeline in CMD would see
+	 * EPIPE instead of ending quietly. */
 	sigset_t deflt;
-	sigemptyset(&deflt);
-	sigaddset(&deflt, SIGPIPE);
+	sigfillset(&deflt);
 	posix_spawnattr_setsigdefault(&attr, &deflt);
 	posix_spawnattr_setschedpolicy(&attr, SCHED_OTHER);
 	posix_spawnattr_setschedparam(&attr, &sp);
