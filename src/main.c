@@ -39,14 +39,23 @@ static int finish(int code)
 	return code;
 }
 
+/* Called through a link of one of these names, latscope is that tool, options
+ * and all (src/meson.build makes the links). */
+static const struct front_end {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} front_ends[] = {
+	{ "cyclictest", cmd_cyclictest },
+};
+
 int main(int argc, char **argv)
 {
 	/* A closed pipe on stdout must not kill a run before its results are written. */
 	signal(SIGPIPE, SIG_IGN);
-	/* Called through a link named cyclictest: be cyclictest, options and all. */
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
-	if (argc > 0 && strcmp(base ? base + 1 : argv[0], "cyclictest") == 0)
-		return finish(cmd_cyclictest(argc, argv));
+	for (size_t i = 0; argc > 0 && i < sizeof(front_ends) / sizeof(front_ends[0]); i++)
+		if (strcmp(base ? base + 1 : argv[0], front_ends[i].name) == 0)
+			return finish(front_ends[i].fn(argc, argv));
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
