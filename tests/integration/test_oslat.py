@@ -1,6 +1,7 @@
 """latscope oslat: oslat's options and output, checked against oslat itself and the stored noise run."""
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -111,6 +112,27 @@ class OslatCompat(TempDirCase):
         self.assertEqual(int(rows["Max-Min"][0]), hi - lo)
         self.assertAlmostEqual(float(rows["Duration"][0]), 3.0, delta=0.2)
         self.assertEqual(p.stdout.count("Maximum:"), 1, "one Maximum line, the first one cnf-tests reads")
+
+    @unittest.skipUnless(is_root() and len(CPUS) >= 2 and shutil.which("unshare"), "needs root, unshare and two CPUs")
+    def test_cnf_tests_empty_environment_still_stores_the_run_in_the_users_home(self):
+        # cnf-tests exec oslat with no environment at all: no HOME, no XDG_DATA_HOME, no LATSCOPE_DB.
+        # The user's home (from the password database) is a private tmpfs here, so no real store is touched.
+        home = pwd.getpwuid(os.geteuid()).pw_dir
+        argv = ["--duration", "1", "--rtprio", "1", "--cpu-list", str(CPU), "--cpu-main-thread", str(MAIN)]
+        script = ('mount -t tmpfs latscope-test "$1" || exit 99; shift; env -i "$@" > "$OUT" 2>&1; echo $? > "$RC"; '
+                  '"$LAT" show 1 --json --db "$HOME_DIR/.local/share/latscope/runs.db" > "$SHOWN"')
+        env = dict(os.environ, OUT=self.path("out"), RC=self.path("rc"), SHOWN=self.path("shown"), LAT=LATSCOPE,
+                   HOME_DIR=home)
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", home,
+                            self.link(), *argv], capture_output=True, text=True, timeout=60, env=env)
+        self.assertNotEqual(p.returncode, 99, p.stderr)
+        with open(self.path("out")) as f:
+            out = f.read()
+        with open(self.path("rc")) as f:
+            self.assertEqual(f.read().strip(), "0", out)
+        with open(self.path("shown")) as f:
+            res = json.loads(f.read())
+        self.assertEqual(cnf_maximum(out), [res["cpus"][0]["metrics"]["gap"]["max_ns"] // 1000 + 1])
 
     @unittest.skipUnless(is_root() and len(CPUS) >= 2, "needs root and two CPUs")
     def test_a_run_prints_nothing_on_standard_error_and_verbose_says_where_it_is_stored(self):
