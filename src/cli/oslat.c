@@ -535,6 +535,9 @@ int cmd_oslat(int argc, char **argv)
 	struct oslat_opts o = { .runtime_s = 1, .bucket_size = OSLAT_BUCKETS_DEFAULT };
 	int code = parse_opts(argc, argv, &o);
 
+	/* the run records `latscope oslat ...`, which repeats it, whatever the link's path */
+	if (argc > 0)
+		argv[0] = (char *)"oslat";
 	if (code == LAT_GO_ON)
 		return run(argc, argv, &o);
 	return code == LAT_DONE ? EXIT_OK : code;

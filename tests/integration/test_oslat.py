@@ -97,6 +97,7 @@ class OslatCompat(TempDirCase):
         self.assertEqual(res["params"]["policy"], "fifo")
         self.assertEqual(res["params"]["priority"], 1)
         self.assertEqual(res["params"]["cpus"], str(CPU))
+        self.assertEqual(res["command_line"], ["latscope", "oslat", *argv], "the command that repeats the run")
         gap = res["cpus"][0]["metrics"]["gap"]
         self.assertGreater(gap["count"], 0)
         # oslat counts a gap of [k, k+1) us as k+1 us
