@@ -246,6 +246,9 @@ static int parse_opts(int argc, char **argv, struct oslat_opts *o)
 			printf("oslat V %s\nlatscope %s (standing in for oslat)\n", OSLAT_VERSION, LATSCOPE_VERSION);
 			return LAT_DONE;
 		case ':':
+			/* getopt names no long option that lacks its value: the word typed does */
+			if (strncmp(argv[optind - 1], "--", 2) == 0)
+				opt = argv[optind - 1];
 			return storecmd_refuse("oslat", "option '%s' needs a value", opt);
 		default:
 			if (li < 0 && optopt == 0)

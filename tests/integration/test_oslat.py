@@ -264,7 +264,8 @@ class OslatCompat(TempDirCase):
                  (["--rtprio", "100"], "--rtprio"), (["-D", "abc"], "-D"), (["-D", "0"], "-D"),
                  (["-D", "500ms"], "-D"), (["-c", "zz"], "-c"), (["-C", "-1"], "-C"), (["-C", "99999"], "-C"),
                  (["-w", "dance"], "-w"), (["-m", "4Q"], "-m"), (["--bogus"], "--bogus"), (["-X"], "-X"),
-                 (["-D"], "-D"), (["extra"], "extra"), (["-W", "500"], "-W"), (["-T", "10"], "-T"),
+                 (["-D"], "-D"), (["--duration"], "--duration"), (["--json"], "--json"), (["extra"], "extra"),
+                 (["-W", "500"], "-W"), (["-T", "10"], "-T"),
                  (["-w", "memmove"], "-w"), (["--label", "nokey"], "--label")]
         for args, name in cases:
             with self.subTest(args=args):
