@@ -38,12 +38,15 @@ def parse_oslat(text):
 
 
 def cnf_maximum(text):
-    """What cnf-tests takes from oslat's output: the integers of the first Maximum line (stdout and stderr
-    read together), before its ' (us)'."""
-    m = re.search(r"Maximum:\t*\s*(.*)\s*\(us\)", text)
-    if not m:
-        return None
-    return [int(x) for x in m.group(1).split(" ") if x != ""]
+    """What cnf-tests take from oslat's output (standard output and error read together): the first row
+    labelled Maximum, its whole numbers of microseconds, one per core, before the ' (us)' unit."""
+    for line in text.splitlines():
+        label, tab, fields = line.partition(":\t")
+        if tab and label.strip() == "Maximum":
+            if not fields.endswith(" (us)"):
+                return None
+            return [int(x) for x in fields[:-len(" (us)")].split(" ") if x != ""]
+    return None
 
 
 def shape(line):
