@@ -220,6 +220,18 @@ class OslatCompat(TempDirCase):
         self.assertEqual({int(k): v for k, v in th["histogram"].items()},
                          {label: c[0] for label, c in buckets if c[0]})
 
+    def test_the_json_file_is_its_owners_only_and_never_the_store(self):
+        out = self.path("o.json")
+        p = self.oslat("-D", "1", "-c", str(CPU), "-q", "--json", out, "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.stat(out).st_mode & 0o777, 0o600)
+        store = self.path("runs.db")
+        p = self.oslat("-D", "1", "-c", str(CPU), "--json", store)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("the same file", p.stderr.splitlines()[0])
+        self.assertEqual(p.stdout, "", "refused before anything is printed or measured")
+        self.assertFalse(os.path.exists(store))
+
     @unittest.skipUnless(is_root() and len(CPUS) >= 2, "needs root (to run as nobody)")
     def test_nobody_cannot_have_sched_fifo_and_fails_as_oslat_does(self):
         link = self.path("oslat-nobody")
