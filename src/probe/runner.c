@@ -705,7 +705,8 @@ static void finish_trace(struct runner *rn)
 		return;
 	}
 	for (size_t i = 0; i < rn->n; i++)
-		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, rec_spans(&rn->w[i].t.rec) };
+		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, rec_spans(&rn->w[i].t.rec),
+						  rn->res->cpus[i].lin ? &rn->w[i].t.rec.lin : NULL };
 	if (tracerun_finish(rn->trace, th, rn->n, rn->res, &why) < 0)
 		result_note(rn->res, "the trace could not be read: %s", why.msg);
 	free(th);

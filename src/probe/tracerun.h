@@ -26,6 +26,9 @@ struct tracerun_thread {
 	unsigned cpu;
 	pid_t tid;
 	const struct rec_log *log;
+	/* The front end's linear histogram (result_keep_lin) the thread holds
+	 * while measuring, whose unit and bins the stages are also counted in; NULL: none. */
+	const struct lin_hist *lin;
 };
 
 /* Before any thread is started (it forks the guard of trace/guard.h, which
