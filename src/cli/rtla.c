@@ -523,7 +523,8 @@ static int print_outputs(const struct rtla_opts *o, struct rtla_live *lv, const 
 		fprintf(stderr, "latscope rtla: out of memory\n");
 		return EXIT_ERROR;
 	}
-	if (!o->aa_only && (o->top ? rtla_print_top(stdout, &lv->view, false) : rtla_print_hist(stdout, &lv->view)) < 0)
+	/* rtla clears the screen before its last table too, unless -q */
+	if (!o->aa_only && (o->top ? rtla_print_top(stdout, &lv->view, !o->quiet) : rtla_print_hist(stdout, &lv->view)) < 0)
 		code = EXIT_ERROR;
 	if (!result_threshold_stopped(res))
 		return code;

@@ -350,7 +350,7 @@ int rtla_print_top(FILE *out, const struct rtla_view *v, bool clear)
 			continue;
 		fprintf(out, "%3d #%-9llu |", rc->cpu, (unsigned long long)count);
 		top_values(out, &rc->col[RTLA_IRQ], false, false);
-		top_values(out, &rc->col[RTLA_THR], false, !v->user);
+		top_values(out, &rc->col[RTLA_THR], false, true);
 		if (v->user) {
 			fputs(" |", out);
 			top_values(out, &rc->col[RTLA_USR], true, true);
@@ -371,7 +371,7 @@ int rtla_print_top(FILE *out, const struct rtla_view *v, bool clear)
 			fprintf(out, "-|%.*s", 39, split);
 		fprintf(out, "\nALL #%-6llu e%d |", (unsigned long long)count, e);
 		top_sum_values(out, &all[RTLA_IRQ], false);
-		top_sum_values(out, &all[RTLA_THR], !v->user);
+		top_sum_values(out, &all[RTLA_THR], true);
 		if (v->user) {
 			fputs(" |", out);
 			top_sum_values(out, &all[RTLA_USR], true);

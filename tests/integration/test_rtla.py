@@ -10,6 +10,8 @@ from harness import LAT_INJECT, LATSCOPE, TempDirCase, is_traceable, main, onlin
 
 CPUS = online_cpus()
 CPU = CPUS[-1]
+TOP_HEADING_USER = ("CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max |"
+                    "      cur       min       avg       max")
 RTLA = os.path.join(os.path.dirname(LATSCOPE), "rtla")
 TRACEABLE = is_traceable()
 CPU_LIST = ",".join(str(c) for c in CPUS)
@@ -159,7 +161,29 @@ class Traced(RtlaCase):
         self.assertRegex(p.stdout, r"\n *%d #\d+ +\|" % CPU)
         self.assertRegex(p.stdout, r"\nALL #\d+ +e\d+ \|")
         lines = p.stdout.splitlines()
-        self.assertTrue(lines[2].startswith("CPU COUNT      |      cur       min       avg       max |"), lines[2])
+        self.assertEqual(lines[2], TOP_HEADING_USER)
+
+
+    def test_top_redraws_its_screen_every_second_and_ends_with_the_traced_columns(self):
+        p = subprocess.run([RTLA, "timerlat", "top", "-c", CPU_LIST, "-u", "-d", "3s", "--no-store"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        screens = p.stdout.split("\033c")
+        self.assertEqual(screens[0], "", "every screen is cleared first")
+        screens = screens[1:]
+        self.assertGreaterEqual(len(screens), 2, p.stdout)
+        value = r" +(?:\d+|-)"
+        row = re.compile(r"^ *(\d+) #\d+ +\|(?:%s){4} \|(?:%s){4} \|(?:%s){4}$" % (value, value, value))
+        for screen in screens:
+            lines = screen.splitlines()
+            self.assertEqual(lines[2], TOP_HEADING_USER, screen)
+            cpus = [int(m.group(1)) for m in map(row.match, lines[3:]) if m]
+            self.assertEqual(cpus, CPUS, screen)
+            self.assertRegex(lines[-1], r"^ALL #\d+ +e\d+ \|(?: +(?:\d+|-)){3} \|(?: +(?:\d+|-)){3} \|"
+                                        r"(?: +(?:\d+|-)){3}$")
+        # while measuring only Usr is known; the last screen has the trace's IRQ and Thr
+        last = screens[-1].splitlines()[3]
+        self.assertRegex(last, r"^ *\d+ #\d+ +\| +- +\d+ +\d+ +\d+ \|")
 
 
 class Untraced(RtlaCase):
