@@ -414,8 +414,8 @@ static int parse_opts(int argc, char **argv, struct rtla_opts *o)
 		return refuse("option '%s' needs '%s' (rows without an index must all be printed)", "--no-index",
 			      "--with-zeros");
 	if (o->policy == POLICY_DEADLINE && o->period_us && o->period_us * NS_PER_US != o->dl_period_ns)
-		return refuse("option '%s': a deadline period other than -p %s: latscope's deadline threads wake once "
-			      "a period", "-P", "(give the same period to both)");
+		return refuse("option '%s': the deadline period must be %s's: latscope's deadline threads wake once a "
+			      "period (give -p the same, or leave it out)", "-P", "-p");
 	return LAT_GO_ON;
 }
 
@@ -447,7 +447,7 @@ static const char *untraced_reason(const struct result *res)
 static void on_prepared(void *ctx, const struct result *res)
 {
 	struct rtla_live *lv = ctx;
-	const char *why = lv->traced_asked ? untraced_reason(res) : NULL;
+	const char *why = lv->traced_asked ? untraced_reason(res) : "SCHED_DEADLINE's threads wait on no timer";
 
 	if (lv->o->verbose)
 		text_notes(stderr, "rtla", res, 0, false);
@@ -595,9 +595,11 @@ static int run(int argc, char **argv, struct rtla_opts *o)
 			atomic_file_close(&trace_sink);
 			return storecmd_refuse("rtla", "option '--label': '%s' is not KEY=VALUE", o->labels[i]);
 		}
-	static const char *const set[] = { "policy", "priority", "interval", "window", "label", "no-pm-qos", "warmup" };
+	static const char *const set[] = { "policy", "interval", "window", "label", "no-pm-qos", "warmup" };
 	for (size_t i = 0; i < ARRAY_SIZE(set); i++)
 		opt_mark(mc->opts, mc->nopts, &given, set[i]);
+	if (o->policy != POLICY_DEADLINE)
+		opt_mark(mc->opts, mc->nopts, &given, "priority");
 	if (o->cpus)
 		opt_mark(mc->opts, mc->nopts, &given, "cpus");
 	if (o->duration_ns)
@@ -615,8 +617,6 @@ static int run(int argc, char **argv, struct rtla_opts *o)
 	if (o->policy == POLICY_DEADLINE) {
 		opt_mark(mc->opts, mc->nopts, &given, "runtime");
 		opt_mark(mc->opts, mc->nopts, &given, "period");
-		fprintf(stderr, "latscope rtla: tracing is unavailable (SCHED_DEADLINE's threads wait on no timer): IRQ "
-			"and Thr are not measured, only Usr\n");
 	}
 
 	struct rtla_live lv = {

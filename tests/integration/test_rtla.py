@@ -186,6 +186,21 @@ class Traced(RtlaCase):
         self.assertRegex(last, r"^ *\d+ #\d+ +\| +- +\d+ +\d+ +\d+ \|")
 
 
+    def test_a_deadline_priority_runs_under_sched_deadline_and_says_only_usr_is_measured(self):
+        db = self.path("runs.db")
+        p = subprocess.run([RTLA, "timerlat", "hist", "-c", str(CPU), "-P", "d:100us:1ms", "-u", "-d", "2s",
+                            "--db", db], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        err = p.stderr.splitlines()
+        self.assertEqual(len(err), 1, p.stderr)
+        self.assertRegex(err[0], r"^latscope rtla: tracing is unavailable \(SCHED_DEADLINE")
+        self.checked_hist(p.stdout, [CPU], traced=False)
+        params = self.stored(1)["params"]
+        self.assertEqual(params["policy"], "deadline")
+        self.assertEqual(params["runtime_ns"], 100000)
+        self.assertEqual(params["period_ns"], 1000000)
+
+
 class Untraced(RtlaCase):
     def test_without_root_tracing_is_unavailable_and_usr_is_still_printed(self):
         p = self.as_nobody("rtla", "timerlat", "hist", "-c", str(CPU), "-u", "-d", "2s", "--no-store")
