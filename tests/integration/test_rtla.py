@@ -49,6 +49,36 @@ def parse_rtla_hist(text):
     return head, columns, rows, summary, rest
 
 
+def rteval_stop_report(text):
+    """What rteval's timerlat module takes from the lines after 'rtla timerlat hit stop
+    tracing' (the fields it reads by position): {cpu: {name: value}}."""
+    report, cpu, stopped = {}, None, False
+    for line in text.splitlines():
+        if line.startswith("rtla timerlat hit stop tracing"):
+            stopped = True
+            continue
+        fields = line.split()
+        if not stopped or not fields:
+            continue
+        if fields[0] == "##" and fields[1] == "CPU":
+            cpu = int(fields[2])
+            report[cpu] = {}
+            continue
+        name = line.strip().split(":")[0].replace(" ", "_")
+        if line.strip().startswith(("IRQ interference", "Softirq interference")):
+            name = line.strip().split("\t")[0].strip().replace(" ", "_")
+        if name == "Thread_latency":
+            report[cpu][name] = (float(fields[-3]), fields[-1].strip("()%"))
+        elif name in ("Timerlat_IRQ_duration", "IRQ_handler_delay", "Blocking_thread", "IRQ_interference",
+                      "Softirq_interference"):
+            report[cpu][name] = (float(fields[-4]), float(fields[-2].strip("(")))
+        elif name in ("IRQ_latency", "Previous_IRQ_interference"):
+            report[cpu][name] = float(fields[-2])
+        elif cpu is not None and len(fields) >= 3 and fields[-1] == "us":
+            report[cpu].setdefault("listed", []).append((" ".join(fields[:-2]), float(fields[-2])))
+    return report
+
+
 class RtlaCase(TempDirCase):
     def checked_hist(self, out, cpus, user=True, traced=True):
         head, columns, rows, summary, _ = parse_rtla_hist(out)
@@ -86,6 +116,18 @@ class Traced(RtlaCase):
         for values in rows.values():
             self.assertEqual(len(values), 3 * len(CPUS))
         self.assertEqual(os.listdir(self.tmp), [], "rtla writes no file unless asked")
+
+    def test_sigterm_and_sighup_end_the_run_and_print_the_histogram(self):
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            p = subprocess.Popen([RTLA, "timerlat", "hist", "-c", str(CPU), "-u", "--no-store"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(2)
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+            self.assertEqual(err, "")
+            columns, rows, summary = self.checked_hist(out, [CPU])
+            self.assertEqual(len(summary["count"]), 3, sig)
 
     def test_the_counts_add_up_and_thread_is_at_least_irq_and_user_at_least_thread(self):
         db = self.path("runs.db")
@@ -147,6 +189,14 @@ class Traced(RtlaCase):
         self.assertRegex(blocking[1], r"^\s+lat-inject:\d+\s+[\d.]+ us$", block)
         self.assertRegex(block, r"Thread latency:\s+[\d.]+ us \(100%\)")
         self.assertIn("  Saving trace to %s\n" % trace_file, out)
+        # read as rteval reads it
+        rep = rteval_stop_report(out)[CPU]
+        self.assertEqual(rep["Thread_latency"][1], "100")
+        self.assertGreater(rep["Thread_latency"][0], 4000.0 * 0.5)
+        for name in ("IRQ_handler_delay", "Timerlat_IRQ_duration", "Blocking_thread"):
+            self.assertLessEqual(rep[name][1], 100.0, name)
+        self.assertIn("IRQ_latency", rep)
+        self.assertTrue(any(who.startswith("lat-inject:") for who, _ in rep["listed"]), rep)
         with open(trace_file) as f:
             self.assertIn("where the time went", f.read())
         # the histogram comes first, as rtla prints it
