@@ -11,7 +11,7 @@ static const char *const stage_keys[RTLA_CTXS] = { "irq", "thread", "user" };
 
 void rtla_duration(uint64_t elapsed_ns, char *buf, size_t size)
 {
-	uint64_t s = elapsed_ns / NS_PER_SEC;
+	uint64_t s = (elapsed_ns + NS_PER_SEC / 2u) / NS_PER_SEC;   /* rtla's whole seconds of time() */
 	snprintf(buf, size, "%3llu %02llu:%02llu:%02llu", (unsigned long long)(s / 86400u),
 		 (unsigned long long)(s / 3600u % 24u), (unsigned long long)(s / 60u % 60u), (unsigned long long)(s % 60u));
 }

@@ -59,7 +59,7 @@ int rtla_view_fill(struct rtla_view *v, const struct result *res);
 int rtla_view_live(struct rtla_view *v, const struct result *res);
 void rtla_view_free(struct rtla_view *v);
 
-/* "  0 00:00:10": days, then hours:minutes:seconds, as rtla's get_duration. */
+/* "  0 00:00:10": days, then hours:minutes:seconds (to the nearest second), as rtla's get_duration. */
 void rtla_duration(uint64_t elapsed_ns, char *buf, size_t size);
 
 /* timerlat hist's output: header, bucket rows, over:, and the summary rows. */

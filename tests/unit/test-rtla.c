@@ -67,6 +67,9 @@ static void the_duration_is_days_then_hours_minutes_and_seconds(void **state)
 	assert_string_equal(buf, "  1 02:03:04");
 	rtla_duration(10u * NS_PER_SEC, buf, sizeof(buf));
 	assert_string_equal(buf, "  0 00:00:10");
+	/* a run of -d 1 that ended a little early is the second rtla counts */
+	rtla_duration(NS_PER_SEC - NS_PER_MS, buf, sizeof(buf));
+	assert_string_equal(buf, "  0 00:00:01");
 }
 
 static void the_histogram_has_rtlas_header_columns_by_cpu_and_only_non_empty_rows(void **state)
