@@ -519,8 +519,9 @@ static int print_outputs(const struct rtla_opts *o, struct rtla_live *lv, const 
 {
 	int code = EXIT_OK;
 
-	if (rtla_view_fill(&lv->view, res) < 0) {
-		fprintf(stderr, "latscope rtla: out of memory\n");
+	int r = rtla_view_fill(&lv->view, res);
+	if (r < 0) {
+		fprintf(stderr, "latscope rtla: cannot print the result: %s\n", strerror(-r));
 		return EXIT_ERROR;
 	}
 	/* rtla clears the screen before its last table too, unless -q */

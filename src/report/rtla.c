@@ -85,8 +85,10 @@ static int stage_col(const struct rtla_view *v, const json_t *stage, struct rtla
 		c->sum = sum_of_mean(json_number_value(json_object_get(stage, "mean_ns")), c->count, unit);
 	if (!v->entries)
 		return 0;
-	if (!(c->bins = calloc(v->entries, sizeof(*c->bins))))
+	uint64_t *bins = calloc(v->entries, sizeof(*bins));
+	if (!bins)
 		return -ENOMEM;
+	c->bins = c->owned = bins;
 	c->over = jint(lin, "over");
 	size_t i;
 	const json_t *b;
@@ -94,7 +96,7 @@ static int stage_col(const struct rtla_view *v, const json_t *stage, struct rtla
 		uint64_t idx = (uint64_t)json_integer_value(json_array_get(b, 0));
 		uint64_t n = (uint64_t)json_integer_value(json_array_get(b, 1));
 		if (idx < v->entries)
-			c->bins[idx] += n;
+			bins[idx] += n;
 		else
 			c->over += n;
 	}
@@ -124,10 +126,9 @@ static int user_col(const struct rtla_view *v, const struct cpu_result *cr, bool
 	}
 	if (live || !v->entries || !h->bins)
 		return 0;
-	if (!(c->bins = calloc(v->entries, sizeof(*c->bins))))
-		return -ENOMEM;
-	for (uint32_t i = 0; i < h->nbins && i < v->entries; i++)
-		c->bins[i] = h->bins[i];
+	if (h->nbins != v->entries)
+		return -EINVAL;         /* kept with another layout than the view's */
+	c->bins = h->bins;
 	c->over = h->overflow;
 	return 0;
 }
@@ -147,8 +148,9 @@ static int fill(struct rtla_view *v, const struct result *res, bool live)
 		for (int k = RTLA_IRQ; k <= RTLA_THR; k++)
 			if (stage_col(v, json_object_get(stages, stage_keys[k]), &rc->col[k]) < 0)
 				return -ENOMEM;
-		if (user_col(v, &res->cpus[i], live, &rc->col[RTLA_USR]) < 0)
-			return -ENOMEM;
+		int r = user_col(v, &res->cpus[i], live, &rc->col[RTLA_USR]);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -167,7 +169,7 @@ void rtla_view_free(struct rtla_view *v)
 {
 	for (size_t i = 0; v->cpus && i < v->ncpus; i++)
 		for (int k = 0; k < RTLA_CTXS; k++)
-			free(v->cpus[i].col[k].bins);
+			free(v->cpus[i].col[k].owned);
 	free(v->cpus);
 	v->cpus = NULL;
 	v->ncpus = 0;

@@ -28,7 +28,8 @@ struct rtla_col {
 	uint64_t count, min, max, cur;
 	uint64_t sum;                   /* of the values in whole units: rtla's avg is sum / count */
 	uint64_t over;                  /* samples at or past the last bucket */
-	uint64_t *bins;                 /* entries counters, or NULL (top: none) */
+	const uint64_t *bins;           /* entries counters, or NULL (top: none) */
+	uint64_t *owned;                /* bins when the view made them (freed with it) */
 };
 
 struct rtla_cpu {
@@ -53,7 +54,8 @@ static inline uint64_t rtla_unit_ns(const struct rtla_view *v)
 	return v->nano ? 1u : 1000u;
 }
 
-/* Fill v->cpus from a finished result (v's options set): 0, or -ENOMEM. */
+/* Fill v->cpus from a finished result (v's options set): 0, -ENOMEM, or
+ * -EINVAL when the result kept a linear histogram of other than v->entries bins. */
 int rtla_view_fill(struct rtla_view *v, const struct result *res);
 /* The same while measuring: Usr's running figures only (the trace is read at the end). */
 int rtla_view_live(struct rtla_view *v, const struct result *res);
