@@ -123,7 +123,7 @@ static void usage_help(void)
 	       "IRQ is the timer interrupt's delay, Thr that plus the handler and the wakeup up to the thread\n"
 	       "running, Usr the whole latency up to the thread's clock read (see latscope-rtla(1)).\n\n"
 	       "Options (as rtla's):\n"
-	       "  -p, --period=US          timer period in microseconds (default 1000, at most 1000000)\n"
+	       "  -p, --period=US          timer period in microseconds (or with a unit; default 1000, at most 1s)\n"
 	       "  -P, --priority=o:N|r:N|f:N|d:RUNTIME:PERIOD   scheduling of the threads (default f:95)\n"
 	       "  -c, --cpus=LIST          CPUs to measure (default: every usable online CPU)\n"
 	       "  -d, --duration=TIME      run for TIME (s, m, h or d; default until Ctrl-C)\n"
@@ -141,7 +141,7 @@ static void usage_help(void)
 	       "  -q, --quiet              only the final table (top)\n"
 	       "      --aa-only=US         stop above US and print only the analysis (top)\n"
 	       "      --dma-latency=US     hold /dev/cpu_dma_latency while measuring (latscope holds 0)\n"
-	       "      --deepest-idle-state=N   disable deeper idle states on the measured CPUs\n"
+	       "      --deepest-idle-state=N   disable deeper idle states on the measured CPUs (-1: all but state 0)\n"
 	       "      --warm-up=S          leave the first S seconds out of the stored warm max\n"
 	       "  -C, --cgroup[=NAME], -H, --house-keeping=LIST, -s, --stack=US, -e, --event=SYS[:EVENT],\n"
 	       "      --filter=F, --trigger=T, --trace-buffer-size=KB, --dump-tasks, --stack-format=F, -D, --debug\n"
@@ -286,10 +286,15 @@ static int parse_opts(int argc, char **argv, struct rtla_opts *o)
 				o->trace_file = RTLA_TRACE_FILE;
 			o->aa_only = o->aa_only || c == O_AA_ONLY;
 			break;
-		case 'p':
-			if (number("-p", optarg, 1, 1000000u, &o->period_us) < 0)
-				return -EINVAL;
+		case 'p': {
+			/* microseconds; rtla's own example writes "-p 1ms" */
+			uint64_t ns;
+			if (parse_duration(optarg, NS_PER_US, &ns) < 0 || ns < NS_PER_US || ns > NS_PER_SEC || ns % NS_PER_US)
+				return refuse("option '%s': '%s' is not a period of 1us to 1s in whole microseconds", "-p",
+					      optarg);
+			o->period_us = ns / NS_PER_US;
 			break;
+		}
 		case 'P':
 			if (parse_prio(optarg, o) < 0)
 				return refuse("option '%s': '%s' is not o:NICE, r:PRIO, f:PRIO (1-99) or d:RUNTIME:PERIOD", "-P",
@@ -362,7 +367,9 @@ static int parse_opts(int argc, char **argv, struct rtla_opts *o)
 			o->dma_given = true;
 			break;
 		case O_IDLE:
-			if (number("--deepest-idle-state", optarg, 0, CPUIDLE_STATES_MAX - 1u, &o->idle_state) < 0)
+			/* rtla's -1 disables every state: latscope keeps state 0 (polling), the least it can */
+			if (strcmp(optarg, "-1") != 0 &&
+			    number("--deepest-idle-state", optarg, 0, CPUIDLE_STATES_MAX - 1u, &o->idle_state) < 0)
 				return -EINVAL;
 			o->idle_given = true;
 			break;

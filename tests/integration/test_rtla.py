@@ -12,7 +12,7 @@ CPUS = online_cpus()
 CPU = CPUS[-1]
 TOP_HEADING_USER = ("CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max |"
                     "      cur       min       avg       max")
-RTLA = os.path.join(os.path.dirname(LATSCOPE), "rtla")
+RTLA = os.path.join(os.path.dirname(os.path.abspath(LATSCOPE)), "rtla")
 TRACEABLE = is_traceable()
 CPU_LIST = ",".join(str(c) for c in CPUS)
 
@@ -116,6 +116,28 @@ class Traced(RtlaCase):
         for values in rows.values():
             self.assertEqual(len(values), 3 * len(CPUS))
         self.assertEqual(os.listdir(self.tmp), [], "rtla writes no file unless asked")
+
+    def test_the_command_lines_of_rtlas_examples_and_other_clients_run(self):
+        lines = [
+            # rtla-timerlat-hist(1)'s example, on this machine's CPUs and for 2 s instead of 10 m
+            ["timerlat", "hist", "-d", "2s", "-c", CPU_LIST, "-P", "d:100us:1ms", "-p", "1ms", "--no-aa"],
+            # rtla-timerlat-top(1)'s example, ended by -d
+            ["timerlat", "-a", "40", "-c", str(CPU), "-q", "-d", "2s"],
+            # a benchmark's kernel-thread line
+            ["timerlat", "hist", "-k", "-P", "f:95", "-p", "1000", "--warm-up", "1", "--no-aa", "-d", "2",
+             "-c", str(CPU), "--deepest-idle-state", "-1"],
+        ]
+        for args in lines:
+            with self.subTest(args=args):
+                p = subprocess.run([RTLA, *args, "--no-store"], capture_output=True, text=True, timeout=120,
+                                   cwd=self.tmp)
+                self.assertIn(p.returncode, (0, 3), p.stderr)
+                self.assertTrue("# RTLA timerlat histogram" in p.stdout or "Timer Latency" in p.stdout, p.stdout)
+                for line in p.stderr.splitlines():
+                    self.assertRegex(line, r"^latscope rtla: tracing is unavailable \(SCHED_DEADLINE")
+                if p.returncode == 3:
+                    self.assertIn("rtla timerlat hit stop tracing", p.stdout)
+                    self.assertTrue(os.path.exists(self.path("timerlat_trace.txt")), "-a saves the trace")
 
     def test_sigterm_and_sighup_end_the_run_and_print_the_histogram(self):
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -274,6 +296,7 @@ class Usage(TempDirCase):
             (["timerlat", "hist", "-c", "0-"], "-c"),
             (["timerlat", "hist", "-d", "10x"], "-d"),
             (["timerlat", "hist", "--dma-latency", "20000"], "--dma-latency"),
+            (["timerlat", "hist", "--deepest-idle-state", "-2"], "--deepest-idle-state"),
             (["timerlat", "hist", "--bogus"], "--bogus"),
             (["timerlat", "hist", "--no-irq", "--no-thread"], "--no-irq"),
             (["timerlat", "hist", "-u", "-k"], "-k"),
