@@ -542,7 +542,9 @@ static int print_outputs(const struct rtla_opts *o, struct rtla_live *lv, const 
 	if (!o->no_aa && stop_sample(res, &cpu, &at_ns) && rtla_print_analysis(stdout, res, cpu, at_ns) == -ENOENT)
 		fprintf(stderr, "latscope rtla: no auto-analysis: the trace did not explain the sample that stopped "
 			"the run\n");
-	if (o->trace_file) {
+	if (o->trace_file && !res->trace) {
+		fprintf(stderr, "latscope rtla: no trace to save to '%s': tracing was unavailable\n", o->trace_file);
+	} else if (o->trace_file) {
 		printf("  Saving trace to %s\n", o->trace_file);
 		fflush(stdout);
 		if (write_trace_file(o->trace_file, trace_sink, res) < 0)
@@ -663,9 +665,11 @@ int cmd_rtla(int argc, char **argv)
 	struct rtla_opts o = { .policy = POLICY_FIFO, .priority = RTLA_DEFAULT_PRIO, .entries = 256, .bucket = 1 };
 	int code;
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+	if (argc < 2)
+		return storecmd_usage("rtla", "missing the tool: timerlat");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage_help();
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+		return EXIT_OK;
 	}
 	if (strcmp(argv[1], "timerlat") != 0)
 		return storecmd_refuse("rtla", "'%s' is not supported: latscope stands in for rtla timerlat (hist and top)",

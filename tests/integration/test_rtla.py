@@ -303,6 +303,7 @@ class Usage(TempDirCase):
             (["timerlat", "top", "-E", "100"], "-E"),
             (["timerlat", "bogus"], "bogus"),
             (["osnoise"], "osnoise"),
+            ([], "timerlat"),
         ]
         for args, name in cases:
             with self.subTest(args=args):
