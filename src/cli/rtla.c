@@ -20,6 +20,7 @@
 #include "core/array.h"
 #include "core/nstime.h"
 #include "core/parse.h"
+#include "probe/tracerun.h"
 #include "report/rtla.h"
 #include "report/text.h"
 #include "report/tracetext.h"
@@ -432,6 +433,7 @@ struct rtla_live {
 	uint64_t started_ns, last_ns;
 	unsigned notes_shown;
 	bool traced_asked;
+	bool said_untraced;             /* the line saying so was printed */
 };
 
 static uint64_t now_ns(void)
@@ -444,11 +446,18 @@ static uint64_t now_ns(void)
 /* Why the trace is off, from the runner's note (one line), or NULL while it is on. */
 static const char *untraced_reason(const struct result *res)
 {
-	static const char prefix[] = "not traced: ";
+	static const char prefix[] = TRACERUN_NOT_TRACED;
 	for (unsigned i = 0; i < res->nnotes; i++)
 		if (strncmp(res->notes[i], prefix, sizeof(prefix) - 1u) == 0)
 			return res->notes[i] + sizeof(prefix) - 1u;
 	return NULL;
+}
+
+static void say_untraced(struct rtla_live *lv, const char *why)
+{
+	fprintf(stderr, "latscope rtla: tracing is unavailable (%.*s): IRQ and Thr are not measured, only Usr\n",
+		(int)strcspn(why, ";"), why);
+	lv->said_untraced = true;
 }
 
 static void on_prepared(void *ctx, const struct result *res)
@@ -460,8 +469,7 @@ static void on_prepared(void *ctx, const struct result *res)
 		text_notes(stderr, "rtla", res, 0, false);
 	lv->notes_shown = res->nnotes;
 	if (why)
-		fprintf(stderr, "latscope rtla: tracing is unavailable (%.*s): IRQ and Thr are not measured, only Usr\n",
-			(int)strcspn(why, ";"), why);
+		say_untraced(lv, why);
 	lv->started_ns = lv->last_ns = now_ns();
 }
 
@@ -649,6 +657,9 @@ static int run(int argc, char **argv, struct rtla_opts *o)
 	}
 	if (o->verbose)
 		text_notes(stderr, "rtla", &res, lv.notes_shown, false);
+	/* traced, but the trace could not be read at the end */
+	if (lv.traced_asked && !res.trace && !lv.said_untraced)
+		say_untraced(&lv, "the trace could not be read; latscope rtla --verbose says why");
 	int pcode = print_outputs(o, &lv, &res, &trace_sink);
 	fflush(stdout);
 	if (out.stored_id > 0 && o->verbose)

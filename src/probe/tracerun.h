@@ -22,6 +22,10 @@
 struct trace_run;
 
 /* One measuring thread, as the trace knows it. */
+/* How the run's note begins when --trace could not trace, followed by why;
+ * one wording, which a front end may look for (latscope rtla says so). */
+#define TRACERUN_NOT_TRACED "not traced: "
+
 struct tracerun_thread {
 	unsigned cpu;
 	pid_t tid;
