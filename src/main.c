@@ -46,6 +46,7 @@ static const struct front_end {
 	int (*fn)(int argc, char **argv);
 } front_ends[] = {
 	{ "cyclictest", cmd_cyclictest },
+	{ "rtla", cmd_rtla },
 	{ "oslat", cmd_oslat },
 };
 

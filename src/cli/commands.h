@@ -36,6 +36,7 @@ int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
 int cmd_cyclictest(int argc, char **argv);
+int cmd_rtla(int argc, char **argv);
 int cmd_oslat(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 

@@ -27,7 +27,9 @@
 #include "report/cyclictest.h"
 #include "report/text.h"
 #include "sys/atomicfile.h"
+#include "sys/cpus.h"
 #include "sys/sysfacts.h"
+#include "trace/mark.h"
 
 #define CYC_MAX_LABELS 16
 #define CYC_DEFAULT_INTERVAL_US 1000u
@@ -54,12 +56,19 @@ struct cyc_opts {
 	const char *db;
 	bool no_store;
 	const char *checkpoint;         /* --checkpoint's text, read by the timer's own row */
+	uint64_t breaktrace;            /* -b: stop at the first value above it (us, ns with -N); 0: off */
+	bool tracemark;                 /* --tracemark: mark the kernel's trace at the break and stop it */
+	bool default_system;            /* --default-system or --laptop: no PM QoS hold */
+	const char *mainaffinity;       /* --mainaffinity: the main thread's CPUs */
+	uint64_t clock;                 /* -c: 0 CLOCK_MONOTONIC, 1 CLOCK_REALTIME */
+	bool latscope_verbose;          /* latscope's own notes on stderr */
 	const char *labels[CYC_MAX_LABELS];
 	unsigned nlabels;
 };
 
 enum {
-	O_HISTFILE = 256, O_JSON, O_POLICY, O_DB, O_NO_STORE, O_LABEL, O_CHECKPOINT, O_HELP, O_UNSUPPORTED,
+	O_HISTFILE = 256, O_JSON, O_POLICY, O_DB, O_NO_STORE, O_LABEL, O_CHECKPOINT, O_HELP, O_TRACEMARK,
+	O_DEFAULT_SYSTEM, O_LAPTOP, O_LATENCY, O_MAINAFFINITY, O_NOOP, O_LATSCOPE_VERBOSE, O_UNSUPPORTED,
 };
 
 static const struct option long_opts[] = {
@@ -84,16 +93,20 @@ static const struct option long_opts[] = {
 	{ "label", required_argument, NULL, O_LABEL },
 	{ "checkpoint", required_argument, NULL, O_CHECKPOINT },
 	{ "help", no_argument, NULL, O_HELP },
-	/* cyclictest's other options: known, so that the error can name them */
+	{ "breaktrace", required_argument, NULL, 'b' },
+	{ "clock", required_argument, NULL, 'c' },
+	{ "tracemark", no_argument, NULL, O_TRACEMARK },
+	{ "default-system", no_argument, NULL, O_DEFAULT_SYSTEM },
+	{ "laptop", no_argument, NULL, O_LAPTOP },
+	{ "latency", required_argument, NULL, O_LATENCY },
+	{ "mainaffinity", required_argument, NULL, O_MAINAFFINITY },
+	{ "unbuffered", no_argument, NULL, 'u' },
+	{ "refresh_on_max", no_argument, NULL, 'M' },
+	{ "dbg_cyclictest", no_argument, NULL, O_NOOP },
+	{ "latscope-verbose", no_argument, NULL, O_LATSCOPE_VERBOSE },
+	/* cyclictest's other options: known, so that the error can say why not */
 	{ "aligned", optional_argument, NULL, O_UNSUPPORTED },
-	{ "breaktrace", required_argument, NULL, O_UNSUPPORTED },
-	{ "clock", required_argument, NULL, O_UNSUPPORTED },
-	{ "default-system", no_argument, NULL, O_UNSUPPORTED },
 	{ "fifo", required_argument, NULL, O_UNSUPPORTED },
-	{ "laptop", no_argument, NULL, O_UNSUPPORTED },
-	{ "latency", required_argument, NULL, O_UNSUPPORTED },
-	{ "mainaffinity", required_argument, NULL, O_UNSUPPORTED },
-	{ "refresh_on_max", no_argument, NULL, O_UNSUPPORTED },
 	{ "oscope", required_argument, NULL, O_UNSUPPORTED },
 	{ "priospread", no_argument, NULL, O_UNSUPPORTED },
 	{ "relative", no_argument, NULL, O_UNSUPPORTED },
@@ -103,15 +116,33 @@ static const struct option long_opts[] = {
 	{ "smi", no_argument, NULL, O_UNSUPPORTED },
 	{ "spike", required_argument, NULL, O_UNSUPPORTED },
 	{ "spike-nodes", required_argument, NULL, O_UNSUPPORTED },
-	{ "tracemark", no_argument, NULL, O_UNSUPPORTED },
-	{ "unbuffered", no_argument, NULL, O_UNSUPPORTED },
 	{ "verbose", no_argument, NULL, O_UNSUPPORTED },
-	{ "dbg_cyclictest", no_argument, NULL, O_UNSUPPORTED },
 	{ "posix_timers", no_argument, NULL, O_UNSUPPORTED },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* Why each refused option of cyclictest is refused (latscope-cyclictest(1) says the same). */
+static const struct refusal {
+	char letter;            /* 0: a long option only */
+	const char *name;
+	const char *why;
+} refusals[] = {
+	{ 'A', "aligned", "latscope starts each thread's period on its own; -d spreads them" },
+	{ 0, "secaligned", "latscope starts each thread's period on its own; -d spreads them" },
+	{ 'F', "fifo", "no named pipe: the live T: lines, the --json file and 'latscope show' carry the statistics" },
+	{ 'o', "oscope", "no per-sample output: the measuring loop prints nothing" },
+	{ 'v', "verbose", "no per-sample output: the measuring loop prints nothing; use -h or --json (--latscope-verbose is latscope's own notes)" },
+	{ 0, "priospread", "latscope runs every thread at one priority" },
+	{ 'r', "relative", "latscope's timer waits for absolute deadlines only" },
+	{ 'R', "resolution", "use 'latscope clock', which measures each clock's resolution and cost" },
+	{ 's', "system", "latscope's timer waits with clock_nanosleep only" },
+	{ 'x', "posix_timers", "latscope's timer waits with clock_nanosleep only" },
+	{ 0, "smi", "latscope does not read the SMI counter MSR" },
+	{ 0, "spike", "the stored run keeps the largest samples with their times ('latscope show')" },
+	{ 0, "spike-nodes", "the stored run keeps the largest samples with their times ('latscope show')" },
+};
 /* Supported letters first; the rest are cyclictest's, refused by name. */
-static const char short_opts[] = ":a::D:d:h:H:i:l:mNp:qt::SA::b:c:F:Mo:rRsuvx";
+static const char short_opts[] = ":a::D:d:h:H:i:l:mNp:qt::Sb:c:uMA::F:o:rRsvx";
 
 static void usage_help(void)
 {
@@ -121,7 +152,8 @@ static void usage_help(void)
 	       "the -h histogram and its summary, the --json file), so tools that parse cyclictest work\n"
 	       "unchanged.  The run is also stored as a latscope timer run with every statistic.\n\n"
 	       "Options (as cyclictest's):\n"
-	       "  -a, --affinity[=CPUSET]  pin thread N to the Nth CPU of CPUSET (without CPUSET: to CPU N)\n"
+	       "  -a, --affinity[=CPUSET]  pin thread N to the Nth CPU of CPUSET (all, or none given: the Nth usable\n"
+	       "                           CPU; !LIST: every usable CPU but those)\n"
 	       "  -t, --threads[=NUM]      NUM threads, one per CPU (without NUM: one per CPU); default 1\n"
 	       "  -S, --smp                one thread on every CPU\n"
 	       "  -p, --priority=PRIO      real-time priority 1-99 (SCHED_FIFO); 0: SCHED_OTHER (the default)\n"
@@ -136,17 +168,32 @@ static void usage_help(void)
 	       "  -N, --nsecs              values in nanoseconds (histogram bins too)\n"
 	       "  -q, --quiet              print only the summary at the end\n"
 	       "  -m, --mlockall           accepted: latscope always locks its memory\n"
+	       "  -b, --breaktrace=US      stop at the first value above US; print # Break thread: and # Break value:\n"
+	       "      --tracemark          with -b: mark the kernel's trace at the break and stop it (tracing_on 0)\n"
+	       "      --default-system     do not hold PM QoS (/dev/cpu_dma_latency); --laptop too\n"
+	       "      --latency=0          the PM QoS hold (latscope holds 0 us only)\n"
+	       "      --mainaffinity=CPUSET  run latscope's main thread there\n"
+	       "  -c, --clock=0|1          CLOCK_MONOTONIC (0, the default) or CLOCK_REALTIME (1)\n"
+	       "  -u, --unbuffered         accepted: every line is flushed as it is written\n"
+	       "  -M, --refresh_on_max     accepted: the live lines are redrawn on a timer\n"
+	       "      --dbg_cyclictest     accepted: latscope's details are in the stored run\n"
 	       "      --json=FILE          write cyclictest's JSON result to FILE\n"
 	       "latscope's own:\n"
 	       "      --db=PATH            store the run here (default: as latscope timer)\n"
 	       "      --no-store           do not store the run\n"
 	       "      --label=KEY=VALUE    tag the stored run; repeatable\n"
 	       "      --checkpoint=DUR     store the run so far every DUR, marked partial (see latscope timer --help)\n"
+	       "      --latscope-verbose   latscope's notes and the stored run's id on stderr (else only cyclictest's)\n"
 	       "      --help               show this help\n\n"
 	       "Differences: threads are always pinned (without -a, thread N runs on the Nth usable CPU), one\n"
 	       "per CPU; -D and -l together are refused.\n"
-	       "Other cyclictest options (-b, -c, --spike, -v, -x...) are refused by name.\n\n"
-	       "Exit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage.\n"
+	       "cyclictest's other options are refused, saying why:\n ");
+	for (size_t i = 0; i < ARRAY_SIZE(refusals); i++) {
+		if (refusals[i].letter)
+			printf(" -%c", refusals[i].letter);
+		printf(" --%s%s", refusals[i].name, i + 1 < ARRAY_SIZE(refusals) ? (i % 6 == 5 ? ",\n " : ",") : ".\n\n");
+	}
+	printf("Exit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP, SIGQUIT or -b), 1 error, 2 bad usage.\n"
 	       "See latscope-cyclictest(1).\n");
 }
 
@@ -168,7 +215,32 @@ static const char *refused_name(int c, int longindex, char **argv, char *buf, si
 	return argv[optind - 1];
 }
 
-/* cyclictest reads "-a 2" and "-t 4" as "-a2" and "-t4": join them so getopt does too. */
+/* Why cyclictest refuses option c (getopt's code; li its long index), or NULL. */
+static const char *refusal_reason(int c, int li)
+{
+	const char *name = c == O_UNSUPPORTED && li >= 0 ? long_opts[li].name : NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(refusals); i++)
+		if (name ? strcmp(name, refusals[i].name) == 0 : c == refusals[i].letter)
+			return refusals[i].why;
+	return NULL;
+}
+
+/* The word after a bare -a or -t that cyclictest takes as its value (it looks
+ * at the next argument itself): a number, or for -a a CPU list such as "all" or "!0". */
+static bool takes_next(const char *opt, const char *next)
+{
+	bool affinity = strcmp(opt, "-a") == 0 || strcmp(opt, "--affinity") == 0;
+	bool threads = strcmp(opt, "-t") == 0 || strcmp(opt, "--threads") == 0;
+	while (isspace((unsigned char)*next))
+		next++;
+	if (threads)
+		return isdigit((unsigned char)*next) && atoi(next) != 0;
+	return affinity && (isdigit((unsigned char)*next) || *next == '!' || strcmp(next, "all") == 0);
+}
+
+/* cyclictest reads "-a 2" and "-t 4" as "-a2" and "-t4": join them so getopt
+ * does too.  Empty arguments, which cyclictest ignores, are dropped (rteval
+ * passes one when it sets no interval). */
 static int join_optional(int argc, char **argv, char ***ret, char *store, size_t storesize)
 {
 	char **out = calloc((size_t)argc + 1u, sizeof(*out));
@@ -179,9 +251,9 @@ static int join_optional(int argc, char **argv, char ***ret, char *store, size_t
 		return -ENOMEM;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
-		bool opt = strcmp(a, "-a") == 0 || strcmp(a, "-t") == 0 || strcmp(a, "--affinity") == 0 ||
-			   strcmp(a, "--threads") == 0;
-		if (opt && i + 1 < argc && isdigit((unsigned char)argv[i + 1][0])) {
+		if (i > 0 && a[0] == '\0')
+			continue;
+		if (i + 1 < argc && takes_next(a, argv[i + 1])) {
 			int len = snprintf(store + used, storesize - used, "%s%s%s", a, a[1] == '-' ? "=" : "", argv[i + 1]);
 			if (len < 0 || (size_t)len >= storesize - used) {
 				free(out);
@@ -213,10 +285,23 @@ static int parse_policy(const char *name, int *ret)
 	return -EINVAL;
 }
 
+/* A whole number as cyclictest reads one: blanks around it allowed (rteval
+ * passes '-h 3500' as one argument, which getopt splits into -h and " 3500"). */
 static int parse_count(const char *opt, const char *text, uint64_t max, uint64_t *ret)
 {
+	char buf[32];
+	const char *b = text;
+	size_t len;
 	uint64_t v;
-	if (parse_u64(text, &v) < 0) {
+
+	while (isspace((unsigned char)*b))
+		b++;
+	len = strlen(b);
+	while (len > 0 && isspace((unsigned char)b[len - 1]))
+		len--;
+	if (len < sizeof(buf))
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, b);
+	if (len >= sizeof(buf) || parse_u64(buf, &v) < 0) {
 		storecmd_refuse("cyclictest", "option '%s': '%s' is not a whole number", opt, text);
 		return -EINVAL;
 	}
@@ -309,6 +394,38 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 		case 'N': o->nsecs = true; break;
 		case 'q': o->quiet = true; break;
 		case 'm': break;
+		case 'u': break;                /* every line is flushed as written */
+		case 'M': break;                /* the live lines are redrawn a few times a second, max or not */
+		case O_NOOP: break;
+		case 'b':
+			if ((code = parse_count("-b", optarg, UINT64_C(1) << 40, &o->breaktrace)) != 0)
+				return code;
+			break;
+		case 'c':
+			if ((code = parse_count("-c", optarg, UINT64_MAX, &o->clock)) != 0)
+				return code;
+			if (o->clock > 1) {
+				storecmd_refuse("cyclictest", "option '%s': %s is not a clock: 0 (CLOCK_MONOTONIC) or 1 (CLOCK_REALTIME)",
+					     "-c", optarg);
+				return -EINVAL;
+			}
+			break;
+		case O_TRACEMARK: o->tracemark = true; break;
+		case O_DEFAULT_SYSTEM:
+		case O_LAPTOP:
+			o->default_system = true;
+			break;
+		case O_LATENCY:
+			if ((code = parse_count("--latency", optarg, INT32_MAX, &v)) != 0)
+				return code;
+			if (v != 0) {
+				storecmd_refuse("cyclictest", "option '%s': %s: latscope holds /dev/cpu_dma_latency at 0 us only; "
+					     "--default-system holds nothing", "--latency", optarg);
+				return -EINVAL;
+			}
+			break;
+		case O_MAINAFFINITY: o->mainaffinity = optarg; break;
+		case O_LATSCOPE_VERBOSE: o->latscope_verbose = true; break;
 		case O_JSON: o->json = optarg; break;
 		case O_DB: o->db = optarg; break;
 		case O_NO_STORE: o->no_store = true; break;
@@ -329,10 +446,12 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 		case '?':
 			storecmd_refuse("cyclictest", "unknown option '%s'", refused_name(c, li, argv, name, sizeof(name)));
 			return -EINVAL;
-		default:
-			storecmd_refuse("cyclictest", "option '%s' of cyclictest is not supported by latscope cyclictest",
-				     refused_name(c, li, argv, name, sizeof(name)));
+		default: {
+			const char *why = refusal_reason(c, li);
+			storecmd_refuse("cyclictest", "option '%s' of cyclictest is not supported by latscope cyclictest%s%s",
+				     refused_name(c, li, argv, name, sizeof(name)), why ? ": " : "", why ? why : "");
 			return -EINVAL;
+		}
 		}
 	}
 	if (optind < argc) {
@@ -344,7 +463,7 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 		return -EINVAL;
 	}
 	if (o->hist && o->distance_given)
-		fprintf(stderr, "distance is ignored and set to 0, if histogram enabled\n");      /* cyclictest's words */
+		fprintf(stderr, "WARN: distance is ignored and set to 0, if histogram enabled\n");      /* cyclictest's words */
 	if (o->histfile && !o->hist) {
 		storecmd_refuse("cyclictest", "option '%s' needs '%s'", "--histfile", "-h or -H");
 		return -EINVAL;
@@ -362,16 +481,23 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 /* 0, or the exit status after the usage error. */
 static int choose_cpus(const struct cyc_opts *o, struct cpuset *ret)
 {
-	const bool listed = o->affinity && !o->smp;
-	struct cpuset from;
+	/* cyclictest's CPU strings: "all", "!LIST" (every CPU but those), or a list */
+	const bool all = o->affinity && strcmp(o->affinity, "all") == 0;
+	const bool but = o->affinity && o->affinity[0] == '!';
+	const bool listed = o->affinity && !o->smp && !all && !but;
+	struct cpuset from, left_out;
 	struct lat_error err;
 	char list[80];
 	unsigned want, have;
 	int r;
 
-	if (o->smp && (o->affinity || o->affinity_all || o->threads_given))
-		fprintf(stderr, "latscope cyclictest: -a and -t are ignored with -S\n");
-	if (listed && (cpuset_parse(o->affinity, &from) < 0 || cpuset_count(&from) == 0))
+	/* cyclictest's words */
+	if (o->smp && o->threads_given)
+		fprintf(stderr, "WARN: -t ignored due to smp mode\n");
+	if (o->smp && (o->affinity || o->affinity_all))
+		fprintf(stderr, "WARN: -a ignored due to smp mode\n");
+	if ((listed && (cpuset_parse(o->affinity, &from) < 0 || cpuset_count(&from) == 0)) ||
+	    (but && !o->smp && cpuset_parse(o->affinity + 1, &left_out) < 0))
 		return storecmd_refuse("cyclictest", "option '%s': '%s' is not a CPU list", "-a", o->affinity);
 	/* the listed CPUs, checked; or every usable online one */
 	if ((r = measure_check_cpus(&from, listed, &err)) < 0) {
@@ -380,6 +506,12 @@ static int choose_cpus(const struct cyc_opts *o, struct cpuset *ret)
 			return EXIT_ERROR;
 		}
 		return storecmd_refuse("cyclictest", "option '-a': %s", strchr(err.msg, ':') ? strchr(err.msg, ':') + 2 : err.msg);
+	}
+	if (but && !o->smp) {
+		struct cpuset usable = from;
+		cpuset_diff(&from, &usable, &left_out);
+		if (cpuset_count(&from) == 0)
+			return storecmd_refuse("cyclictest", "option '%s': '%s' leaves no CPU to measure", "-a", o->affinity);
 	}
 	have = cpuset_count(&from);
 	want = o->smp || (o->threads_given && o->threads == 0) ? have : o->threads_given ? (unsigned)o->threads : 1u;
@@ -434,8 +566,12 @@ static void on_prepared(void *ctx, const struct result *res)
 {
 	struct cyc_live *lv = ctx;
 
-	text_notes(stderr, "cyclictest", res, 0, false);
-	lv->notes_shown = res->nnotes;
+	/* latscope's notes are its own: cyclictest's readers (cnf-tests reads
+	 * stdout and stderr as one) see them only when asked; the run keeps them */
+	if (lv->o->latscope_verbose) {
+		text_notes(stderr, "cyclictest", res, 0, false);
+		lv->notes_shown = res->nnotes;
+	}
 	/* P: is the priority the threads run at, not the one asked for */
 	if (!res->applied.rt_policy) {
 		lv->view.priority = 0;
@@ -515,6 +651,55 @@ static int write_outputs(const struct cyc_opts *o, const struct cyc_view *view, 
 	return code;
 }
 
+/* --mainaffinity: the main thread (and so what it starts before the
+ * measuring threads pin themselves) on those CPUs.  0 or an exit status. */
+static int pin_main(const struct cyc_opts *o)
+{
+	struct cpuset set;
+	int r;
+
+	if (!o->mainaffinity)
+		return 0;
+	if (cpuset_parse(o->mainaffinity, &set) < 0 || cpuset_count(&set) == 0)
+		return storecmd_refuse("cyclictest", "option '%s': '%s' is not a CPU list", "--mainaffinity", o->mainaffinity);
+	if ((r = cpus_pin(&set)) < 0)
+		return storecmd_refuse("cyclictest", "option '%s': cannot run on CPUs %s: %s", "--mainaffinity", o->mainaffinity,
+				       strerror(-r));
+	return 0;
+}
+
+/* The sample that made -b stop the run: its CPU and latency. */
+static void break_sample(const struct result *res, int *cpu, uint64_t *ns)
+{
+	const json_t *first = res->on_threshold ? json_object_get(res->on_threshold, "first") : NULL;
+	json_int_t c = json_integer_value(json_object_get(first, "cpu"));
+	json_int_t v = json_integer_value(json_object_get(first, "latency_ns"));
+
+	if (first && c >= 0 && c <= INT_MAX && v >= 0) {
+		*cpu = (int)c;
+		*ns = (uint64_t)v;
+	}
+}
+
+/* --tracemark: cyclictest's line in the kernel's trace, and that trace stopped.
+ * Written by the main thread once the run stopped (the measuring loop makes no
+ * such call): the trace holds a few ms more than cyclictest's. */
+static void mark_trace(const struct cyc_opts *o, uint64_t broke_ns)
+{
+	char text[96];
+	struct lat_error err;
+	FILE *mounts = fopen("/proc/self/mounts", "re");
+	uint64_t unit = o->nsecs ? 1u : NS_PER_US;
+
+	snprintf(text, sizeof(text), "hit latency threshold (%llu > %llu)", (unsigned long long)(broke_ns / unit),
+		 (unsigned long long)o->breaktrace);
+	int r = mounts ? trace_mark_and_stop(mounts, text, &err) : err_set(&err, -errno, "cannot read /proc/self/mounts");
+	if (mounts)
+		fclose(mounts);
+	if (r < 0 && o->latscope_verbose)
+		fprintf(stderr, "latscope cyclictest: --tracemark: %s\n", err.msg);
+}
+
 /* 0, or the exit status after the usage error. */
 static int open_sink(const char *opt, const char *path, struct atomic_file *sink)
 {
@@ -530,7 +715,7 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	struct measure_outcome out = { .res = &res };
 	int code;
 
-	if ((code = choose_cpus(o, &cpus)) != 0)
+	if ((code = choose_cpus(o, &cpus)) != 0 || (code = pin_main(o)) != 0)
 		return code;
 	/* cyclictest's default: one above the threads, counted once they are known */
 	if (o->policy != POLICY_OTHER && o->priority == 0) {
@@ -572,6 +757,14 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	tc->run.window_ns = (window_s ? window_s : 1u) * NS_PER_SEC;
 	tc->run.duration_ns = o->duration_ns;
 	tc->run.loops = o->loops;
+	tc->run.no_pm_qos = o->default_system;
+	tc->p.clock = o->clock == 1 ? TIMER_CLOCK_REALTIME : TIMER_CLOCK_MONOTONIC;
+	if (o->breaktrace) {
+		/* cyclictest breaks on a value above the limit in its units, truncated:
+		 * in ns, at the first sample of at least one unit more */
+		tc->out.on_threshold.items[tc->out.on_threshold.n++] = "stop";
+		tc->run.trigger_ns = o->nsecs ? o->breaktrace : o->breaktrace * NS_PER_US + (NS_PER_US - 1u);
+	}
 	tc->out.db_path = o->db;
 	tc->out.no_store = o->no_store;
 	for (unsigned i = 0; i < o->nlabels; i++)
@@ -595,6 +788,10 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 	static const char *const set[] = { "cpus", "policy", "priority", "interval", "distance", "window", "label" };
 	for (size_t i = 0; i < ARRAY_SIZE(set); i++)
 		opt_mark(mc->opts, mc->nopts, &given, set[i]);
+	if (o->clock)
+		opt_mark(mc->opts, mc->nopts, &given, "clock");
+	if (o->default_system)
+		opt_mark(mc->opts, mc->nopts, &given, "no-pm-qos");
 	opt_mark(mc->opts, mc->nopts, &given, o->loops ? "loops" : "duration");
 
 	struct cyc_live lv = {
@@ -617,8 +814,18 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 		atomic_file_close(&json_sink);
 		return code;
 	}
+	/* -b's stop is cyclictest's normal end */
+	int broke_cpu = -1;
+	uint64_t broke_ns = 0;
+	if (code == EXIT_THRESHOLD && result_threshold_stopped(&res)) {
+		code = EXIT_OK;
+		break_sample(&res, &broke_cpu, &broke_ns);
+		if (o->tracemark)
+			mark_trace(o, broke_ns);
+	}
 	/* what went wrong while measuring (a thread that stopped early), which measure_run kept silent */
-	text_notes(stderr, "cyclictest", &res, lv.notes_shown, false);
+	if (o->latscope_verbose || code != EXIT_OK)
+		text_notes(stderr, "cyclictest", &res, lv.notes_shown, false);
 	draw(&lv, &res);
 	if (o->quiet && !o->hist)
 		cyc_print_stats(stdout, &lv.view, &res);
@@ -633,8 +840,10 @@ static int run(int argc, char **argv, struct cyc_opts *o)
 			       .return_code = code, .stored_id = out.stored_id, .node = nodes };
 	int wcode = write_outputs(o, &lv.view, &res, &hist_sink, &json_sink, &run);
 	free(cmdline);
+	if (o->breaktrace)
+		cyc_print_break(stdout, &lv.view, &res, broke_cpu, broke_ns);
 	fflush(stdout);
-	if (out.stored_id > 0 && !o->quiet)
+	if (out.stored_id > 0 && o->latscope_verbose)
 		fprintf(stderr, "latscope cyclictest: stored as latscope run %lld (latscope show %lld)\n",
 			(long long)out.stored_id, (long long)out.stored_id);
 	atomic_file_close(&hist_sink);

@@ -689,9 +689,9 @@ static void start_trace(struct runner *rn)
 {
 	struct lat_error why;
 	if (!rn->trace)
-		result_note(rn->res, "not traced: out of memory; measuring without the decomposition");
+		result_note(rn->res, TRACERUN_NOT_TRACED "out of memory; measuring without the decomposition");
 	else if (tracerun_start(rn->trace, rn->rp, rn->ops, &why) < 0)
-		result_note(rn->res, "not traced: %s; measuring without the decomposition", why.msg);
+		result_note(rn->res, TRACERUN_NOT_TRACED "%s; measuring without the decomposition", why.msg);
 	else
 		tracerun_note_mount(rn->res, tracerun_mounted(rn->trace));
 }
@@ -701,11 +701,12 @@ static void finish_trace(struct runner *rn)
 	struct lat_error why;
 	struct tracerun_thread *th = calloc(rn->n, sizeof(*th));
 	if (!th) {
-		result_note(rn->res, "not traced: out of memory");
+		result_note(rn->res, TRACERUN_NOT_TRACED "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < rn->n; i++)
-		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, rec_spans(&rn->w[i].t.rec) };
+		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, rec_spans(&rn->w[i].t.rec),
+						  rn->res->cpus[i].lin ? &rn->w[i].t.rec.lin : NULL };
 	if (tracerun_finish(rn->trace, th, rn->n, rn->res, &why) < 0)
 		result_note(rn->res, "the trace could not be read: %s", why.msg);
 	free(th);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/hist.h"
+#include "core/linhist.h"
 #include "core/stats.h"
 #include "sys/procstat.h"
 #include "trace/attrib.h"
@@ -142,6 +143,64 @@ static json_t *summary_json(const struct stats *st, const struct hist *h)
 		json_array_append_new(buckets, b);
 	}
 	json_object_set_new(o, "histogram", buckets);
+	return o;
+}
+
+/*
+ * rtla's three stages of a sample, each from the deadline D: "irq" to the
+ * timer's expiry, "thread" to the switch to the thread (expiry, handler and
+ * wakeup), "user" to the clock read (the whole latency).  Cumulative, so each
+ * is at least the one before and at most the latency, whatever a skew did to
+ * a part.  With a front end's linear histogram kept (result_keep_lin, lent to
+ * the thread while measuring: tracerun_thread.lin), each
+ * stage is also counted in its unit and bins, so the front end prints exact
+ * buckets (latscope rtla).
+ */
+enum { STAGE_IRQ, STAGE_THREAD, STAGE_USER, STAGES };
+static const char *const stage_names[STAGES] = { "irq", "thread", "user" };
+
+struct stage_acc {
+	struct part_acc a;
+	uint64_t *lin;                  /* NULL: no linear histogram */
+	uint64_t over, sum;             /* values at or past the bins; sum of whole units */
+};
+
+static void stage_values(const struct trace_timer_sample *smp, uint64_t total, uint64_t v[STAGES])
+{
+	int64_t irq = smp->part[TRACE_PART_IRQ_DELAY];
+	int64_t thr = irq + smp->part[TRACE_PART_HANDLER] + smp->part[TRACE_PART_WAKEUP];
+	v[STAGE_IRQ] = irq <= 0 ? 0 : (uint64_t)irq > total ? total : (uint64_t)irq;
+	v[STAGE_THREAD] = thr <= 0 ? 0 : (uint64_t)thr > total ? total : (uint64_t)thr;
+	if (v[STAGE_THREAD] < v[STAGE_IRQ])
+		v[STAGE_THREAD] = v[STAGE_IRQ];
+	v[STAGE_USER] = total;
+}
+
+static void stage_add(struct stage_acc *sa, const struct lin_hist *lin, uint64_t v)
+{
+	stats_add(&sa->a.st, v);
+	hist_record(&sa->a.h, v);
+	if (!sa->lin)
+		return;
+	uint64_t u = v / lin->unit_ns;
+	sa->sum += u;
+	if (u < lin->nbins)
+		sa->lin[u]++;
+	else
+		sa->over++;
+}
+
+static json_t *stage_json(const struct stage_acc *sa, const struct lin_hist *lin)
+{
+	json_t *o = summary_json(&sa->a.st, &sa->a.h);
+	if (!sa->lin)
+		return o;
+	json_t *bins = json_array();
+	for (uint32_t i = 0; i < lin->nbins; i++)
+		if (sa->lin[i])
+			json_array_append_new(bins, json_pack("[I, I]", (json_int_t)i, (json_int_t)sa->lin[i]));
+	json_object_set_new(o, "linear", json_pack("{s:I, s:I, s:I, s:o}", "unit_ns", (json_int_t)lin->unit_ns, "over",
+						   (json_int_t)sa->over, "sum_units", (json_int_t)sa->sum, "bins", bins));
 	return o;
 }
 
@@ -286,18 +345,28 @@ static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_even
 			 const struct tracerun_thread *th, const struct result *res, const struct cpu_result *cr)
 {
 	struct part_acc *acc = calloc(TRACE_PARTS, sizeof(*acc));
+	struct stage_acc *stg = calloc(STAGES, sizeof(*stg));
+	const struct lin_hist *lin = th->lin && th->lin->unit_ns && th->lin->nbins ? th->lin : NULL;
 	struct spike sp[SPIKES_MAX];
 	unsigned nsp = 0;
 	uint64_t matched = 0, add_up = 0, unmatched = 0, inferred = 0;
 	json_t *o = json_object();
+	bool ok = acc && stg && o;
 
-	if (!acc || !o) {
+	for (unsigned g = 0; ok && lin && g < STAGES; g++)
+		ok = (stg[g].lin = calloc(lin->nbins, sizeof(*stg[g].lin))) != NULL;
+	if (!ok) {
+		for (unsigned g = 0; stg && g < STAGES; g++)
+			free(stg[g].lin);
+		free(stg);
 		free(acc);
 		json_decref(o);
 		return NULL;
 	}
 	for (unsigned p = 0; p < TRACE_PARTS; p++)
 		stats_reset(&acc[p].st);
+	for (unsigned g = 0; g < STAGES; g++)
+		stats_reset(&stg[g].a.st);
 	for (size_t i = 0; i < th->log->n; i++) {
 		const struct rec_span *s = &th->log->spans[i];
 		struct trace_timer_sample smp;
@@ -316,6 +385,10 @@ static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_even
 		}
 		int64_t total = (int64_t)(s->to_ns - s->from_ns);
 		add_up += (sum > total ? sum - total : total - sum) <= ADD_UP_TOL_NS;
+		uint64_t sv[STAGES];
+		stage_values(&smp, s->to_ns - s->from_ns, sv);
+		for (unsigned g = 0; g < STAGES; g++)
+			stage_add(&stg[g], lin, sv[g]);
 		if (s->to_ns - s->from_ns <= tr->above_ns)
 			continue;
 		json_t *d = json_object(), *parts = json_object();
@@ -331,6 +404,12 @@ static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_even
 	for (unsigned p = 0; p < TRACE_PARTS; p++)
 		json_object_set_new(parts, trace_part_name((enum trace_part)p), summary_json(&acc[p].st, &acc[p].h));
 	free(acc);
+	json_t *stages = json_object();
+	for (unsigned g = 0; g < STAGES; g++) {
+		json_object_set_new(stages, stage_names[g], stage_json(&stg[g], lin));
+		free(stg[g].lin);
+	}
+	free(stg);
 	json_object_set_new(o, "samples", json_integer((json_int_t)(th->log->n + th->log->dropped)));
 	json_object_set_new(o, "samples_not_logged", json_integer((json_int_t)th->log->dropped));
 	json_object_set_new(o, "matched", json_integer((json_int_t)matched));
@@ -338,6 +417,7 @@ static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_even
 	json_object_set_new(o, "add_up", json_integer((json_int_t)add_up));
 	json_object_set_new(o, "switch_inferred", json_integer((json_int_t)inferred));
 	json_object_set_new(o, "parts", parts);
+	json_object_set_new(o, "stages", stages);
 	json_object_set_new(o, "spikes_above_ns", json_integer((json_int_t)tr->above_ns));
 	json_object_set_new(o, "spikes", spikes_json(sp, nsp));
 	return o;

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/nstime.h"
+
 /* cyclictest casts its mean to long: truncation, not rounding. */
 static uint64_t avg_units(const struct lin_hist *h)
 {
@@ -38,6 +40,24 @@ void cyc_print_live(FILE *out, const struct cyc_view *v, const struct result *re
 		fprintf(out, "\033[%zuA", res->ncpus + 2u);
 	fprintf(out, "policy: %s: loadavg: %s          \n\n", v->policy, loadavg);
 	cyc_print_stats(out, v, res);
+}
+
+void cyc_print_break(FILE *out, const struct cyc_view *v, const struct result *res, int broke_cpu,
+		     uint64_t broke_ns)
+{
+	int tid = 0;
+
+	fprintf(out, "# Thread Ids:");
+	for (size_t i = 0; i < res->ncpus; i++) {
+		fprintf(out, " %05d", res->cpus[i].tid);
+		if (res->cpus[i].cpu == broke_cpu)
+			tid = res->cpus[i].tid;
+	}
+	fputc('\n', out);
+	if (broke_cpu < 0)
+		return;
+	fprintf(out, "# Break thread: %d\n", tid);
+	fprintf(out, "# Break value: %llu\n", (unsigned long long)(v->nsecs ? broke_ns : broke_ns / NS_PER_US));
 }
 
 /* One summary line: a value per thread, then (with -H) the one of all. */

@@ -40,6 +40,14 @@ void cyc_print_live(FILE *out, const struct cyc_view *v, const struct result *re
 /* The -h histogram and its summary lines.  -EINVAL when res kept no histogram. */
 int cyc_print_hist(FILE *out, const struct cyc_view *v, const struct result *res);
 
+/*
+ * What cyclictest prints last with -b: every thread's id, and when a value
+ * went above the limit, the thread that saw it first (its kernel id) and
+ * that value (truncated to us, ns with -N).  broke_cpu < 0: no break.
+ */
+void cyc_print_break(FILE *out, const struct cyc_view *v, const struct result *res, int broke_cpu,
+		     uint64_t broke_ns);
+
 /* The times and command line the --json file states. */
 struct cyc_run {
 	const char *cmdline;

@@ -6,10 +6,14 @@ import sqlite3
 import subprocess
 import time
 
-from harness import LATSCOPE, TempDirCase, check_consistent, main, online_cpus, parse, run
+from harness import LATSCOPE, SANITIZED, TempDirCase, check_consistent, main, online_cpus, parse, run
 
 CPU = online_cpus()[-1]
 INTERVAL_NS = 1_000_000                 # the timer's default period, 1 ms
+# The sanitizer pass runs the one slow scenario at a tenth of its length: the
+# same checkpoints and kill, the same checks; the plain pass runs it as issue 15
+# states it.  (It is CI's longest test: 2 min 50 s in each pass.)
+SCALE = 0.1 if SANITIZED else 1.0
 
 
 class Checkpoint(TempDirCase):
@@ -73,12 +77,12 @@ class Checkpoint(TempDirCase):
     # NEEDS branch `store`: store_put replacing a stored partial run; without it only the first checkpoint
     # (30 s) is stored and the elapsed check below fails.
     def test_a_run_killed_after_two_minutes_forty_leaves_a_stored_partial_run_every_command_reads(self):
-        proc = self.start("-D", "3m", "--checkpoint", "30s")
+        proc = self.start("-D", "%gs" % (180 * SCALE), "--checkpoint", "%gs" % (30 * SCALE))
         try:
             started = time.monotonic()
-            self.wait_for(proc, lambda d: d["elapsed_ns"] >= 150 * 10**9, timeout=175)
+            self.wait_for(proc, lambda d: d["elapsed_ns"] >= 150 * SCALE * 10**9, timeout=175 * SCALE + 5)
             # about 2 min 40 s in: ten seconds after the fifth checkpoint
-            time.sleep(max(0.0, 160 - (time.monotonic() - started)))
+            time.sleep(max(0.0, 160 * SCALE - (time.monotonic() - started)))
         finally:
             err = self.kill(proc)
         self.assertEqual(err, "", "every checkpoint was written and stored")
@@ -87,10 +91,10 @@ class Checkpoint(TempDirCase):
         self.assertTrue(doc.get("partial"), "a stored partial run is marked as such")
         self.assertTrue(doc["interrupted"])
         self.assertEqual(doc["stop_reason"], "checkpoint")
-        self.assertGreaterEqual(doc["elapsed_ns"], 120 * 10**9)
+        self.assertGreaterEqual(doc["elapsed_ns"], 120 * SCALE * 10**9)
         cpu = doc["cpus"][0]
         m = cpu["metrics"]["latency"]
-        self.assertGreaterEqual(m["count"] + cpu["missed"], 120 * 10**9 // INTERVAL_NS,
+        self.assertGreaterEqual(m["count"] + cpu["missed"], 120 * SCALE * 10**9 // INTERVAL_NS,
                                 "at least two minutes of samples")
         check_consistent(self, doc)
         # the file at the user's path holds the same checkpoint, whole

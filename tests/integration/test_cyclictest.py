@@ -265,7 +265,7 @@ class CyclictestCompat(TempDirCase):
         self.assertEqual(summary["Total"][0] + summary["Histogram Overflows"][0], count)
 
     def test_unsupported_options_are_refused_by_name(self):
-        for args, named in ((["-b", "50"], "'-b'"), (["--spike=10"], "'--spike'"), (["-z"], "'-z'"),
+        for args, named in ((["-b", "x"], "'-b'"), (["--spike=10"], "'--spike'"), (["-z"], "'-z'"),
                             (["--policy=batch"], "'--policy'"), (["-t", "999"], "999 threads"),
                             (["-D", "5x"], "'-D'"), (["-D1", "-l5"], "'-l'"), (["--histfile=x"], "'--histfile'"),
                             (["-p", "100"], "'-p'"), (["stray"], "'stray'")):
@@ -275,6 +275,16 @@ class CyclictestCompat(TempDirCase):
             self.assertIn(named, p.stderr.splitlines()[0])
             self.assertTrue(p.stderr.startswith("latscope cyclictest: "), p.stderr)
 
+    def test_refused_options_say_why_in_one_line(self):
+        for args, named, why in ((["-v"], "'-v'", "no per-sample output"), (["-x"], "'-x'", "clock_nanosleep only"),
+                                 (["--smi"], "'--smi'", "SMI counter"), (["-R"], "'-R'", "'latscope clock'"),
+                                 (["--latency=5"], "'--latency'", "at 0 us only"), (["-c", "3"], "'-c'", "not a clock")):
+            p = self.latscope("-l10", *args)
+            self.assertEqual(p.returncode, 2, args)
+            first = p.stderr.splitlines()[0]
+            self.assertIn(named, first)
+            self.assertIn(why, first)
+
     def test_an_unwritable_json_file_is_refused_before_measuring(self):
         p = self.latscope("-l10", "--json=" + self.path("no/such/dir/x.json"))
         self.assertEqual(p.returncode, 2)
@@ -282,14 +292,14 @@ class CyclictestCompat(TempDirCase):
         self.assertFalse(os.path.exists(self.path("runs.db")), "nothing was measured or stored")
 
     def test_a_user_without_privileges_gets_the_histogram_and_notes(self):
-        p = self.as_nobody("cyclictest", "-p95", "-l200", "-q", "-h", "20", "--no-store")
+        p = self.as_nobody("cyclictest", "-p95", "-l200", "-q", "-h", "20", "--no-store", "--latscope-verbose")
         self.assertEqual(p.returncode, 0, p.stderr)
         bins, summary, _ = parse_cyclictest_histogram(p.stdout)
         self.assertEqual(summary["Total"][0] + summary["Histogram Overflows"][0], 200)
         self.assertIn("SCHED_FIFO", p.stderr, "says what it could not apply")
 
     def test_without_privileges_p_is_the_priority_applied_and_messages_name_cyclictest(self):
-        p = self.as_nobody("cyclictest", "-p95", "-t1", "-l200", "-q", "--no-store")
+        p = self.as_nobody("cyclictest", "-p95", "-t1", "-l200", "-q", "--no-store", "--latscope-verbose")
         self.assertEqual(p.returncode, 0, p.stderr)
         t = [l for l in p.stdout.splitlines() if l.startswith("T:")]
         self.assertEqual(len(t), 1, p.stdout)
@@ -297,6 +307,183 @@ class CyclictestCompat(TempDirCase):
         for line in p.stderr.splitlines():
             self.assertFalse(line.startswith("latscope timer:"), line)
         self.assertIn("latscope cyclictest: not applied: SCHED_FIFO priority 95", p.stderr)
+
+
+
+def rteval_read(text, ncpus):
+    """rteval's reading of cyclictest's output (its documented rules): '#' lines give
+    '# Break value:' and '# Max Latencies:' (one per CPU, in -a's order); every other
+    line that starts with a number is a histogram row with one count per CPU."""
+    rows, maxes, brk = {}, None, None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            if line.startswith("# Break value: "):
+                brk = int(line.split(":")[1])
+            elif line.startswith("# Max Latencies: "):
+                maxes = [int(x) for x in line.split(":")[1].split()]
+            continue
+        vals = line.split()
+        if not vals:
+            continue
+        index = int(vals[0])        # rteval skips what is not a number; latscope prints nothing such
+        rows[index] = [int(v) for v in vals[1:1 + ncpus]]
+        assert len(rows[index]) == ncpus, line
+    return rows, maxes, brk
+
+
+class ClientCommandLines(TempDirCase):
+    """The real clients' command lines, as their source builds them, against the cyclictest link."""
+
+    def setUp(self):
+        super().setUp()
+        self.link = self.path("cyclictest")
+        os.symlink(os.path.abspath(LATSCOPE), self.link)
+        self.env = dict(os.environ, LATSCOPE_DB=self.path("runs.db"))
+        self.cpus = online_cpus()
+        self.cpulist = "%d-%d" % (self.cpus[0], self.cpus[-1]) if len(self.cpus) > 1 else str(self.cpus[0])
+
+    def client(self, *args, timeout=120):
+        return subprocess.run([self.link, *args], capture_output=True, text=True, timeout=timeout, env=self.env)
+
+    def stopped_by_sigint(self, *args):
+        """Run as rteval does: stdout to a file, stderr to /dev/null, SIGINT at the end."""
+        with open(self.path("out.txt"), "w+") as out:
+            proc = subprocess.Popen([self.link, *args], stdout=out, stderr=subprocess.DEVNULL,
+                                    stdin=subprocess.DEVNULL, env=self.env)
+            time.sleep(2)   # rteval's measurement time; what is checked does not depend on it
+            proc.send_signal(signal.SIGINT)
+            self.assertEqual(proc.wait(timeout=60), 0)
+            out.seek(0)
+            return out.read()
+
+    def stored_runs(self):
+        p = run("runs", "--db", self.path("runs.db"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return [int(l.split()[0]) for l in p.stdout.splitlines()[1:]]
+
+    def test_rtevals_command_line_stopped_by_sigint_gives_its_histogram(self):
+        n = len(self.cpus)
+        text = self.stopped_by_sigint("-i100", "-qmu", "-h 3500", "-p95", "-t%d" % n, "-a" + self.cpulist)
+        rows, maxes, brk = rteval_read(text, n)
+        self.assertEqual(sorted(rows), list(range(3500)), "one row per 1 us bucket up to -h")
+        self.assertEqual(len(maxes), n)
+        self.assertIsNone(brk)
+        doc = self.stored(self.stored_runs()[-1])
+        self.assertEqual([c["cpu"] for c in doc["cpus"]], self.cpus, "columns in -a's order")
+        for i, c in enumerate(doc["cpus"]):
+            lat = c["metrics"]["latency"]
+            in_rows = sum(r[i] for r in rows.values())
+            self.assertGreater(lat["count"], 0)
+            self.assertLessEqual(in_rows, lat["count"], "overflows are not in the rows")
+            self.assertEqual(maxes[i], lat["max_ns"] // 1000)
+
+    def test_rtevals_empty_interval_argument_is_ignored_as_cyclictest_ignores_it(self):
+        text = self.stopped_by_sigint("", "-qmu", "-h 100", "-p95", "-t1", "-a%d" % CPU)
+        rows, maxes, _ = rteval_read(text, 1)
+        self.assertEqual(len(rows), 100)
+        doc = self.stored(self.stored_runs()[-1])
+        self.assertEqual(doc["params"]["interval_ns"], 1000000, "cyclictest's default interval")
+
+    def test_rteval_with_breaktrace_stops_at_the_first_value_above_it(self):
+        # every wakeup takes more than 1 us, so the first sample breaks
+        p = self.client("-i100", "-qmu", "-h 3500", "-p95", "-t1", "-a%d" % CPU, "-b1", "--tracemark",
+                        "--default-system", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows, maxes, brk = rteval_read(p.stdout, 1)
+        self.assertIsNotNone(brk, p.stdout)
+        self.assertGreater(brk, 1)
+        self.assertLessEqual(brk, maxes[0])
+        tids = re.search(r"^# Thread Ids: (.*)$", p.stdout, re.M).group(1).split()
+        thread = re.search(r"^# Break thread: (\d+)$", p.stdout, re.M).group(1)
+        self.assertIn(thread, [t.lstrip("0") for t in tids])
+        doc = self.stored(self.stored_runs()[-1])
+        self.assertEqual(doc["stop_reason"], "threshold")
+        self.assertFalse(doc["applied"]["pm_qos"], "--default-system holds no PM QoS")
+        self.assertEqual(doc["on_threshold"]["first"]["latency_ns"] // 1000, brk)
+
+    def test_breaktrace_above_every_sample_lets_the_run_end_on_its_own(self):
+        p = self.client("-qm", "-p95", "-t1", "-a%d" % CPU, "-l200", "-b10000000", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^# Thread Ids: \d+$")
+        self.assertNotIn("# Break", p.stdout)
+
+    @unittest.skipUnless(is_root(), "needs root: the kernel's trace is root's")
+    def test_tracemark_marks_the_kernels_trace_and_stops_it(self):
+        tracing = "/sys/kernel/tracing"
+        mounted = os.path.exists(tracing + "/trace_marker")
+        if not mounted:
+            subprocess.run(["mount", "-t", "tracefs", "nodev", tracing], check=True)
+        with open(tracing + "/tracing_on") as f:
+            before = f.read().strip()
+        try:
+            with open(tracing + "/trace", "w") as f:
+                f.write("")
+            with open(tracing + "/tracing_on", "w") as f:
+                f.write("1")
+            p = self.client("-qm", "-h 100", "-p95", "-t1", "-a%d" % CPU, "-b1", "--tracemark", timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            brk = rteval_read(p.stdout, 1)[2]
+            with open(tracing + "/tracing_on") as f:
+                self.assertEqual(f.read().strip(), "0", "the trace stopped at the break")
+            with open(tracing + "/trace") as f:
+                self.assertIn("hit latency threshold (%d > 1)" % brk, f.read())
+        finally:
+            with open(tracing + "/tracing_on", "w") as f:
+                f.write(before)
+            if not mounted:
+                subprocess.run(["umount", tracing], check=False)
+
+    def test_linaros_json_command_line_with_all_cpus_parses_by_its_rules(self):
+        out = self.path("cyclictest.json")
+        p = self.client("-q", "-p", "98", "-i", "1000", "-t", str(len(self.cpus)), "-a", "all", "-D", "2s", "-m",
+                        "--json=" + out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        # Linaro's parser: num_threads, thread["0".."N-1"] with min, avg and max; return_code 0 is a pass
+        self.assertEqual(int(doc["num_threads"]), len(self.cpus))
+        for i in range(len(self.cpus)):
+            t = doc["thread"][str(i)]
+            self.assertLessEqual(t["min"], t["avg"])
+            self.assertLessEqual(t["avg"], t["max"])
+            self.assertEqual(t["cpu"], self.cpus[i])
+        self.assertEqual(int(doc["return_code"]), 0)
+
+    def test_osadls_plot_recipe_gives_its_histogram_columns(self):
+        p = self.client("-l50000", "-m", "-Sp90", "-i200", "-h400", "-q", timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # the recipe: rows without '#' and blank lines, tabs for spaces, one column per core
+        rows = [l.replace(" ", "\t").split("\t") for l in p.stdout.splitlines() if l and not l.startswith("#")]
+        self.assertEqual(len(rows), 400)
+        for r in rows:
+            self.assertEqual(len(r), 1 + len(self.cpus))
+            [int(x) for x in r]
+        # its maximum: the largest number of the Max Latencies line, leading zeros stripped
+        line = [l for l in p.stdout.splitlines() if "Max Latencies" in l]
+        self.assertEqual(len(line), 1)
+        self.assertGreater(max(int(x) for x in line[0].split(":")[1].split()), 0)
+
+    def test_cnf_tests_command_line_prints_its_max_latencies_and_nothing_else_on_stderr(self):
+        p = self.client("-D", "2s", "-p", "1", "-t", str(len(self.cpus)), "-a", self.cpulist, "-h", "30", "-i",
+                        "1000", "--quiet")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "", "cnf-tests reads stdout and stderr as one")
+        # its rule: the text after '# Max Latencies:', split on single spaces, every non-empty field a number
+        m = re.search(r"# Max Latencies:\t*\s*(.*)\s*\t*", p.stdout)
+        fields = [f for f in m.group(1).split(" ") if f != ""]
+        self.assertEqual(len(fields), len(self.cpus))
+        [int(f) for f in fields]
+
+    def test_latscopes_own_notes_reach_stderr_only_when_asked(self):
+        # CLOCK_REALTIME (-c 1) makes latscope note that a clock step shows as latency; cyclictest says nothing
+        quiet = self.client("-c", "1", "-l100", "-q", "-a%d" % CPU)
+        self.assertEqual(quiet.returncode, 0, quiet.stderr)
+        self.assertEqual(quiet.stderr, "")
+        loud = self.client("-c", "1", "-l100", "-q", "-a%d" % CPU, "--latscope-verbose")
+        self.assertEqual(loud.returncode, 0, loud.stderr)
+        self.assertIn("--clock realtime", loud.stderr)
+        self.assertIn("stored as latscope run", loud.stderr)
+        self.assertEqual(self.stored(self.stored_runs()[-1])["params"]["clock"], "realtime")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,328 @@
+"""latscope rtla: rtla timerlat's command lines (rteval's among them) and output layout."""
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import LAT_INJECT, LATSCOPE, TempDirCase, is_traceable, main, online_cpus, run
+
+CPUS = online_cpus()
+CPU = CPUS[-1]
+TOP_HEADING_USER = ("CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max |"
+                    "      cur       min       avg       max")
+RTLA = os.path.join(os.path.dirname(os.path.abspath(LATSCOPE)), "rtla")
+TRACEABLE = is_traceable()
+CPU_LIST = ",".join(str(c) for c in CPUS)
+
+
+def parse_rtla_hist(text):
+    """A reader of rtla timerlat hist's output as its documentation shows it: the
+    '#' header, the Index line naming a column per context and CPU, bucket rows,
+    'over:' and the count/min/avg/max rows (and rtla's ALL: block, read apart)."""
+    head, columns, rows, summary, rest = [], None, {}, {}, []
+    lines = iter(text.splitlines())
+    for line in lines:
+        if line.startswith("#"):
+            head.append(line)
+            continue
+        if line.startswith("Index"):
+            columns = line.split()[1:]
+            continue
+        if columns is None:
+            rest.append(line)
+            continue
+        fields = line.split()
+        if not fields:
+            continue
+        if fields[0] == "ALL:":
+            rest.extend(list(lines))
+            break
+        key = fields[0]
+        if key.endswith(":"):
+            summary[key[:-1]] = [None if v == "-" else int(v) for v in fields[1:]]
+        elif re.match(r"^\d+$", key):
+            rows[int(key)] = [int(v) for v in fields[1:]]
+        else:
+            rest.append(line)
+    return head, columns, rows, summary, rest
+
+
+def rteval_stop_report(text):
+    """What rteval's timerlat module takes from the lines after 'rtla timerlat hit stop
+    tracing' (the fields it reads by position): {cpu: {name: value}}."""
+    report, cpu, stopped = {}, None, False
+    for line in text.splitlines():
+        if line.startswith("rtla timerlat hit stop tracing"):
+            stopped = True
+            continue
+        fields = line.split()
+        if not stopped or not fields:
+            continue
+        if fields[0] == "##" and fields[1] == "CPU":
+            cpu = int(fields[2])
+            report[cpu] = {}
+            continue
+        name = line.strip().split(":")[0].replace(" ", "_")
+        if line.strip().startswith(("IRQ interference", "Softirq interference")):
+            name = line.strip().split("\t")[0].strip().replace(" ", "_")
+        if name == "Thread_latency":
+            report[cpu][name] = (float(fields[-3]), fields[-1].strip("()%"))
+        elif name in ("Timerlat_IRQ_duration", "IRQ_handler_delay", "Blocking_thread", "IRQ_interference",
+                      "Softirq_interference"):
+            report[cpu][name] = (float(fields[-4]), float(fields[-2].strip("(")))
+        elif name in ("IRQ_latency", "Previous_IRQ_interference"):
+            report[cpu][name] = float(fields[-2])
+        elif cpu is not None and len(fields) >= 3 and fields[-1] == "us":
+            report[cpu].setdefault("listed", []).append((" ".join(fields[:-2]), float(fields[-2])))
+    return report
+
+
+class RtlaCase(TempDirCase):
+    def checked_hist(self, out, cpus, user=True, traced=True):
+        head, columns, rows, summary, _ = parse_rtla_hist(out)
+        self.assertEqual(head[0], "# RTLA timerlat histogram", out)
+        self.assertEqual(head[1], "# Time unit is microseconds (us)", out)
+        self.assertRegex(head[2], r"^# Duration: +\d+ \d\d:\d\d:\d\d$")
+        kinds = (["IRQ", "Thr"] if traced else []) + (["Usr"] if user else [])
+        self.assertEqual(columns, ["%s-%03d" % (k, c) for c in cpus for k in kinds], out)
+        self.assertTrue(rows, out)
+        for index, values in rows.items():
+            self.assertEqual(len(values), len(columns), index)
+            self.assertGreater(sum(values), 0, "a zero row printed without --with-zeros")
+        self.assertEqual(len(summary["over"]), len(columns))
+        return columns, rows, summary
+
+    def col(self, columns, name):
+        return columns.index(name)
+
+
+@unittest.skipUnless(TRACEABLE, "needs root and tracefs with timer events")
+class Traced(RtlaCase):
+    def test_rtevals_command_line_through_the_rtla_link_stopped_by_sigint_prints_the_histogram(self):
+        argv = [RTLA, "timerlat", "hist", "-p100", "-P", "f:95", "-u", "-c" + CPU_LIST, "-E3500", "--no-summary",
+                "--no-aa", "--dma-latency=0"]
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
+        time.sleep(4)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(err, "", "rtla prints nothing on stderr here")
+        columns, rows, summary = self.checked_hist(out, CPUS)
+        self.assertNotIn("count", summary, "--no-summary")
+        self.assertNotIn("ALL:", out)
+        # rteval reads each row as index, then IRQ, Thr and Usr of each CPU in -c order
+        for values in rows.values():
+            self.assertEqual(len(values), 3 * len(CPUS))
+        self.assertEqual(os.listdir(self.tmp), [], "rtla writes no file unless asked")
+
+    def test_the_command_lines_of_rtlas_examples_and_other_clients_run(self):
+        lines = [
+            # rtla-timerlat-hist(1)'s example, on this machine's CPUs and for 2 s instead of 10 m
+            ["timerlat", "hist", "-d", "2s", "-c", CPU_LIST, "-P", "d:100us:1ms", "-p", "1ms", "--no-aa"],
+            # rtla-timerlat-top(1)'s example, ended by -d
+            ["timerlat", "-a", "40", "-c", str(CPU), "-q", "-d", "2s"],
+            # a benchmark's kernel-thread line
+            ["timerlat", "hist", "-k", "-P", "f:95", "-p", "1000", "--warm-up", "1", "--no-aa", "-d", "2",
+             "-c", str(CPU), "--deepest-idle-state", "-1"],
+        ]
+        for args in lines:
+            with self.subTest(args=args):
+                p = subprocess.run([RTLA, *args, "--no-store"], capture_output=True, text=True, timeout=120,
+                                   cwd=self.tmp)
+                self.assertIn(p.returncode, (0, 3), p.stderr)
+                self.assertTrue("# RTLA timerlat histogram" in p.stdout or "Timer Latency" in p.stdout, p.stdout)
+                for line in p.stderr.splitlines():
+                    self.assertRegex(line, r"^latscope rtla: tracing is unavailable \(SCHED_DEADLINE")
+                if p.returncode == 3:
+                    self.assertIn("rtla timerlat hit stop tracing", p.stdout)
+                    self.assertTrue(os.path.exists(self.path("timerlat_trace.txt")), "-a saves the trace")
+
+    def test_sigterm_and_sighup_end_the_run_and_print_the_histogram(self):
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            p = subprocess.Popen([RTLA, "timerlat", "hist", "-c", str(CPU), "-u", "--no-store"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(2)
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+            self.assertEqual(err, "")
+            columns, rows, summary = self.checked_hist(out, [CPU])
+            self.assertEqual(len(summary["count"]), 3, sig)
+
+    def test_the_counts_add_up_and_thread_is_at_least_irq_and_user_at_least_thread(self):
+        db = self.path("runs.db")
+        p = subprocess.run([RTLA, "timerlat", "hist", "-c", CPU_LIST, "-p", "200", "-P", "f:95", "-u", "-d", "3s",
+                            "--db", db], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        columns, rows, summary = self.checked_hist(p.stdout, CPUS)
+        for i, name in enumerate(columns):
+            in_rows = sum(values[i] for values in rows.values()) + summary["over"][i]
+            self.assertEqual(in_rows, summary["count"][i], name)
+            self.assertGreater(summary["count"][i], 0, name)
+        for c in CPUS:
+            irq, thr, usr = (self.col(columns, "%s-%03d" % (k, c)) for k in ("IRQ", "Thr", "Usr"))
+            self.assertGreaterEqual(summary["min"][thr], summary["min"][irq])
+            self.assertGreaterEqual(summary["max"][thr], summary["max"][irq])
+            self.assertGreaterEqual(summary["avg"][thr], summary["avg"][irq])
+            self.assertGreaterEqual(summary["max"][usr], summary["max"][thr])
+            self.assertGreaterEqual(summary["count"][usr], summary["count"][thr])
+        self.assertIn("\nALL:  ", p.stdout)
+        # stored as a latscope timer run, with the stages the columns came from
+        doc = self.stored(1)
+        self.assertEqual(doc["probe"], "timer")
+        for tc in doc["trace"]["cpus"]:
+            stages = tc["stages"]
+            self.assertEqual(set(stages), {"irq", "thread", "user"})
+            for name, st in stages.items():
+                self.assertEqual(st["count"], tc["matched"], name)
+                lin = st["linear"]
+                self.assertEqual(sum(n for _, n in lin["bins"]) + lin["over"], st["count"], name)
+            col = self.col(columns, "IRQ-%03d" % tc["cpu"])
+            self.assertEqual(summary["count"][col], stages["irq"]["count"])
+
+    def test_thread_stop_with_an_injected_task_prints_the_analysis_naming_it(self):
+        trace_file = self.path("tl.txt")
+        for attempt in range(3):
+            # a real-time busy burst on the measured CPU, longer than this guest's 3 ms host stalls
+            inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "6000us", "20300us", "10s"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                self.assertEqual(inj.stdout.readline().strip(), "ready")
+                p = subprocess.run([RTLA, "timerlat", "hist", "-c", str(CPU), "-P", "f:80", "-u", "-T", "4000",
+                                    "-t=" + trace_file, "-d", "8s", "--no-store"],
+                                   capture_output=True, text=True, timeout=120)
+            finally:
+                inj.kill()
+                inj.communicate()
+            if "lat-inject:" in p.stdout:
+                break
+        self.assertEqual(p.returncode, 3, p.stderr)
+        out = p.stdout
+        self.assertIn("\nrtla timerlat hit stop tracing\n", out)
+        self.assertIn("## CPU %d hit stop tracing, analyzing it ##" % CPU, out)
+        block = out[out.index("## CPU"):]
+        for name in ("IRQ handler delay:", "IRQ latency:", "Timerlat IRQ duration:", "Blocking thread:",
+                     "Thread latency:"):
+            self.assertIn(name, block)
+        blocking = block[block.index("Blocking thread:"):].splitlines()
+        self.assertRegex(blocking[1], r"^\s+lat-inject:\d+\s+[\d.]+ us$", block)
+        self.assertRegex(block, r"Thread latency:\s+[\d.]+ us \(100%\)")
+        self.assertIn("  Saving trace to %s\n" % trace_file, out)
+        # read as rteval reads it
+        rep = rteval_stop_report(out)[CPU]
+        self.assertEqual(rep["Thread_latency"][1], "100")
+        self.assertGreater(rep["Thread_latency"][0], 4000.0 * 0.5)
+        for name in ("IRQ_handler_delay", "Timerlat_IRQ_duration", "Blocking_thread"):
+            self.assertLessEqual(rep[name][1], 100.0, name)
+        self.assertIn("IRQ_latency", rep)
+        self.assertTrue(any(who.startswith("lat-inject:") for who, _ in rep["listed"]), rep)
+        with open(trace_file) as f:
+            self.assertIn("where the time went", f.read())
+        # the histogram comes first, as rtla prints it
+        self.assertLess(out.index("# RTLA timerlat histogram"), out.index("rtla timerlat hit stop tracing"))
+
+    def test_top_quiet_prints_only_the_final_table(self):
+        p = subprocess.run([RTLA, "timerlat", "top", "-q", "-c", str(CPU), "-u", "-d", "2s", "--no-store"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("\033c", p.stdout)
+        self.assertEqual(p.stdout.count("Timer Latency"), 4, p.stdout)   # the title and three headings
+        self.assertRegex(p.stdout, r"\n *%d #\d+ +\|" % CPU)
+        self.assertRegex(p.stdout, r"\nALL #\d+ +e\d+ \|")
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[2], TOP_HEADING_USER)
+
+
+    def test_top_redraws_its_screen_every_second_and_ends_with_the_traced_columns(self):
+        p = subprocess.run([RTLA, "timerlat", "top", "-c", CPU_LIST, "-u", "-d", "3s", "--no-store"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        screens = p.stdout.split("\033c")
+        self.assertEqual(screens[0], "", "every screen is cleared first")
+        screens = screens[1:]
+        self.assertGreaterEqual(len(screens), 2, p.stdout)
+        value = r" +(?:\d+|-)"
+        row = re.compile(r"^ *(\d+) #\d+ +\|(?:%s){4} \|(?:%s){4} \|(?:%s){4}$" % (value, value, value))
+        for screen in screens:
+            lines = screen.splitlines()
+            self.assertEqual(lines[2], TOP_HEADING_USER, screen)
+            cpus = [int(m.group(1)) for m in map(row.match, lines[3:]) if m]
+            self.assertEqual(cpus, CPUS, screen)
+            self.assertRegex(lines[-1], r"^ALL #\d+ +e\d+ \|(?: +(?:\d+|-)){3} \|(?: +(?:\d+|-)){3} \|"
+                                        r"(?: +(?:\d+|-)){3}$")
+        # while measuring only Usr is known; the last screen has the trace's IRQ and Thr
+        last = screens[-1].splitlines()[3]
+        self.assertRegex(last, r"^ *\d+ #\d+ +\| +- +\d+ +\d+ +\d+ \|")
+
+
+    def test_a_deadline_priority_runs_under_sched_deadline_and_says_only_usr_is_measured(self):
+        db = self.path("runs.db")
+        p = subprocess.run([RTLA, "timerlat", "hist", "-c", str(CPU), "-P", "d:100us:1ms", "-u", "-d", "2s",
+                            "--db", db], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        err = p.stderr.splitlines()
+        self.assertEqual(len(err), 1, p.stderr)
+        self.assertRegex(err[0], r"^latscope rtla: tracing is unavailable \(SCHED_DEADLINE")
+        self.checked_hist(p.stdout, [CPU], traced=False)
+        params = self.stored(1)["params"]
+        self.assertEqual(params["policy"], "deadline")
+        self.assertEqual(params["runtime_ns"], 100000)
+        self.assertEqual(params["period_ns"], 1000000)
+
+
+class Untraced(RtlaCase):
+    def test_without_root_tracing_is_unavailable_and_usr_is_still_printed(self):
+        p = self.as_nobody("rtla", "timerlat", "hist", "-c", str(CPU), "-u", "-d", "2s", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        err = p.stderr.splitlines()
+        self.assertEqual(len(err), 1, p.stderr)
+        self.assertRegex(err[0], r"^latscope rtla: tracing is unavailable")
+        columns, rows, summary = self.checked_hist(p.stdout, [CPU], traced=False)
+        self.assertEqual(sum(v[0] for v in rows.values()) + summary["over"][0], summary["count"][0])
+
+
+class Usage(TempDirCase):
+    def test_bad_options_give_one_line_errors_and_exit_2(self):
+        cases = [
+            (["timerlat", "hist", "-p", "abc"], "-p"),
+            (["timerlat", "hist", "-p", "123abc"], "-p"),
+            (["timerlat", "hist", "-E", "5"], "-E"),
+            (["timerlat", "hist", "-b", "0"], "-b"),
+            (["timerlat", "hist", "-P", "x:1"], "-P"),
+            (["timerlat", "hist", "-P", "f:100"], "-P"),
+            (["timerlat", "hist", "-c", "0-"], "-c"),
+            (["timerlat", "hist", "-d", "10x"], "-d"),
+            (["timerlat", "hist", "--dma-latency", "20000"], "--dma-latency"),
+            (["timerlat", "hist", "--deepest-idle-state", "-2"], "--deepest-idle-state"),
+            (["timerlat", "hist", "--bogus"], "--bogus"),
+            (["timerlat", "hist", "--no-irq", "--no-thread"], "--no-irq"),
+            (["timerlat", "hist", "-u", "-k"], "-k"),
+            (["timerlat", "top", "-E", "100"], "-E"),
+            (["timerlat", "bogus"], "bogus"),
+            (["osnoise"], "osnoise"),
+            ([], "timerlat"),
+        ]
+        for args, name in cases:
+            with self.subTest(args=args):
+                p = run("rtla", *args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                lines = p.stderr.splitlines()
+                self.assertEqual(len(lines), 2, p.stderr)
+                self.assertTrue(lines[0].startswith("latscope rtla: "), lines[0])
+                self.assertIn(name, lines[0])
+                self.assertEqual(lines[1], "Try 'latscope rtla --help'.")
+                self.assertEqual(p.stdout, "")
+
+    def test_help_names_every_option_rtevals_command_line_uses(self):
+        p = run("rtla", "timerlat", "hist", "--help")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for opt in ("--period", "--priority", "--user-threads", "--cpus", "--entries", "--no-summary", "--no-aa",
+                    "--dma-latency", "--thread", "--trace"):
+            self.assertIn(opt, p.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""compare's verdict on stored runs: an injected load is told apart, a repeat is not.  Its own module,
+run alone, because it injects load and judges latencies; test_store.py's others run beside other modules."""
+import subprocess
+import unittest
+
+from harness import LAT_INJECT, is_root, main, parse
+from test_store import CPU, StoreCase
+
+
+@unittest.skipUnless(is_root(), "the injected load needs SCHED_FIFO")
+class Verdict(StoreCase):
+    def injected_run(self, label):
+        # A third of the CPU in bursts of 900 us: the mean rises several times, p99 tens of times.
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "900us", "2700us", "7s"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        self.assertEqual(inj.stdout.readline().strip(), "ready")
+        try:
+            return self.measure(label, extra=("-p", "80"), duration="5s")
+        finally:
+            inj.kill()
+            inj.wait()
+
+    def verdicts(self, a, b):
+        p = self.lat("compare", str(a), str(b), "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return {v["statistic"]: v for v in parse(p.stdout, "compare", "compare --format json")["verdicts"]}
+
+    def test_a_real_difference_is_told_apart_and_a_repeat_is_not(self):
+        # A hypervisor stall can make one quiet second's p99 as bad as the injected
+        # load, and the verdict then rightly declines at p99; the mean still tells.
+        quiet1 = self.measure("load=none", extra=("-p", "80"), duration="5s")
+        quiet2 = self.measure("load=none", extra=("-p", "80"), duration="5s")
+        loaded = self.injected_run("load=inject")
+        v = self.verdicts(quiet1, loaded)
+        told = {s: v[s]["verdict"] for s in v}
+        self.assertIn("slower", told.values(), v)
+        self.assertNotIn("faster", told.values(), v)
+        # Two quiet runs can truly differ when the host's load shifts between them; one
+        # fresh repeat is allowed.  Intervals that are too narrow fail both pairs.
+        none = {"mean": "no significant difference", "p99": "no significant difference"}
+        same = self.verdicts(quiet1, quiet2)
+        if {s: same[s]["verdict"] for s in same} != none:
+            quiet3 = self.measure("load=none", extra=("-p", "80"), duration="5s")
+            same = self.verdicts(quiet2, quiet3)
+        self.assertEqual({s: same[s]["verdict"] for s in same}, none, same)
+        p = self.lat("compare", str(quiet1), str(loaded))
+        self.assertRegex(p.stdout, r"run %d is slower than run %d at (mean|p99) by \+\d+\.\d%% \(95%% CI " % (loaded, quiet1))
+
+
+if __name__ == "__main__":
+    main()
