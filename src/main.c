@@ -47,6 +47,7 @@ static const struct front_end {
 } front_ends[] = {
 	{ "cyclictest", cmd_cyclictest },
 	{ "rtla", cmd_rtla },
+	{ "oslat", cmd_oslat },
 };
 
 int main(int argc, char **argv)

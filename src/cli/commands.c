@@ -19,6 +19,7 @@ const struct command commands[] = {
 	{ "monitor", cmd_monitor, NULL, "measure timer latency continuously, serve it to Prometheus, store each period" },
 	{ "cyclictest", cmd_cyclictest, NULL, "cyclictest's options and output, measured and stored by latscope" },
 	{ "rtla", cmd_rtla, NULL, "rtla timerlat hist and top: their options and output, measured and stored by latscope" },
+	{ "oslat", cmd_oslat, NULL, "oslat's options and output, measured and stored by latscope" },
 	{ "runs", cmd_runs, NULL, "list the stored runs" },
 	{ "show", cmd_show, NULL, "print a stored run (--json: its JSON result)" },
 	{ "compare", cmd_compare, NULL, "stored runs side by side, with a verdict on each difference and CI gates" },

@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <pwd.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int put(char *buf, size_t size, const char *a, const char *b)
 {
@@ -11,11 +13,18 @@ static int put(char *buf, size_t size, const char *a, const char *b)
 }
 
 /* An XDG base directory: the variable when it is absolute (a relative one is
- * invalid and must be ignored), else fallback under HOME. */
+ * invalid and must be ignored), else fallback under HOME.  Without HOME at
+ * all (a tool that execs oslat or cyclictest with an empty environment), the
+ * home the password database gives the user. */
 static int xdg(const char *var, const char *fallback, const char *sub, char *buf, size_t size)
 {
 	const char *dir = getenv(var), *home = getenv("HOME");
 	char base[4096];
+
+	if (!home) {
+		const struct passwd *pw = getpwuid(geteuid());
+		home = pw ? pw->pw_dir : NULL;
+	}
 
 	if (dir && dir[0] == '/')
 		return put(buf, size, dir, sub);

@@ -69,12 +69,14 @@ static uint64_t ns_to_count(const struct cycles_scale *s, uint64_t ns)
 
 /*
  * The loop, for one clock.  Each iteration: read, take the gap, count it in
- * the recorder's light batch; the batch ends at the millisecond check, which
+ * the recorder's light batch (and, with lin, in the linear histogram a front
+ * end such as oslat keeps); the batch ends at the millisecond check, which
  * also looks at the end and the stop flag.  always_inline: one specialised
- * copy per clock.
+ * copy per clock and lin, so that a run without the linear histogram runs
+ * the loop it always ran.
  */
 static inline __attribute__((always_inline)) void spin(struct probe_thread *t, const struct noise_state *s,
-						       bool counter, uint64_t until_ns)
+						       bool counter, bool lin, uint64_t until_ns)
 {
 	struct recorder *rec = &t->rec;
 	/* Locals, not loads through pointers the histogram stores might alias. */
@@ -92,7 +94,10 @@ static inline __attribute__((always_inline)) void spin(struct probe_thread *t, c
 		uint64_t now_rel = counter ? cycles_to_ns(&scale, now - base_c) : now - base_c;
 		uint64_t gap = now_rel - prev_ns;
 		prev_ns = now_rel;
-		rec_light(rec, &b, gap, now_rel);
+		if (lin)
+			rec_light_lin(rec, &b, gap, now_rel);
+		else
+			rec_light(rec, &b, gap, now_rel);
 		if (__builtin_expect(now < next_check, 1))
 			continue;
 		rec_batch_end(rec, &b, now_rel);
@@ -107,6 +112,7 @@ static void noise_run(struct probe_thread *t)
 	const struct noise_params *np = t->pp;
 	const struct noise_state *s = t->priv;
 	const bool counter = np->clock == NOISE_TSC && CYCLES_HAVE_COUNTER;
+	const bool lin = (t->rec.keep & REC_KEEP_LIN) != 0;
 	uint64_t start = t->origin_ns;
 
 	/* Start together with the other CPUs, at the run's origin. */
@@ -115,10 +121,14 @@ static void noise_run(struct probe_thread *t)
 		uint64_t until = np->burst_ns ? start + np->burst_ns : t->end_ns;
 		if (until > t->end_ns)
 			until = t->end_ns;
-		if (counter)
-			spin(t, s, true, until);
+		if (counter && lin)
+			spin(t, s, true, true, until);
+		else if (counter)
+			spin(t, s, true, false, until);
+		else if (lin)
+			spin(t, s, false, true, until);
 		else
-			spin(t, s, false, until);
+			spin(t, s, false, false, until);
 		if (!np->burst_ns)
 			break;
 		/* The rest is not noise: the next burst starts its gaps afresh. */

@@ -329,6 +329,16 @@ static inline __attribute__((always_inline)) void rec_light(struct recorder *r, 
 		rec_light_above(r, v, b->base_ns + end_rel);
 }
 
+/* rec_light, and the value in the linear histogram too (REC_KEEP_LIN): for a
+ * probe whose front end keeps one (oslat's buckets).  The probe tests keep
+ * once per batch, so that a run without it has rec_light's loop unchanged. */
+static inline __attribute__((always_inline)) void rec_light_lin(struct recorder *r, struct rec_batch *b, uint64_t v,
+								uint64_t end_rel)
+{
+	rec_light(r, b, v, end_rel);
+	lin_hist_record(&r->lin, v);
+}
+
 /*
  * The batch into the current window, then rotate at base_ns + now_rel, then
  * a new batch: the batch's values count in the window they were taken in, up

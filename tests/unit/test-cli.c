@@ -20,12 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
 #include "cli/measure.h"
 #include "cli/storecmd.h"
+#include "cli/storepath.h"
 #include "cli/opt.h"
 #include "cli/timer.h"
 #include "core/array.h"
@@ -1707,9 +1710,43 @@ static void test_params_json_writes_a_long_sparse_cpu_list_whole(void **state)
 	test_free(want);
 }
 
+/* A tool that execs oslat or cyclictest with an empty environment (cnf-tests
+ * does) still gets a store: the user's home from the password database. */
+static void test_without_home_in_the_environment_the_store_is_under_the_password_databases_home(void **state)
+{
+	(void)state;
+	const char *names[] = { "HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LATSCOPE_DB" };
+	char *saved[4];
+	char buf[4096], want[4096];
+	bool chosen = true;
+
+	for (size_t i = 0; i < 4; i++) {
+		const char *v = getenv(names[i]);
+		saved[i] = v ? strdup(v) : NULL;
+		unsetenv(names[i]);
+	}
+	const struct passwd *pw = getpwuid(geteuid());
+	assert_non_null(pw);
+	int r = store_path_resolve(NULL, buf, sizeof(buf), &chosen);
+	snprintf(want, sizeof(want), "%s/.local/share/latscope/runs.db", pw->pw_dir);
+	int u = unstored_dir_resolve(buf + 2048, sizeof(buf) - 2048);
+	for (size_t i = 0; i < 4; i++) {
+		if (saved[i])
+			setenv(names[i], saved[i], 1);
+		free(saved[i]);
+	}
+	assert_int_equal(r, 0);
+	assert_false(chosen);
+	assert_string_equal(buf, want);
+	assert_int_equal(u, 0);
+	snprintf(want, sizeof(want), "%s/.local/state/latscope/unstored", pw->pw_dir);
+	assert_string_equal(buf + 2048, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_without_home_in_the_environment_the_store_is_under_the_password_databases_home),
 		cmocka_unit_test(test_every_option_is_accepted_in_each_form_and_lands_in_its_own_field),
 		cmocka_unit_test(test_timer_table_has_the_documented_short_names),
 		cmocka_unit_test(test_flags_reject_a_value_in_long_form_and_an_attached_character_in_short_form),
