@@ -229,8 +229,11 @@ static const char *refusal_reason(int c, int li)
  * at the next argument itself): a number, or for -a a CPU list such as "all" or "!0". */
 static bool takes_next(const char *opt, const char *next)
 {
-	bool affinity = strcmp(opt, "-a") == 0 || strcmp(opt, "--affinity") == 0;
-	bool threads = strcmp(opt, "-t") == 0 || strcmp(opt, "--threads") == 0;
+	/* "-a", or a cluster of flags ending in it ("-qa", "-mt") */
+	size_t len = strlen(opt);
+	bool cluster = len >= 2 && opt[0] == '-' && opt[1] != '-' && strspn(opt + 1, "mNqSuM") == len - 2;
+	bool affinity = strcmp(opt, "--affinity") == 0 || (cluster && opt[len - 1] == 'a');
+	bool threads = strcmp(opt, "--threads") == 0 || (cluster && opt[len - 1] == 't');
 	while (isspace((unsigned char)*next))
 		next++;
 	if (threads)
@@ -253,6 +256,12 @@ static int join_optional(int argc, char **argv, char ***ret, char *store, size_t
 		const char *a = argv[i];
 		if (i > 0 && a[0] == '\0')
 			continue;
+		/* "-t 0": cyclictest takes no value and leaves the 0, ignored: one thread a CPU */
+		if (i + 1 < argc && strcmp(argv[i + 1], "0") == 0 &&
+		    (strcmp(a, "-t") == 0 || strcmp(a, "--threads") == 0)) {
+			out[n++] = argv[i++];
+			continue;
+		}
 		if (i + 1 < argc && takes_next(a, argv[i + 1])) {
 			int len = snprintf(store + used, storesize - used, "%s%s%s", a, a[1] == '-' ? "=" : "", argv[i + 1]);
 			if (len < 0 || (size_t)len >= storesize - used) {
@@ -393,10 +402,11 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 		case O_HISTFILE: o->histfile = optarg; break;
 		case 'N': o->nsecs = true; break;
 		case 'q': o->quiet = true; break;
-		case 'm': break;
-		case 'u': break;                /* every line is flushed as written */
-		case 'M': break;                /* the live lines are redrawn a few times a second, max or not */
-		case O_NOOP: break;
+		case 'm':                       /* latscope always locks its memory */
+		case 'u':                       /* every line is flushed as written */
+		case 'M':                       /* the live lines are redrawn a few times a second, max or not */
+		case O_NOOP:
+			break;
 		case 'b':
 			if ((code = parse_count("-b", optarg, UINT64_C(1) << 40, &o->breaktrace)) != 0)
 				return code;
@@ -405,7 +415,7 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 			if ((code = parse_count("-c", optarg, UINT64_MAX, &o->clock)) != 0)
 				return code;
 			if (o->clock > 1) {
-				storecmd_refuse("cyclictest", "option '%s': %s is not a clock: 0 (CLOCK_MONOTONIC) or 1 (CLOCK_REALTIME)",
+				storecmd_refuse("cyclictest", "option '%s': '%s' is not a clock: 0 (CLOCK_MONOTONIC) or 1 (CLOCK_REALTIME)",
 					     "-c", optarg);
 				return -EINVAL;
 			}
@@ -419,7 +429,7 @@ static int parse_opts(int argc, char **argv, struct cyc_opts *o)
 			if ((code = parse_count("--latency", optarg, INT32_MAX, &v)) != 0)
 				return code;
 			if (v != 0) {
-				storecmd_refuse("cyclictest", "option '%s': %s: latscope holds /dev/cpu_dma_latency at 0 us only; "
+				storecmd_refuse("cyclictest", "option '%s': '%s': latscope holds /dev/cpu_dma_latency at 0 us only; "
 					     "--default-system holds nothing", "--latency", optarg);
 				return -EINVAL;
 			}
@@ -861,10 +871,12 @@ int cmd_cyclictest(int argc, char **argv)
 	int n = join_optional(argc, argv, &args, store, sizeof(store));
 	int code;
 
-	if (n < 0) {
-		fprintf(stderr, "latscope cyclictest: the command line is too long\n");
-		return EXIT_USAGE;
+	if (n == -ENOMEM) {
+		fprintf(stderr, "latscope cyclictest: out of memory\n");
+		return EXIT_ERROR;
 	}
+	if (n < 0)
+		return storecmd_refuse("cyclictest", "the command line is too long");
 	code = parse_opts(n, args, &o);
 	if (code == LAT_GO_ON)
 		code = run(argc, argv, &o);     /* the command line as typed, for the JSON */

@@ -49,6 +49,7 @@ struct rtla_opts {
 	bool idle_given;
 	uint64_t idle_state;
 	uint64_t warmup_s;
+	uint64_t buffer_kb;             /* --trace-buffer-size; 0: sized from -d */
 	bool event_given;
 	bool verbose;
 	const char *db;
@@ -144,9 +145,10 @@ static void usage_help(void)
 	       "      --dma-latency=US     hold /dev/cpu_dma_latency while measuring (latscope holds 0)\n"
 	       "      --deepest-idle-state=N   disable deeper idle states on the measured CPUs (-1: all but state 0)\n"
 	       "      --warm-up=S          leave the first S seconds out of the stored warm max\n"
+	       "      --trace-buffer-size=KB   the trace's ring per CPU (default: sized from -d; 4 MiB without)\n"
 	       "  -C, --cgroup[=NAME], -H, --house-keeping=LIST, -s, --stack=US, -e, --event=SYS[:EVENT],\n"
-	       "      --filter=F, --trigger=T, --trace-buffer-size=KB, --dump-tasks, --stack-format=F, -D, --debug\n"
-	       "                           accepted, no effect (see latscope-rtla(1))\n"
+	       "      --filter=F, --trigger=T, --dump-tasks, --stack-format=F   accepted, no effect (latscope-rtla(1))\n"
+	       "  -D, --debug              as --verbose\n"
 	       "latscope's own:\n"
 	       "      --db=PATH            store the run here (default: as latscope timer)\n"
 	       "      --no-store           do not store the run\n"
@@ -168,7 +170,7 @@ static int number(const char *opt, const char *text, uint64_t min, uint64_t max,
 	if (parse_u64(text, &v) < 0)
 		return refuse("option '%s': '%s' is not a whole number", opt, text);
 	if (v < min || v > max) {
-		storecmd_refuse("rtla", "option '%s': %s is outside %llu-%llu", opt, text, (unsigned long long)min,
+		storecmd_refuse("rtla", "option '%s': '%s' is outside %llu-%llu", opt, text, (unsigned long long)min,
 				(unsigned long long)max);
 		return -EINVAL;
 	}
@@ -280,8 +282,10 @@ static int parse_opts(int argc, char **argv, struct rtla_opts *o)
 		case 'T':
 		case 'i':
 		case O_AA_ONLY:
-			if (number(opt_name(c, li, argv, name, sizeof(name)), optarg, 1, 3600u * 1000000u, &v) < 0)
+			if (number(opt_name(c, li, argv, name, sizeof(name)), optarg, 0, 3600u * 1000000u, &v) < 0)
 				return -EINVAL;
+			if (v == 0)
+				break;          /* rtla's 0: no stop */
 			set_stop(o, v);
 			if (c == 'a' && !o->trace_file)
 				o->trace_file = RTLA_TRACE_FILE;
@@ -379,7 +383,7 @@ static int parse_opts(int argc, char **argv, struct rtla_opts *o)
 				return -EINVAL;
 			break;
 		case O_BUFFER:
-			if (number("--trace-buffer-size", optarg, 1, UINT32_MAX, &v) < 0)
+			if (number("--trace-buffer-size", optarg, 1, UINT32_MAX, &o->buffer_kb) < 0)
 				return -EINVAL;
 			break;
 		case 'U':
@@ -520,9 +524,9 @@ static int write_trace_file(const char *path, struct atomic_file *sink, const st
 		if (fclose(m) != 0)
 			r = -ENOMEM;
 	}
-	if (r == 0 && ((r = atomic_file_write(sink, buf, len)) < 0 || (r = atomic_file_commit(sink)) < 0))
-		fprintf(stderr, "latscope rtla: cannot write '%s': %s\n", path, strerror(-r));
-	else if (r < 0)
+	if (r == 0 && (r = atomic_file_write(sink, buf, len)) == 0)
+		r = atomic_file_commit(sink);
+	if (r < 0)
 		fprintf(stderr, "latscope rtla: cannot write '%s': %s\n", path, strerror(-r));
 	free(buf);
 	return r;
@@ -599,6 +603,7 @@ static int run(int argc, char **argv, struct rtla_opts *o)
 	tc->run.limit_idle = o->idle_given;
 	tc->run.deepest_idle_state = o->idle_state;
 	tc->run.warmup = o->warmup_s;
+	tc->run.trace_buffer_kb = (unsigned)o->buffer_kb;
 	tc->out.db_path = o->db;
 	tc->out.no_store = o->no_store;
 	if (o->stop_us) {

@@ -40,6 +40,7 @@ struct run_params {
 	bool trace;                     /* --trace: kernel trace events beside the run */
 	uint64_t trace_above_ns;        /* spikes to explain; 0: the threshold */
 	size_t trace_log_cap;           /* spans each thread keeps for the trace */
+	unsigned trace_buffer_kb;       /* the trace's ring per CPU; 0: sized from the duration (tracerun) */
 	bool period_signal;             /* SIGUSR1 ends the run as a stop signal does (latscope
 					 * monitor: the period ends, the next begins); the caller blocks it */
 	uint64_t timer_slack_ns;        /* the measuring threads' timer slack; 0 is read as 1 (run_timer_slack) */

@@ -71,7 +71,8 @@ int tracerun_start(struct trace_run *tr, const struct run_params *rp, const stru
 	tr->parts = ops->trace->kind == PROBE_TRACE_PARTS;
 	tr->above_ns = rp->trace_above_ns ? rp->trace_above_ns : rp->threshold_ns;
 	tr->thread_prio = rp->policy == POLICY_OTHER ? 120 : 99 - (int)rp->priority;
-	tr->buffer_kb = trace_buffer_kb_for(rp->duration_ns, ops->trace->events_per_sec);
+	tr->buffer_kb = rp->trace_buffer_kb ? rp->trace_buffer_kb
+					    : trace_buffer_kb_for(rp->duration_ns, ops->trace->events_per_sec);
 	o.buffer_kb = tr->buffer_kb;
 	o.events = ops->trace->events;
 	return trace_session_start(&o, &tr->s, why);
@@ -457,6 +458,26 @@ static json_t *noise_cpu(const struct trace_cpu_events *ce, const struct traceru
 	return o;
 }
 
+/* The ring buffer is read once, at the end: a run longer than it holds keeps
+ * only its last part, and the samples before are not split.  Said, not hidden. */
+static void note_lost(const struct trace_run *tr, const json_t *doc, uint64_t lost, struct result *res)
+{
+	json_int_t samples = 0, matched = 0;
+	size_t i;
+	json_t *c;
+
+	if (!lost || !tr->parts)
+		return;
+	json_array_foreach(json_object_get(doc, "cpus"), i, c) {
+		samples += json_integer_value(json_object_get(c, "samples"));
+		matched += json_integer_value(json_object_get(c, "matched"));
+	}
+	result_note(res, "the trace's ring buffer (%u KiB a CPU) overflowed and lost %llu events: %lld of %lld samples "
+		    "are split into parts, the others (mostly the run's earlier part) are not; a run given its duration "
+		    "gets a ring sized for it", tr->buffer_kb, (unsigned long long)lost, (long long)matched,
+		    (long long)samples);
+}
+
 int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
 		    struct lat_error *why)
 {
@@ -491,6 +512,7 @@ int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads,
 		json_array_append_new(cpus, c);
 	}
 	json_object_set_new(doc, "cpus", cpus);
+	note_lost(tr, doc, trace_events_lost(ev), res);
 	trace_events_free(ev);
 	json_decref(res->trace);
 	res->trace = doc;

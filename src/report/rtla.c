@@ -175,16 +175,27 @@ void rtla_view_free(struct rtla_view *v)
 	v->ncpus = 0;
 }
 
-/* Which columns a CPU shows: IRQ and Thr when traced (and not switched off),
- * Usr with -u as rtla, and also without the trace, the only figures then. */
+/* Whether any CPU has the trace's figures. */
+static bool view_traced(const struct rtla_view *v)
+{
+	for (size_t i = 0; i < v->ncpus; i++)
+		if (v->cpus[i].col[RTLA_IRQ].have || v->cpus[i].col[RTLA_THR].have)
+			return true;
+	return false;
+}
+
+/* Which columns a CPU shows: IRQ and Thr unless switched off, as rtla, with
+ * zero counts where the trace has no figures (rteval reads three columns a
+ * CPU by position: a missing one would shift every later CPU's); Usr with -u
+ * as rtla, and also without the trace, the only figures then. */
 static bool shown(const struct rtla_view *v, const struct rtla_cpu *rc, int k)
 {
-	const bool traced = rc->col[RTLA_IRQ].have || rc->col[RTLA_THR].have;
+	(void)rc;
 	if (k == RTLA_IRQ)
-		return !v->no_irq && rc->col[k].have;
+		return !v->no_irq;
 	if (k == RTLA_THR)
-		return !v->no_thread && rc->col[k].have;
-	return rc->col[k].have && (v->user || !traced);
+		return !v->no_thread;
+	return v->user || !view_traced(v);
 }
 
 /* rtla leaves out a CPU without a sample (offline, or not measured). */

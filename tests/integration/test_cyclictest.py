@@ -415,9 +415,11 @@ class ClientCommandLines(TempDirCase):
             subprocess.run(["mount", "-t", "tracefs", "nodev", tracing], check=True)
         with open(tracing + "/tracing_on") as f:
             before = f.read().strip()
+        mark = re.compile(r"hit latency threshold \((\d+) > 1\)")
         try:
-            with open(tracing + "/trace", "w") as f:
-                f.write("")
+            # the kernel's trace is everyone's: read what is there, clear nothing
+            with open(tracing + "/trace") as f:
+                marks_before = len(mark.findall(f.read()))
             with open(tracing + "/tracing_on", "w") as f:
                 f.write("1")
             p = self.client("-qm", "-h 100", "-p95", "-t1", "-a%d" % CPU, "-b1", "--tracemark", timeout=60)
@@ -426,7 +428,9 @@ class ClientCommandLines(TempDirCase):
             with open(tracing + "/tracing_on") as f:
                 self.assertEqual(f.read().strip(), "0", "the trace stopped at the break")
             with open(tracing + "/trace") as f:
-                self.assertIn("hit latency threshold (%d > 1)" % brk, f.read())
+                marks = mark.findall(f.read())
+            self.assertEqual(len(marks), marks_before + 1, "one mark more")
+            self.assertEqual(int(marks[-1]), brk, "the break value, marked")
         finally:
             with open(tracing + "/tracing_on", "w") as f:
                 f.write(before)
@@ -473,6 +477,14 @@ class ClientCommandLines(TempDirCase):
         fields = [f for f in m.group(1).split(" ") if f != ""]
         self.assertEqual(len(fields), len(self.cpus))
         [int(f) for f in fields]
+
+    def test_a_value_after_a_flag_cluster_and_a_separate_t_0_are_read_as_cyclictest_reads_them(self):
+        p = self.client("-qa", str(CPU), "-l5")        # "-qa 1": -q, then -a with the next word
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([c["cpu"] for c in self.stored(self.stored_runs()[-1])["cpus"]], [CPU])
+        p = self.client("-q", "-t", "0", "-l5")        # cyclictest leaves the 0: one thread a CPU
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([c["cpu"] for c in self.stored(self.stored_runs()[-1])["cpus"]], self.cpus)
 
     def test_latscopes_own_notes_reach_stderr_only_when_asked(self):
         # CLOCK_REALTIME (-c 1) makes latscope note that a clock step shows as latency; cyclictest says nothing

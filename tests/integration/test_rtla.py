@@ -85,8 +85,12 @@ class RtlaCase(TempDirCase):
         self.assertEqual(head[0], "# RTLA timerlat histogram", out)
         self.assertEqual(head[1], "# Time unit is microseconds (us)", out)
         self.assertRegex(head[2], r"^# Duration: +\d+ \d\d:\d\d:\d\d$")
-        kinds = (["IRQ", "Thr"] if traced else []) + (["Usr"] if user else [])
+        # IRQ and Thr are there untraced too, empty: rteval reads the columns by position
+        kinds = ["IRQ", "Thr"] + (["Usr"] if user else [])
         self.assertEqual(columns, ["%s-%03d" % (k, c) for c in cpus for k in kinds], out)
+        if not traced and "count" in summary:
+            self.assertEqual([summary["count"][i] for i, c in enumerate(columns) if not c.startswith("Usr")],
+                             [0] * 2 * len(cpus), "nothing measured in IRQ and Thr")
         self.assertTrue(rows, out)
         for index, values in rows.items():
             self.assertEqual(len(values), len(columns), index)
@@ -120,14 +124,15 @@ class Traced(RtlaCase):
     def test_the_command_lines_of_rtlas_examples_and_other_clients_run(self):
         lines = [
             # rtla-timerlat-hist(1)'s example, on this machine's CPUs and for 2 s instead of 10 m
-            ["timerlat", "hist", "-d", "2s", "-c", CPU_LIST, "-P", "d:100us:1ms", "-p", "1ms", "--no-aa"],
+            (["timerlat", "hist", "-d", "2s", "-c", CPU_LIST, "-P", "d:100us:1ms", "-p", "1ms", "--no-aa"],
+             (CPUS, True, False)),      # untraced under SCHED_DEADLINE: Usr, without -u too
             # rtla-timerlat-top(1)'s example, ended by -d
-            ["timerlat", "-a", "40", "-c", str(CPU), "-q", "-d", "2s"],
+            (["timerlat", "-a", "40", "-c", str(CPU), "-q", "-d", "2s"], None),
             # a benchmark's kernel-thread line
-            ["timerlat", "hist", "-k", "-P", "f:95", "-p", "1000", "--warm-up", "1", "--no-aa", "-d", "2",
-             "-c", str(CPU), "--deepest-idle-state", "-1"],
+            (["timerlat", "hist", "-k", "-P", "f:95", "-p", "1000", "--warm-up", "1", "--no-aa", "-d", "2",
+              "-c", str(CPU), "--deepest-idle-state", "-1"], ([CPU], False, True)),
         ]
-        for args in lines:
+        for args, hist in lines:
             with self.subTest(args=args):
                 p = subprocess.run([RTLA, *args, "--no-store"], capture_output=True, text=True, timeout=120,
                                    cwd=self.tmp)
@@ -135,6 +140,11 @@ class Traced(RtlaCase):
                 self.assertTrue("# RTLA timerlat histogram" in p.stdout or "Timer Latency" in p.stdout, p.stdout)
                 for line in p.stderr.splitlines():
                     self.assertRegex(line, r"^latscope rtla: tracing is unavailable \(SCHED_DEADLINE")
+                if hist:
+                    cpus, user, traced = hist
+                    _, _, summary = self.checked_hist(p.stdout, cpus, user=user, traced=traced)
+                    counted = summary["count"][0::3] if traced else summary["count"][2::3]
+                    self.assertTrue(counted and all(n > 0 for n in counted), summary)   # IRQ, or Usr untraced
                 if p.returncode == 3:
                     self.assertIn("rtla timerlat hit stop tracing", p.stdout)
                     self.assertTrue(os.path.exists(self.path("timerlat_trace.txt")), "-a saves the trace")
@@ -150,6 +160,27 @@ class Traced(RtlaCase):
             self.assertEqual(err, "")
             columns, rows, summary = self.checked_hist(out, [CPU])
             self.assertEqual(len(summary["count"]), 3, sig)
+
+    def test_a_trace_ring_too_small_for_the_run_is_said_and_irq_counts_only_what_it_kept(self):
+        db = self.path("runs.db")
+        # 256 KiB a CPU holds well under a second of 100 us wakeups: the ring overflows
+        p = subprocess.run([RTLA, "timerlat", "hist", "-c", str(CPU), "-p", "100", "-P", "f:95", "-u", "-d", "3s",
+                            "--trace-buffer-size=256", "--verbose", "--db", db],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = self.stored(1)
+        trace = doc["trace"]
+        self.assertEqual(trace["buffer_kb"], 256)
+        self.assertGreater(trace["events_lost"], 0)
+        notes = [n for n in doc["notes"] if "ring buffer (256 KiB a CPU) overflowed" in n]
+        self.assertEqual(len(notes), 1, doc["notes"])
+        self.assertIn(notes[0], p.stderr, "--verbose prints the stored notes")
+        cpu = trace["cpus"][0]
+        self.assertLess(cpu["matched"], cpu["samples"])
+        columns, _, summary = self.checked_hist(p.stdout, [CPU])
+        irq, usr = columns.index("IRQ-%03d" % CPU), columns.index("Usr-%03d" % CPU)
+        self.assertEqual(summary["count"][usr], cpu["samples"])
+        self.assertLess(summary["count"][irq], summary["count"][usr], "IRQ counts only the samples the ring kept")
 
     def test_the_counts_add_up_and_thread_is_at_least_irq_and_user_at_least_thread(self):
         db = self.path("runs.db")
@@ -281,7 +312,9 @@ class Untraced(RtlaCase):
         self.assertEqual(len(err), 1, p.stderr)
         self.assertRegex(err[0], r"^latscope rtla: tracing is unavailable")
         columns, rows, summary = self.checked_hist(p.stdout, [CPU], traced=False)
-        self.assertEqual(sum(v[0] for v in rows.values()) + summary["over"][0], summary["count"][0])
+        usr = columns.index("Usr-%03d" % CPU)
+        self.assertEqual(sum(v[usr] for v in rows.values()) + summary["over"][usr], summary["count"][usr])
+        self.assertGreater(summary["count"][usr], 0)
 
 
 class Usage(TempDirCase):

@@ -119,7 +119,7 @@ static void with_zeros_every_bucket_is_a_row_and_no_index_drops_the_first_column
 	free(text);
 }
 
-static void a_cpu_without_the_trace_shows_usr_only_and_no_irq_drops_its_column(void **state)
+static void without_the_trace_irq_and_thr_stay_empty_beside_usr_and_no_irq_drops_its_column(void **state)
 {
 	struct rtla_cpu cpus[2];
 	struct rtla_view v;
@@ -127,8 +127,9 @@ static void a_cpu_without_the_trace_shows_usr_only_and_no_irq_drops_its_column(v
 	two_cpus(&v, cpus, false);
 	v.user = false;         /* Usr is the only figure there is: shown all the same */
 	char *text = hist_text(&v);
-	assert_non_null(strstr(text, "\nIndex   Usr-000   Usr-002\n"));
-	assert_null(strstr(text, "IRQ"));
+	/* three columns a CPU, as rteval reads them by position */
+	assert_non_null(strstr(text, "\nIndex   IRQ-000   Thr-000   Usr-000   IRQ-002   Thr-002   Usr-002\n"));
+	assert_non_null(strstr(text, "\nALL:        IRQ       Thr       Usr\n"));
 	free(text);
 	two_cpus(&v, cpus, true);
 	v.no_irq = true;
@@ -207,7 +208,7 @@ int main(void)
 		cmocka_unit_test(the_duration_is_days_then_hours_minutes_and_seconds),
 		cmocka_unit_test(the_histogram_has_rtlas_header_columns_by_cpu_and_only_non_empty_rows),
 		cmocka_unit_test(with_zeros_every_bucket_is_a_row_and_no_index_drops_the_first_column),
-		cmocka_unit_test(a_cpu_without_the_trace_shows_usr_only_and_no_irq_drops_its_column),
+		cmocka_unit_test(without_the_trace_irq_and_thr_stay_empty_beside_usr_and_no_irq_drops_its_column),
 		cmocka_unit_test(an_empty_column_shows_a_dash_for_min_avg_and_max),
 		cmocka_unit_test(the_analysis_names_the_blocking_task_and_the_interference_with_their_shares),
 	};
