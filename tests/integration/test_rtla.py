@@ -108,7 +108,7 @@ class Traced(RtlaCase):
         argv = [RTLA, "timerlat", "hist", "-p100", "-P", "f:95", "-u", "-c" + CPU_LIST, "-E3500", "--no-summary",
                 "--no-aa", "--dma-latency=0"]
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
-        time.sleep(4)
+        time.sleep(2)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=120)
         self.assertEqual(p.returncode, 0, err)
@@ -163,16 +163,16 @@ class Traced(RtlaCase):
 
     def test_a_trace_ring_too_small_for_the_run_is_said_and_irq_counts_only_what_it_kept(self):
         db = self.path("runs.db")
-        # 256 KiB a CPU holds well under a second of 100 us wakeups: the ring overflows
-        p = subprocess.run([RTLA, "timerlat", "hist", "-c", str(CPU), "-p", "100", "-P", "f:95", "-u", "-d", "3s",
-                            "--trace-buffer-size=256", "--verbose", "--db", db],
+        # 64 KiB a CPU holds well under a second of 1 ms wakeups: the ring overflows
+        p = subprocess.run([RTLA, "timerlat", "hist", "-c", str(CPU), "-p", "1000", "-P", "f:95", "-u", "-d", "2s",
+                            "--trace-buffer-size=64", "--verbose", "--db", db],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = self.stored(1)
         trace = doc["trace"]
-        self.assertEqual(trace["buffer_kb"], 256)
+        self.assertEqual(trace["buffer_kb"], 64)
         self.assertGreater(trace["events_lost"], 0)
-        notes = [n for n in doc["notes"] if "ring buffer (256 KiB a CPU) overflowed" in n]
+        notes = [n for n in doc["notes"] if "ring buffer (64 KiB a CPU) overflowed" in n]
         self.assertEqual(len(notes), 1, doc["notes"])
         self.assertIn(notes[0], p.stderr, "--verbose prints the stored notes")
         cpu = trace["cpus"][0]
@@ -184,7 +184,7 @@ class Traced(RtlaCase):
 
     def test_the_counts_add_up_and_thread_is_at_least_irq_and_user_at_least_thread(self):
         db = self.path("runs.db")
-        p = subprocess.run([RTLA, "timerlat", "hist", "-c", CPU_LIST, "-p", "200", "-P", "f:95", "-u", "-d", "3s",
+        p = subprocess.run([RTLA, "timerlat", "hist", "-c", CPU_LIST, "-p", "500", "-P", "f:95", "-u", "-d", "2s",
                             "--db", db], capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
