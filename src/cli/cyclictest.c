@@ -25,6 +25,7 @@
 #include "core/nstime.h"
 #include "core/parse.h"
 #include "report/cyclictest.h"
+#include "report/rtjson.h"
 #include "report/text.h"
 #include "sys/atomicfile.h"
 #include "sys/cpus.h"
@@ -647,7 +648,7 @@ static int write_outputs(const struct cyc_opts *o, const struct cyc_view *view, 
 	}
 	if (o->json) {
 		json_t *doc = cyc_json(res, run);
-		char *text = doc ? cyc_json_dump(doc) : NULL;
+		char *text = doc ? rtjson_dump(doc) : NULL;
 		json_decref(doc);
 		r = text ? atomic_file_write(json_sink, text, strlen(text)) : -ENOMEM;
 		if (r == 0 && (r = atomic_file_write(json_sink, "\n", 1)) == 0)

@@ -24,6 +24,7 @@
 #include "core/parse.h"
 #include "probe/cycles.h"
 #include "report/oslat.h"
+#include "report/rtjson.h"
 #include "report/text.h"
 #include "sys/atomicfile.h"
 #include "sys/cpus.h"
@@ -399,7 +400,7 @@ static int write_json(const struct oslat_opts *o, struct atomic_file *sink, cons
 		      const struct oslat_view *v, const struct oslat_core *cores, const struct oslat_run *run)
 {
 	json_t *doc = oslat_json(res, v, cores, res->ncpus, run);
-	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) : NULL;
+	char *text = doc ? rtjson_dump(doc) : NULL;
 	int r = text ? 0 : -ENOMEM;
 
 	json_decref(doc);

@@ -4,9 +4,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/nstime.h"
+#include "report/rtjson.h"
 
 /* cyclictest casts its mean to long: truncation, not rounding. */
 static uint64_t avg_units(const struct lin_hist *h)
@@ -137,17 +137,6 @@ int cyc_print_hist(FILE *out, const struct cyc_view *v, const struct result *res
 	return ferror(out) ? -EIO : 0;
 }
 
-static json_t *time_text(uint64_t realtime_ns)
-{
-	time_t t = (time_t)(realtime_ns / 1000000000u);
-	struct tm tm;
-	char buf[64];
-
-	if (!localtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S %z", &tm) == 0)
-		buf[0] = '\0';
-	return json_string(buf);
-}
-
 static json_t *thread_json(const struct cpu_result *cr, int node)
 {
 	const struct lin_hist *h = cr->lin;
@@ -183,28 +172,19 @@ json_t *cyc_json(const struct result *res, const struct cyc_run *run)
 			threads = NULL;
 		}
 	}
-	json_t *sysinfo = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "sysname", "Linux",
-				    "nodename", res->sys.hostname, "release", res->sys.kernel_release,
-				    "version", res->sys.kernel_version, "machine", res->sys.machine,
-				    "realtime", strcmp(res->sys.preempt, "PREEMPT_RT") == 0);
-	/* The colons inside two keys are cyclictest's own; its readers expect them. */
 	if (!threads)
 		return NULL;
-	json_t *doc = json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o, s:i, s:i, s:o}",
-				"file_version", 1, "cmdline:", run->cmdline, "rt_test_version:", run->version,
-				"start_time", time_text(run->start_realtime_ns),
-				"end_time", time_text(run->end_realtime_ns), "return_code", run->return_code,
-				"sysinfo", sysinfo, "num_threads", (int)res->ncpus, "resolution_in_ns", 0,
-				"thread", threads);
-	if (doc && run->stored_id > 0 &&
-	    json_object_set_new(doc, "latscope_run_id", json_integer((json_int_t)run->stored_id)) < 0) {
+	json_t *doc = rtjson_head(run->cmdline, run->version, run->start_realtime_ns, run->end_realtime_ns,
+				  run->return_code, res, (int)res->ncpus);
+	/* json_object_set_new takes threads, failing or not */
+	if (!doc || json_object_set_new(doc, "resolution_in_ns", json_integer(0)) < 0) {
+		json_decref(threads);
 		json_decref(doc);
-		doc = NULL;
+		return NULL;
 	}
-	return doc;
-}
-
-char *cyc_json_dump(const json_t *doc)
-{
-	return json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	if (json_object_set_new(doc, "thread", threads) < 0) {
+		json_decref(doc);
+		return NULL;
+	}
+	return rtjson_with_run_id(doc, run->stored_id);
 }

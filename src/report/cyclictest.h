@@ -60,7 +60,5 @@ struct cyc_run {
 
 /* The --json document, or NULL (out of memory). */
 json_t *cyc_json(const struct result *res, const struct cyc_run *run);
-/* Its text as cyclictest indents it; free() it.  NULL: out of memory. */
-char *cyc_json_dump(const json_t *doc);
 
 #endif

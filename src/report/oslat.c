@@ -4,9 +4,9 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/nstime.h"
+#include "report/rtjson.h"
 
 void oslat_print_header(FILE *out, const struct oslat_header *h)
 {
@@ -115,18 +115,6 @@ int oslat_print_table(FILE *out, const struct oslat_view *v, const struct oslat_
 	return ferror(out) ? -EIO : 0;
 }
 
-/* rt-tests' time stamps: local time, as its get_timestamp writes them. */
-static json_t *stamp(uint64_t realtime_ns)
-{
-	const time_t secs = (time_t)(realtime_ns / NS_PER_SEC);
-	struct tm local;
-	char text[64] = "";
-
-	if (localtime_r(&secs, &local))
-		strftime(text, sizeof(text), "%a, %d %b %Y %H:%M:%S %z", &local);
-	return json_string(text);
-}
-
 /* A real rounded as oslat's printf writes it (digits after the point). */
 static json_t *rounded(double v, double digits)
 {
@@ -172,18 +160,15 @@ json_t *oslat_json(const struct result *res, const struct oslat_view *v, const s
 	}
 	if (!threads)
 		return NULL;
-	json_t *sys = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "sysname", "Linux", "nodename", res->sys.hostname,
-				"release", res->sys.kernel_release, "version", res->sys.kernel_version, "machine",
-				res->sys.machine, "realtime", strcmp(res->sys.preempt, "PREEMPT_RT") == 0);
-	/* "cmdline:" and "rt_test_version:" with their colons: rt-tests' own keys */
-	json_t *doc = json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o, s:i, s:o}", "file_version", 1, "cmdline:",
-				run->cmdline, "rt_test_version:", run->version, "start_time",
-				stamp(run->start_realtime_ns), "end_time", stamp(run->end_realtime_ns), "return_code",
-				run->return_code, "sysinfo", sys, "num_threads", (int)n, "thread", threads);
-	if (doc && run->stored_id > 0 &&
-	    json_object_set_new(doc, "latscope_run_id", json_integer((json_int_t)run->stored_id)) < 0) {
-		json_decref(doc);
-		doc = NULL;
+	json_t *doc = rtjson_head(run->cmdline, run->version, run->start_realtime_ns, run->end_realtime_ns,
+				  run->return_code, res, (int)n);
+	if (!doc) {
+		json_decref(threads);
+		return NULL;
 	}
-	return doc;
+	if (json_object_set_new(doc, "thread", threads) < 0) {       /* it takes threads, failing or not */
+		json_decref(doc);
+		return NULL;
+	}
+	return rtjson_with_run_id(doc, run->stored_id);
 }
