@@ -755,6 +755,9 @@ static int serve(struct monitor *mo, struct lat_error *err)
 	} else {
 		snprintf(where, sizeof(where), "%s", mo->cmd->listen);
 	}
+	/* texts first: a client that read the address never gets the 503 of before */
+	mon_metrics_set_up(mo->metrics, true);
+	publish(mo);
 	/* on stderr whatever -q says: the one line a service's log must have */
 	tprintf(stderr, "latscope monitor: serving http://%s/metrics\n", where);
 	return 0;
@@ -875,8 +878,8 @@ int cmd_monitor(int argc, char **argv)
 		tprintf(stderr, "latscope monitor: %s\n", err.msg);
 		goto out;
 	}
-	mon_metrics_set_up(mo.metrics, true);
-	publish(&mo);
+	if (!mo.server)
+		mon_metrics_set_up(mo.metrics, true);
 	char every[32], gap[32];
 	fmt_duration(m->rotate_ns, every, sizeof(every));
 	if (!m->t.out.quiet)
