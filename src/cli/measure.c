@@ -27,6 +27,9 @@
 #include "report/tprint.h"
 
 const char *const policy_choices[] = { "fifo", "rr", "other", "deadline", NULL };
+const char *const trace_backend_choices[] = { "auto", "bpf", "tracefs", "both", NULL };
+_Static_assert(sizeof(trace_backend_choices) / sizeof(trace_backend_choices[0]) == TRACE_BACKENDS + 1,
+	       "a name for every --trace-backend");
 const char *const fail_stat_choices[] = { "max", "warm_max", "p99", "p99.9", "p99.99", "mean", NULL };
 
 void run_params_defaults(struct run_params *rp, struct measure_extras *x)

@@ -145,6 +145,7 @@ int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err);
 
 extern const char *const policy_choices[];
 extern const char *const fail_stat_choices[];
+extern const char *const trace_backend_choices[];       /* enum trace_backend's */
 
 /* --checkpoint's row (cli/checkpoint.h), at offset off: wherever it is taken, the same range. */
 #define CHECKPOINT_OPT(off, text) \

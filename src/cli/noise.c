@@ -29,6 +29,9 @@ static const struct opt noise_opts[] = {
 	{ "trace", 0, OPT_FLAG, offsetof(struct noise_cmd, run.trace),
 	  .help = "explain every gap above the threshold from kernel trace events: interrupt, softirq, task or "
 		  "nothing seen (root)" },
+	{ "trace-backend", 0, OPT_ENUM, offsetof(struct noise_cmd, run.trace_backend), .choices = trace_backend_choices,
+	  .help = "with --trace: where the events are gathered: auto (BPF where the kernel allows, else tracefs), "
+		  "bpf (every event of the CPU, handed over in batches) or tracefs (both: timer only)" },
 	RUN_OPTS(struct noise_cmd),
 };
 
@@ -69,6 +72,8 @@ static int noise_validate(void *params, const struct opt_result *given, struct l
 		return err_set(err, -EINVAL, "option '--loops' is not for noise: a spinning loop is measured "
 			 "for a --duration");
 	}
+	if (opt_given(noise_opts, NOPTS, given, "trace-backend") && !c->run.trace)
+		return err_set(err, -EINVAL, "option '--trace-backend' needs '--trace'");
 	if (opt_given(noise_opts, NOPTS, given, "rest") && !c->p.burst_ns) {
 		return err_set(err, -EINVAL, "option '--rest' needs '--burst'");
 	}

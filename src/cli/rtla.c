@@ -598,6 +598,9 @@ static int run(int argc, char **argv, struct rtla_opts *o)
 	}
 	/* the decomposition: SCHED_DEADLINE's threads wait on no timer to trace */
 	tc->run.trace = o->policy != POLICY_DEADLINE;
+	/* rtla's own switch to its tracefs collection; else BPF where it can be used */
+	const char *no_bpf = getenv("RTLA_NO_BPF");
+	tc->run.trace_backend = no_bpf && strcmp(no_bpf, "1") == 0 ? TRACE_BACKEND_TRACEFS : TRACE_BACKEND_AUTO;
 	tc->run.duration_ns = o->duration_ns;
 	tc->run.no_pm_qos = !o->dma_given;       /* rtla leaves /dev/cpu_dma_latency alone unless asked */
 	tc->run.limit_idle = o->idle_given;

@@ -70,6 +70,10 @@ static const struct opt timer_opts[] = {
 	{ "trace-above", 0, OPT_DURATION, offsetof(struct timer_cmd, run.trace_above_ns), .min = 1,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
 	  .help = "with --trace: explain the samples above this (default: --threshold); a bare number is microseconds" },
+	{ "trace-backend", 0, OPT_ENUM, offsetof(struct timer_cmd, run.trace_backend), .choices = trace_backend_choices,
+	  .help = "with --trace: where the events are gathered: auto (BPF where the kernel allows, else tracefs), "
+		  "bpf (in the kernel, one record a sample), tracefs (every event, paired afterwards), or both (BPF's "
+		  "result, each sample checked against tracefs's)" },
 	RUN_OPTS(struct timer_cmd),
 };
 
@@ -189,8 +193,13 @@ static int timer_validate(void *params, const struct opt_result *given, struct l
 	if (given_opt(given, "trace-above") && !c->run.trace) {
 		return err_set(err, -EINVAL, "option '--trace-above' needs '--trace'");
 	}
+	if (given_opt(given, "trace-backend") && !c->run.trace) {
+		return err_set(err, -EINVAL, "option '--trace-backend' needs '--trace'");
+	}
 	if (c->run.trace)
 		c->run.trace_log_cap = tracerun_log_cap(&c->run, NS_PER_SEC / c->p.interval_ns);
+	c->run.trace_rate = NS_PER_SEC / c->p.interval_ns;
+	c->run.trace_sleeps_mono = c->p.mode == TIMER_NANOSLEEP && c->p.clock == TIMER_CLOCK_MONOTONIC;
 	return 0;
 }
 

@@ -24,6 +24,15 @@ struct run_deadline {
 	uint64_t period_ns;
 };
 
+/* --trace-backend: where --trace's events are gathered (probe/tracerun.c). */
+enum trace_backend {
+	TRACE_BACKEND_AUTO,             /* BPF where the kernel and the probe allow, else tracefs */
+	TRACE_BACKEND_BPF,
+	TRACE_BACKEND_TRACEFS,
+	TRACE_BACKEND_BOTH,             /* BPF's result, checked sample by sample against tracefs's */
+	TRACE_BACKENDS
+};
+
 struct run_params {
 	struct cpuset cpus;
 	int policy;                     /* enum sched_policy_kind */
@@ -41,6 +50,10 @@ struct run_params {
 	uint64_t trace_above_ns;        /* spikes to explain; 0: the threshold */
 	size_t trace_log_cap;           /* spans each thread keeps for the trace */
 	unsigned trace_buffer_kb;       /* the trace's ring per CPU; 0: sized from the duration (tracerun) */
+	int trace_backend;              /* enum trace_backend */
+	uint64_t trace_rate;            /* samples a second each thread takes: the BPF ring's size */
+	bool trace_sleeps_mono;         /* each logged deadline is a clock_nanosleep on CLOCK_MONOTONIC,
+					 * which the BPF collector follows (timer: --mode nanosleep, --clock monotonic) */
 	bool period_signal;             /* SIGUSR1 ends the run as a stop signal does (latscope
 					 * monitor: the period ends, the next begins); the caller blocks it */
 	uint64_t timer_slack_ns;        /* the measuring threads' timer slack; 0 is read as 1 (run_timer_slack) */

@@ -688,12 +688,20 @@ static int collect_last(struct runner *rn)
 static void start_trace(struct runner *rn)
 {
 	struct lat_error why;
-	if (!rn->trace)
+	struct tracerun_thread *th = calloc(rn->n, sizeof(*th));
+	for (size_t i = 0; th && i < rn->n; i++)
+		th[i] = (struct tracerun_thread){ .cpu = rn->w[i].t.cpu, .tid = rn->w[i].kernel_tid };
+	if (!rn->trace || !th) {
 		result_note(rn->res, TRACERUN_NOT_TRACED "out of memory; measuring without the decomposition");
-	else if (tracerun_start(rn->trace, rn->rp, rn->ops, &why) < 0)
+	} else if (tracerun_start(rn->trace, rn->rp, rn->ops, th, rn->n, &why) < 0) {
 		result_note(rn->res, TRACERUN_NOT_TRACED "%s; measuring without the decomposition", why.msg);
-	else
+	} else {
 		tracerun_note_mount(rn->res, tracerun_mounted(rn->trace));
+		if (tracerun_fallback(rn->trace))
+			result_info(rn->res, "--trace: traced with tracefs, as the BPF backend could not be used: %s",
+				    tracerun_fallback(rn->trace));
+	}
+	free(th);
 }
 
 static void finish_trace(struct runner *rn)

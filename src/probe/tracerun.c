@@ -10,7 +10,10 @@
 #include "core/linhist.h"
 #include "core/stats.h"
 #include "sys/procstat.h"
+#include "probe/tracecross.h"
+#include "probe/tracesplit.h"
 #include "trace/attrib.h"
+#include "trace/bpfcol.h"
 #include "trace/causes.h"
 #include "trace/events.h"
 #include "trace/evbuf.h"
@@ -25,12 +28,14 @@
 
 struct trace_run {
 	struct trace_guard guard;       /* removes the instance if latscope is killed */
-	struct trace_session *s;
+	struct trace_session *s;        /* the tracefs backend; NULL when BPF gathers */
+	struct bpf_collector *bpf;      /* the BPF backend (a killed process's programs go with it) */
 	const struct probe_ops *ops;    /* whose trace description says what to record and explain */
 	bool parts;                     /* each sample split into its parts; else the gaps above explained */
 	uint64_t above_ns;              /* spikes to explain (timer) */
 	int thread_prio;                /* the measuring threads' kernel prio: 99 - rtprio, or 120 */
 	unsigned buffer_kb;
+	char fallback[256];             /* why BPF was not used when it was tried; "" */
 };
 
 size_t tracerun_log_cap(const struct run_params *rp, uint64_t samples_per_sec)
@@ -60,9 +65,55 @@ int tracerun_prepare(struct trace_run **ret)
 	return 0;
 }
 
-int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, struct lat_error *why)
+/* Samples this much earlier than the spikes to explain bring their events
+ * too: the collector judges at the switch in, before the return to user. */
+static uint64_t detail_ns(uint64_t above_ns)
+{
+	return above_ns - above_ns / 8u;
+}
+
+static int start_bpf(struct trace_run *tr, const struct run_params *rp, const struct tracerun_thread *th, size_t n,
+		     struct lat_error *why)
+{
+	unsigned *cpu = calloc(n ? n : 1, sizeof(*cpu));
+	pid_t *tid = calloc(n ? n : 1, sizeof(*tid));
+	int r;
+
+	if (!cpu || !tid) {
+		r = err_set(why, -ENOMEM, "out of memory");
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			cpu[i] = th[i].cpu;
+			tid[i] = th[i].tid;
+		}
+		struct bpfcol_opts o = { .cpu = cpu, .tid = tid, .n = n, .detail_ns = detail_ns(tr->above_ns),
+					 .samples_cap = rp->trace_log_cap, .samples_per_sec = rp->trace_rate,
+					 .stream = !tr->parts };
+		if (o.stream)   /* noise: every event of the CPU, as the probe's description counts them */
+			o.samples_per_sec = tr->ops->trace->events_per_sec;
+		r = bpfcol_start(&o, &tr->bpf, why);
+	}
+	free(cpu);
+	free(tid);
+	return r;
+}
+
+static int start_tracefs(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops,
+			 struct lat_error *why)
 {
 	struct trace_opts o = { .cpus = rp->cpus, .guard = &tr->guard };
+
+	tr->buffer_kb = rp->trace_buffer_kb ? rp->trace_buffer_kb
+					    : trace_buffer_kb_for(rp->duration_ns, ops->trace->events_per_sec);
+	o.buffer_kb = tr->buffer_kb;
+	o.events = ops->trace->events;
+	return trace_session_start(&o, &tr->s, why);
+}
+
+int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops,
+		   const struct tracerun_thread *th, size_t n, struct lat_error *why)
+{
+	struct lat_error bpf_why;
 
 	if (!ops->trace) {
 		return err_set(why, -ENOTSUP, "%s samples have no trace explanation", ops->name);
@@ -71,11 +122,54 @@ int tracerun_start(struct trace_run *tr, const struct run_params *rp, const stru
 	tr->parts = ops->trace->kind == PROBE_TRACE_PARTS;
 	tr->above_ns = rp->trace_above_ns ? rp->trace_above_ns : rp->threshold_ns;
 	tr->thread_prio = rp->policy == POLICY_OTHER ? 120 : 99 - (int)rp->priority;
-	tr->buffer_kb = rp->trace_buffer_kb ? rp->trace_buffer_kb
-					    : trace_buffer_kb_for(rp->duration_ns, ops->trace->events_per_sec);
-	o.buffer_kb = tr->buffer_kb;
-	o.events = ops->trace->events;
-	return trace_session_start(&o, &tr->s, why);
+	tr->fallback[0] = '\0';
+	/* The collector follows a timer thread's clock_nanosleep on CLOCK_MONOTONIC,
+	 * or (noise) streams every event of the CPU; both compares timer samples. */
+	const char *unfit = !tr->parts && rp->trace_backend == TRACE_BACKEND_BOTH
+				    ? "both compares the split of timer samples; noise gaps have none"
+			    : !tr->parts                    ? NULL
+			    : rp->policy == POLICY_DEADLINE ? "the BPF collector follows timers, and deadline threads "
+							      "wait on none"
+			    : !rp->trace_sleeps_mono        ? "the BPF collector follows clock_nanosleep on "
+							      "CLOCK_MONOTONIC (--mode nanosleep, --clock monotonic)"
+							    : NULL;
+	if (rp->trace_backend == TRACE_BACKEND_TRACEFS)
+		return start_tracefs(tr, rp, ops, why);
+	if (rp->trace_backend == TRACE_BACKEND_BPF || rp->trace_backend == TRACE_BACKEND_BOTH) {
+		const char *opt = rp->trace_backend == TRACE_BACKEND_BPF ? "bpf" : "both";
+		if (unfit)
+			return err_set(why, -ENOTSUP, "--trace-backend %s: %s", opt, unfit);
+		int r = start_bpf(tr, rp, th, n, why);
+		if (r < 0)
+			return err_prefix(why, r, "--trace-backend %s: ", opt);
+		if (rp->trace_backend == TRACE_BACKEND_BPF)
+			return 0;
+		if ((r = start_tracefs(tr, rp, ops, why)) < 0) {
+			bpfcol_free(tr->bpf);
+			tr->bpf = NULL;
+			return err_prefix(why, r, "--trace-backend both: ");
+		}
+		return 0;
+	}
+	if (unfit)
+		return start_tracefs(tr, rp, ops, why);
+	if (start_bpf(tr, rp, th, n, &bpf_why) == 0)
+		return 0;
+	snprintf(tr->fallback, sizeof(tr->fallback), "%.200s", bpf_why.msg);
+	int r = start_tracefs(tr, rp, ops, why);
+	if (r < 0)
+		err_prefix(why, r, "BPF: %.200s; tracefs: ", bpf_why.msg);
+	return r;
+}
+
+const char *tracerun_backend(const struct trace_run *tr)
+{
+	return !tr ? NULL : tr->bpf ? "bpf" : tr->s ? "tracefs" : NULL;
+}
+
+const char *tracerun_fallback(const struct trace_run *tr)
+{
+	return tr && tr->s && !tr->bpf && tr->fallback[0] ? tr->fallback : NULL;
 }
 
 const char *tracerun_mounted(const struct trace_run *tr)
@@ -85,7 +179,7 @@ const char *tracerun_mounted(const struct trace_run *tr)
 
 bool tracerun_active(const struct trace_run *tr)
 {
-	return tr && tr->s;
+	return tr && (tr->s || tr->bpf);
 }
 
 void tracerun_note_mount(struct result *res, const char *mounted_at)
@@ -108,6 +202,10 @@ void tracerun_free(struct trace_run *tr, struct result *res)
 
 	if (!tr)
 		return;
+	unsigned removed;
+	if (tr->bpf && !tr->s)
+		trace_remove_stale_instances(&removed);    /* what killed tracefs runs left: tidied after a BPF run too */
+	bpfcol_free(tr->bpf);
 	trace_session_destroy(tr->s);
 	int r = trace_session_unmounted(tr->s, &note);
 	if (res)
@@ -324,31 +422,37 @@ static json_t *causes_json(struct trace_causes *c)
  * was an interrupt not delivered, trace_undelivered_ns() says.  After the
  * expiry, whatever held the CPU delayed the wakeup.
  */
-static void explain_timer_spike(const struct trace_run *tr, const struct trace_cpu_events *ce,
-				const struct tracerun_thread *th, const struct rec_span *s,
+static void explain_timer_spike(const struct trace_run *tr, struct splitter *sp, const struct rec_span *s,
 				const struct trace_timer_sample *smp, json_t *d)
 {
+	const struct tracerun_thread *th = sp->th;
 	struct trace_occupancy occ;
 	uint64_t expiry = smp->expiry_ts > s->from_ns ? smp->expiry_ts : s->from_ns;
 	uint64_t end = smp->switch_ts > expiry ? smp->switch_ts : s->to_ns;
+	const struct trace_ev *ev;
+	size_t n;
 
-	if (expiry > s->from_ns && trace_explain(ce->ev, ce->n, th->cpu, (int32_t)th->tid, s->from_ns, expiry, &occ) == 0) {
+	sp->events(sp, s, &ev, &n);
+	if (!n)
+		return;
+	if (expiry > s->from_ns && trace_explain(ev, n, th->cpu, (int32_t)th->tid, s->from_ns, expiry, &occ) == 0) {
 		uint64_t undelivered = trace_undelivered_ns(&occ, tr->thread_prio, smp->part[TRACE_PART_IRQ_DELAY]);
 		json_t *o = occupancy_json(&occ);
 		json_object_set_new(o, "interrupt_not_delivered_ns", json_integer((json_int_t)undelivered));
 		json_object_set_new(d, "before_expiry", o);
 	}
-	if (end > expiry && trace_explain(ce->ev, ce->n, th->cpu, (int32_t)th->tid, expiry, end, &occ) == 0)
+	if (end > expiry && trace_explain(ev, n, th->cpu, (int32_t)th->tid, expiry, end, &occ) == 0)
 		json_object_set_new(d, "after_expiry", occupancy_json(&occ));
 }
 
-static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_events *ce,
-			 const struct tracerun_thread *th, const struct result *res, const struct cpu_result *cr)
+static json_t *timer_cpu(const struct trace_run *tr, struct splitter *sp, const struct result *res,
+			 const struct cpu_result *cr)
 {
+	const struct tracerun_thread *th = sp->th;
 	struct part_acc *acc = calloc(TRACE_PARTS, sizeof(*acc));
 	struct stage_acc *stg = calloc(STAGES, sizeof(*stg));
 	const struct lin_hist *lin = th->lin && th->lin->unit_ns && th->lin->nbins ? th->lin : NULL;
-	struct spike sp[SPIKES_MAX];
+	struct spike spk[SPIKES_MAX];
 	unsigned nsp = 0;
 	uint64_t matched = 0, add_up = 0, unmatched = 0, inferred = 0;
 	json_t *o = json_object();
@@ -371,7 +475,7 @@ static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_even
 	for (size_t i = 0; i < th->log->n; i++) {
 		const struct rec_span *s = &th->log->spans[i];
 		struct trace_timer_sample smp;
-		if (trace_decompose_timer(ce->ev, ce->n, th->cpu, (int32_t)th->tid, s->from_ns, s->to_ns, &smp) < 0) {
+		if (sp->split(sp, s, &smp) < 0) {
 			unmatched++;
 			continue;
 		}
@@ -398,8 +502,8 @@ static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_even
 		for (unsigned p = 0; p < TRACE_PARTS; p++)
 			json_object_set_new(parts, trace_part_name((enum trace_part)p), json_integer(smp.part[p]));
 		json_object_set_new(d, "parts", parts);
-		explain_timer_spike(tr, ce, th, s, &smp, d);
-		keep_spike(sp, &nsp, res, cr, s, d);
+		explain_timer_spike(tr, sp, s, &smp, d);
+		keep_spike(spk, &nsp, res, cr, s, d);
 	}
 	json_t *parts = json_object();
 	for (unsigned p = 0; p < TRACE_PARTS; p++)
@@ -420,7 +524,7 @@ static json_t *timer_cpu(const struct trace_run *tr, const struct trace_cpu_even
 	json_object_set_new(o, "parts", parts);
 	json_object_set_new(o, "stages", stages);
 	json_object_set_new(o, "spikes_above_ns", json_integer((json_int_t)tr->above_ns));
-	json_object_set_new(o, "spikes", spikes_json(sp, nsp));
+	json_object_set_new(o, "spikes", spikes_json(spk, nsp));
 	return o;
 }
 
@@ -478,43 +582,170 @@ static void note_lost(const struct trace_run *tr, const json_t *doc, uint64_t lo
 		    (long long)samples);
 }
 
-int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
-		    struct lat_error *why)
+static json_t *trace_doc(const struct trace_run *tr, unsigned buffer_kb, uint64_t lost)
 {
-	struct trace_events *ev = NULL;
+	json_t *doc = json_object();
+	json_object_set_new(doc, "mode", json_string(tr->ops->name));   /* the probe whose samples it explains */
+	json_object_set_new(doc, "backend", json_string(tracerun_backend(tr)));
+	json_object_set_new(doc, "buffer_kb", json_integer(buffer_kb));
+	json_object_set_new(doc, "events_lost", json_integer((json_int_t)lost));
+	return doc;
+}
+
+static void set_trace(struct result *res, json_t *doc, json_t *cpus)
+{
+	json_object_set_new(doc, "cpus", cpus);
+	json_decref(res->trace);
+	res->trace = doc;
+}
+
+/* Stop the tracefs session and read all of it, for the threads' CPUs. */
+static int tracefs_read(struct trace_run *tr, const struct tracerun_thread *threads, size_t n,
+			struct trace_events **ret, struct lat_error *why)
+{
 	unsigned ncpus = 0;
 	int r;
 
+	*ret = NULL;
 	trace_session_stop(tr->s);
 	for (size_t i = 0; i < n; i++)
 		ncpus = threads[i].cpu + 1u > ncpus ? threads[i].cpu + 1u : ncpus;
-	if ((r = trace_events_new(ncpus, 0, &ev)) < 0) {
+	if ((r = trace_events_new(ncpus, 0, ret)) < 0)
 		return err_set(why, r, "out of memory");
-	}
-	if ((r = trace_session_read(tr->s, ev, why)) < 0) {
-		trace_events_free(ev);
-		return r;
+	if ((r = trace_session_read(tr->s, *ret, why)) < 0) {
+		trace_events_free(*ret);
+		*ret = NULL;
 	}
 	trace_session_destroy(tr->s);
-	json_t *doc = json_object(), *cpus = json_array();
-	json_object_set_new(doc, "mode", json_string(tr->ops->name));   /* the probe whose samples it explains */
-	json_object_set_new(doc, "buffer_kb", json_integer(tr->buffer_kb));
-	json_object_set_new(doc, "events_lost", json_integer((json_int_t)trace_events_lost(ev)));
-	for (size_t i = 0; i < n; i++) {
+	return r;
+}
+
+static int tracefs_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
+			  struct lat_error *why)
+{
+	struct trace_events *ev;
+	int r = tracefs_read(tr, threads, n, &ev, why);
+
+	if (r < 0)
+		return r;
+	json_t *doc = trace_doc(tr, tr->buffer_kb, trace_events_lost(ev)), *cpus = json_array();
+	struct splitter *sp = calloc(1, sizeof(*sp));
+	for (size_t i = 0; sp && i < n; i++) {
 		const struct tracerun_thread *th = &threads[i];
 		const struct trace_cpu_events *ce = &ev->cpu[th->cpu];
 		const struct cpu_result *cr = i < res->ncpus ? &res->cpus[i] : NULL;
-		json_t *c = tr->parts ? timer_cpu(tr, ce, th, res, cr) : noise_cpu(ce, th, res, cr);
+		splitter_tracefs(sp, th, ce);
+		json_t *c = tr->parts ? timer_cpu(tr, sp, res, cr) : noise_cpu(ce, th, res, cr);
 		if (!c)
 			continue;
 		json_object_set_new(c, "cpu", json_integer(th->cpu));
 		json_object_set_new(c, "trace_events", json_integer((json_int_t)ce->n));
 		json_array_append_new(cpus, c);
 	}
-	json_object_set_new(doc, "cpus", cpus);
+	free(sp);
+	set_trace(res, doc, cpus);
 	note_lost(tr, doc, trace_events_lost(ev), res);
 	trace_events_free(ev);
-	json_decref(res->trace);
-	res->trace = doc;
 	return 0;
+}
+
+/* The collector's lost records and those past the log's bound: said, not hidden. */
+static void note_bpf_lost(uint64_t lost, uint64_t not_kept, struct result *res)
+{
+	if (lost)
+		result_note(res, "the BPF collector's ring buffer was full %llu times: as many samples are not split "
+			    "into parts", (unsigned long long)lost);
+	if (not_kept)
+		result_note(res, "%llu sample records came after the trace's log was full and are not split into parts",
+			    (unsigned long long)not_kept);
+}
+
+/* --trace-backend both: tracefs's trace read, and each sample compared (probe/tracecross.h). */
+static int cross_check(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, json_t *doc,
+		       struct lat_error *why)
+{
+	struct trace_events *ev;
+	int r = tracefs_read(tr, threads, n, &ev, why);
+
+	if (r < 0)
+		return r;
+	json_t *c = trace_cross_check(threads, n, tr->bpf, ev, tr->above_ns);
+	if (c)
+		json_object_set_new(doc, "cross_check", c);
+	else
+		r = err_set(why, -ENOMEM, "out of memory");
+	trace_events_free(ev);
+	return r;
+}
+
+/* kernel.bpf_stats_enabled was on: what the collector cost, measured, per
+ * program (named for its tracepoint) and in all; else NULL. */
+static json_t *collector_json(const struct bpf_collector *bpf)
+{
+	const struct bpfcol_prog_cost *pc;
+	size_t n = bpfcol_cost(bpf, &pc);
+	uint64_t runs = 0, run_ns = 0;
+	json_t *progs = json_object();
+
+	for (size_t i = 0; i < n; i++) {
+		runs += pc[i].runs;
+		run_ns += pc[i].run_ns;
+		json_object_set_new(progs, pc[i].name, json_pack("{s:I, s:I}", "runs", (json_int_t)pc[i].runs, "run_ns",
+								 (json_int_t)pc[i].run_ns));
+	}
+	if (!runs) {
+		json_decref(progs);
+		return NULL;
+	}
+	return json_pack("{s:I, s:I, s:o}", "runs", (json_int_t)runs, "run_ns", (json_int_t)run_ns, "programs", progs);
+}
+
+static int bpf_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res)
+{
+	uint64_t lost = 0, not_kept = 0;
+
+	bpfcol_stop(tr->bpf);
+	for (size_t i = 0; i < n; i++) {
+		const struct bpfcol_cpu *k = bpfcol_cpu(tr->bpf, threads[i].cpu);
+		lost += k ? k->lost : 0;
+		not_kept += k ? k->not_kept : 0;
+	}
+	json_t *doc = trace_doc(tr, bpfcol_ring_kb(tr->bpf), lost), *cpus = json_array();
+	json_t *collector = collector_json(tr->bpf);
+	if (collector)
+		json_object_set_new(doc, "collector", collector);
+	struct splitter *sp = calloc(1, sizeof(*sp));
+	for (size_t i = 0; sp && i < n; i++) {
+		const struct tracerun_thread *th = &threads[i];
+		const struct bpfcol_cpu *k = bpfcol_cpu(tr->bpf, th->cpu);
+		const struct cpu_result *cr = i < res->ncpus ? &res->cpus[i] : NULL;
+		if (!k)
+			continue;
+		json_t *c;
+		if (tr->parts) {
+			splitter_bpf(sp, th, k);
+			c = timer_cpu(tr, sp, res, cr);
+		} else {
+			c = noise_cpu(&bpfcol_events(tr->bpf)->cpu[th->cpu], th, res, cr);
+		}
+		if (!c)
+			continue;
+		json_object_set_new(c, "cpu", json_integer(th->cpu));
+		json_object_set_new(c, "trace_events", json_integer((json_int_t)k->records));
+		json_object_set_new(c, "records_lost", json_integer((json_int_t)k->lost));
+		json_array_append_new(cpus, c);
+	}
+	free(sp);
+	set_trace(res, doc, cpus);
+	note_bpf_lost(lost, not_kept, res);
+	struct lat_error why;
+	if (tr->s && cross_check(tr, threads, n, doc, &why) < 0)
+		result_note(res, "--trace-backend both: tracefs's trace could not be read: %s", why.msg);
+	return 0;
+}
+
+int tracerun_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res,
+		    struct lat_error *why)
+{
+	return tr->bpf ? bpf_finish(tr, threads, n, res) : tracefs_finish(tr, threads, n, res, why);
 }

@@ -38,10 +38,18 @@ struct tracerun_thread {
 /* Before any thread is started (it forks the guard of trace/guard.h, which
  * must see a single-threaded process).  0 or -ENOMEM. */
 int tracerun_prepare(struct trace_run **ret);
-/* Start recording on rp's CPUs what ops->trace asks for.  On failure (or
- * for a probe without a trace description) why says what was missing; the
- * run goes on untraced (tracerun_active false). */
-int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops, struct lat_error *why);
+/* Start recording on rp's CPUs what ops->trace asks for, with the backend
+ * rp->trace_backend says: auto takes BPF for the timer's samples where the
+ * kernel allows it (th: the n threads, started, whose tids the collector
+ * filters by) and tracefs otherwise.  On failure (or for a probe without a
+ * trace description) why says what was missing; the run goes on untraced
+ * (tracerun_active false). */
+int tracerun_start(struct trace_run *tr, const struct run_params *rp, const struct probe_ops *ops,
+		   const struct tracerun_thread *th, size_t n, struct lat_error *why);
+/* "bpf" or "tracefs" once started; NULL before or when neither. */
+const char *tracerun_backend(const struct trace_run *tr);
+/* Why auto did not use BPF when it tried and tracefs served; else NULL. */
+const char *tracerun_fallback(const struct trace_run *tr);
 /* Where tracerun_start() mounted tracefs, which was not mounted; else NULL. */
 const char *tracerun_mounted(const struct trace_run *tr);
 /* Recording started, so tracerun_finish has a trace to read. */

@@ -76,7 +76,7 @@ void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *inden
 		tprintf(out, "%s  steal in that window: %.1fus\n", indent, us(num(sp, "window_steal_ns")));
 }
 
-static void timer_cpu(FILE *out, const json_t *c)
+static void timer_cpu(FILE *out, const json_t *c, bool bpf)
 {
 	const json_t *parts = json_object_get(c, "parts"), *p, *sp;
 	const char *name;
@@ -86,7 +86,8 @@ static void timer_cpu(FILE *out, const json_t *c)
 		num(c, "cpu"), num(c, "matched"), num(c, "samples"), num(c, "add_up"),
 		num(c, "samples_not_logged") ? " (the log was full before the end)" : "");
 	/* What the tracing cost scales with; bench/RESULTS.md has its price in latency. */
-	tprintf(out, "        %lld trace events recorded on it, %.1f per sample\n", num(c, "trace_events"),
+	tprintf(out, "        %lld %s on it, %.1f per sample\n", num(c, "trace_events"),
+		bpf ? "records handed over by the BPF collector" : "trace events recorded",
 		num(c, "samples") ? (double)num(c, "trace_events") / (double)num(c, "samples") : 0.0);
 	tprintf(out, "        %-18s %9s %9s %9s %9s\n", "part (us)", "p50", "p99", "p99.9", "max");
 	json_object_foreach((json_t *)parts, name, p)
@@ -138,14 +139,17 @@ void text_trace(FILE *out, const struct result *res)
 	if (!res->trace)
 		return;
 	bool timer = probe_traced_as(res->probe, PROBE_TRACE_PARTS);
-	tprintf(out, "where the time went (--trace, from kernel trace events):\n");
+	const char *backend = json_string_value(json_object_get(res->trace, "backend"));
+	bool bpf = backend && strcmp(backend, "bpf") == 0;
+	tprintf(out, "where the time went (--trace, from kernel trace events, %s):\n",
+		!bpf ? "gathered by tracefs" : timer ? "split in the kernel by BPF" : "gathered in the kernel by BPF");
 	json_array_foreach(json_object_get(res->trace, "cpus"), i, c) {
 		if (timer)
-			timer_cpu(out, c);
+			timer_cpu(out, c, bpf);
 		else
 			noise_cpu(out, c);
 	}
 	if (num(res->trace, "events_lost"))
-		tprintf(out, "  the trace lost %lld events: samples near them may be unexplained\n",
-			num(res->trace, "events_lost"));
+		tprintf(out, "  the trace lost %lld %s: samples near them may be unexplained\n",
+			num(res->trace, "events_lost"), bpf ? "records" : "events");
 }

@@ -166,21 +166,29 @@ int trace_decompose_timer(const struct trace_ev *ev, size_t n, unsigned cpu, int
 		return -ENOENT;
 	}
 
-	uint64_t now = entry->arg;
-	if (now > entry->ts + TRACE_SKEW_TOL_NS || now + NOW_SANE_NS < entry->ts)
-		now = entry->ts;
+	return trace_timer_parts(deadline, entry->arg, entry->ts, waking->ts, sw->ts, wake, flags, ret);
+}
+
+int trace_timer_parts(uint64_t deadline, uint64_t expiry_now, uint64_t expiry_ts, uint64_t waking_ts,
+		      uint64_t switch_ts, uint64_t wake, uint32_t flags, struct trace_timer_sample *ret)
+{
+	uint64_t now = expiry_now;
+	if (now > expiry_ts + TRACE_SKEW_TOL_NS || now + NOW_SANE_NS < expiry_ts)
+		now = expiry_ts;
+	if (wake < deadline)
+		return -EINVAL;
 
 	/* Consecutive differences over D, now, waking, switch, W: they telescope. */
 	ret->part[TRACE_PART_IRQ_DELAY] = (int64_t)(now - deadline);
-	ret->part[TRACE_PART_HANDLER] = (int64_t)(waking->ts - now);
-	ret->part[TRACE_PART_WAKEUP] = (int64_t)(sw->ts - waking->ts);
-	ret->part[TRACE_PART_RETURN] = (int64_t)(wake - sw->ts);
+	ret->part[TRACE_PART_HANDLER] = (int64_t)(waking_ts - now);
+	ret->part[TRACE_PART_WAKEUP] = (int64_t)(switch_ts - waking_ts);
+	ret->part[TRACE_PART_RETURN] = (int64_t)(wake - switch_ts);
 	for (int p = 0; p < TRACE_PARTS; p++)
 		if (ret->part[p] < -(int64_t)TRACE_SKEW_TOL_NS)
 			flags |= TRACE_F_SKEW;
-	ret->expiry_ts = entry->ts;
-	ret->waking_ts = waking->ts;
-	ret->switch_ts = sw->ts;
+	ret->expiry_ts = expiry_ts;
+	ret->waking_ts = waking_ts;
+	ret->switch_ts = switch_ts;
 	ret->flags = flags;
 	return 0;
 }

@@ -81,6 +81,17 @@ struct trace_timer_sample {
 int trace_decompose_timer(const struct trace_ev *ev, size_t n, unsigned cpu, int32_t tid,
 			  uint64_t deadline, uint64_t wake, struct trace_timer_sample *ret);
 
+/*
+ * A sample's parts from its points: the deadline, the expiry's own "now" (a
+ * value more than TRACE_SKEW_TOL_NS after the handler's time, or a
+ * millisecond before it, is not believed: the handler's time stands in), the
+ * handler, the waking, the switch and the wake; flags are kept and
+ * TRACE_F_SKEW added.  Both backends split a sample here (the BPF collector
+ * hands over the points).  0, or -EINVAL when wake < deadline.
+ */
+int trace_timer_parts(uint64_t deadline, uint64_t expiry_now, uint64_t expiry_ts, uint64_t waking_ts,
+		      uint64_t switch_ts, uint64_t wake, uint32_t flags, struct trace_timer_sample *ret);
+
 /* ---- occupancy: what held the CPU ------------------------------------- */
 
 enum trace_occ_kind {

@@ -161,15 +161,37 @@ class Traced(RtlaCase):
             columns, rows, summary = self.checked_hist(out, [CPU])
             self.assertEqual(len(summary["count"]), 3, sig)
 
+    @unittest.skipUnless(os.environ.get("LATSCOPE_HAVE_BPF") == "1", "built without the BPF backend (-Dbpf)")
+    def test_without_a_duration_the_bpf_collector_splits_every_sample_to_the_end(self):
+        # rteval's way: no -d, stopped by SIGINT; the collector is read while it runs, so no ring
+        # sized from a duration can overflow and IRQ counts what Usr counts
+        db = self.path("runs.db")
+        p = subprocess.Popen([RTLA, "timerlat", "hist", "-p100", "-P", "f:95", "-u", "-c", str(CPU), "-E3500",
+                              "--no-summary", "--no-aa", "--dma-latency=0", "--db", db],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(4)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        trace = self.stored(1)["trace"]
+        self.assertEqual(trace["backend"], "bpf")
+        self.assertEqual(trace["events_lost"], 0)
+        cpu = trace["cpus"][0]
+        self.assertGreater(cpu["samples"], 20000)
+        self.assertGreaterEqual(cpu["matched"], 0.99 * cpu["samples"], cpu)
+        self.assertEqual(cpu["stages"]["irq"]["count"], cpu["matched"])
+
     def test_a_trace_ring_too_small_for_the_run_is_said_and_irq_counts_only_what_it_kept(self):
         db = self.path("runs.db")
-        # 64 KiB a CPU holds well under a second of 1 ms wakeups: the ring overflows
+        # 64 KiB a CPU holds well under a second of 1 ms wakeups: the ring overflows.
+        # RTLA_NO_BPF=1: rtla's switch to its tracefs collection, the one with that ring.
         p = subprocess.run([RTLA, "timerlat", "hist", "-c", str(CPU), "-p", "1000", "-P", "f:95", "-u", "-d", "2s",
                             "--trace-buffer-size=64", "--verbose", "--db", db],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=120, env={**os.environ, "RTLA_NO_BPF": "1"})
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = self.stored(1)
         trace = doc["trace"]
+        self.assertEqual(trace["backend"], "tracefs")
         self.assertEqual(trace["buffer_kb"], 64)
         self.assertGreater(trace["events_lost"], 0)
         notes = [n for n in doc["notes"] if "ring buffer (64 KiB a CPU) overflowed" in n]

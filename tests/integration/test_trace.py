@@ -8,12 +8,16 @@ import subprocess
 import time
 import unittest
 
-from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, is_traceable, load, main,
-                     online_cpus, run)
+from harness import (LAT_INJECT, LATSCOPE, SANITIZED, TempDirCase, check_consistent, is_root, is_traceable, load,
+                     main, online_cpus, run)
 
 CPU = online_cpus()[-1]
 INSTANCES = "/sys/kernel/tracing/instances"
 TRACEABLE = is_traceable()
+# Built with the BPF backend (-Dbpf), which --trace then takes for the timer by itself.
+HAVE_BPF = os.environ.get("LATSCOPE_HAVE_BPF") == "1"
+# The tests of the tracefs instance's life force its backend.
+TRACEFS = ("--trace-backend", "tracefs")
 
 
 def ours(pid, pidns=None):
@@ -80,7 +84,7 @@ class TimerTrace(TempDirCase):
         self.assertGreaterEqual(max(one_burst), busy_us * 1000 * 0.7, "the largest caught most of a burst")
 
     def interrupted(self, sig):
-        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", "-q", "--no-store"],
+        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", *TRACEFS, "-q", "--no-store"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 10
         while not ours(p.pid) and time.monotonic() < deadline:
@@ -100,7 +104,7 @@ class TimerTrace(TempDirCase):
         self.interrupted(signal.SIGTERM)
 
     def traced_run_started(self):
-        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", "-q", "--no-store"],
+        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", *TRACEFS, "-q", "--no-store"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
         while not ours(p.pid) and time.monotonic() < deadline:
@@ -136,7 +140,7 @@ class TimerTrace(TempDirCase):
     def test_a_run_in_another_pid_namespace_leaves_a_live_runs_instance_alone(self):
         # A container sharing the host's tracefs sees the host run's pid as
         # nobody's; it must not take that for a killed run and remove its instance.
-        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", "-q", "--no-store"],
+        p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace", *TRACEFS, "-q", "--no-store"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 10
@@ -144,7 +148,7 @@ class TimerTrace(TempDirCase):
                 time.sleep(0.02)
             self.assertTrue(ours(p.pid), "the instance was made")
             c = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", os.path.abspath(LATSCOPE), "timer",
-                                "-a", str(CPU), "-D", "0.5", "--trace", "-q", "--no-store"],
+                                "-a", str(CPU), "-D", "0.5", "--trace", *TRACEFS, "-q", "--no-store"],
                                capture_output=True, text=True, timeout=60)
             self.assertEqual(c.returncode, 0, c.stderr)
             self.assertNotIn("not traced", c.stderr, "the run in the namespace traced too")
@@ -169,17 +173,29 @@ class TimerTrace(TempDirCase):
 
 @unittest.skipUnless(TRACEABLE, "needs root and tracefs with timer events")
 class NoiseTrace(TempDirCase):
-    def test_injected_gaps_are_explained_by_the_injecting_task(self):
+    def injected(self, backend):
         out = self.path("n.json")
         inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "300us", "10ms", "6s"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             self.assertEqual(inj.stdout.readline().strip(), "ready")
-            p = run("noise", "-a", str(CPU), "-D", "3", "--trace", "-q", "--no-store", "--json", out, timeout=60)
+            p = run("noise", "-a", str(CPU), "-D", "3", "--trace", "--trace-backend", backend, "-q", "--no-store",
+                    "--json", out, timeout=60)
         finally:
             inj.kill()
             inj.communicate()
         self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(load(out)["trace"]["backend"], backend)
+        return p, out
+
+    def test_injected_gaps_are_explained_by_the_injecting_task_through_tracefs(self):
+        self.check_injected(*self.injected("tracefs"))
+
+    @unittest.skipUnless(HAVE_BPF, "built without the BPF backend (-Dbpf)")
+    def test_injected_gaps_are_explained_by_the_injecting_task_through_bpf(self):
+        self.check_injected(*self.injected("bpf"))
+
+    def check_injected(self, p, out):
         cpu = load(out)["trace"]["cpus"][0]
         self.assertGreater(cpu["explained"], 0.9 * cpu["events"], cpu)
         task_ns = cpu["by_kind_ns"]["task"]
@@ -198,6 +214,128 @@ class NoiseTrace(TempDirCase):
             self.assertTrue(spike["occupied_by"]["by"], spike)
 
 
+@unittest.skipUnless(is_root(), "needs root (BPF and tracefs)")
+@unittest.skipUnless(HAVE_BPF, "built without the BPF backend (-Dbpf): WithoutBpf runs instead")
+class BpfTrace(TempDirCase):
+    def timer(self, *extra, seconds=10):
+        out = self.path("t.json")
+        p = run("timer", "-a", str(CPU), "-D", "%gs" % seconds, "--trace", "--no-store", "--json", out, *extra,
+                timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        check_consistent(self, doc)
+        self.assertIn("trace", doc, doc["notes"])
+        return p, doc
+
+    def test_trace_uses_bpf_here_and_every_split_sample_adds_up(self):
+        # the command line: `latscope timer -a 1 -D 10s --trace` (half as long under the sanitizers)
+        p, doc = self.timer(seconds=5 if SANITIZED else 10)
+        trace = doc["trace"]
+        self.assertEqual(trace["backend"], "bpf", doc["notes"])
+        self.assertIn("split in the kernel by BPF", p.stdout)
+        self.assertEqual(trace["events_lost"], 0)
+        cpu = trace["cpus"][0]
+        count = doc["cpus"][0]["metrics"]["latency"]["count"]
+        self.assertEqual(cpu["samples"], count)
+        self.assertGreaterEqual(cpu["matched"], 0.99 * count, cpu)
+        self.assertEqual(cpu["add_up"], cpu["matched"], "every split sample adds up to its latency")
+        # the switch to the thread is seen; only a thread woken before it left the CPU had none
+        self.assertLess(cpu["switch_inferred"], 0.05 * cpu["matched"], cpu)
+        # one record a sample, and the events of the late ones
+        self.assertGreaterEqual(cpu["trace_events"], cpu["matched"])
+        self.assertLessEqual(cpu["trace_events"], 1.5 * count)
+        for name, part in cpu["parts"].items():
+            self.assertEqual(part["count"], cpu["matched"], name)
+        mean = sum(part["mean_ns"] for part in cpu["parts"].values())
+        self.assertAlmostEqual(mean / doc["cpus"][0]["metrics"]["latency"]["mean_ns"], 1.0, delta=0.05)
+
+    def test_both_backends_split_the_same_samples_alike_and_name_the_injected_task(self):
+        busy_us = 6000
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "%dus" % busy_us, "20300us", "10s"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(inj.stdout.readline().strip(), "ready")
+            _, doc = self.timer("-p", "80", "--trace-backend", "both", "--trace-above", "300us", seconds=5)
+        finally:
+            inj.kill()
+            inj.communicate()
+        trace = doc["trace"]
+        self.assertEqual(trace["backend"], "bpf")
+        x = trace["cross_check"]
+        self.assertGreaterEqual(x["samples"], 0.9 * trace["cpus"][0]["matched"], x)
+        # the same points of the same samples: each part's median within 1 us, and per sample too
+        compared = [x["parts"][p] for p in x["parts"] if x["parts"][p]["samples"]]
+        if x["switch_inferred"]["samples"]:
+            compared.append(x["switch_inferred"])   # tracefs did not see the switch: wakeup + return
+            self.assertGreater(x["switch_inferred"]["switch_to_exit_p50_ns"], 0)
+        self.assertGreaterEqual(len(compared), 3, x)
+        for c in compared:
+            # the medians come from log histograms: equal within 1 us or their resolution (1/64)
+            self.assertLessEqual(abs(c["bpf_p50_ns"] - c["tracefs_p50_ns"]),
+                                 max(1000, c["tracefs_p50_ns"] / 64), x)
+            self.assertLessEqual(c["diff_p50_ns"], 1000, x)
+        # the injected task holds the CPU in the spikes, as both backends say
+        self.assertGreater(x["spikes"], 0, x)
+        self.assertGreaterEqual(x["same_culprit"], 0.7 * x["spikes"], x)
+        named = [c for sp in trace["cpus"][0]["spikes"] for c in sp.get("after_expiry", {}).get("by", [])
+                 if c["kind"] == "task" and c.get("name") == "lat-inject"]
+        self.assertTrue(named, trace["cpus"][0]["spikes"])
+        self.assertLessEqual(min(c["ns"] for c in named), busy_us * 1000 * 1.1)
+
+    @unittest.skipUnless(shutil.which("runuser"), "needs runuser to become nobody")
+    def test_forced_bpf_without_privilege_is_not_traced_and_says_what_is_needed(self):
+        out = self.path("r.json")
+        p = self.as_nobody("timer", "-a", "0", "-D", "1", "--trace", "--trace-backend", "bpf", "-q", "--no-store",
+                           "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r"not traced: --trace-backend bpf: .*not permitted \(root, or CAP_BPF and "
+                                   r"CAP_PERFMON, is needed\)")
+        self.assertNotIn("trace", load(out))
+
+    def test_noise_gaps_come_from_every_event_in_batches_and_are_not_cross_checked(self):
+        # a gap is found by the spinning thread after it happened: explaining it takes all of the CPU's events
+        out = self.path("n.json")
+        p = run("noise", "-a", str(CPU), "-D", "2", "--trace", "--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        trace = load(out)["trace"]
+        self.assertEqual(trace["backend"], "bpf")
+        self.assertIn("gathered in the kernel by BPF", p.stdout)
+        cpu = trace["cpus"][0]
+        self.assertEqual(cpu["explained"], cpu["events"])
+        self.assertLess(cpu["trace_events"], cpu["events"], "a record holds a batch of events")
+        p = run("noise", "-a", str(CPU), "-D", "1", "--trace", "--trace-backend", "both", "-q", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not traced: --trace-backend both: both compares the split of timer samples", p.stderr)
+
+    def test_timers_the_collector_does_not_follow_are_traced_by_tracefs(self):
+        out = self.path("t.json")
+        # the collector follows clock_nanosleep on CLOCK_MONOTONIC: a timerfd's wakeups go to tracefs
+        p = run("timer", "-a", str(CPU), "-D", "1", "--mode", "timerfd", "--trace", "-q", "--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(load(out)["trace"]["backend"], "tracefs")
+        p = run("timer", "-a", str(CPU), "-D", "1", "--clock", "realtime", "--trace", "--trace-backend", "bpf", "-q",
+                "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not traced: --trace-backend bpf: the BPF collector follows clock_nanosleep on "
+                      "CLOCK_MONOTONIC (--mode nanosleep, --clock monotonic)", p.stderr)
+
+
+@unittest.skipUnless(TRACEABLE, "needs root and tracefs with timer events")
+@unittest.skipIf(HAVE_BPF, "built with the BPF backend: BpfTrace runs instead")
+class WithoutBpf(TempDirCase):
+    def test_trace_uses_tracefs_and_a_forced_bpf_says_it_was_left_out(self):
+        out = self.path("t.json")
+        p = run("timer", "-a", str(CPU), "-D", "1", "--trace", "-q", "--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        self.assertEqual(doc["trace"]["backend"], "tracefs")
+        self.assertIn("--trace: traced with tracefs, as the BPF backend could not be used: built without the BPF "
+                      "backend (meson option -Dbpf)", doc["notes"])
+        p = run("timer", "-a", str(CPU), "-D", "1", "--trace", "--trace-backend", "bpf", "-q", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not traced: --trace-backend bpf: built without the BPF backend", p.stderr)
+
+
 class WithoutTracing(TempDirCase):
     @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
     def test_without_root_the_run_goes_on_and_says_why(self):
@@ -213,6 +351,15 @@ class WithoutTracing(TempDirCase):
         p = run("timer", "-D", "1", "--no-store", "--trace-above", "50us")
         self.assertEqual(p.returncode, 2)
         self.assertIn("'--trace-above' needs '--trace'", p.stderr)
+
+    def test_trace_backend_needs_trace_and_one_of_its_names(self):
+        p = run("timer", "-D", "1", "--no-store", "--trace-backend", "bpf")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'--trace-backend' needs '--trace'", p.stderr)
+        p = run("timer", "-D", "1", "--no-store", "--trace", "--trace-backend", "ebpf")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--trace-backend", p.stderr)
+        self.assertIn("auto, bpf, tracefs, both", p.stderr)
 
 
 if __name__ == "__main__":

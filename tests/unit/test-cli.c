@@ -419,6 +419,11 @@ static void expect_trace_above(struct timer_cmd *c)
 	c->run.trace = true;
 	c->run.trace_above_ns = 250 * NS_PER_US;
 }
+static void expect_trace_backend(struct timer_cmd *c)
+{
+	c->run.trace = true;
+	c->run.trace_backend = TRACE_BACKEND_TRACEFS;
+}
 static void expect_help(struct timer_cmd *c)
 {
 	c->help = true;
@@ -475,6 +480,8 @@ static const struct opt_case cases[] = {
 	{ "on-end", "signal 1:USR1", expect_on_end, "stop", "cannot be done after the run", { NULL } },
 	{ "trace", NULL, expect_trace, NULL, NULL, { NULL } },
 	{ "trace-above", "250", expect_trace_above, "123abc", "is not a duration", { "--trace", NULL } },
+	{ "trace-backend", "tracefs", expect_trace_backend, "ebpf", "is not one of auto, bpf, tracefs, both",
+	  { "--trace", NULL } },
 	{ "help", NULL, expect_help, NULL, NULL, { NULL } },
 };
 
