@@ -74,6 +74,9 @@ static int noise_validate(void *params, const struct opt_result *given, struct l
 	}
 	if (opt_given(noise_opts, NOPTS, given, "trace-backend") && !c->run.trace)
 		return err_set(err, -EINVAL, "option '--trace-backend' needs '--trace'");
+	if (c->run.trace_backend == TRACE_BACKEND_BOTH)
+		return err_set(err, -EINVAL, "option '--trace-backend': 'both' compares the split of timer samples; "
+			       "noise gaps have none");
 	if (opt_given(noise_opts, NOPTS, given, "rest") && !c->p.burst_ns) {
 		return err_set(err, -EINVAL, "option '--rest' needs '--burst'");
 	}

@@ -151,8 +151,10 @@ int tracerun_start(struct trace_run *tr, const struct run_params *rp, const stru
 		}
 		return 0;
 	}
-	if (unfit)
+	if (unfit) {
+		snprintf(tr->fallback, sizeof(tr->fallback), "%.200s", unfit);
 		return start_tracefs(tr, rp, ops, why);
+	}
 	if (start_bpf(tr, rp, th, n, &bpf_why) == 0)
 		return 0;
 	snprintf(tr->fallback, sizeof(tr->fallback), "%.200s", bpf_why.msg);
@@ -649,15 +651,27 @@ static int tracefs_finish(struct trace_run *tr, const struct tracerun_thread *th
 	return 0;
 }
 
-/* The collector's lost records and those past the log's bound: said, not hidden. */
-static void note_bpf_lost(uint64_t lost, uint64_t not_kept, struct result *res)
+/* The collector's lost records, the late samples it could not send the
+ * events of, and what came past the log's bound: said, not hidden. */
+static void note_bpf_lost(const struct trace_run *tr, uint64_t lost, uint64_t dropped, uint64_t not_kept,
+			  struct result *res)
 {
-	if (lost)
+	if (lost && tr->parts)
 		result_note(res, "the BPF collector's ring buffer was full %llu times: as many samples are not split "
 			    "into parts", (unsigned long long)lost);
-	if (not_kept)
+	else if (lost)
+		result_note(res, "the BPF collector's ring buffer was full %llu times: as many batches of up to %u events "
+			    "are lost, and the gaps near them may be unexplained", (unsigned long long)lost,
+			    (unsigned)LS_BPF_EV_CAP);
+	if (dropped)
+		result_note(res, "%llu samples above the spike threshold came while the BPF collector's ring buffer was "
+			    "half full: they are split, their events were not sent", (unsigned long long)dropped);
+	if (not_kept && tr->parts)
 		result_note(res, "%llu sample records came after the trace's log was full and are not split into parts",
 			    (unsigned long long)not_kept);
+	else if (not_kept)
+		result_note(res, "%llu events came after the trace's store was full: the gaps after them are not "
+			    "explained", (unsigned long long)not_kept);
 }
 
 /* --trace-backend both: tracefs's trace read, and each sample compared (probe/tracecross.h). */
@@ -702,13 +716,17 @@ static json_t *collector_json(const struct bpf_collector *bpf)
 
 static int bpf_finish(struct trace_run *tr, const struct tracerun_thread *threads, size_t n, struct result *res)
 {
-	uint64_t lost = 0, not_kept = 0;
+	uint64_t lost = 0, not_kept = 0, dropped = 0;
 
 	bpfcol_stop(tr->bpf);
+	const struct trace_events *ev = bpfcol_events(tr->bpf);        /* noise: every event */
 	for (size_t i = 0; i < n; i++) {
 		const struct bpfcol_cpu *k = bpfcol_cpu(tr->bpf, threads[i].cpu);
 		lost += k ? k->lost : 0;
+		dropped += k ? k->details_dropped : 0;
 		not_kept += k ? k->not_kept : 0;
+		if (ev && threads[i].cpu < ev->ncpus)
+			not_kept += ev->cpu[threads[i].cpu].capped + ev->cpu[threads[i].cpu].lost;
 	}
 	json_t *doc = trace_doc(tr, bpfcol_ring_kb(tr->bpf), lost), *cpus = json_array();
 	json_t *collector = collector_json(tr->bpf);
@@ -726,7 +744,7 @@ static int bpf_finish(struct trace_run *tr, const struct tracerun_thread *thread
 			splitter_bpf(sp, th, k);
 			c = timer_cpu(tr, sp, res, cr);
 		} else {
-			c = noise_cpu(&bpfcol_events(tr->bpf)->cpu[th->cpu], th, res, cr);
+			c = noise_cpu(&ev->cpu[th->cpu], th, res, cr);
 		}
 		if (!c)
 			continue;
@@ -737,7 +755,7 @@ static int bpf_finish(struct trace_run *tr, const struct tracerun_thread *thread
 	}
 	free(sp);
 	set_trace(res, doc, cpus);
-	note_bpf_lost(lost, not_kept, res);
+	note_bpf_lost(tr, lost, dropped, not_kept, res);
 	struct lat_error why;
 	if (tr->s && cross_check(tr, threads, n, doc, &why) < 0)
 		result_note(res, "--trace-backend both: tracefs's trace could not be read: %s", why.msg);

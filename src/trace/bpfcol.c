@@ -90,7 +90,7 @@ _Static_assert(SAME(HRTIMER_START) && SAME(HRTIMER_ENTRY) && SAME(HRTIMER_EXIT) 
 #undef SAME
 
 /* How often the reader empties the ring: at 100 us on 256 CPUs that is
- * 51,200 records (2.5 MB), which the ring is sized to hold four times over. */
+ * 51,200 records (2.5 MB); the ring holds a quarter second, 12 such reads. */
 #define READ_EVERY_MS 20
 #define RING_MIN (256u << 10)
 #define RING_MAX (256u << 20)
@@ -110,7 +110,6 @@ struct bpf_collector {
 	int stop_fd;                    /* eventfd: the reader's stop */
 	bool stream;
 	struct trace_events *ev;        /* stream: the events */
-	int err;                        /* out of memory while reading: counted as not kept */
 };
 
 static struct bpfcol_cpu *cpu_of(struct bpf_collector *c, __u32 cpu)
@@ -142,7 +141,7 @@ static uint64_t detail_late(const struct bpfcol_cpu *k, const struct ls_bpf_deta
 {
 	uint64_t end = d->n ? d->ev[d->n < LS_BPF_EV_CAP ? d->n - 1u : LS_BPF_EV_CAP - 1u].ts : d->deadline;
 	if (k->n && k->s[k->n - 1u].deadline == d->deadline)
-		end = k->s[k->n - 1u].switch_ts;
+		end = k->s[k->n - 1u].switch_ts ? k->s[k->n - 1u].switch_ts : k->s[k->n - 1u].waking_ts;
 	return end > d->deadline ? end - d->deadline : 0;
 }
 
@@ -181,7 +180,10 @@ static void take_batch(struct bpf_collector *c, __u32 cpu, const struct ls_bpf_d
 	k->next_seq = d->seq + 1u;
 	for (size_t i = 0; i < n; i++) {
 		bpfcol_event(&d->ev[i], cpu, k->last_next, &e);
-		trace_events_append(c->ev, &e);         /* past the bound: counted in capped */
+		/* past the bound (counted in capped by the store) or out of memory: counted as lost */
+		int r = trace_events_append(c->ev, &e);
+		if (r < 0 && r != -E2BIG)
+			c->ev->cpu[cpu].lost++;
 	}
 }
 
@@ -193,7 +195,7 @@ static void take_pending(struct bpf_collector *c, __u32 cpu, struct ls_bpf_cpu *
 		take_batch(c, cpu, &st->d);     /* the last, partial batch */
 		return;
 	}
-	if (st->phase == LS_PH_RUNNING || st->phase == LS_PH_ARMED)
+	if (st->phase != LS_PH_WOKEN && st->phase != LS_PH_SWITCHED)
 		return;         /* nothing measured since the last record, or a sleep the stop cut short */
 	struct ls_bpf_sample smp = { .kind = LS_REC_SAMPLE, .cpu = cpu, .tid = st->tid, .deadline = st->d.deadline,
 				     .expiry_now = st->expiry_now, .expiry_ts = st->expiry_ts,
@@ -239,18 +241,26 @@ static void *reader(void *arg)
 
 	for (;;) {
 		ring_buffer__consume(c->rb);
-		if (poll(&p, 1, READ_EVERY_MS) != 0)
-			break;
+		int r = poll(&p, 1, READ_EVERY_MS);
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;                  /* the stop, or a poll that cannot wait */
 	}
 	return NULL;
 }
 
-/* libbpf prints through this: kept quiet, the reason comes back as errors. */
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* libbpf prints through this: nothing printed; its last warning is kept for
+ * the reason a load failed (the verifier's refusal, a missing BTF type). */
+static char libbpf_said[160];
+
+__attribute__((format(printf, 2, 0))) static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	(void)level;
-	(void)fmt;
-	(void)ap;
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	char line[sizeof(libbpf_said)];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	if (line[0])
+		memcpy(libbpf_said, line, sizeof(line));
 	return 0;
 }
 
@@ -271,8 +281,11 @@ static unsigned ring_bytes(const struct bpfcol_opts *o)
 static int fail(struct bpf_collector *c, struct lat_error *why, int r, const char *what)
 {
 	bpfcol_free(c);
-	if (r == -EPERM || r == -EACCES)
+	if (r == -EPERM)
 		return err_set(why, r, "%s: not permitted (root, or CAP_BPF and CAP_PERFMON, is needed)", what);
+	if (r == -EACCES || r == -EINVAL)       /* the verifier, or a kernel without what it needs */
+		return err_set(why, r, "%s: the kernel refused it (%s)%s%.160s", what, strerror(-r),
+			       libbpf_said[0] ? ": " : "", libbpf_said);
 	return err_set(why, r, "%s: %s", what, strerror(-r));
 }
 
@@ -289,6 +302,7 @@ int bpfcol_start(const struct bpfcol_opts *o, struct bpf_collector **ret, struct
 		free(c);
 		return err_set(why, -ENOTSUP, "the kernel has no BTF (/sys/kernel/btf/vmlinux)");
 	}
+	libbpf_said[0] = '\0';
 	libbpf_set_print(quiet);
 	int possible = libbpf_num_possible_cpus();
 	if (possible <= 0)
@@ -367,6 +381,7 @@ void bpfcol_stop(struct bpf_collector *c)
 			continue;
 		c->cpu[cpu].records = st->records;
 		c->cpu[cpu].lost = st->lost;
+		c->cpu[cpu].details_dropped = st->details_dropped;
 		take_pending(c, cpu, st);
 	}
 	free(st);

@@ -44,6 +44,7 @@ struct bpfcol_cpu {
 	struct bpfcol_detail *d;        /* the largest samples' events; any order */
 	size_t nd;
 	uint64_t records, lost;         /* the program's counts: handed over, ring full */
+	uint64_t details_dropped;       /* late samples whose events were not sent: the ring was half full */
 	uint32_t next_seq;              /* stream: the batch expected next */
 	char last_next[LS_BPF_COMM];    /* stream: the last switch's next, the next switch's prev */
 };

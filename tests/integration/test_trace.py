@@ -304,15 +304,18 @@ class BpfTrace(TempDirCase):
         self.assertEqual(cpu["explained"], cpu["events"])
         self.assertLess(cpu["trace_events"], cpu["events"], "a record holds a batch of events")
         p = run("noise", "-a", str(CPU), "-D", "1", "--trace", "--trace-backend", "both", "-q", "--no-store")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("not traced: --trace-backend both: both compares the split of timer samples", p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("option '--trace-backend': 'both' compares the split of timer samples", p.stderr)
 
     def test_timers_the_collector_does_not_follow_are_traced_by_tracefs(self):
         out = self.path("t.json")
         # the collector follows clock_nanosleep on CLOCK_MONOTONIC: a timerfd's wakeups go to tracefs
         p = run("timer", "-a", str(CPU), "-D", "1", "--mode", "timerfd", "--trace", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(load(out)["trace"]["backend"], "tracefs")
+        doc = load(out)
+        self.assertEqual(doc["trace"]["backend"], "tracefs")
+        self.assertIn("--trace: traced with tracefs, as the BPF backend could not be used: the BPF collector follows "
+                      "clock_nanosleep on CLOCK_MONOTONIC (--mode nanosleep, --clock monotonic)", doc["notes"])
         p = run("timer", "-a", str(CPU), "-D", "1", "--clock", "realtime", "--trace", "--trace-backend", "bpf", "-q",
                 "--no-store")
         self.assertEqual(p.returncode, 0, p.stderr)

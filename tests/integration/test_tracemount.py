@@ -34,7 +34,9 @@ class MountsTracefs(TempDirCase):
         return out, p.stderr, mounts
 
     def timer(self, *extra):
-        return [LATSCOPE, "timer", "-a", str(CPU), "-D", "2", "--trace", "--no-store", *extra]
+        # tracefs's backend: the BPF collector needs no tracefs (test_bpf_traces_with_no_tracefs_and_mounts_none)
+        return [LATSCOPE, "timer", "-a", str(CPU), "-D", "2", "--trace", "--trace-backend", "tracefs", "--no-store",
+                *extra]
 
     def test_trace_mounts_tracefs_where_it_is_not_says_so_and_unmounts_it_after(self):
         out = self.path("t.json")
@@ -47,6 +49,18 @@ class MountsTracefs(TempDirCase):
         self.assertTrue(any(n.startswith(MOUNTED) for n in doc["notes"]), doc["notes"])
         self.assertIn(UNMOUNTED, doc["notes"])
         self.assertEqual(mounts, "", "tracefs is unmounted again")
+
+    @unittest.skipUnless(os.environ.get("LATSCOPE_HAVE_BPF") == "1", "built without the BPF backend (-Dbpf)")
+    def test_bpf_traces_with_no_tracefs_and_mounts_none(self):
+        out = self.path("t.json")
+        stdout, stderr, mounts = self.in_namespace(UNMOUNT_ALL + '"$@"; ' + AFTER, LATSCOPE, "timer", "-a", str(CPU),
+                                                   "-D", "1", "--trace", "--no-store", "--json", out)
+        self.assertIn("rc=0", stdout, stderr)
+        self.assertNotIn("mounted", stderr)
+        trace = load(out)["trace"]
+        self.assertEqual(trace["backend"], "bpf")
+        self.assertGreater(trace["cpus"][0]["matched"], 0.9 * trace["cpus"][0]["samples"])
+        self.assertEqual(mounts, "")
 
     def test_with_tracefs_mounted_nothing_is_mounted_or_unmounted(self):
         out = self.path("t.json")
@@ -64,7 +78,8 @@ class MountsTracefs(TempDirCase):
         shutil.copy(LATSCOPE, exe)
         os.chmod(exe, 0o755)
         stdout, stderr, mounts = self.in_namespace(UNMOUNT_ALL + 'runuser -u nobody -- "$@"; ' + AFTER, exe, "timer",
-                                                   "-a", str(CPU), "-D", "1", "--trace", "-q", "--no-store")
+                                                   "-a", str(CPU), "-D", "1", "--trace", "--trace-backend", "tracefs",
+                                                   "-q", "--no-store")
         self.assertIn("rc=0", stdout, stderr)
         self.assertIn("not traced: tracefs is not mounted and cannot be mounted at '/sys/kernel/tracing': "
                       "Operation not permitted (mounting it needs root)", stderr)
@@ -81,7 +96,7 @@ class MountsTracefs(TempDirCase):
                   'while grep -q " tracefs " /proc/self/mounts && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done; '
                   % ns) + AFTER
         stdout, stderr, mounts = self.in_namespace(script, LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--trace",
-                                                   "-q", "--no-store")
+                                                   "--trace-backend", "tracefs", "-q", "--no-store")
         self.assertIn("mounted-while-running", stdout, stderr)
         self.assertEqual(mounts, "", "the guard unmounted tracefs")
 

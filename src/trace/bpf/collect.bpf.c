@@ -64,23 +64,27 @@ static __always_inline void hand_over(struct ls_bpf_cpu *s, void *rec, __u64 siz
  * batch handed over first); NULL when full (counted). */
 static __always_inline struct ls_bpf_ev *keep(struct ls_bpf_cpu *s, __u32 type)
 {
-	__u32 i = s->d.n;
 	if (!stream && (s->phase == LS_PH_RUNNING || s->phase == LS_PH_SWITCHED))
 		return 0;
-	if (i >= LS_BPF_EV_CAP && stream) {
+	/* Claimed atomically: an interrupt's program may run inside a softirq's. */
+	__u32 i = __sync_fetch_and_add(&s->d.n, 1);
+	if (i == LS_BPF_EV_CAP && stream) {
+		/* the one that found the batch full hands it over */
 		s->d.kind = LS_REC_BATCH;
 		s->d.cpu = bpf_get_smp_processor_id();
 		s->d.tid = s->tid;
+		s->d.n = LS_BPF_EV_CAP;
 		hand_over(s, &s->d, sizeof(s->d));
 		s->d.seq++;
-		s->d.n = i = 0;
+		s->d.n = 1;
+		i = 0;
 	}
 	if (i >= LS_BPF_EV_CAP) {
+		s->d.n = LS_BPF_EV_CAP;
 		s->d.overflow++;
 		return 0;
 	}
 	struct ls_bpf_ev *e = &s->d.ev[i];
-	s->d.n = i + 1;
 	e->ts = bpf_ktime_get_ns();
 	e->type = type;
 	e->arg = 0;
@@ -119,7 +123,12 @@ static __always_inline void sample_done(struct ls_bpf_cpu *s, __u64 switch_ts)
 	};
 	hand_over(s, &smp, sizeof(smp));
 	__u64 end = switch_ts ? switch_ts : s->waking_ts;
-	if (end > s->d.deadline && end - s->d.deadline > detail_ns) {
+	/* A detail is 65 sample records' worth: sent only while the ring is
+	 * less than half full, so the samples' own records always get in. */
+	if (end > s->d.deadline && end - s->d.deadline > detail_ns &&
+	    bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&records, BPF_RB_RING_SIZE) / 2) {
+		s->details_dropped++;
+	} else if (end > s->d.deadline && end - s->d.deadline > detail_ns) {
 		s->d.kind = LS_REC_DETAIL;
 		s->d.cpu = smp.cpu;
 		s->d.tid = s->tid;
@@ -138,7 +147,10 @@ int BPF_PROG(on_hrtimer_start, struct hrtimer *t)
 	 * (it also starts other hrtimers, the RT period timer among them). */
 	if (!stream && (__s32)bpf_get_current_pid_tgid() == s->tid &&
 	    BPF_CORE_READ((struct hrtimer_sleeper *)t, task) == (struct task_struct *)bpf_get_current_task()) {
-		if (s->phase != LS_PH_RUNNING)
+		/* The last sleep's record: switched in, or woken before it left the
+		 * CPU.  A sleep cut short with no expiry (a signal, a preemption
+		 * before it slept) is sleeping again: no record, the thread retries. */
+		if (s->phase == LS_PH_SWITCHED || s->phase == LS_PH_WOKEN)
 			sample_done(s, s->phase == LS_PH_SWITCHED ? s->switch_ts : 0);
 		/* A new sleep: what was kept for the last one is over. */
 		s->phase = LS_PH_ARMED;
@@ -227,7 +239,9 @@ int BPF_PROG(on_sched_switch, _Bool preempt, struct task_struct *prev, struct ta
 		e->prev_prio = prev->prio;
 		comm_of(e->comm, next);         /* prev's is the last switch's next: user space fills it */
 	}
-	if (!stream && s->phase != LS_PH_RUNNING && s->phase != LS_PH_SWITCHED && next->pid == s->tid) {
+	/* The switch that ends a sample is the first after its waking: before
+	 * it, the thread came back from a preemption on its way to sleep. */
+	if (!stream && s->phase == LS_PH_WOKEN && next->pid == s->tid) {
 		s->switch_ts = now;
 		s->phase = LS_PH_SWITCHED;
 	}

@@ -89,6 +89,7 @@ struct ls_bpf_cpu {
 	__u64 expiry_now, expiry_ts, waking_ts, switch_ts;
 	__u64 records;          /* handed to user space */
 	__u64 lost;             /* not: the ring buffer was full */
+	__u64 details_dropped;  /* late samples' events not sent: the ring was half full */
 	struct ls_bpf_detail d;
 };
 
