@@ -15,6 +15,10 @@
  * its return from clock_nanosleep stood in), its wakeup part holds the
  * switch and the syscall's return, which BPF, seeing the switch, puts in the
  * return part: those samples compare the two parts' sum, and say the shift.
+ * Where both saw it, the two probes at that one tracepoint run one after the
+ * other, so the later one's time of the switch is later by the earlier one's
+ * run: the sum from the waking to the clock read is compared for every
+ * sample too (after_waking), the points both backends take alike.
  */
 enum { CROSS_BPF, CROSS_TRACEFS, CROSS_SIDES };
 
@@ -27,6 +31,7 @@ struct cross_part {
 struct cross {
 	struct cross_part part[TRACE_PARTS];
 	struct cross_part inferred;             /* wakeup + return, where tracefs inferred the switch */
+	struct cross_part after_waking;         /* wakeup + return, every sample */
 	struct hist shift;                      /* there: BPF's switch to tracefs's syscall exit */
 	uint64_t samples, spikes, same_culprit;
 };
@@ -78,6 +83,8 @@ static void cross_thread(uint64_t above_ns, struct cross *x, struct splitter *sp
 		for (unsigned p = 0; p < TRACE_PARTS; p++)
 			if (!inferred || (p != TRACE_PART_WAKEUP && p != TRACE_PART_RETURN))
 				cross_add(&x->part[p], b[p], t[p]);
+		cross_add(&x->after_waking, b[TRACE_PART_WAKEUP] + b[TRACE_PART_RETURN],
+			  t[TRACE_PART_WAKEUP] + t[TRACE_PART_RETURN]);
 		if (inferred) {
 			cross_add(&x->inferred, b[TRACE_PART_WAKEUP] + b[TRACE_PART_RETURN],
 				  t[TRACE_PART_WAKEUP] + t[TRACE_PART_RETURN]);
@@ -113,6 +120,7 @@ static json_t *cross_json(const struct cross *x)
 	if (x->inferred.samples)
 		json_object_set_new(inf, "switch_to_exit_p50_ns", json_integer((json_int_t)hist_percentile(&x->shift, 50.0)));
 	json_object_set_new(o, "switch_inferred", inf);
+	json_object_set_new(o, "after_waking", cross_part_json(&x->after_waking));
 	json_object_set_new(o, "spikes", json_integer((json_int_t)x->spikes));
 	json_object_set_new(o, "same_culprit", json_integer((json_int_t)x->same_culprit));
 	return o;
