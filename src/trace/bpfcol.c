@@ -139,9 +139,9 @@ static void keep_sample(struct bpf_collector *c, struct bpfcol_cpu *k, const str
 /* How late a detail's sample switched in: its sample came just before it. */
 static uint64_t detail_late(const struct bpfcol_cpu *k, const struct ls_bpf_detail *d)
 {
-	uint64_t end = d->n ? d->ev[d->n < LS_BPF_EV_CAP ? d->n - 1u : LS_BPF_EV_CAP - 1u].ts : d->deadline;
 	if (k->n && k->s[k->n - 1u].deadline == d->deadline)
-		end = k->s[k->n - 1u].switch_ts ? k->s[k->n - 1u].switch_ts : k->s[k->n - 1u].waking_ts;
+		return ls_sample_late(&k->s[k->n - 1u]);
+	uint64_t end = d->n ? d->ev[d->n < LS_BPF_EV_CAP ? d->n - 1u : LS_BPF_EV_CAP - 1u].ts : d->deadline;
 	return end > d->deadline ? end - d->deadline : 0;
 }
 
@@ -201,9 +201,8 @@ static void take_pending(struct bpf_collector *c, __u32 cpu, struct ls_bpf_cpu *
 				     .expiry_now = st->expiry_now, .expiry_ts = st->expiry_ts,
 				     .waking_ts = st->waking_ts,
 				     .switch_ts = st->phase == LS_PH_SWITCHED ? st->switch_ts : 0 };
-	uint64_t end = smp.switch_ts ? smp.switch_ts : smp.waking_ts;
 	keep_sample(c, &c->cpu[cpu], &smp);
-	if (end > st->d.deadline && end - st->d.deadline > c->detail_ns) {
+	if (ls_sample_late(&smp) > c->detail_ns) {
 		st->d.kind = LS_REC_DETAIL;
 		st->d.cpu = cpu;
 		st->d.tid = st->tid;

@@ -122,13 +122,13 @@ static __always_inline void sample_done(struct ls_bpf_cpu *s, __u64 switch_ts)
 		.switch_ts = switch_ts,
 	};
 	hand_over(s, &smp, sizeof(smp));
-	__u64 end = switch_ts ? switch_ts : s->waking_ts;
 	/* A detail is 65 sample records' worth: sent only while the ring is
 	 * less than half full, so the samples' own records always get in. */
-	if (end > s->d.deadline && end - s->d.deadline > detail_ns &&
-	    bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&records, BPF_RB_RING_SIZE) / 2) {
+	if (ls_sample_late(&smp) <= detail_ns) {
+		/* on time: no detail */
+	} else if (bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&records, BPF_RB_RING_SIZE) / 2) {
 		s->details_dropped++;
-	} else if (end > s->d.deadline && end - s->d.deadline > detail_ns) {
+	} else {
 		s->d.kind = LS_REC_DETAIL;
 		s->d.cpu = smp.cpu;
 		s->d.tid = s->tid;

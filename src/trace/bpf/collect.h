@@ -61,6 +61,15 @@ struct ls_bpf_sample {
 	__u64 switch_ts;        /* sched_switch to the thread; 0: woken before it left the CPU, none came */
 };
 
+/* How late a sample's thread got going: to its switch in, or its waking when
+ * no switch came; 0 when neither was after the deadline.  The program and
+ * the loader judge a detail by it. */
+static inline __u64 ls_sample_late(const struct ls_bpf_sample *s)
+{
+	__u64 end = s->switch_ts ? s->switch_ts : s->waking_ts;
+	return end > s->deadline ? end - s->deadline : 0;
+}
+
 /* The events of the measured CPU from the thread's sleep to its switch in. */
 struct ls_bpf_detail {
 	__u32 kind;
