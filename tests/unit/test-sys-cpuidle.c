@@ -108,21 +108,31 @@ static pid_t dead_pid(void)
 	return pid;
 }
 
-/* A live process called latscope (as a killed run's pid could be taken by another program). */
+/* A live process called latscope (as a killed run's pid could be taken by another program).
+ * The child says over a pipe when it has renamed itself: a loop of reads could end before a
+ * child on a busy machine ever ran. */
 static pid_t live_latscope(void)
 {
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		close(ready[0]);
 		prctl(PR_SET_NAME, "latscope");
 		alarm(30);              /* gone even when a failed assertion skips end_child */
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
 		pause();
 		_exit(0);
 	}
+	close(ready[1]);
+	char c = 0;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
 	char path[64], comm[32] = "";
 	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-	for (int i = 0; i < 1000 && strcmp(comm, "latscope") != 0; i++)
-		textfile_read(path, comm, sizeof(comm));        /* until the child has renamed itself */
+	textfile_read(path, comm, sizeof(comm));
 	assert_string_equal(comm, "latscope");
 	return pid;
 }
