@@ -10,6 +10,7 @@
 #include "core/array.h"
 #include "core/units.h"
 #include "probe/tracerun.h"
+#include "trace/instance.h"
 
 
 static const char *const mode_choices[] = { "nanosleep", "timerfd", "posix", NULL };
@@ -200,6 +201,8 @@ static int timer_validate(void *params, const struct opt_result *given, struct l
 		c->run.trace_log_cap = tracerun_log_cap(&c->run, NS_PER_SEC / c->p.interval_ns);
 	c->run.trace_rate = NS_PER_SEC / c->p.interval_ns;
 	c->run.trace_sleeps_mono = c->p.mode == TIMER_NANOSLEEP && c->p.clock == TIMER_CLOCK_MONOTONIC;
+	c->run.trace_sleep_call = c->p.mode == TIMER_TIMERFD ? TRACE_SLEEP_READ
+				: c->p.mode == TIMER_POSIX ? TRACE_SLEEP_SIGWAIT : TRACE_SLEEP_NANOSLEEP;
 	return 0;
 }
 

@@ -54,6 +54,8 @@ struct run_params {
 	uint64_t trace_rate;            /* samples a second each thread takes: the BPF ring's size */
 	bool trace_sleeps_mono;         /* each logged deadline is a clock_nanosleep on CLOCK_MONOTONIC,
 					 * which the BPF collector follows (timer: --mode nanosleep, --clock monotonic) */
+	int trace_sleep_call;           /* enum trace_sleep_call: what each thread sleeps in (tracefs sees
+					 * it run by the exit); 0: clock_nanosleep */
 	bool period_signal;             /* SIGUSR1 ends the run as a stop signal does (latscope
 					 * monitor: the period ends, the next begins); the caller blocks it */
 	uint64_t timer_slack_ns;        /* the measuring threads' timer slack; 0 is read as 1 (run_timer_slack) */

@@ -107,6 +107,7 @@ static int start_tracefs(struct trace_run *tr, const struct run_params *rp, cons
 					    : trace_buffer_kb_for(rp->duration_ns, ops->trace->events_per_sec);
 	o.buffer_kb = tr->buffer_kb;
 	o.events = ops->trace->events;
+	o.sleep_call = (enum trace_sleep_call)rp->trace_sleep_call;
 	return trace_session_start(&o, &tr->s, why);
 }
 

@@ -52,10 +52,15 @@ bool trace_instance_judgeable(unsigned long owner_ns, unsigned long self_ns);
 
 struct trace_guard;
 
+/* The system call the measured threads sleep in: the exit from it (TRACE_WANT_SLEEP_EXIT)
+ * tells when a thread ran where its switch in went untraced. */
+enum trace_sleep_call { TRACE_SLEEP_NANOSLEEP, TRACE_SLEEP_READ, TRACE_SLEEP_SIGWAIT };
+
 struct trace_opts {
 	struct cpuset cpus;      /* CPUs to record (tracing_cpumask); others get a minimal buffer */
 	unsigned buffer_kb;      /* ring buffer per recorded CPU; 0: trace_buffer_kb_for(0, 0) */
 	unsigned events;         /* TRACE_WANT_* bits; 0: TRACE_WANT_TIMER_PROBE */
+	enum trace_sleep_call sleep_call;
 	struct trace_guard *guard; /* told of a tracefs mount the session makes; NULL: none */
 };
 

@@ -55,6 +55,18 @@ class TimerTrace(TempDirCase):
         self.assertAlmostEqual(mean / doc["cpus"][0]["metrics"]["latency"]["mean_ns"], 1.0, delta=0.05)
         self.assertIn("where the time went", p.stdout)
 
+    def test_samples_of_a_timerfd_and_a_posix_timer_are_split_by_tracefs_too(self):
+        # Their threads sleep in read and rt_sigtimedwait, not clock_nanosleep: where the
+        # switch to the thread goes untraced, the exit from that call says when it ran.
+        for mode in ("timerfd", "posix"):
+            with self.subTest(mode=mode):
+                _, doc = self.timer(2, "--mode", mode, *TRACEFS)
+                cpu = doc["trace"]["cpus"][0]
+                count = doc["cpus"][0]["metrics"]["latency"]["count"]
+                self.assertEqual(cpu["samples"], count)
+                self.assertGreaterEqual(cpu["matched"], 0.95 * count, cpu)
+                self.assertEqual(cpu["add_up"], cpu["matched"], cpu)
+
     def test_an_injected_task_is_named_with_the_time_it_held_the_cpu(self):
         busy_us = 6000          # longer than the 2.5-3.7 ms stalls this guest's host gives it
         # A period that is not a whole number of 1 ms intervals: the deadlines sweep every
