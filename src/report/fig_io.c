@@ -120,7 +120,7 @@ static int cpu_breakdown(FILE *out, const struct report_group *g)
 				continue;
 			double v = (double)ns[b][c] / 1000.0 / ops;
 			char tip[160];
-			snprintf(tip, sizeof(tip), "run %lld %s: %s %.3f us per operation", (long long)rr->id,
+			snprintf(tip, sizeof(tip), "run %lld %.15s: %s %.3f us per operation", (long long)rr->id,
 				 labels[b], cpu_time_names[c], v);
 			svg_rect(&p, (double)b + 0.2, base, (double)b + 0.8, base + v, kind_colour[c], tip);
 			base += v;
