@@ -103,6 +103,8 @@ static int load_file(const char *path, char **ret_text)
 		struct result res;
 		r = result_from_text(text, len, &res, &err);
 		free(text);             /* before the result is written again: what import takes is the larger */
+		if (r == 0 && (r = probe_check_result(&res, &err)) < 0)
+			result_free(&res);
 		if (r == 0) {
 			probe_result_ops(&res);         /* a file from before they were kept */
 			if (!(*ret_text = result_store_text(&res)))

@@ -51,6 +51,7 @@ struct probe_ops {
 	const char *const *metric_names;    /* metric 0 is the one summaries lead with */
 	/* Optional: how many of them these parameters record (a prefix); default nmetrics. */
 	unsigned (*metrics_for)(const void *pp);
+	unsigned min_metrics;           /* the fewest metrics_for gives; 0: nmetrics */
 	unsigned unit_ns;               /* how people read its values: 1000 (us) or 1 (ns) */
 	bool values_tile_time;          /* metric 0's values add up to the run's time (gaps) */
 	bool per_op_costs;              /* each value is an operation whose CPU cost is reported (reads) */
@@ -83,9 +84,15 @@ const struct probe_ops *probe_find(const char *name);
  * probe unknown here or without a trace description). */
 bool probe_traced_as(const char *probe, enum probe_trace_kind kind);
 
+/* Whether a result's probe and metrics are what latscope writes: one of its
+ * probes, with a list of metrics some run of it records.  0, or -EINVAL with
+ * err naming what is not. */
+struct lat_error;
+struct result;
+int probe_check_result(const struct result *res, struct lat_error *err);
+
 /* A result read from a file written before throughput and the CPU per
  * operation were kept (or by a merge): its probe's figures derived again. */
-struct result;
 void probe_result_ops(struct result *res);
 
 /* The metrics a run of ops with these parameters records. */

@@ -539,6 +539,7 @@ const struct probe_ops wake_probe = {
 	.nmetrics = 3,
 	.metric_names = wake_metrics,
 	.metrics_for = wake_metrics_for,
+	.min_metrics = 2,                /* without ping-pong */
 	.unit_ns = 1000,
 	.suite_share = 2,
 	.setup = wake_setup,

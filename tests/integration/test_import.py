@@ -403,6 +403,27 @@ class Trust(ImportCase):
             with self.subTest(needle):
                 self.refused(self.file(lie(change)), needle)
 
+    def test_import_refuses_a_probe_or_a_list_of_metrics_that_latscope_never_writes(self):
+        def as_(probe, metric):
+            doc = synthetic({0: {0: [5000]}})
+            doc["probe"], doc["metrics"] = probe, [metric]
+            for block in doc["cpus"] + [doc["all"]]:
+                block["metrics"] = {metric: block["metrics"].pop("latency")}
+                for w in block["windows"]:
+                    w[metric] = w.pop("latency")
+            return doc
+        cases = ((as_("foo", "latency"), "probe 'foo' is not one of latscope's (timer, noise, wake, io, clock)"),
+                 (as_("timer", "gap"), "metrics: the timer probe writes latency, not gap"),
+                 (as_("noise", "latency"), "metrics: the noise probe writes gap, not latency"),
+                 (as_("wake", "latency"), "metrics: the wake probe writes latency, wake_call "
+                                          "(and roundtrip), not latency"))
+        for doc, needle in cases:
+            with self.subTest(needle):
+                self.refused(self.file(doc), needle)
+        # the schema refuses them too
+        for doc, _ in cases:
+            self.assertTrue(schema_errors(doc))
+
     def test_import_refuses_figures_that_contradict_their_histograms(self):
         def lie(change):
             # buckets [4992, 5055] (ten samples) and [8960, 9087] (one)

@@ -144,10 +144,10 @@ class SelfContained(ReportCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = parse(p.stdout)
         doc.pop("id", None)
-        doc["probe"] = 'x"><script>alert(1)</script>'
+        # (a probe name is one of latscope's, or import refuses the file)
         doc["interrupted"] = True
         doc["stop_reason"] = "<img src=x onerror=alert(2)>"
-        doc["labels"] = {"note": "<script>alert(3)</script>"}
+        doc["labels"] = {"note": "<script>alert(3)</script>", "config": 'x"><script>alert(1)</script>'}
         doc["system"]["hostname"] = "<b onmouseover=alert(4)>vm</b>"
         with open(self.path("hostile.json"), "w") as f:
             json.dump(doc, f)
