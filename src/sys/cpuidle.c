@@ -14,6 +14,7 @@
 #include "sys/atomicfile.h"
 #include "sys/mkdirs.h"
 #include "sys/pidns.h"
+#include "sys/procstart.h"
 #include "sys/textfile.h"
 
 #define STATE_PREFIX "cpuidle-"
@@ -80,6 +81,7 @@ void cpuidle_hold_init(struct cpuidle_hold *h)
 struct owner {
 	unsigned long pidns;
 	long pid;
+	unsigned long long start;       /* when it started (sys/procstart.h); 0: a file without it */
 };
 
 /* The header of a state file: its owner; -EINVAL when it is not one. */
@@ -92,6 +94,10 @@ static int read_owner(FILE *in, struct owner *o)
 		return -EINVAL;
 	if (!fgets(line, sizeof(line), in) || sscanf(line, "pidns %lu", &o->pidns) != 1)
 		return -EINVAL;
+	o->start = 0;
+	long at = ftell(in);
+	if (!fgets(line, sizeof(line), in) || sscanf(line, "start %llu", &o->start) != 1)
+		return at >= 0 && fseek(in, at, SEEK_SET) == 0 ? 0 : -EINVAL;     /* written before it was kept */
 	return 0;
 }
 
@@ -104,8 +110,15 @@ static bool owner_alive(const struct owner *o, unsigned long self_ns)
 		return false;                   /* a killed process's, whose pid this one got */
 	if (kill((pid_t)o->pid, 0) < 0 && errno == ESRCH)
 		return false;
-	/* The pid may since have gone to another program: only a latscope
-	 * (its copies too, "latscope-nobody") can hold the states. */
+	/* The pid may since have gone to another process: the owner is the one
+	 * that started when it did, whatever name it runs under (rtla, oslat). */
+	if (o->start) {
+		unsigned long long start;
+		int r = proc_start_time(o->pid, &start);
+		return r == -ENOENT ? false : r < 0 ? true : start == o->start;
+	}
+	/* A file of an older latscope: only a latscope (its copies too,
+	 * "latscope-nobody") can hold the states. */
 	char path[64], comm[32];
 	snprintf(path, sizeof(path), "/proc/%ld/comm", o->pid);
 	if (textfile_read(path, comm, sizeof(comm)) < 0)
@@ -129,7 +142,10 @@ static int write_state_file(struct cpuidle_hold *h, const char *dir, struct lat_
 		h->file[0] = '\0';
 		return r;
 	}
-	snprintf(head, sizeof(head), STATE_MAGIC "\npid %ld\npidns %lu\n", (long)getpid(), pidns_self());
+	unsigned long long start = 0;
+	proc_start_time(getpid(), &start);      /* 0 when /proc cannot say: judged by name then */
+	snprintf(head, sizeof(head), STATE_MAGIC "\npid %ld\npidns %lu\nstart %llu\n", (long)getpid(), pidns_self(),
+		 start);
 	r = atomic_file_write(&f, head, strlen(head));
 	for (size_t i = 0; r == 0 && i < h->n; i++) {
 		char line[64];

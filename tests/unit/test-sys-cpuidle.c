@@ -97,6 +97,23 @@ static unsigned long pidns(void)
 	return (unsigned long)st.st_ino;
 }
 
+/* State k of cpu c disabled, as by an earlier run or the administrator. */
+static void disable(const struct tree *t, unsigned c, unsigned k)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%u/cpuidle/state%u/disable", t->dir, c, k);
+	write_file(path, "1\n");
+}
+
+/* A state file in t's state directory naming pid, with the lines after its header. */
+static void put_state_file(const struct tree *t, pid_t pid, const char *rest)
+{
+	char path[256], text[256];
+	snprintf(path, sizeof(path), "%s/cpuidle-%lu-%ld", t->states, pidns(), (long)pid);
+	snprintf(text, sizeof(text), "latscope cpuidle 1\npid %ld\npidns %lu\n%s", (long)pid, pidns(), rest);
+	write_file(path, text);
+}
+
 /* A pid whose process has ended (and was reaped). */
 static pid_t dead_pid(void)
 {
@@ -108,10 +125,10 @@ static pid_t dead_pid(void)
 	return pid;
 }
 
-/* A live process called latscope (as a killed run's pid could be taken by another program).
- * The child says over a pipe when it has renamed itself: a loop of reads could end before a
- * child on a busy machine ever ran. */
-static pid_t live_latscope(void)
+/* A live process called name (latscope, or one of its links; or a program that took a killed
+ * run's pid).  The child says over a pipe when it has renamed itself: a loop of reads could end
+ * before a child on a busy machine ever ran. */
+static pid_t live_named(const char *name)
 {
 	int ready[2];
 	assert_int_equal(pipe(ready), 0);
@@ -119,7 +136,7 @@ static pid_t live_latscope(void)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(ready[0]);
-		prctl(PR_SET_NAME, "latscope");
+		prctl(PR_SET_NAME, name);
 		alarm(30);              /* gone even when a failed assertion skips end_child */
 		if (write(ready[1], "r", 1) != 1)
 			_exit(1);
@@ -133,8 +150,27 @@ static pid_t live_latscope(void)
 	char path[64], comm[32] = "";
 	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
 	textfile_read(path, comm, sizeof(comm));
-	assert_string_equal(comm, "latscope");
+	assert_string_equal(comm, name);
 	return pid;
+}
+
+static pid_t live_latscope(void)
+{
+	return live_named("latscope");
+}
+
+/* Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot. */
+static unsigned long long start_of(pid_t pid)
+{
+	char path[64], text[1024];
+	unsigned long long start = 0;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	assert_int_equal(textfile_read(path, text, sizeof(text)), 0);
+	const char *p = strrchr(text, ')');
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+				&start), 1);
+	return start;
 }
 
 static void end_child(pid_t pid)
@@ -218,30 +254,19 @@ static void test_a_stale_state_file_of_a_dead_process_is_restored_and_a_live_one
 	struct tree t;
 	struct cpuidle_stale st;
 	struct lat_error err = { "" };
-	char path[256], text[256];
 	pid_t dead = dead_pid();
 
 	tree_make(&t, four_states);
 	assert_int_equal(make_dirs(t.states, 0755), 0);
-	snprintf(path, sizeof(path), "%s/cpuidle-%lu-%ld", t.states, pidns(), (long)dead);
-	snprintf(text, sizeof(text), "latscope cpuidle 1\npid %ld\npidns %lu\ncpu 0 state 3\ncpu 1 state 2\n",
-		 (long)dead, pidns());
-	write_file(path, text);
+	put_state_file(&t, dead, "cpu 0 state 3\ncpu 1 state 2\n");
 	pid_t live = live_latscope();
-	snprintf(path, sizeof(path), "%s/cpuidle-%lu-%ld", t.states, pidns(), (long)live);
-	snprintf(text, sizeof(text), "latscope cpuidle 1\npid %ld\npidns %lu\ncpu 2 state 1\n", (long)live, pidns());
-	write_file(path, text);
+	put_state_file(&t, live, "cpu 2 state 1\n");
 	/* A pid taken since by another program: its states are restored too. */
-	snprintf(path, sizeof(path), "%s/cpuidle-%lu-%ld", t.states, pidns(), (long)getppid());
-	snprintf(text, sizeof(text), "latscope cpuidle 1\npid %ld\npidns %lu\ncpu 2 state 3\n", (long)getppid(), pidns());
-	write_file(path, text);
-	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu1/cpuidle/state2/disable", t.dir);
-	write_file(path, "1\n");
-	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu2/cpuidle/state1/disable", t.dir);
-	write_file(path, "1\n");
+	put_state_file(&t, getppid(), "cpu 2 state 3\n");
+	disable(&t, 1, 2);
+	disable(&t, 2, 1);
 
-	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu2/cpuidle/state3/disable", t.dir);
-	write_file(path, "1\n");
+	disable(&t, 2, 3);
 
 	assert_int_equal(cpuidle_restore_stale(&t.w, &st, &err), 0);
 	assert_int_equal(st.files, 2);
@@ -259,6 +284,37 @@ static void test_a_stale_state_file_of_a_dead_process_is_restored_and_a_live_one
 	assert_non_null(strstr(err.msg, "latscope pid"));
 	assert_string_equal(disable_of(&t, 0, 2), "0");
 	end_child(live);
+	systree_remove(t.dir);
+}
+
+static void test_a_live_owner_is_told_by_its_start_time_whatever_the_name_it_runs_under(void **state)
+{
+	(void)state;
+	struct tree t;
+	struct cpuidle_stale st;
+	struct lat_error err = { "" };
+	char text[256];
+
+	tree_make(&t, four_states);
+	assert_int_equal(make_dirs(t.states, 0755), 0);
+	/* latscope run through its rtla link: comm is "rtla", and it still holds its states */
+	pid_t rtla = live_named("rtla");
+	snprintf(text, sizeof(text), "start %llu\ncpu 2 state 1\n", start_of(rtla));
+	put_state_file(&t, rtla, text);
+	/* a latscope's pid taken by another latscope since: the start time is not the owner's */
+	pid_t other = live_latscope();
+	snprintf(text, sizeof(text), "start %llu\ncpu 1 state 2\n", start_of(other) - 1);
+	put_state_file(&t, other, text);
+	disable(&t, 1, 2);
+	disable(&t, 2, 1);
+
+	assert_int_equal(cpuidle_restore_stale(&t.w, &st, &err), 0);
+	assert_int_equal(st.files, 1);
+	assert_string_equal(disable_of(&t, 1, 2), "0");         /* the reused pid's */
+	assert_string_equal(disable_of(&t, 2, 1), "1");         /* rtla's, left alone */
+	assert_int_equal(state_files(&t), 1);
+	end_child(rtla);
+	end_child(other);
 	systree_remove(t.dir);
 }
 
@@ -330,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_restore_puts_back_earlier_values_and_a_state_disabled_before_stays_disabled),
 		cmocka_unit_test(test_the_state_file_names_the_changes_before_they_are_made_and_goes_after_restore),
 		cmocka_unit_test(test_a_stale_state_file_of_a_dead_process_is_restored_and_a_live_ones_is_left_alone),
+		cmocka_unit_test(test_a_live_owner_is_told_by_its_start_time_whatever_the_name_it_runs_under),
 		cmocka_unit_test(test_an_unwritable_disable_file_is_named_and_what_was_changed_is_restored),
 		cmocka_unit_test(test_a_machine_without_idle_states_has_nothing_to_limit),
 	};
