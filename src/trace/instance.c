@@ -238,13 +238,13 @@ static int configure(struct trace_session *s, const struct trace_opts *o, struct
 		if (!(s->events & trace_event_names[i].want))
 			continue;
 		if (trace_event_names[i].want == TRACE_WANT_SLEEP_EXIT) {
-			static const long ids[] = {
-				[TRACE_SLEEP_NANOSLEEP] = SYS_clock_nanosleep,
-				[TRACE_SLEEP_READ] = SYS_read,
-				[TRACE_SLEEP_SIGWAIT] = SYS_rt_sigtimedwait,
-			};
-			char filter[32];
-			snprintf(filter, sizeof(filter), "id == %ld", ids[o->sleep_call]);
+			/* A timerfd's read returns its 8-byte count: a load's reads on the CPU stay out. */
+			char filter[48];
+			if (o->sleep_call == TRACE_SLEEP_READ)
+				snprintf(filter, sizeof(filter), "id == %ld && ret == 8", (long)SYS_read);
+			else
+				snprintf(filter, sizeof(filter), "id == %ld", o->sleep_call == TRACE_SLEEP_SIGWAIT
+					 ? (long)SYS_rt_sigtimedwait : (long)SYS_clock_nanosleep);
 			errno = 0;
 			if (tracefs_event_file_write(inst, trace_event_names[i].sys, trace_event_names[i].name, "filter", filter) < 0) {
 				r = errno ? -errno : -EIO;
