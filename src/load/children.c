@@ -8,22 +8,7 @@
 #include <unistd.h>
 
 #include "load/children.h"
-
-/* State and parent from /proc/PID/stat; -errno when it is gone. */
-static int stat_of(const char *pid, char *ret_state, long *ret_ppid)
-{
-	char path[300], line[512];
-
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	char *got = fgets(line, sizeof(line), f);
-	fclose(f);
-	/* The command name may hold spaces and parentheses: fields resume after the last ')'. */
-	char *end = got ? strrchr(line, ')') : NULL;
-	return end && sscanf(end + 1, " %c %ld", ret_state, ret_ppid) == 2 ? 0 : -EIO;
-}
+#include "sys/procpid.h"
 
 static bool is_zombie(char state)
 {
@@ -34,18 +19,17 @@ static bool is_zombie(char state)
  * children are its threads'; ours, and the supervisor's, are all its main thread's. */
 static int each_listed(pid_t parent, int (*fn)(pid_t, bool, void *), void *ctx)
 {
-	char path[64], name[24];
+	char path[64];
 	int n = 0, r = 0;
-	long pid, ppid;
-	char state;
+	long pid;
+	struct proc_pid_stat st;
 
 	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)parent, (long)parent);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (r >= 0 && fscanf(f, "%ld", &pid) == 1) {
-		snprintf(name, sizeof(name), "%ld", pid);
-		bool zombie = stat_of(name, &state, &ppid) == 0 && is_zombie(state);
+		bool zombie = proc_pid_stat(pid, &st) == 0 && is_zombie(st.state);
 		r = fn((pid_t)pid, zombie, ctx);
 		n++;
 	}
@@ -58,8 +42,7 @@ static int each_scanned(pid_t parent, int (*fn)(pid_t, bool, void *), void *ctx)
 {
 	struct dirent *de;
 	int n = 0, r = 0;
-	long ppid;
-	char state;
+	struct proc_pid_stat st;
 
 	DIR *d = opendir("/proc");
 	if (!d)
@@ -67,8 +50,9 @@ static int each_scanned(pid_t parent, int (*fn)(pid_t, bool, void *), void *ctx)
 	while (r >= 0 && (de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		if (stat_of(de->d_name, &state, &ppid) == 0 && ppid == parent) {
-			r = fn((pid_t)atol(de->d_name), is_zombie(state), ctx);
+		long pid = atol(de->d_name);
+		if (proc_pid_stat(pid, &st) == 0 && st.ppid == parent) {
+			r = fn((pid_t)pid, is_zombie(st.state), ctx);
 			n++;
 		}
 	}

@@ -14,7 +14,7 @@
 #include "sys/atomicfile.h"
 #include "sys/mkdirs.h"
 #include "sys/pidns.h"
-#include "sys/procstart.h"
+#include "sys/procpid.h"
 #include "sys/textfile.h"
 
 #define STATE_PREFIX "cpuidle-"
@@ -81,7 +81,7 @@ void cpuidle_hold_init(struct cpuidle_hold *h)
 struct owner {
 	unsigned long pidns;
 	long pid;
-	unsigned long long start;       /* when it started (sys/procstart.h); 0: a file without it */
+	unsigned long long start;       /* when it started (sys/procpid.h); 0: a file without it */
 };
 
 /* The header of a state file: its owner; -EINVAL when it is not one. */
@@ -113,9 +113,9 @@ static bool owner_alive(const struct owner *o, unsigned long self_ns)
 	/* The pid may since have gone to another process: the owner is the one
 	 * that started when it did, whatever name it runs under (rtla, oslat). */
 	if (o->start) {
-		unsigned long long start;
-		int r = proc_start_time(o->pid, &start);
-		return r == -ENOENT ? false : r < 0 ? true : start == o->start;
+		struct proc_pid_stat st;
+		int r = proc_pid_stat(o->pid, &st);
+		return r == -ENOENT ? false : r < 0 ? true : st.start == o->start;
 	}
 	/* A file of an older latscope: only a latscope (its copies too,
 	 * "latscope-nobody") can hold the states. */
@@ -142,10 +142,10 @@ static int write_state_file(struct cpuidle_hold *h, const char *dir, struct lat_
 		h->file[0] = '\0';
 		return r;
 	}
-	unsigned long long start = 0;
-	proc_start_time(getpid(), &start);      /* 0 when /proc cannot say: judged by name then */
+	struct proc_pid_stat self = { .start = 0 };
+	proc_pid_stat(getpid(), &self);         /* start 0 when /proc cannot say: judged by name then */
 	snprintf(head, sizeof(head), STATE_MAGIC "\npid %ld\npidns %lu\nstart %llu\n", (long)getpid(), pidns_self(),
-		 start);
+		 self.start);
 	r = atomic_file_write(&f, head, strlen(head));
 	for (size_t i = 0; r == 0 && i < h->n; i++) {
 		char line[64];
