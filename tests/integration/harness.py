@@ -29,8 +29,51 @@ def run(*args, timeout=120, **kw):
 
 def is_traceable():
     """Root and a tracefs with instances and timer events, as --trace needs."""
-    return (is_root() and os.path.isdir("/sys/kernel/tracing/instances")
-            and os.path.isdir("/sys/kernel/tracing/events/timer"))
+    return is_root() and tracefs_ready()
+
+
+# A test skips only for what this machine or this build cannot have, and its reason then
+# begins with one of these.  ./check (tests/summary.py) counts any other skip as a failure:
+# what a test needs and the machine can have (tracefs mounted, a Debian package installed),
+# ./check and scripts/install-deps provide.
+MACHINE_REASONS = ("this machine", "this build")
+NOT_ROOT = "this machine: the tests do not run as root"
+SANITIZED_BUILD = "this build: sanitized"
+HAVE_BPF = os.environ.get("LATSCOPE_HAVE_BPF") == "1"
+
+
+def tracefs_ready():
+    """A tracefs with instances and timer events at /sys/kernel/tracing, as --trace needs."""
+    return os.path.isdir("/sys/kernel/tracing/instances") and os.path.isdir("/sys/kernel/tracing/events/timer")
+
+
+def lacking(root=False, cpus=1, tracefs=False, bpf=None, programs=()):
+    """Why a test that needs these cannot run here, or None.  What the machine cannot have
+    comes first (MACHINE_REASONS); then what ./check and scripts/install-deps provide.
+    bpf=True needs the BPF backend, bpf=False a build without it."""
+    if root and not is_root():
+        return NOT_ROOT
+    have = len(online_cpus())
+    if cpus > have:
+        return "this machine has %d online CPU%s; the test needs %d" % (have, "" if have == 1 else "s", cpus)
+    if bpf is True and not HAVE_BPF:
+        return "this build has no BPF backend (-Dbpf=disabled, or no libbpf, bpftool or clang)"
+    if bpf is False and HAVE_BPF:
+        return "this build has the BPF backend: its own tests run instead"
+    if tracefs and not tracefs_ready():
+        return "tracefs is not mounted at /sys/kernel/tracing (./check mounts it; as root: mount -t tracefs nodev " \
+               "/sys/kernel/tracing)"
+    for prog in programs:
+        if not shutil.which(prog, path=os.environ.get("PATH", os.defpath) + ":/usr/sbin:/sbin"):
+            return "%s is not installed (scripts/install-deps installs it)" % prog
+    return None
+
+
+def needs(**what):
+    """A decorator for a test or a class: skipped, with the reason lacking() gives, when the
+    machine lacks what it needs (the arguments of lacking())."""
+    why = lacking(**what)
+    return unittest.skip(why) if why else (lambda x: x)
 
 
 def online_cpus():
@@ -187,6 +230,8 @@ class TempDirCase(unittest.TestCase):
 SKIP_STATUS = 77
 # The line ./check gathers from every test's output to list what was skipped and why.
 SKIP_MARK = "latscope-skip: "
+# The line with the module's counts, passed, failed and skipped, for ./check's closing line.
+COUNT_MARK = "latscope-count: "
 
 
 def test_names(module):
@@ -233,6 +278,8 @@ def main():
     for test, reason in result.skipped:
         name = test.id().removeprefix("__main__.")
         print(f"{SKIP_MARK}{name}: {' '.join(reason.split())}", flush=True)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    print(f"{COUNT_MARK}{result.passed} {failed} {len(result.skipped)}", flush=True)
     if not result.wasSuccessful():
         sys.exit(1)
     if result.testsRun == 0 and not result.skipped:
