@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "skipwhy.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,7 +293,7 @@ static void test_proc_config_gz_is_read_through_gzip(void **state)
 	const struct systree_file tree[] = { { "proc/config", "CONFIG_HZ=300\nCONFIG_NO_HZ_IDLE=y\n" }, END };
 
 	if (system("command -v gzip >/dev/null 2>&1") != 0)
-		skip();
+		skip_because("gzip is not installed (apt-get install gzip)");
 	systree_make(dir, tree);
 	snprintf(cmd, sizeof(cmd), "gzip %s/proc/config", dir);
 	assert_int_equal(system(cmd), 0);

@@ -29,6 +29,7 @@
 #include "load/load.h"
 #include "sys/cpus.h"
 
+#include "gcovflush.h"
 
 /* ---- helpers ---- */
 

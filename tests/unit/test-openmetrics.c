@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "skipwhy.h"
+
 #include "core/array.h"
 #include "core/cpuset.h"
 #include "core/hist.h"
@@ -1067,7 +1069,7 @@ static void test_a_failed_write_gives_its_errno(void **state)
 	FILE *f = fopen("/dev/full", "w");
 
 	if (!f)
-		skip();
+		skip_because("this machine has no writable /dev/full");
 	load_real(&a);
 	const struct result *rs[] = { &a };
 	assert_int_equal(openmetrics_write(f, rs, NULL, 1, NULL), -ENOSPC);

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "skipwhy.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +144,7 @@ static void test_sysdesc_collect_reports_a_current_clocksource_among_the_availab
 	struct sysdesc d = collect();
 
 	if (d.clocksource[0] == '\0' || d.clocksources[0] == '\0')
-		skip();
+		skip_because("this machine shows no clocksource in /sys/devices/system/clocksource");
 	/* Whole words only: "tsc" must not match inside some "xtsc". */
 	bool found = false;
 	for (char *tok = strtok(d.clocksources, " "); tok; tok = strtok(NULL, " "))
@@ -162,7 +164,7 @@ static void test_sysdesc_collect_reports_a_hypervisor_exactly_when_cpuinfo_flags
 	else
 		assert_string_equal(d.hypervisor, "");
 #else
-	skip();        /* the hypervisor flag is an x86 CPUID bit */
+	skip_because("this build is not for x86: the hypervisor flag is an x86 CPUID bit");
 #endif
 }
 

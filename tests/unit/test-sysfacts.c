@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "skipwhy.h"
+
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -91,7 +93,7 @@ static void test_rt_runtime_of_this_machine_is_a_budget_within_its_period(void *
 	int64_t runtime, period;
 
 	if (access("/proc/sys/kernel/sched_rt_runtime_us", R_OK) != 0)
-		skip();
+		skip_because("this machine's kernel has no /proc/sys/kernel/sched_rt_runtime_us");
 	assert_int_equal(sys_rt_runtime(NULL, &runtime, &period), 0);
 	assert_true(period > 0);
 	assert_true(runtime == -1 || (runtime >= 0 && runtime <= period));
@@ -264,7 +266,7 @@ static void test_cpu_node_of_this_machine_lists_the_cpu_among_the_nodes_cpus(voi
 	unsigned node;
 
 	if (sys_cpu_node(NULL, 0, &node) == -ENOENT)
-		skip();                 /* a kernel without NUMA */
+		skip_because("this machine's kernel has no NUMA");
 	assert_int_equal(sys_cpu_node(NULL, 0, &node), 0);
 	snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/cpulist", node);
 	assert_int_equal(textfile_read(path, list, sizeof(list)), 0);
@@ -303,9 +305,10 @@ static void test_io_uring_usable_says_yes_where_the_kernel_allows_root(void **st
 	char text[16];
 
 	/* kernel.io_uring_disabled: 0 all may, 1 root and a group, 2 nobody (absent before 6.6: all may). */
-	if (geteuid() != 0 || (textfile_read("/proc/sys/kernel/io_uring_disabled", text, sizeof(text)) == 0 &&
-			       strcmp(text, "2") == 0))
-		skip();
+	if (geteuid() != 0)
+		skip_because("this machine: the tests do not run as root");
+	if (textfile_read("/proc/sys/kernel/io_uring_disabled", text, sizeof(text)) == 0 && strcmp(text, "2") == 0)
+		skip_because("this machine disables io_uring for everyone (kernel.io_uring_disabled = 2)");
 	assert_int_equal(sys_io_uring_usable(), 0);
 }
 

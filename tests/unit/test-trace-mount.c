@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "skipwhy.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -133,7 +135,7 @@ static void test_a_run_of_another_mount_namespace_leaves_tracefs_unused(void **s
 	int ready[2], hold[2];
 
 	if (geteuid() != 0)
-		skip();
+		skip_because("this machine: the tests do not run as root");
 	assert_int_equal(pipe(ready), 0);
 	assert_int_equal(pipe(hold), 0);
 	pid_t pid = fork();
@@ -201,8 +203,10 @@ static void private_mount_ns(void)
 	static bool done;
 	if (done)
 		return;
-	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0)
-		skip();
+	if (geteuid() != 0)
+		skip_because("this machine: the tests do not run as root");
+	if (unshare(CLONE_NEWNS) < 0)
+		skip_because("this machine allows no private mount namespace (unshare(CLONE_NEWNS) failed)");
 	/* Without this an unmount below would reach the machine's namespace: stop here. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		abort();

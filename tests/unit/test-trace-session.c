@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "skipwhy.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -35,10 +37,17 @@ struct sleeper {
 	int err;
 };
 
-static bool can_trace(void)
+/* Why this test cannot trace, or NULL.  Only the first two are this machine's or build's:
+ * tracefs unmounted is something ./check provides, so its reason must not claim the machine. */
+static const char *cannot_trace(void)
 {
-	return trace_supported() && geteuid() == 0 &&
-	       access("/sys/kernel/tracing/instances", W_OK) == 0;
+	if (!trace_supported())
+		return "this build has no tracefs support (built without libtracefs)";
+	if (geteuid() != 0)
+		return "this machine: the tests do not run as root";
+	if (access("/sys/kernel/tracing/instances", W_OK) != 0)
+		return "tracefs is not mounted writable at /sys/kernel/tracing (./check mounts it as root)";
+	return NULL;
 }
 
 static void *sleep_loop(void *arg)
@@ -87,8 +96,9 @@ static int free_session(void **state)
 static void test_a_traced_sleep_loop_is_decomposed_and_the_instance_is_removed(void **state)
 {
 	(void)state;
-	if (!can_trace())
-		skip();
+	const char *why = cannot_trace();
+	if (why)
+		skip_because(why);
 
 	int cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
 	struct trace_opts o = { .buffer_kb = 4096, .events = TRACE_WANT_TIMER_PROBE };
@@ -170,8 +180,9 @@ static void test_a_traced_sleep_loop_is_decomposed_and_the_instance_is_removed(v
 static void test_an_instance_left_by_a_killed_process_is_removed_and_a_live_ones_kept(void **state)
 {
 	(void)state;
-	if (!can_trace())
-		skip();
+	const char *why = cannot_trace();
+	if (why)
+		skip_because(why);
 
 	pid_t dead = fork();
 	assert_true(dead >= 0);
