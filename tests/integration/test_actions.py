@@ -8,15 +8,19 @@ import signal
 import subprocess
 import sys
 import time
-import unittest
 
-from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, is_traceable, load, main, online_cpus,
-                     parse, run)
+from harness import LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, load, main, needs, online_cpus, run
 
 CPU = online_cpus()[-1]
-TWO_CPUS = "needs two online CPUs: one measured, one for the main thread and the commands"
-BURSTS = ("3ms", "500ms")           # above a 2 ms trigger twice a second, above this guest's own stalls
+# Twice a second a 6 ms burst: every one makes a sample late by 5 ms or more (the next deadline comes
+# within 1 ms of its start), far above a 2 ms trigger.  The host's own stalls (3-5 ms often) may pass
+# the trigger too: the tests that use these judge what only comes sooner or more often for them.
+BURSTS = ("6ms", "500ms")
 TRIGGER = "2ms"
+# For the one test whose first sample above the trigger must be the injector's: a trigger above the
+# host's worst stalls (10-30 ms) and bursts far above it.
+TRACE_BURSTS = ("50ms", "500ms")
+TRACE_TRIGGER = "35ms"
 
 
 class ActionCase(TempDirCase):
@@ -45,9 +49,11 @@ class ActionCase(TempDirCase):
         return path
 
 
-@unittest.skipUnless(is_root(), "the injected delay needs SCHED_FIFO")
+@needs(root=True)     # the injected delay needs SCHED_FIFO
 class OnThreshold(ActionCase):
     def test_a_sample_above_the_trigger_stops_the_run_with_status_3(self):
+        """Stalls: an injected effect far above the trigger (6 ms bursts, 2 ms), judged by relations a
+        stall cannot turn: a stall above the trigger only stops the run sooner."""
         self.inject()
         p = self.timer("--trigger", TRIGGER, "--on-threshold", "stop", duration="8s")
         self.assertEqual(p.returncode, 3, p.stderr)
@@ -67,17 +73,19 @@ class OnThreshold(ActionCase):
         self.assertLess(doc["elapsed_ns"], 4_000_000_000)
         self.assertGreaterEqual(doc["elapsed_ns"], ot["first"]["at_ns"])
 
-    @unittest.skipUnless(len(online_cpus()) >= 2, TWO_CPUS)
+    @needs(cpus=2)      # one measured, one for the main thread and the commands
     def test_exec_runs_once_per_action_interval_off_the_measured_cpu_at_normal_policy(self):
+        """Stalls: an injected effect far above the trigger, judged by relations a stall cannot turn: a
+        stall above the trigger is one more sample held back by the interval."""
         out = self.path("env.txt")
         cmd = self.script("record", f"""{{ echo "run_id=<$LATSCOPE_RUN_ID>"; echo "cpu=$LATSCOPE_CPU"
 echo "latency=$LATSCOPE_LATENCY_NS"; grep Cpus_allowed_list /proc/self/status; chrt -p $$; echo end; }} >> {out}
 """)
         self.inject()
-        # eight bursts in 4 s, each above the trigger; an interval longer than the run allows one exec
+        # six bursts in 3 s, each above the trigger; an interval longer than the run allows one exec
         # latscope itself at a real-time priority: the command must still get SCHED_OTHER
         p = self.timer("--trigger", TRIGGER, "--on-threshold", f"exec {cmd}", "--action-interval", "1h",
-                       under=("chrt", "-f", "1"))
+                       under=("chrt", "-f", "1"), duration="3s")
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(out) as f:
             text = f.read()
@@ -102,33 +110,40 @@ echo "latency=$LATSCOPE_LATENCY_NS"; grep Cpus_allowed_list /proc/self/status; c
         self.assertFalse(ot["stopped"])
 
     def test_commands_past_the_64_kept_are_still_reaped(self):
+        """Stalls: a relation they cannot turn (commands start and are reaped on the same ticks: a late
+        tick starts none either)."""
         # every sample is above a 1 ns trigger: an exec every 20 ms tick, far past the 64 the result keeps
         p = subprocess.Popen([LATSCOPE, "timer", "-a", str(CPU), "-D", "4s", "-q", "--no-store", "--json",
                               self.path("r.json"), "--trigger", "1ns", "--on-threshold", "exec true",
                               "--action-interval", "1ms"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        counted = []        # the zombies of the run, every tenth of a second while it runs
         try:
-            deadline = time.monotonic() + 3.0
-            while time.monotonic() < deadline:
+            while p.poll() is None:
+                zombies = 0
+                for pid in os.listdir("/proc"):
+                    try:
+                        with open(f"/proc/{pid}/stat") as f:
+                            fields = f.read().rpartition(")")[2].split()
+                    except (OSError, ValueError):
+                        continue
+                    if fields and fields[0] == "Z" and int(fields[1]) == p.pid:
+                        zombies += 1
+                if p.poll() is None:        # counted while the run still ran: not one made after it ended
+                    counted.append(zombies)
                 time.sleep(0.1)
-            zombies = 0
-            for pid in os.listdir("/proc"):
-                try:
-                    with open(f"/proc/{pid}/stat") as f:
-                        fields = f.read().rpartition(")")[2].split()
-                except (OSError, ValueError):
-                    continue
-                if fields and fields[0] == "Z" and int(fields[1]) == p.pid:
-                    zombies += 1
         finally:
             out, err = p.communicate(timeout=60)
         self.assertEqual(p.returncode, 0, err)
         ot = load(self.path("r.json"))["on_threshold"]
         self.assertEqual(len(ot["done"]), 64, ot["not_kept"])
         self.assertGreater(ot["not_kept"], 64, "the test made more commands than are kept")
-        # one exited since the last tick's reaping, perhaps two: never the ones not kept
-        self.assertLessEqual(zombies, 3)
+        # one exited since the last tick's reaping, perhaps two: never the ones not kept, at any moment
+        self.assertGreaterEqual(len(counted), 10, "the run was looked at while it ran")
+        self.assertLessEqual(max(counted), 3, counted)
 
     def test_signal_reaches_a_process_the_test_owns(self):
+        """Stalls: an injected effect far above the trigger; a stall above it only sends the signal
+        sooner."""
         waiter = subprocess.Popen([sys.executable, "-c",
                                    "import signal\n"
                                    "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])\n"
@@ -151,13 +166,15 @@ echo "latency=$LATSCOPE_LATENCY_NS"; grep Cpus_allowed_list /proc/self/status; c
         self.assertNotIn("error", sent[0])
 
 
-@unittest.skipUnless(is_traceable(), "needs root and a tracefs with instances")
+@needs(root=True, tracefs=True)
 class Trace(ActionCase):
     def test_trace_explains_the_triggering_sample_while_the_run_goes_on(self):
-        # bursts and a trigger above this guest's own stalls of up to 3 ms, which the
-        # kernel's events rightly call "no event": the first sample above is the injector's
-        inj = self.inject(bursts=("6ms", "500ms"))
-        p = self.timer("--trigger", "4ms", "--on-threshold", "trace", "--action-interval", "1h", duration="3s")
+        """Stalls: an injected effect far above them.  The trigger (35 ms) is above this guest's worst
+        stalls (10-30 ms), which the kernel's events rightly call "no event", and the bursts (50 ms)
+        far above it: the first sample above the trigger is the injector's."""
+        inj = self.inject(bursts=TRACE_BURSTS)
+        p = self.timer("--trigger", TRACE_TRIGGER, "--on-threshold", "trace", "--action-interval", "1h",
+                       duration="2s")
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = self.stored(self.stored_id(p))
         ot = doc["on_threshold"]
@@ -176,6 +193,7 @@ class Trace(ActionCase):
         self.assertTrue(any("--on-threshold trace: the sample of" in n for n in doc["notes"]), doc["notes"])
 
     def test_trace_of_a_probe_the_ring_cannot_explain_says_why_in_the_result(self):
+        """Stalls: a relation they cannot turn (what the result says)."""
         p = run("wake", "-D", "300ms", "-q", "--no-store", "--json", self.path("w.json"), "--on-threshold", "trace",
                 timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -183,8 +201,9 @@ class Trace(ActionCase):
         self.assertTrue(any(n.startswith("--on-threshold trace: not traced: the spike ring explains wakeups of timers")
                             for n in doc["notes"]), doc["notes"])
 
-    @unittest.skipUnless(is_root(), "deadline threads need root")
+    @needs(root=True)   # deadline threads need root
     def test_trace_of_deadline_threads_says_why_not_and_sets_up_no_ring(self):
+        """Stalls: a relation they cannot turn (what the result says)."""
         out = self.path("d.json")
         p = run("timer", "-a", str(CPU), "--policy", "deadline", "-D", "300ms", "-q", "--no-store", "--json", out,
                 "--trigger", "1ns", "--on-threshold", "trace", timeout=60)
@@ -197,6 +216,7 @@ class Trace(ActionCase):
 
 class OnEnd(ActionCase):
     def test_on_end_exec_runs_after_the_result_is_in_the_store(self):
+        """Stalls: a relation they cannot turn (what the command found)."""
         out = self.path("shown.json")
         db = self.path("runs.db")
         cmd = self.script("show", f"{shlex.quote(LATSCOPE)} show \"$LATSCOPE_RUN_ID\" --json --db {db} > {out}\n")
@@ -209,6 +229,7 @@ class OnEnd(ActionCase):
         self.assertIn(f"exec {cmd}", json.dumps(doc["command_line"]))
 
     def test_a_command_gets_sigpipe_as_the_default_so_a_pipeline_ends_quietly(self):
+        """Stalls: a relation they cannot turn (the command's signal mask)."""
         # latscope ignores SIGPIPE for itself; a shell cannot undo an ignored signal, so a
         # command that inherited it would see EPIPE and complain instead of ending
         out = self.path("sigpipe")
@@ -221,6 +242,7 @@ class OnEnd(ActionCase):
         self.assertEqual(ignored & (1 << (signal.SIGPIPE - 1)), 0, "SIGPIPE is not ignored in the command")
 
     def test_on_end_tells_a_command_that_failed(self):
+        """Stalls: a relation they cannot turn (what is said)."""
         p = run("timer", "-a", str(CPU), "-D", "200ms", "-q", "--no-store", "--on-end", "exec exit 7", timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("latscope timer: option '--on-end': 'exit 7' exited with status 7", p.stderr)
@@ -228,6 +250,7 @@ class OnEnd(ActionCase):
 
 class BadInput(ActionCase):
     def test_bad_actions_are_refused_in_one_line_naming_the_option(self):
+        """Stalls: nothing is measured."""
         cases = [
             (["--on-threshold", "explode"], "option '--on-threshold': 'explode' is not an action"),
             (["--on-threshold", "signal 1:NOPE"], "option '--on-threshold': 'signal 1:NOPE': 'NOPE' is not a signal"),

@@ -6,14 +6,16 @@ import sqlite3
 import subprocess
 import time
 
-from harness import LATSCOPE, SANITIZED, TempDirCase, check_consistent, main, online_cpus, parse, run
+from harness import LATSCOPE, TempDirCase, check_consistent, main, online_cpus, parse, run
 
 CPU = online_cpus()[-1]
 INTERVAL_NS = 1_000_000                 # the timer's default period, 1 ms
-# The sanitizer pass runs the one slow scenario at a tenth of its length: the
-# same checkpoints and kill, the same checks; the plain pass runs it as issue 15
-# states it.  (It is CI's longest test: 2 min 50 s in each pass.)
-SCALE = 0.1 if SANITIZED else 1.0
+# The one slow scenario, the acceptance test of issue 15 (a run killed at 2 min 40 s, checkpoints every
+# 30 s), runs at a tenth of its length by default: the same five checkpoints and the kill ten seconds
+# (here one) after the fifth, the same checks.  LATSCOPE_CHECK_LONG=1 (./check --long, for bench/ or a
+# nightly run) runs it at its full length, as issue 15 states it: 2 min 50 s.
+LONG = os.environ.get("LATSCOPE_CHECK_LONG") == "1"
+SCALE = 1.0 if LONG else 0.1
 
 
 class Checkpoint(TempDirCase):
@@ -73,10 +75,14 @@ class Checkpoint(TempDirCase):
         left = [n for n in os.listdir(self.tmp) if n.startswith(".")]
         self.assertEqual(left, [], "nothing beside the file at the user's path")
 
-    # The acceptance test of issue 15, point 6: one slow test.
+    # The acceptance test of issue 15, point 6, at SCALE of its length (see SCALE).
     # NEEDS branch `store`: store_put replacing a stored partial run; without it only the first checkpoint
     # (30 s) is stored and the elapsed check below fails.
     def test_a_run_killed_after_two_minutes_forty_leaves_a_stored_partial_run_every_command_reads(self):
+        """Stalls: a relation they cannot turn.  The checks are of elapsed time and of deadlines, samples
+        plus missed ones, which a late wakeup does not lessen; the kill comes a third of a checkpoint
+        period after the fifth checkpoint, far from either checkpoint even at a tenth of the length (1 s
+        after, 2 s before the next), above this host's stalls of 3-30 ms."""
         proc = self.start("-D", "%gs" % (180 * SCALE), "--checkpoint", "%gs" % (30 * SCALE))
         try:
             started = time.monotonic()
@@ -116,6 +122,9 @@ class Checkpoint(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_the_json_file_is_whole_whenever_it_is_read_and_the_final_result_replaces_the_partial_one(self):
+        """Stalls: a relation they cannot turn, but for the sample count: 4 s of 1 ms deadlines must give
+        more than 3500 samples, which only half a second of stalls (those of this host: 3-30 ms) could
+        turn."""
         proc = self.start("-D", "4s", "--checkpoint", "1s", "--window", "100ms", store=False)
         seen = set()
         while proc.poll() is None:
@@ -138,6 +147,8 @@ class Checkpoint(TempDirCase):
         self.no_temporary_files()
 
     def test_a_kill_just_after_a_checkpoint_leaves_that_checkpoint_whole_in_the_file_and_the_store(self):
+        """Stalls: a relation they cannot turn (the file and the store are at most one checkpoint apart,
+        whenever the kill comes)."""
         proc = self.start("-D", "60s", "--checkpoint", "1s", "--window", "100ms")
         try:
             # the third checkpoint's file: one write at a time, file then store, so the second one is stored
@@ -157,19 +168,22 @@ class Checkpoint(TempDirCase):
         self.assertIn(f["elapsed_ns"] - stored["elapsed_ns"], (0, 10**9), "the store is at most one checkpoint behind")
 
     def test_the_finished_run_replaces_its_stored_checkpoint_and_is_not_partial(self):
-        # NEEDS branch `store`: store_put replaces a stored partial run of the same identity
-        p = run("timer", "-a", str(CPU), "-q", "--db", self.db, "-D", "3s", "--checkpoint", "1s", "--window", "100ms")
+        """Stalls: a relation they cannot turn (what is stored, and the elapsed time of a run by duration)."""
+        # NEEDS branch `store`: store_put replaces a stored partial run of the same identity.  2 s: one
+        # checkpoint stored, at 1 s, before the finished run replaces it.
+        p = run("timer", "-a", str(CPU), "-q", "--db", self.db, "-D", "2s", "--checkpoint", "1s", "--window", "100ms")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
         _, doc = self.stored()
         self.assertNotIn("partial", doc)
         self.assertEqual(doc["stop_reason"], "duration")
-        self.assertGreaterEqual(doc["elapsed_ns"], 3 * 10**9 - 10**8)
+        self.assertGreaterEqual(doc["elapsed_ns"], 2 * 10**9 - 10**8)
         p = run("runs", "--db", self.db)
         self.assertNotIn("partial", p.stdout)
 
     def test_without_checkpoint_a_short_run_writes_its_file_once_at_the_end(self):
-        proc = self.start("-D", "3s", "--window", "100ms", store=False)
+        """Stalls: a relation they cannot turn (no partial file, ever, then the final one)."""
+        proc = self.start("-D", "2s", "--window", "100ms", store=False)
         while proc.poll() is None:
             doc = self.read_json()
             self.assertNotIn("partial", doc or {}, "no checkpoint in a run of an hour or less by default")

@@ -1,5 +1,9 @@
 """latscope monitor: periods stored as runs, /metrics scraped by the real Prometheus server,
-rotation, --keep, SIGUSR1, the noise schedule, hostile clients, and what nobody gets."""
+rotation, --keep, SIGUSR1, the noise schedule, hostile clients, and what nobody gets.
+
+The runs are as short as their subject allows: a window of 100 ms where the window is not the
+subject (the counters on /metrics move at each window's end), and every wait polls for the state
+it waits for (a line said, a period stored, a count on /metrics)."""
 import http.client
 import json
 import os
@@ -10,21 +14,18 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import tempfile
 import threading
 import time
-import unittest
 import urllib.parse
 import urllib.request
 
-from harness import LAT_INJECT, LATSCOPE, SANITIZED, TempDirCase, is_root, is_traceable, main, online_cpus, run
+from harness import LAT_INJECT, LATSCOPE, TempDirCase, main, needs, run
 
-PROMETHEUS = shutil.which("prometheus")
-PROMTOOL = shutil.which("promtool")
-NO_PROMETHEUS = "the prometheus server is not installed (Debian package prometheus; scripts/install-deps installs it)"
-TWO_CPUS = "needs two online CPUs: one measured, one for the server and the rest"
-# The ladder of bounds /metrics uses (src/report/omtext.c), in seconds.
-LADDER = [float(f"{m}e{e}") for e in range(-6, 2) for m in (1, 2, 5)] + [100.0]
+SBIN_PATH = os.environ.get("PATH", os.defpath) + ":/usr/sbin:/sbin"      # where harness.lacking looks too
+PROMETHEUS = shutil.which("prometheus", path=SBIN_PATH)
+PROMTOOL = shutil.which("promtool", path=SBIN_PATH)
+# The ladder of bounds /metrics uses (src/report/omtext.c), in nanoseconds.
+LADDER_NS = [m * 10**(e + 9) for e in range(-6, 2) for m in (1, 2, 5)] + [100 * 10**9]
 OPENMETRICS_ACCEPT = "application/openmetrics-text;version=1.0.0"
 
 
@@ -61,6 +62,99 @@ def value(text, name):
     found = [v for k, v in samples(text).items() if k.split("{")[0] == name]
     assert len(found) == 1, (name, found)
     return found[0]
+
+
+def probe_value(text, name, probe):
+    """The one sample of a family without per-CPU labels, of one probe (a noise schedule serves two)."""
+    found = [v for k, v in samples(text).items() if k.split("{")[0] == name and f'probe="{probe}"' in k]
+    assert len(found) == 1, (name, probe, found)
+    return found[0]
+
+
+def ladder_slot(high_ns):
+    """The index in LADDER_NS of the bucket /metrics counts a histogram bucket ending at high_ns in
+    (om_ladder_slot: the first bound at or above it); len(LADDER_NS) for +Inf."""
+    return next((i for i, b in enumerate(LADDER_NS) if b >= high_ns), len(LADDER_NS))
+
+
+def prometheus_quantile(q, cumulative):
+    """histogram_quantile(q, ...) as Prometheus computes it from a classic histogram (promql's
+    bucketQuantile: linear within the bucket where the cumulative count reaches q of the total),
+    from [(upper bound in seconds, cumulative count)] sorted by bound, +Inf last."""
+    rank = q * cumulative[-1][1]
+    b = next((i for i, (_, c) in enumerate(cumulative[:-1]) if c >= rank), len(cumulative) - 1)
+    if b == len(cumulative) - 1:
+        return cumulative[-2][0]
+    if b == 0 and cumulative[0][0] <= 0:
+        return cumulative[0][0]
+    start, below = (cumulative[b - 1][0], cumulative[b - 1][1]) if b else (0.0, 0.0)
+    return start + (cumulative[b][0] - start) * ((rank - below) / (cumulative[b][1] - below))
+
+
+class Prometheus:
+    """The real Prometheus server on a free port of its own, scraping a monitor every second."""
+
+    def __init__(self, case, target_port):
+        self.port = free_port()
+        config = case.path("prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                    "scrape_configs:\n  - job_name: latscope\n    static_configs:\n"
+                    f"      - targets: ['127.0.0.1:{target_port}']\n")
+        self.log = case.path("prometheus.log")
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen([PROMETHEUS, f"--config.file={config}",
+                                          f"--storage.tsdb.path={case.path('tsdb')}",
+                                          f"--web.listen-address=127.0.0.1:{self.port}"],
+                                         stdout=subprocess.DEVNULL, stderr=log)
+        case.addCleanup(self.stop)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+
+    def query(self, q, at=None):
+        """The result of an instant query, evaluated at `at` (a time as Prometheus gave it) when given:
+        queries at one time all see the same scrape."""
+        args = {"query": q} if at is None else {"query": q, "time": at}
+        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode(args)
+        with urllib.request.urlopen(url, timeout=5) as r:
+            doc = json.load(r)
+        if doc["status"] != "success":
+            raise AssertionError(f"{q}: {doc}")
+        return doc["data"]["result"]
+
+    def what_it_holds(self, runs, docs):
+        """What the test reads back once the monitor has stopped: every scrape of the timer probe's
+        samples counter, as (time, value); and, at the first scrape during the noise run, the values
+        every check of it needs, all at that one scrape."""
+        held = {"at": None}
+        series = self.query('latscope_samples_total{job="latscope",probe="timer"}[5m]')
+        held["scrapes"] = [(float(t), float(v)) for t, v in series[0]["values"]] if series else []
+        noise = [d for r, d in zip(runs, docs) if r["probe"] == "noise"]
+        if not noise:
+            return held
+        start = noise[0]["start_realtime_ns"] / 1e9
+        held["noise"] = (start, start + noise[0]["elapsed_ns"] / 1e9)
+        during = [t for t, _ in held["scrapes"] if held["noise"][0] <= t <= held["noise"][1]]
+        if not during:
+            return held
+        at = held["at"] = repr(during[0])
+        held["up"] = float(self.query('up{job="latscope"}', at)[0]["value"][1])
+        timer = '{job="latscope",probe="timer"}'
+        p99 = f"histogram_quantile(0.99, sum by (le) (latscope_latency_seconds_bucket{timer}))"
+        held["p99"] = float(self.query(p99, at)[0]["value"][1])
+        held["buckets"] = {r["metric"]["le"]: float(r["value"][1])
+                           for r in self.query(f"latscope_latency_seconds_bucket{timer}", at)}
+        counted = self.query(f"latscope_samples_total{timer}", at)
+        held["labels"] = counted[0]["metric"]
+        held["samples_total"] = float(counted[0]["value"][1])
+        return held
 
 
 class Monitor:
@@ -107,7 +201,7 @@ class Monitor:
             status, body, _ = get(self.port)
             if status == 200 and pred(body):
                 return body
-            time.sleep(0.2)
+            time.sleep(0.1)
         raise AssertionError(f"/metrics never satisfied the condition: {body}")
 
     def pid(self):
@@ -132,98 +226,127 @@ class MonitorCase(TempDirCase):
             os.chmod(exe, 0o755)
         return exe
 
-    def all_runs(self, db="runs.db"):
-        """Every stored run as {"id", "probe", "labels"}, oldest first."""
+    def stored_runs(self, db="runs.db"):
+        """(id, probe) of every stored run, oldest first; none while the store is not made yet."""
         if not os.path.exists(self.path(db)):
             return []
-        con = sqlite3.connect(f"file:{self.path(db)}?mode=ro", uri=True)
         try:
-            rows = con.execute("SELECT id, probe FROM runs ORDER BY id").fetchall()
-        finally:
-            con.close()
-        return [{"id": i, "probe": probe, "labels": self.stored(i, db)["labels"]} for i, probe in rows]
+            con = sqlite3.connect(f"file:{self.path(db)}?mode=ro", uri=True)
+            try:
+                return con.execute("SELECT id, probe FROM runs ORDER BY id").fetchall()
+            finally:
+                con.close()
+        except sqlite3.OperationalError:
+            return []           # the monitor is making the store's tables
+
+    def wait_stored(self, mon, n, db="runs.db", timeout=40.0):
+        """Poll the store until it holds n runs or more (the monitor still running)."""
+        end = time.monotonic() + timeout
+        while len(self.stored_runs(db)) < n and time.monotonic() < end and mon.proc.poll() is None:
+            time.sleep(0.1)
+        self.assertGreaterEqual(len(self.stored_runs(db)), n, "".join(mon.lines))
+
+    def all_runs(self, db="runs.db"):
+        """Every stored run as {"id", "probe", "labels"}, oldest first."""
+        return [{"id": i, "probe": probe, "labels": self.stored(i, db)["labels"]} for i, probe in self.stored_runs(db)]
 
     def monitor_runs(self, db="runs.db"):
         return [r for r in self.all_runs(db) if "monitor" in r["labels"]]
 
 
-@unittest.skipIf(len(online_cpus()) < 2, TWO_CPUS)
+# The module's one monitor run with a noise schedule (see noise_schedule_run).
+_NOISE_SCHEDULE = {}
+
+
+def noise_schedule_run(case):
+    """The module's one monitor run with a noise schedule, shared by the two tests that judge it, made
+    by the first that asks (a failure fails that test, and the next to ask makes the run again): a 10 s
+    period of the timer probe, a 3 s noise run, and the next period under way when it is stopped;
+    Prometheus, when it is installed, scrapes it every second.  While the noise run measures, the timer
+    probe's counters on /metrics stand still at the period just stored (measured: they are the period's,
+    exactly): what Prometheus scrapes then is that period."""
+    if "run" not in _NOISE_SCHEDULE:
+        mon = Monitor(case, "-a", "1", "--rotate", "1h", "--noise-every", "10s", "--noise-for", "3s",
+                      "--label", "site=lab", "-q")
+        prom = Prometheus(case, mon.port) if PROMETHEUS else None
+        # the period and the noise run stored, then the next period's first window counted on /metrics:
+        # the noise run is over, and every one of its windows was counted before it was stored
+        case.wait_stored(mon, 2)
+        first = case.stored(case.stored_runs()[0][0])["all"]["metrics"]["latency"]["count"]
+        body = mon.wait_for(lambda t: probe_value(t, "latscope_samples_total", "timer") > first)
+        rc, _, err = mon.stop()
+        runs = case.all_runs()
+        docs = [case.stored(r["id"]) for r in runs]
+        held = None
+        if prom:
+            held = prom.what_it_holds(runs, docs)
+            prom.stop()
+            with open(prom.log) as f:
+                held["log"] = f.read()[-3000:]      # its last words, for a failure's message
+        _NOISE_SCHEDULE["run"] = {"rc": rc, "err": err, "runs": runs, "docs": docs, "body": body, "prometheus": held}
+    return _NOISE_SCHEDULE["run"]
+
+
+@needs(cpus=2)          # one measured, one for the server and the rest
 class TestPrometheus(MonitorCase):
-    @unittest.skipIf(PROMETHEUS is None, NO_PROMETHEUS)
+    @needs(programs=("prometheus",))
     def test_prometheus_scrapes_the_monitor_and_agrees_with_its_stored_period(self):
-        mon = Monitor(self, "-a", "1", "--rotate", "1h", "--label", "site=lab")
-        prom_port = free_port()
-        config = self.path("prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                    "scrape_configs:\n  - job_name: latscope\n    static_configs:\n"
-                    f"      - targets: ['127.0.0.1:{mon.port}']\n")
-        prom = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={self.path('tsdb')}",
-                                 f"--web.listen-address=127.0.0.1:{prom_port}"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-        def query(q):
-            url = f"http://127.0.0.1:{prom_port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
-            with urllib.request.urlopen(url, timeout=5) as r:
-                doc = json.load(r)
-            self.assertEqual(doc["status"], "success", doc)
-            return doc["data"]["result"]
-
-        try:
-            end = time.monotonic() + 60
-            scrapes = []
-            while time.monotonic() < end:
-                try:
-                    scrapes = query('count_over_time(latscope_samples_total{job="latscope"}[1m])')
-                except OSError:
-                    scrapes = []
-                if scrapes and float(scrapes[0]["value"][1]) >= 5:
-                    break
-                time.sleep(0.5)
-            self.assertTrue(scrapes and float(scrapes[0]["value"][1]) >= 5, "Prometheus never scraped 5 times")
-            # the scrape worked (Prometheus negotiates OpenMetrics: its own parser read it)
-            self.assertEqual(float(query('up{job="latscope"}')[0]["value"][1]), 1.0)
-            p99 = float(query('histogram_quantile(0.99, sum by (le) (latscope_latency_seconds_bucket))')[0]["value"][1])
-            counted = query('latscope_samples_total')
-            self.assertEqual(counted[0]["metric"]["label_site"], "lab")
-            buckets = {float(r["metric"]["le"]): float(r["value"][1])
-                       for r in query('latscope_latency_seconds_bucket') if r["metric"]["le"] != "+Inf"}
-            scraped_total = float(counted[0]["value"][1])
-            last_scrape = float(query('timestamp(latscope_samples_total)')[0]["value"][1])
-        finally:
-            prom.terminate()
-            prom.wait(timeout=30)
-        stopped_at = time.time()
-        rc, out, err = mon.stop()
-        self.assertEqual(rc, 0, err)
-
-        runs = self.monitor_runs()
-        self.assertEqual(len(runs), 1, runs)
-        doc = self.stored(runs[0]["id"])
-        lead = doc["all"]["metrics"]["latency"]
+        """Stalls: relations they cannot turn, all exact.  Prometheus's scrapes while the noise run
+        measures read the timer probe's counters standing still at the period just stored: they must
+        be that period, bucket for bucket; Prometheus's p99 must be its interpolation of the scraped
+        buckets, the stored p99 the value of its own histogram's rank, and the two in the same bucket
+        of the ladder."""
+        run = noise_schedule_run(self)
+        self.assertEqual(run["rc"], 0, run["err"])
+        held = run["prometheus"]
+        self.assertEqual([r["probe"] for r in run["runs"]], ["timer", "noise", "timer"], run["runs"])
+        lead = run["docs"][0]["all"]["metrics"]["latency"]
         total = lead["count"]
-        # the counter: what was stored, less what came after the last scrape
-        self.assertGreater(scraped_total, 0)
-        self.assertLessEqual(scraped_total, total)
-        rate = total / (doc["elapsed_ns"] / 1e9)
-        self.assertLessEqual(total - scraped_total, rate * (stopped_at - last_scrape + 1.0))
-        # each bucket: the stored histogram's count up to that bound, within what came after
-        stored_upto = {b: sum(c for lo, hi, c in lead["histogram"]["buckets"] if hi <= b * 1e9) for b in LADDER}
-        for b, scraped in buckets.items():
-            self.assertLessEqual(scraped, stored_upto[b], f"le={b}")
-            self.assertLessEqual(stored_upto[b] - scraped, total - scraped_total, f"le={b}")
-        # the quantile: in the ladder's bucket that holds the stored p99 (a bound counts to within 1/64 of it)
-        upper = min(b for b in LADDER if b >= p99)
-        lower = max([b for b in LADDER if b < upper], default=0.0)
-        stored_p99 = lead["p99_ns"] / 1e9
-        self.assertGreaterEqual(stored_p99, lower * (1 - 1 / 64), (p99, stored_p99))
-        self.assertLessEqual(stored_p99, upper, (p99, stored_p99))
+        self.assertGreater(total, 0)
+        log = held["log"]
+        # Prometheus scraped every second through the run: a counter that never goes back, of the
+        # stored period at most before the noise run, and that period exactly while it measures
+        scraped = held["scrapes"]
+        self.assertGreaterEqual(len(scraped), 5, f"Prometheus scraped fewer than 5 times: {scraped}\n{log}")
+        self.assertEqual([v for _, v in scraped], sorted(v for _, v in scraped))
+        noise_start, noise_end = held["noise"]
+        self.assertTrue(all(v <= total for t, v in scraped if t < noise_start), (scraped, total))
+        during = [v for t, v in scraped if noise_start <= t <= noise_end]
+        self.assertTrue(during, f"no scrape in the 3 s of the noise run: {scraped} {held['noise']}\n{log}")
+        self.assertEqual(during, [total] * len(during))
+        # the scrape worked (Prometheus negotiates OpenMetrics: its own parser read it), labels and all
+        self.assertEqual(held["up"], 1.0)
+        self.assertEqual(held["labels"]["label_site"], "lab")
+        self.assertEqual(held["samples_total"], total)
+        # each bucket: the stored histogram's count up to its bound, exactly
+        stored_upto = {b: sum(c for lo, hi, c in lead["histogram"]["buckets"] if hi <= b) for b in LADDER_NS}
+        buckets = {("+Inf" if le == "+Inf" else round(float(le) * 1e9)): v for le, v in held["buckets"].items()}
+        self.assertEqual(buckets, dict(stored_upto, **{"+Inf": total}))
+        # Prometheus's reading of them: its p99, interpolated in the bucket where they reach 0.99 of all
+        cumulative = sorted((float(le), v) for le, v in held["buckets"].items())
+        self.assertAlmostEqual(held["p99"], prometheus_quantile(0.99, cumulative), delta=1e-12 * held["p99"])
+        # latscope's: the stored p99 is the value of the bucket of rank ceil(0.99 count) (its midpoint,
+        # within min and max)
+        rank, seen = -(-99 * total // 100), 0
+        for lo, hi, c in lead["histogram"]["buckets"]:
+            seen += c
+            if seen >= rank:
+                break
+        self.assertEqual(lead["p99_ns"], min(max(lo + (hi - lo) // 2, lead["min_ns"]), lead["max_ns"]))
+        # the two agree: Prometheus's p99 lies in the ladder's bucket that holds the stored p99's bucket
+        # (the same rank: Prometheus's 0.99 * count, a double, is at most ceil(0.99 count) and above the
+        # integer below it)
+        k = ladder_slot(hi)
+        lower, upper = (LADDER_NS[k - 1] if k else 0) / 1e9, LADDER_NS[k] / 1e9
+        self.assertTrue(lower <= held["p99"] <= upper, (held["p99"], lead["p99_ns"], lower, upper))
 
-    @unittest.skipIf(PROMTOOL is None, NO_PROMETHEUS)
+    @needs(programs=("promtool",))
     def test_promtool_accepts_the_served_text_and_the_series_count_is_the_formula(self):
+        """Stalls: nothing here depends on them (the text served, its series counted)."""
         for per_cpu in (False, True):
             with self.subTest(per_cpu_histograms=per_cpu):
-                mon = Monitor(self, "-a", "1", *(["--per-cpu-histograms"] if per_cpu else []), "--no-store")
+                mon = Monitor(self, "-a", "1", "--window", "100ms", *(["--per-cpu-histograms"] if per_cpu else []),
+                              "--no-store")
                 body = mon.wait_for(lambda t: "latscope_window_max_seconds{" in t
                                     and "latscope_steal_seconds_total{" in t)
                 p = subprocess.run([PROMTOOL, "check", "metrics"], input=body, capture_output=True, text=True)
@@ -240,6 +363,7 @@ class TestPrometheus(MonitorCase):
                 self.assertEqual(rc, 0, err)
 
     def test_every_metric_family_served_is_listed_in_contrib_metrics(self):
+        """Stalls: nothing here depends on them (the families served)."""
         listed = {}
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib", "metrics.txt")) as f:
             for line in f:
@@ -247,26 +371,33 @@ class TestPrometheus(MonitorCase):
                     name, kind, *needs = line.split()
                     if not needs:       # those that need an option are checked where it is given
                         listed[name] = kind
-        mon = Monitor(self, "-a", "1", "--no-store")
+        mon = Monitor(self, "-a", "1", "--window", "100ms", "--no-store")
         body = mon.wait_for(lambda t: "latscope_window_max_seconds{" in t and "latscope_steal_seconds_total{" in t)
         mon.stop()
         served = dict(re.findall(r"^# TYPE (\S+) (\S+)$", body, re.M))
         self.assertEqual(served, listed)
 
 
-@unittest.skipIf(len(online_cpus()) < 2, TWO_CPUS)
+@needs(cpus=2)          # one measured, one for the server and the rest
 class TestPeriods(MonitorCase):
-    def test_ten_second_periods_for_35_seconds_are_three_stored_and_a_partial_one(self):
-        # the sanitizer pass runs it at half its length (5 s periods for 17.5 s): the same checks
-        scale = 0.5 if SANITIZED else 1.0
-        mon = Monitor(self, "-a", "1", "--rotate", "%gs" % (10 * scale), "-q")
-        start = time.monotonic()
+    def test_2_second_periods_stopped_in_the_fourth_are_three_stored_and_a_partial_one(self):
+        """Stalls: relations they cannot turn (periods by duration, counters that never go back); the
+        monitor is stopped in the fourth period by polling for its first window, with 1.8 s to spare."""
+        mon = Monitor(self, "-a", "1", "--rotate", "2s", "--window", "100ms", "-q")
         seen = []
-        while time.monotonic() - start < 35 * scale:
+
+        def count(text):
+            seen.append(value(text, "latscope_samples_total"))
+            return seen[-1]
+        # three periods stored, then a window of the fourth counted (its samples add to the third's)
+        end = time.monotonic() + 30
+        while len(self.stored_runs()) < 3 and time.monotonic() < end:
             status, body, _ = get(mon.port)
             self.assertEqual(status, 200)
-            seen.append(value(body, "latscope_samples_total"))
-            time.sleep(0.5)
+            count(body)
+            time.sleep(0.1)
+        stored = sum(self.stored(i)["all"]["metrics"]["latency"]["count"] for i, _ in self.stored_runs()[:3])
+        mon.wait_for(lambda t: count(t) > stored)
         rc, out, err = mon.stop()
         self.assertEqual(rc, 0, err)
         runs = self.monitor_runs()
@@ -275,7 +406,7 @@ class TestPeriods(MonitorCase):
         self.assertEqual(len({d["labels"]["monitor"] for d in docs}), 1)
         for d in docs[:3]:
             self.assertEqual(d["stop_reason"], "duration")
-            self.assertAlmostEqual(d["elapsed_ns"] / 1e9, 10.0 * scale, delta=0.5)
+            self.assertAlmostEqual(d["elapsed_ns"] / 1e9, 2.0, delta=0.5)
         self.assertEqual(docs[3]["stop_reason"], "signal SIGTERM")
         # counters never go back, across the rotations too, and the total is what the periods hold
         self.assertEqual(seen, sorted(seen))
@@ -284,10 +415,14 @@ class TestPeriods(MonitorCase):
         self.assertGreater(seen[-1], sum(d["all"]["metrics"]["latency"]["count"] for d in docs[:3]))
 
     def test_keep_2_leaves_the_two_newest_monitor_runs_and_every_other_run(self):
-        p = run("timer", "-a", "1", "-D", "1s", "-q", "--db", self.path("runs.db"))
+        """Stalls: a relation they cannot turn (which runs are kept)."""
+        p = run("timer", "-a", "1", "-l", "100", "-q", "--db", self.path("runs.db"))
         self.assertEqual(p.returncode, 0, p.stderr)
-        mon = Monitor(self, "-a", "1", "--rotate", "2s", "--keep", "2")
-        time.sleep(9)
+        mon = Monitor(self, "-a", "1", "--rotate", "1s", "--keep", "2")
+        # the third period stored and one removed; the one SIGTERM ends makes another go
+        end = time.monotonic() + 30
+        while not any("--keep 2: removed" in line for line in mon.lines) and time.monotonic() < end:
+            time.sleep(0.1)
         rc, out, err = mon.stop()
         self.assertEqual(rc, 0, err)
         self.assertIn("--keep 2: removed", err)
@@ -299,6 +434,8 @@ class TestPeriods(MonitorCase):
         self.assertEqual(len(others), 1)
 
     def test_report_writes_the_monitors_report_after_each_period_and_serves_it(self):
+        """Stalls: a relation they cannot turn (what the page holds); the first GET comes a whole
+        period (2 s) before a period can be stored."""
         out = self.path("monitor.html")
         mon = Monitor(self, "-a", "1", "--rotate", "2s", "--report", out, "-q")
         status, body, _ = get(mon.port, "/report")
@@ -308,7 +445,7 @@ class TestPeriods(MonitorCase):
             status, body, _ = get(mon.port, "/report")
             if status == 200 and body.count("<tr") >= 3:    # the head and two periods
                 break
-            time.sleep(0.3)
+            time.sleep(0.1)
         self.assertEqual(status, 200)
         page = get(mon.port, "/")[1]
         rc, _, err = mon.stop()
@@ -322,12 +459,11 @@ class TestPeriods(MonitorCase):
         self.assertGreaterEqual(written.count("<tr"), body.count("<tr"))
 
     def test_sigusr1_stores_the_period_now_and_starts_the_next(self):
-        mon = Monitor(self, "-a", "1", "--rotate", "1h", "-q")
+        """Stalls: a relation they cannot turn (which signal ended which period)."""
+        mon = Monitor(self, "-a", "1", "--rotate", "1h", "--window", "100ms", "-q")
         mon.wait_for(lambda t: value(t, "latscope_samples_total") > 1000)
         mon.proc.send_signal(signal.SIGUSR1)
-        end = time.monotonic() + 20
-        while time.monotonic() < end and len(self.monitor_runs()) < 1:
-            time.sleep(0.2)
+        self.wait_stored(mon, 1)                # SIGUSR1 stored the period
         self.assertEqual(len(self.monitor_runs()), 1, "SIGUSR1 stored the period")
         before = value(get(mon.port)[1], "latscope_samples_total")
         mon.wait_for(lambda t: value(t, "latscope_samples_total") > before + 1000)
@@ -338,18 +474,16 @@ class TestPeriods(MonitorCase):
         self.assertLess(docs[0]["elapsed_ns"], 60e9)
 
     def test_the_noise_probe_runs_between_two_periods_on_its_schedule(self):
-        mon = Monitor(self, "-a", "1", "--rotate", "1h", "--noise-every", "10s", "--noise-for", "2s", "-q")
-        time.sleep(14)
-        _, body, _ = get(mon.port)
-        rc, out, err = mon.stop()
-        self.assertEqual(rc, 0, err)
-        runs = self.all_runs()
+        """Stalls: relations they cannot turn (the order of the runs, their lengths within 1 s and 0.5 s,
+        the noise run's gaps counted on /metrics as stored)."""
+        run = noise_schedule_run(self)
+        self.assertEqual(run["rc"], 0, run["err"])
+        runs, docs, body = run["runs"], run["docs"], run["body"]
         self.assertEqual([r["probe"] for r in runs], ["timer", "noise", "timer"], runs)
-        docs = [self.stored(r["id"]) for r in runs]
         self.assertEqual(len({d["labels"]["monitor"] for d in docs}), 1)
         self.assertEqual([c["cpu"] for c in docs[1]["cpus"]], [1])
         self.assertAlmostEqual(docs[0]["elapsed_ns"] / 1e9, 10.0, delta=1.0)
-        self.assertAlmostEqual(docs[1]["elapsed_ns"] / 1e9, 2.0, delta=0.5)
+        self.assertAlmostEqual(docs[1]["elapsed_ns"] / 1e9, 3.0, delta=0.5)
         # never at the same time: the noise run starts after the timer period ends
         t0 = docs[0]["start_realtime_ns"] + docs[0]["elapsed_ns"]
         self.assertGreaterEqual(docs[1]["start_realtime_ns"], t0)
@@ -359,14 +493,18 @@ class TestPeriods(MonitorCase):
         self.assertEqual(noise, [docs[1]["all"]["metrics"]["gap"]["count"]])
 
 
-@unittest.skipIf(len(online_cpus()) < 2, TWO_CPUS)
+@needs(cpus=2)          # one measured, one for the server and the rest
 class TestTraceSpikes(MonitorCase):
-    @unittest.skipIf(not is_traceable(), "needs root and tracefs with instances and timer events")
+    @needs(root=True, tracefs=True)
     def test_an_injected_task_is_named_as_the_cause_of_the_spikes_and_counted_by_kind(self):
-        # 6 ms of a FIFO 90 task every 500 ms on the measured CPU, above the monitor's FIFO 80;
-        # longer than the 2.5-3.7 ms stalls this guest's host gives it, which stay below 4.5 ms
-        mon = Monitor(self, "-a", "1", "-p", "80", "--rotate", "1h", "--trace-spikes", "4500us", "-q")
-        inject = subprocess.Popen([LAT_INJECT, "1", "90", "6ms", "500ms", "7s"], stdout=subprocess.PIPE,
+        """Stalls: an injected effect far above them, judged by relations: 20 ms bursts, explained above
+        10 ms, above the stalls this guest's host gives it often (3-5 ms); its worst (10-30 ms) may take a
+        window's max now and then, so most windows, not all, must name the injector."""
+        # 20 ms of a FIFO 90 task every 500 ms on the measured CPU, above the monitor's FIFO 80, for
+        # seven windows of 500 ms, a burst in each
+        mon = Monitor(self, "-a", "1", "-p", "80", "--rotate", "1h", "--window", "500ms", "--trace-spikes", "10ms",
+                      "-q")
+        inject = subprocess.Popen([LAT_INJECT, "1", "90", "20ms", "500ms", "3500ms"], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         inject.communicate(timeout=30)
         body = mon.wait_for(lambda t: 'kind="task"' in t)
@@ -376,7 +514,7 @@ class TestTraceSpikes(MonitorCase):
         runs = self.monitor_runs()
         self.assertEqual(len(runs), 1)
         notes = self.stored(runs[0]["id"])["notes"]
-        summary = [n for n in notes if n.startswith("--trace-spikes 4.5ms: ")]
+        summary = [n for n in notes if n.startswith("--trace-spikes 10ms: ")]
         self.assertEqual(len(summary), 1, notes)
         explained = int(re.search(r": (\d+) windows? explained", summary[0]).group(1))
         self.assertGreaterEqual(explained, 4, summary)
@@ -395,7 +533,7 @@ class TestTraceSpikes(MonitorCase):
                 self.assertLessEqual(ms(m.group(2)), ms(m.group(1)), n)
                 named.append(ms(m.group(2)))
         self.assertGreaterEqual(len(named), (len(spikes) + 1) // 2, spikes)
-        self.assertGreaterEqual(statistics.median_low(named), 0.5 * 6, spikes)
+        self.assertGreaterEqual(statistics.median_low(named), 0.5 * 20, spikes)
         scraped = samples(body)
         task = [v for k, v in scraped.items() if k.startswith("latscope_spike_causes_total{") and 'kind="task"' in k]
         self.assertEqual(len(task), 1)
@@ -403,10 +541,11 @@ class TestTraceSpikes(MonitorCase):
         self.assertEqual(sorted(re.findall(r'kind="(\w+)"', "".join(k for k in scraped if "spike_causes" in k))),
                          ["irq", "no_event", "softirq", "task"])
 
+    @needs(root=True, programs=("runuser",))     # root, to run the monitor as nobody
     def test_without_root_the_monitor_says_it_cannot_trace_and_measures(self):
-        if not is_root():
-            self.skipTest("needs root to run the monitor as nobody")
-        mon = Monitor(self, "-a", "1", "--trace-spikes", "1ms", "-q", user="nobody", db="nobody.db")
+        """Stalls: a relation they cannot turn (what is said and served)."""
+        mon = Monitor(self, "-a", "1", "--window", "100ms", "--trace-spikes", "1ms", "-q", user="nobody",
+                      db="nobody.db")
         body = mon.wait_for(lambda t: value(t, "latscope_samples_total") > 0)
         rc, out, err = mon.stop()
         self.assertEqual(rc, 0, err)
@@ -414,10 +553,12 @@ class TestTraceSpikes(MonitorCase):
         self.assertNotIn("latscope_spike_causes_total", body)
 
 
-@unittest.skipIf(len(online_cpus()) < 2, TWO_CPUS)
+@needs(cpus=2)          # one measured, one for the server and the rest
 class TestHostile(MonitorCase):
     def test_hostile_clients_leave_metrics_served_and_the_measured_cpu_to_its_thread(self):
-        mon = Monitor(self, "-a", "1", "--no-store", "-q")
+        """Stalls: the one time judged, a normal client served within 1 s past the hostile ones, is far
+        above them (3-30 ms)."""
+        mon = Monitor(self, "-a", "1", "--window", "100ms", "--no-store", "-q")
         mon.wait_for(lambda t: value(t, "latscope_samples_total") > 0)
         for path in ("/../etc/passwd", "/metrics%00", "/..%2f..%2fetc"):
             status, _, _ = get(mon.port, path=path)
@@ -464,6 +605,7 @@ class TestHostile(MonitorCase):
 
 class TestUsage(MonitorCase):
     def test_bad_options_are_refused_naming_the_option(self):
+        """Stalls: nothing is measured."""
         cases = [
             (["--listen", "localhost:9464"], "option '--listen'"),
             (["--keep", "0"], "option '--keep': 0 runs is out of range"),
@@ -490,23 +632,26 @@ class TestUsage(MonitorCase):
                 self.assertFalse(os.path.exists(self.path("runs.db")) and self.monitor_runs())
 
     def test_report_naming_the_store_is_refused(self):
+        """Stalls: nothing is measured."""
         p = run("monitor", "--db", self.path("runs.db"), "--report", self.path("runs.db"), timeout=30)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("'--report'", p.stderr)
         self.assertEqual(len(p.stderr.splitlines()), 2, p.stderr)     # the reason, then the hint
 
-    @unittest.skipIf(len(online_cpus()) < 2, TWO_CPUS)
+    @needs(cpus=2)      # one measured, one for the server and the rest
     def test_a_store_that_cannot_be_opened_for_a_later_period_is_a_runtime_error(self):
+        """Stalls: a relation they cannot turn: each period opens the store as it starts, so whichever
+        period starts after the directory is gone (the second or a later one) ends the monitor."""
         d = self.path("d")
         os.mkdir(d)
-        mon = Monitor(self, "-a", "1", "--rotate", "2s", "-q", db="d/runs.db")
-        mon.wait_for(lambda t: value(t, "latscope_samples_total") > 2500)   # the first period is stored
+        mon = Monitor(self, "-a", "1", "--rotate", "1s", "-q", db="d/runs.db")
+        self.wait_stored(mon, 1, db="d/runs.db")       # the first period is stored
         shutil.rmtree(d)
         with open(d, "w") as f:
             f.write("x")            # the store's directory is now a file
         end = time.monotonic() + 30
         while mon.proc.poll() is None and time.monotonic() < end:
-            time.sleep(0.2)
+            time.sleep(0.1)
         rc, out, err = mon.stop() if mon.proc.poll() is None else (mon.proc.wait(), *mon.proc.communicate())
         mon.err_reader.join(timeout=5)
         err = "".join(mon.lines)
@@ -515,6 +660,7 @@ class TestUsage(MonitorCase):
         self.assertNotIn("Try 'latscope", err)
 
     def test_a_port_in_use_is_refused_with_the_address_and_the_reason(self):
+        """Stalls: nothing is measured."""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             s.listen(1)
@@ -524,9 +670,10 @@ class TestUsage(MonitorCase):
         self.assertIn(f"127.0.0.1:{port}", p.stderr)
         self.assertIn("in use", p.stderr)
 
-    @unittest.skipIf(not is_root() or len(online_cpus()) < 2, "needs root (runuser) and two CPUs")
+    @needs(root=True, cpus=2, programs=("runuser",))     # root, to run the monitor as nobody
     def test_nobody_measures_at_normal_priority_says_so_and_serves_above_1024(self):
-        mon = Monitor(self, "-a", "1", "--rotate", "1h", user="nobody", db="nobody.db")
+        """Stalls: a relation they cannot turn (what is said and stored)."""
+        mon = Monitor(self, "-a", "1", "--rotate", "1h", "--window", "100ms", user="nobody", db="nobody.db")
         mon.wait_for(lambda t: value(t, "latscope_samples_total") > 0)
         rc, out, err = mon.stop()
         self.assertEqual(rc, 0, err)

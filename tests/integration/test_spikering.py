@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
 """trace/spikering on a real kernel: a spike injected into a timer thread is
 explained from the ring after the fact, and a window older than the ring's
-reach is refused."""
+reach is refused.  Both tests judge the one run of the fixture, made once for
+the module (it is the same run for both: its windows, then its old and none
+lines)."""
 import errno
 import os
 import statistics
 import subprocess
-import unittest
 
-from harness import LAT_INJECT, TempDirCase, is_traceable, main, online_cpus
+from harness import LAT_INJECT, TempDirCase, main, needs, online_cpus
 
 FIXTURE = os.environ.get("SPIKERING_FIXTURE", "build/tests/integration/spikering-fixture")
 CPU = online_cpus()[-1]
 INSTANCES = "/sys/kernel/tracing/instances"
-# Longer than the 2.5-3.7 ms stalls this guest's host gives it, so a burst stands out.
-BUSY_NS = 6_000_000
+# Far above the stalls this guest's host gives it (3-5 ms often, 10-30 ms at worst), so a burst
+# stands out: a stall takes a window's max only when it is longer than a burst.
+BUSY_NS = 20_000_000
+# A period that is no whole number of 1 ms intervals: the bursts sweep every phase (0.3 ms a burst),
+# so each 1 s window (14 bursts) has deadlines at a burst's very start (about BUSY_NS late).  28 %
+# of the CPU.
+PERIOD_US = 70_300
 INTERVAL_NS = 1_000_000          # the fixture's
+# How far the ring's sample may be from the thread's own for the same wakeup: the two read the same
+# wakeup (the ring its events, the thread its clock), a stall between the two aside.
+SAME_SAMPLE_NS = 600_000
 
 
 def parse(out):
@@ -44,12 +53,19 @@ def parse(out):
     return lines
 
 
-@unittest.skipUnless(is_traceable() and len(online_cpus()) > 1, "needs root, tracefs with timer events, 2 CPUs")
+@needs(root=True, cpus=2, tracefs=True)
 class SpikeRing(TempDirCase):
+    made = None                 # (out, lines) of the module's one run of the fixture
+
     def run_fixture(self):
-        # A period that is no whole number of 1 ms intervals: the bursts sweep every phase,
-        # so each 1 s window has deadlines at a burst's very start (about BUSY_NS late).
-        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "%dus" % (BUSY_NS // 1000), "20300us", "20s"],
+        """The fixture's run, made by the first test that asks (a failure fails that test, and the next
+        one to ask makes it again)."""
+        if SpikeRing.made is None:
+            SpikeRing.made = self.make_run()
+        return SpikeRing.made
+
+    def make_run(self):
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "%dus" % (BUSY_NS // 1000), "%dus" % PERIOD_US, "20s"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             self.assertEqual(inj.stdout.readline().strip(), "ready")
@@ -66,6 +82,9 @@ class SpikeRing(TempDirCase):
         return out, parse(out)
 
     def test_an_injected_task_is_named_as_the_culprit_of_its_windows_spike(self):
+        """Stalls: an injected effect far above them (20 ms bursts), judged by relations: most windows,
+        not all, name the injector; the ring's sample is the thread's own; the typical stretch is half
+        a burst or more."""
         out, lines = self.run_fixture()
         windows = [(own, c) for what, own, c in lines if what == "window"]
         self.assertEqual(len(windows), 4, out)
@@ -85,7 +104,7 @@ class SpikeRing(TempDirCase):
             lat = int(c["latency_ns"])
             if int(c["deadline_ns"]) == own["own_deadline_ns"] + INTERVAL_NS:
                 lat += INTERVAL_NS
-            self.assertLessEqual(abs(lat - own["own_max_ns"]), 0.1 * BUSY_NS, (own, c))
+            self.assertLessEqual(abs(lat - own["own_max_ns"]), SAME_SAMPLE_NS, (own, c))
         # A window's max is where a burst met one of this guest's stalls, which shorten the
         # task's stretch (at its start) or lengthen it (the task spins until the clock passes
         # the burst's end): the typical stretch is half a burst or more, and has no upper bound.
@@ -93,6 +112,8 @@ class SpikeRing(TempDirCase):
         self.assertGreaterEqual(share, 0.5 * BUSY_NS, out)
 
     def test_a_window_older_than_the_rings_reach_and_one_without_such_a_wakeup_give_enoent(self):
+        """Stalls: a relation they cannot turn (what the ring no longer holds, and a 10 s minimum no
+        sample reaches)."""
         out, lines = self.run_fixture()
         old = [c for what, _, c in lines if what == "old"]
         none = [c for what, _, c in lines if what == "none"]

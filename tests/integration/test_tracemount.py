@@ -6,9 +6,8 @@ tracefs, which other tests use at the same time, is never unmounted."""
 import os
 import shutil
 import subprocess
-import unittest
 
-from harness import LATSCOPE, TempDirCase, is_traceable, load, main, online_cpus
+from harness import LATSCOPE, TempDirCase, load, main, needs, online_cpus
 
 CPU = online_cpus()[-1]
 MOUNTED = "tracefs was not mounted: latscope mounted it at '/sys/kernel/tracing'"
@@ -20,10 +19,15 @@ UNMOUNT_ALL = ("for i in 1 2 3 4 5 6; do "
                "[ -n \"$d\" ] && umount -l \"$d\"; done; "
                "grep -E ' (tracefs|debugfs) ' /proc/self/mounts && exit 99; ")
 AFTER = "echo rc=$?; echo '--mounts--'; grep ' tracefs ' /proc/self/mounts; true"
+# The runs' length is not the subject: a count of samples, enough for the trace to match some.
+SAMPLES = "300"
 
 
-@unittest.skipUnless(is_traceable() and shutil.which("unshare"), "needs root, tracefs and unshare (util-linux)")
+@needs(root=True, tracefs=True, programs=("unshare",))
 class MountsTracefs(TempDirCase):
+    """Stalls: every test judges a relation they cannot turn (what is mounted, said and traced); none
+    measures a latency."""
+
     def in_namespace(self, script, *argv, timeout=120):
         """script run by sh in a private mount namespace, with argv as "$@"; its
         output, its rc=N line and the tracefs mounts left in the namespace."""
@@ -35,8 +39,8 @@ class MountsTracefs(TempDirCase):
 
     def timer(self, *extra):
         # tracefs's backend: the BPF collector needs no tracefs (test_bpf_traces_with_no_tracefs_and_mounts_none)
-        return [LATSCOPE, "timer", "-a", str(CPU), "-D", "2", "--trace", "--trace-backend", "tracefs", "--no-store",
-                *extra]
+        return [LATSCOPE, "timer", "-a", str(CPU), "-l", SAMPLES, "--trace", "--trace-backend", "tracefs",
+                "--no-store", *extra]
 
     def test_trace_mounts_tracefs_where_it_is_not_says_so_and_unmounts_it_after(self):
         out = self.path("t.json")
@@ -50,11 +54,11 @@ class MountsTracefs(TempDirCase):
         self.assertIn(UNMOUNTED, doc["notes"])
         self.assertEqual(mounts, "", "tracefs is unmounted again")
 
-    @unittest.skipUnless(os.environ.get("LATSCOPE_HAVE_BPF") == "1", "built without the BPF backend (-Dbpf)")
+    @needs(bpf=True)
     def test_bpf_traces_with_no_tracefs_and_mounts_none(self):
         out = self.path("t.json")
         stdout, stderr, mounts = self.in_namespace(UNMOUNT_ALL + '"$@"; ' + AFTER, LATSCOPE, "timer", "-a", str(CPU),
-                                                   "-D", "1", "--trace", "--no-store", "--json", out)
+                                                   "-l", SAMPLES, "--trace", "--no-store", "--json", out)
         self.assertIn("rc=0", stdout, stderr)
         self.assertNotIn("mounted", stderr)
         trace = load(out)["trace"]
@@ -72,14 +76,14 @@ class MountsTracefs(TempDirCase):
         self.assertFalse([n for n in doc["notes"] if "mounted" in n], doc["notes"])
         self.assertIn(" /sys/kernel/tracing tracefs ", mounts)
 
-    @unittest.skipUnless(shutil.which("runuser"), "needs runuser to become nobody")
+    @needs(programs=("runuser",))
     def test_without_root_tracefs_is_not_mounted_and_the_run_says_why(self):
         exe = self.path("latscope-nobody")
         shutil.copy(LATSCOPE, exe)
         os.chmod(exe, 0o755)
         stdout, stderr, mounts = self.in_namespace(UNMOUNT_ALL + 'runuser -u nobody -- "$@"; ' + AFTER, exe, "timer",
-                                                   "-a", str(CPU), "-D", "1", "--trace", "--trace-backend", "tracefs",
-                                                   "-q", "--no-store")
+                                                   "-a", str(CPU), "-l", SAMPLES, "--trace", "--trace-backend",
+                                                   "tracefs", "-q", "--no-store")
         self.assertIn("rc=0", stdout, stderr)
         self.assertIn("not traced: tracefs is not mounted and cannot be mounted at '/sys/kernel/tracing': "
                       "Operation not permitted (mounting it needs root)", stderr)
@@ -100,7 +104,7 @@ class MountsTracefs(TempDirCase):
         self.assertIn("mounted-while-running", stdout, stderr)
         self.assertEqual(mounts, "", "the guard unmounted tracefs")
 
-    @unittest.skipIf(len(online_cpus()) < 2, "the monitor measures on a CPU of its own")
+    @needs(cpus=2)      # the monitor measures on a CPU of its own
     def test_monitor_trace_spikes_mounts_tracefs_and_unmounts_it_at_the_end(self):
         db = self.path("runs.db")
         script = (UNMOUNT_ALL + '"$@" 2>"$ERR" & p=$!; i=0; '
