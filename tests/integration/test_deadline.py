@@ -2,18 +2,19 @@
 
 Run as root (this kernel admits deadline tasks); the non-root case runs as nobody.
 """
-import os
 import re
-import unittest
 
-from harness import TempDirCase, check_consistent, is_root, main, online_cpus, run
-
-NEEDS_ROOT = "needs root: only root (CAP_SYS_NICE) may run SCHED_DEADLINE threads"
+from harness import TempDirCase, check_consistent, main, needs, online_cpus, run
 
 
+# Only root (CAP_SYS_NICE) may run SCHED_DEADLINE threads.
+@needs(root=True)
 class DeadlineRuns(TempDirCase):
-    @unittest.skipUnless(is_root(), NEEDS_ROOT)
     def test_a_deadline_run_stores_a_sample_for_about_every_period_of_its_duration(self):
+        """Relations a stall cannot turn: a stall turns the periods it covers into missed ones,
+        which count (a 20 ms one is 10 of 1000); the median of 1000 samples moves only when
+        half of them move, and is judged against the run's own deadline.  The duration is the
+        subject: 2 s keep the 1 % bound on periods lost at 10 of them."""
         db = self.path("runs.db")
         p = run("timer", "--policy", "deadline", "--runtime", "100us", "-i", "2ms", "-D", "2", "--db", db, "-q")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -43,8 +44,9 @@ class DeadlineRuns(TempDirCase):
             self.assertLess(m["min_ns"], m["p50_ns"] + 1, c)
         self.assertTrue(any("not pinned" in n for n in doc["notes"]), doc["notes"])
 
-    @unittest.skipUnless(is_root(), NEEDS_ROOT)
     def test_a_period_longer_than_the_start_lead_still_has_every_period_a_sample_or_missed(self):
+        """A relation a stall cannot turn: a period a stall covers is counted missed, and 5 of the
+        50 (100 ms of stalls) would have to be missed to fail."""
         # 20ms is past the runner's 5ms lead: period 0 is the origin's first period the
         # thread can reach, the periods before it count missed and period 0 is a sample.
         db = self.path("runs.db")
@@ -57,7 +59,6 @@ class DeadlineRuns(TempDirCase):
             self.assertIn(m["count"] + c["missed"], (50, 51), c)
             self.assertGreaterEqual(m["count"], 45, c)
 
-    @unittest.skipUnless(is_root(), NEEDS_ROOT)
     def test_bandwidth_over_the_admission_limit_is_refused_in_one_line(self):
         # runtime = period on every CPU: 100% each, over the 95% the kernel admits by default.
         p = run("timer", "--policy", "deadline", "--runtime", "1ms", "-i", "1ms", "-D", "1", "--no-store", "-q")
@@ -68,9 +69,8 @@ class DeadlineRuns(TempDirCase):
                                    r"for %d threads of runtime 1ms every 1ms" % len(online_cpus()))
         self.assertEqual(p.stdout, "")
 
+    @needs(root=True, programs=("runuser",))
     def test_as_nobody_the_deadline_policy_is_a_one_line_error_with_status_1(self):
-        if not is_root():
-            self.skipTest("needs root to run as nobody")
         p = self.as_nobody("timer", "--policy", "deadline", "-D", "1", "--no-store", "-q")
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertEqual(p.stderr.splitlines(),

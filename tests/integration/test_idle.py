@@ -10,7 +10,7 @@ import subprocess
 import time
 import unittest
 
-from harness import LATSCOPE, TempDirCase, check_consistent, is_root, load, main, run
+from harness import LATSCOPE, TempDirCase, check_consistent, load, main, needs, run
 
 CPUIDLE = "/sys/devices/system/cpu/cpu0/cpuidle"
 STATE_DIR = "/run/latscope"
@@ -26,8 +26,9 @@ def disable_values(cpu=0):
 
 
 class WithoutIdleStates(TempDirCase):
-    @unittest.skipIf(has_idle_states(), "this machine has idle states")
+    @unittest.skipIf(has_idle_states(), "this machine has idle states: WithIdleStates tests them")
     def test_a_run_measures_and_says_there_is_nothing_to_limit(self):
+        """Judges no latency: a count of -l samples and what the run recorded."""
         out = self.path("r.json")
         p = run("timer", "-a", "0", "-l", "200", "-i", "1ms", "--deepest-idle-state", "0", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -64,7 +65,8 @@ class BadValues(unittest.TestCase):
 class WithIdleStates(TempDirCase):
     """Only where a cpuidle driver is: not on the project's guest."""
 
-    @unittest.skipUnless(has_idle_states() and is_root(), "needs a cpuidle driver and root")
+    @needs(root=True)
+    @unittest.skipUnless(has_idle_states(), "this machine has no cpuidle driver (no %s/state*)" % CPUIDLE)
     def test_a_run_killed_with_sigkill_has_its_states_restored_by_the_next_run(self):
         before = disable_values()
         proc = subprocess.Popen([LATSCOPE, "timer", "-a", "0", "-D", "60", "-q", "--no-store",

@@ -1,11 +1,7 @@
 """latscope noise: the gaps a busy loop sees, with a known answer from an injected delay."""
-import json
-import os
-import shutil
 import subprocess
-import unittest
 
-from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run)
+from harness import LAT_INJECT, TempDirCase, check_consistent, load, main, needs, online_cpus, run
 
 CPU = online_cpus()[-1]
 
@@ -16,6 +12,10 @@ def gaps_between(cpu_block, lo_ns, hi_ns):
 
 class NoiseRuns(TempDirCase):
     def test_noise_writes_a_consistent_result_that_is_stored_and_listed(self):
+        """Relations a stall cannot turn: a stall inside the run is one more gap, so the gaps still
+        tile it, and one at its start (outside the gaps) is 1 % of 2 s only at 20 ms; the
+        floor is the smallest of millions of gaps.  2 s, not less: the 1 % bound must catch
+        the 1.5 % a rounding once lost, beside a late start."""
         out, db = self.path("n.json"), self.path("runs.db")
         p = run("noise", "-a", str(CPU), "-D", "2", "-q", "--json", out, "--db", db, "--label", "probe=n")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -56,8 +56,10 @@ class NoiseRuns(TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("not one of tsc, monotonic", p.stderr)
 
-    @unittest.skipUnless(is_root(), "a real-time priority needs root")
+    @needs(root=True)
     def test_bursts_keep_a_real_time_spinner_within_rt_throttling(self):
+        """Injected far above the stalls: the 100 ms rests, against gaps of at most 90 ms (the host's
+        stalls reach 20-30 ms).  The length is the subject: 1.5 s passes RT throttling's 1 s period."""
         out = self.path("b.json")
         p = run("noise", "-a", str(CPU), "-p", "50", "--burst", "300ms", "--rest", "100ms", "-D", "1500ms", "-q",
                 "--no-store", "--json", out)
@@ -69,20 +71,29 @@ class NoiseRuns(TempDirCase):
         self.assertAlmostEqual(g["mean_ns"] * g["count"] / 1e9, 1.2, delta=0.15)
         self.assertLess(g["max_ns"], 90e6, "no 100 ms rest counted as noise")
 
-    @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
+    @needs(root=True, programs=("runuser",))
     def test_non_root_measures_noise(self):
+        """Judges no latency: nobody's run ends well and adds up."""
         out = self.path("nobody.json")
-        p = self.as_nobody("noise", "-a", str(CPU), "-D", "1", "-q", "--no-store", "--json", out)
+        p = self.as_nobody("noise", "-a", str(CPU), "-D", "300ms", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         check_consistent(self, load(out))
 
 
-@unittest.skipUnless(is_root(), "the injector needs SCHED_FIFO")
+@needs(root=True)
 class NoiseKnownAnswer(TempDirCase):
     """A FIFO thread on the measured CPU spins BUSY every PERIOD: the SCHED_OTHER
-    spinner sees one gap of about BUSY per PERIOD, and one preemption with it."""
+    spinner sees one gap of about BUSY per PERIOD, and one preemption with it.
 
-    BUSY_US, PERIOD_US, SECONDS = 200, 10000, 3
+    A relation a stall cannot turn: the 200 us bursts are far below this host's stalls
+    (3-5 ms, up to 30 ms), so the test counts only gaps of 180-400 us.  A stall lands
+    outside that band and can at most swallow the injected gaps it overlaps (one or two,
+    of 200); the host's own gaps of the injected size (hypervisor
+    preemption) are counted in a run without injection and allowed for; their median
+    and the guest's preemption count are relations among the injected gaps."""
+
+    # 2 s: 200 injected gaps; every bound is a share of them or of the baseline's.
+    BUSY_US, PERIOD_US, SECONDS = 200, 10000, 2
 
     def measure(self, inject):
         out = self.path("k.json")
@@ -108,7 +119,7 @@ class NoiseKnownAnswer(TempDirCase):
         base = gaps_between(self.measure(False), lo, hi)
         cpu = self.measure(True)
         got = gaps_between(cpu, lo, hi)
-        expected = self.SECONDS * 1e6 / self.PERIOD_US           # 300
+        expected = self.SECONDS * 1e6 / self.PERIOD_US           # 200
         msg = f"gaps of {lo / 1000:.0f}-{hi / 1000:.0f} us: {got} with injection, {base} without, {expected:.0f} expected"
         self.assertGreater(got, 0.85 * expected, msg)
         # The baseline's own gaps of this size (hypervisor preemption) vary between runs.
