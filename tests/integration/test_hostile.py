@@ -20,7 +20,7 @@ class HostileText(TempDirCase):
         import tempfile
         cls.dir = tempfile.mkdtemp(prefix="latscope-hostile-")
         cls.base = os.path.join(cls.dir, "base.json")
-        p = run("timer", "-a", str(CPU), "-D", "1", "-q", "--window", "250ms", "--no-store", "--json", cls.base)
+        p = run("timer", "-a", str(CPU), "-l", "400", "-q", "--window", "100ms", "--no-store", "--json", cls.base)
         assert p.returncode == 0, p.stderr
 
     @classmethod

@@ -4,11 +4,8 @@ What this machine must show is read from its own files here, so the test holds o
 any machine: on the project's Firecracker guest it asks for KVM, the guest finding,
 steal time, RT throttling and the serial console."""
 import os
-import shutil
-import subprocess
-import unittest
 
-from harness import LATSCOPE, TempDirCase, is_root, main, parse, run
+from harness import TempDirCase, main, needs, parse, run
 
 SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
 
@@ -97,7 +94,7 @@ class SysOnThisMachine(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(list(parse(p.stdout, "sys", "sys --json")), ["findings"])
 
-    @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
+    @needs(root=True, programs=("runuser",))
     def test_nobody_gets_the_fingerprint_without_an_error(self):
         expected = expected_findings()
         for args in (["sys"], ["sys", "--json"]):
