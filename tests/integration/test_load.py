@@ -3,17 +3,15 @@
 command never outlives the measurement."""
 import os
 import re
-import shutil
 import signal
 import stat
 import subprocess
 import time
-import unittest
 
-from harness import LATSCOPE, TempDirCase, check_consistent, is_root, load, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, check_consistent, load, main, needs, online_cpus, run
 
 CPU = online_cpus()[-1]
-SECONDS = 2
+SECONDS = 1
 
 
 def noise_share(doc):
@@ -39,7 +37,13 @@ def alive(pid):
 
 class BuiltInLoads(TempDirCase):
     """The noise probe's spinner runs under SCHED_OTHER, so a load on its CPU takes
-    a share of it: the share it loses must grow, by much, under every load."""
+    a share of it: the share it loses must grow, by much, under every load.
+    Injected: a load that takes a fifth of the CPU or more, 200 ms of each second, far above
+    this host's stalls (a few of 3-30 ms in a second); a share, not a latency, is judged, and
+    the lighter load's against the full one's (a relation)."""
+
+    # The run under a full cpu load, which two tests judge: made once, by the first of them.
+    full = {}
 
     def noise(self, *specs):
         out = self.path("n.json")
@@ -52,24 +56,29 @@ class BuiltInLoads(TempDirCase):
         check_consistent(self, doc)
         return doc
 
+    def full_cpu_load(self):
+        if "doc" not in self.full:
+            self.full["doc"] = self.noise("cpu:cpus=%d" % CPU)
+        return self.full["doc"]
+
     def test_every_built_in_load_takes_a_share_of_the_measured_cpu(self):
         base = noise_share(self.noise())
         for kind in ("cpu", "sched", "console", "mem", "syscall", "io"):
             with self.subTest(load=kind):
-                doc = self.noise("%s:cpus=%d" % (kind, CPU))
+                doc = self.full_cpu_load() if kind == "cpu" else self.noise("%s:cpus=%d" % (kind, CPU))
                 loaded = noise_share(doc)
                 self.assertGreater(loaded, base + 0.2, f"share lost {loaded:.3f} under load, {base:.3f} without")
                 self.assertTrue(doc["labels"]["load"].startswith(kind + ":cpus=%d" % CPU), doc["labels"])
 
     def test_a_lighter_load_takes_less(self):
         light = noise_share(self.noise("cpu:cpus=%d,intensity=10%%" % CPU))
-        full = noise_share(self.noise("cpu:cpus=%d" % CPU))
+        full = noise_share(self.full_cpu_load())
         self.assertGreater(full, 1.5 * light, f"100%: {full:.3f}, 10%: {light:.3f}")
 
     def test_compare_groups_runs_by_load(self):
         db = self.path("c.db")
         for extra in ([], ["--load", "cpu:cpus=%d" % CPU]):
-            p = run("noise", "-a", str(CPU), "-D", "1", "-q", "--db", db, *extra)
+            p = run("noise", "-a", str(CPU), "-D", "0.2", "-q", "--db", db, *extra)
             self.assertEqual(p.returncode, 0, p.stderr)
         p = run("compare", "--db", db, "1", "2", "--by", "load", "--format", "csv")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -77,7 +86,8 @@ class BuiltInLoads(TempDirCase):
 
 
 class LoadCommand(TempDirCase):
-    """The command and everything it starts are gone when latscope is."""
+    """The command and everything it starts are gone when latscope is.  The times judged have
+    margins of 0.6 s or more, which no stall of this host (30 ms at worst) fills."""
 
     def start(self, seconds, extra_cmd=""):
         self.pids = self.path("pids")
@@ -106,7 +116,7 @@ class LoadCommand(TempDirCase):
         self.assertEqual([p for p in pids if alive(p)], [], "left behind")
 
     def test_command_and_its_children_are_stopped_at_the_end(self):
-        p = self.start(2)
+        p = self.start(1)
         pids = self.started()
         out, err = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 0, err)
@@ -135,12 +145,12 @@ class LoadCommand(TempDirCase):
         p.wait()
         self.assert_gone(pids)
 
-    @unittest.skipUnless(is_root() and shutil.which("strace"), "strace -f of a root process")
+    @needs(root=True, programs=("strace",))
     def test_the_command_group_is_never_signalled_after_its_leader_is_reaped(self):
         # Once reaped, the leader's pid (its group's id) is free for any new process
         # group: a kill(-pid) after that may hit an unrelated one.
         pidfile, log = self.path("pid"), self.path("strace.log")
-        p = strace(log, "kill,tkill,tgkill,wait4,waitid", "timer", "-a", str(CPU), "-D", "1", "-q",
+        p = strace(log, "kill,tkill,tgkill,wait4,waitid", "timer", "-a", str(CPU), "-D", "0.5", "-q",
                    "--no-store", "--load-cmd", "echo $$ > %s" % pidfile)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(pidfile) as f:
@@ -157,14 +167,14 @@ class LoadCommand(TempDirCase):
 
     def test_a_command_that_ends_early_is_noted_with_its_status(self):
         out = self.path("e.json")
-        p = run("timer", "-a", str(CPU), "-D", "2", "-q", "--no-store", "--json", out, "--load-cmd", "sleep 0.3; exit 3")
+        p = run("timer", "-a", str(CPU), "-D", "1", "-q", "--no-store", "--json", out, "--load-cmd", "sleep 0.3; exit 3")
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = load(out)
         outcome = doc["params"]["load_cmd_outcome"]
         self.assertEqual(outcome["exit_status"], 3)
         self.assertTrue(outcome["ended_early"])
         self.assertGreater(outcome["ran_ns"], 0.25e9)
-        self.assertLess(outcome["ran_ns"], 1.9e9)
+        self.assertLess(outcome["ran_ns"], 0.9e9)
         self.assertTrue(any("exit status 3" in n for n in doc["notes"]), doc["notes"])
 
 
@@ -188,7 +198,7 @@ class ConsoleDevice(TempDirCase):
     while the options are checked, and never opened for writing."""
 
     def console(self, dev, *extra):
-        return run("timer", "-a", str(CPU), "-D", "1", "-q", "--no-store", *extra,
+        return run("timer", "-a", str(CPU), "-l", "200", "-q", "--no-store", *extra,
                    "--load", "console:cpus=%d,intensity=10%%,dev=%s" % (CPU, dev))
 
     def assert_refused(self, p, says):
@@ -224,11 +234,11 @@ class ConsoleDevice(TempDirCase):
     def test_console_load_refuses_a_path_that_does_not_exist(self):
         self.assert_refused(self.console(self.path("nonexistent")), "No such file or directory")
 
-    @unittest.skipUnless(is_root() and shutil.which("strace"), "mknod needs root; strace")
+    @needs(root=True, programs=("strace",))
     def test_console_load_refuses_a_block_device_and_never_opens_it_for_writing(self):
         node, log = self.path("disk"), self.path("strace.log")
         os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(unused_block_major(), 0))
-        p = strace(log, "open,openat,openat2", "timer", "-a", str(CPU), "-D", "1", "-q", "--no-store",
+        p = strace(log, "open,openat,openat2", "timer", "-a", str(CPU), "-l", "200", "-q", "--no-store",
                    "--load", "console:cpus=%d,dev=%s" % (CPU, node))
         self.assert_refused(p, "'%s' is a block device" % node)
         with open(log) as f:
@@ -247,11 +257,13 @@ class ConsoleDevice(TempDirCase):
             os.close(master)
             os.close(slave)
 
-    @unittest.skipUnless(is_root(), "/dev/kmsg takes writes from root")
+    @needs(root=True)
     def test_console_load_writes_to_dev_kmsg(self):
         with open("/proc/sys/kernel/printk_devkmsg") as f:
-            if f.read().strip() != "ratelimit":
-                self.skipTest("the kernel log would take every line")
+            setting = f.read().strip()
+        if setting != "ratelimit":
+            self.skipTest("this machine's kernel log would take every line (kernel.printk_devkmsg is %s, not "
+                          "ratelimit)" % setting)
         p = self.console("/dev/kmsg")
         self.assertEqual(p.returncode, 0, p.stderr)
 

@@ -3,18 +3,35 @@
 import os
 import pty
 import re
-import shutil
+import select
 import signal
 import subprocess
 import time
-import unittest
 
-from harness import LATSCOPE, TempDirCase, is_root, main, run
+from harness import LATSCOPE, TempDirCase, is_root, lacking, main, run
 
 
 def suite_label(stdout):
     m = re.search(r"with the label (suite=\d{8}T\d{6}Z)", stdout)
     return m.group(1) if m else None
+
+
+def read_terminal(fd, until=None, timeout=30):
+    """What a terminal's master fd gives: until the text until came, or all of it, to the end
+    (or what came in timeout seconds)."""
+    got, deadline = b"", time.monotonic() + timeout
+    while until is None or until.encode() not in got:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:                 # EIO: every slave end is closed
+            break
+        if not chunk:
+            break
+        got += chunk
+    return got.decode(errors="replace")
 
 
 class Suite(TempDirCase):
@@ -53,22 +70,45 @@ class Suite(TempDirCase):
         shown = run("show", "--db", db, "--json", "1")
         self.assertIn('"findings"', shown.stdout, "every stored result holds the findings of sys")
 
-    def test_quiet_suite_on_a_pipe_prints_nothing_but_results(self):
-        p = run("run", "-D", "5s", "--no-store", "-q", timeout=90)     # the shortest suite; --quick is above
+    def test_quiet_suite_on_a_pipe_prints_nothing_but_results_and_without_root_what_root_would_add(self):
+        # One run for both (once two tests' identical runs, the one as nobody): the shortest suite
+        # (--quick is above), as a user without privileges: nobody, when the tests run as root.
+        args = ("run", "-D", "5s", "--no-store", "-q")
+        if is_root():
+            why = lacking(programs=("runuser",))
+            if why:
+                self.skipTest(why)
+            p = self.as_nobody(*args, timeout=90)
+        else:
+            p = run(*args, timeout=90)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("1/3", p.stderr)
         self.assertIn("probe", p.stdout.splitlines()[0])
         self.assertIsNone(suite_label(p.stdout), "nothing was stored, so no runs are named")
+        self.assertIn("not applied (as root", p.stdout)
+        self.assertIn("SCHED_FIFO", p.stdout)
 
     def test_interrupt_ends_the_suite_and_keeps_what_was_measured(self):
+        """A relation a stall cannot turn: it ends within 5 s of the signal, where the two phases
+        left would take 14 s."""
         db = self.path("i.db")
-        p = subprocess.Popen([LATSCOPE, "run", "-D", "24s", "--db", db, "-q"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-        time.sleep(3)                   # inside the timer phase (10 s of 24)
-        t0 = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
-        self.assertLess(time.monotonic() - t0, 5, "the noise and wake phases did not run")
+        master, slave = pty.openpty()
+        try:
+            # The progress line on a terminal: after the timer's first window, 9 of its 10 s are left.
+            p = subprocess.Popen([LATSCOPE, "run", "-D", "24s", "--db", db], stdout=subprocess.PIPE, stderr=slave,
+                                 text=True)
+            os.close(slave)
+            progress = read_terminal(master, until=", 9 s left")
+            if not re.search(r"1/3 timer[^\r]*, 9 s left", progress):
+                p.kill()
+                self.fail("the timer phase never measured: %r %s" % (progress, p.communicate()[0]))
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            out, _ = p.communicate(timeout=30)
+            self.assertLess(time.monotonic() - t0, 5, "the noise and wake phases did not run")
+            err = progress + read_terminal(master)
+        finally:
+            os.close(master)
         self.assertEqual(p.returncode, 0, err)
         self.assertEqual(out.splitlines()[1].split()[0], "timer", out)
         self.assertIn("(stopped early)", out.splitlines()[1], "the table says the timer row was cut short")
@@ -87,13 +127,6 @@ class Suite(TempDirCase):
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertIn(needle, p.stderr)
             self.assertIn(needle, p.stderr.splitlines()[0], "the first line names the option")
-
-    @unittest.skipUnless(is_root() and shutil.which("runuser"), "needs root to become nobody")
-    def test_non_root_suite_runs_and_says_what_root_would_add(self):
-        p = self.as_nobody("run", "-D", "5s", "--no-store", "-q", timeout=90)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("not applied (as root", p.stdout)
-        self.assertIn("SCHED_FIFO", p.stdout)
 
 
 if __name__ == "__main__":
