@@ -21,12 +21,15 @@
 
 #include "load/child.h"
 
+/* The names are gcov's and the linker's (--wrap), reserved as they must be. */
+/* NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 extern void __gcov_dump(void) __attribute__((weak));
 
 void __real__exit(int status) __attribute__((noreturn));
 void __wrap__exit(int status) __attribute__((noreturn));
 void __real_child_close_fds(const int *keep, size_t n);
 void __wrap_child_close_fds(const int *keep, size_t n);
+/* NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 
 void __wrap__exit(int status)
 {
