@@ -3,7 +3,7 @@
 Usage: python3 tests/coverage.py BUILD_DIR   (./check --coverage runs it)
 
 Runs gcovr (Debian package gcovr) over BUILD_DIR, writes its HTML report to
-BUILD_DIR/coverage.html (a page a file) and prints one row a directory of
+BUILD_DIR/coverage/index.html (a page a file) and prints one row a directory of
 src/ (files directly in src/ as "src").  Exit status 1 when a directory has
 less than FLOOR per cent of its lines covered, 2 when gcovr fails.
 """
@@ -18,8 +18,10 @@ FLOOR = 80.0
 def main(build):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     summary = os.path.join(build, "coverage-summary.json")
+    html = os.path.join(build, "coverage")
+    os.makedirs(html, exist_ok=True)
     cmd = ["gcovr", "-r", root, "--object-directory", build, "-f", os.path.join(root, "src") + "/",
-           "--json-summary", summary, "--html-details", os.path.join(build, "coverage.html")]
+           "--json-summary", summary, "--html-details", os.path.join(html, "index.html")]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         print("coverage: gcovr failed: " + (p.stderr.strip().splitlines() or ["?"])[-1], file=sys.stderr)
@@ -46,7 +48,7 @@ def main(build):
             low.append("%s (%.1f%%)" % (d, lp))
     lc, lt, bc, bt = (sum(t[i] for t in dirs.values()) for i in range(4))
     print("%-14s %7d %7d %7.1f%% %8d %7.1f%%" % ("all", lt, lc, 100.0 * lc / lt, bt, 100.0 * bc / bt))
-    print("coverage: HTML report in " + os.path.join(build, "coverage.html"))
+    print("coverage: HTML report in " + os.path.join(html, "index.html"))
     if low:
         print("coverage: under %.0f%% of lines: %s" % (FLOOR, ", ".join(low)))
         return 1

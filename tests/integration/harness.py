@@ -12,6 +12,7 @@ import unittest
 LATSCOPE = os.environ.get("LATSCOPE", "build/src/latscope")
 LAT_INJECT = os.environ.get("LAT_INJECT", "build/tests/integration/lat-inject")
 SANITIZED = bool(os.environ.get("LATSCOPE_SANITIZED"))
+COVERAGE = bool(os.environ.get("LATSCOPE_COVERAGE"))
 
 # Runs a test leaves without --db go to a store of the test process's own, never
 # into the store of the user running the tests; so do runs a store could not take.
@@ -39,6 +40,7 @@ def is_traceable():
 MACHINE_REASONS = ("this machine", "this build")
 NOT_ROOT = "this machine: the tests do not run as root"
 SANITIZED_BUILD = "this build: sanitized"
+COVERAGE_BUILD = "this build: gcov's counters"
 HAVE_BPF = os.environ.get("LATSCOPE_HAVE_BPF") == "1"
 
 

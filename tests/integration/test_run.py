@@ -8,7 +8,7 @@ import threading
 import time
 import unittest
 
-from harness import (LATSCOPE, SANITIZED, SANITIZED_BUILD, TempDirCase, check_consistent, load, main, needs,
+from harness import (COVERAGE, COVERAGE_BUILD, LATSCOPE, SANITIZED, SANITIZED_BUILD, TempDirCase, check_consistent, load, main, needs,
                      online_cpus, parse, run)
 
 
@@ -424,6 +424,7 @@ class NonRoot(TempDirCase):
 
     @needs(programs=("prlimit",))
     @unittest.skipIf(SANITIZED, SANITIZED_BUILD + ": a sanitizer's shadow memory does not fit any memory-lock limit")
+    @unittest.skipIf(COVERAGE, COVERAGE_BUILD + " make the binary larger than the 8 MiB a run is held to")
     def test_non_root_memory_lock_fits_in_8_mib(self):
         p = self.with_memlock(8 << 20, "timer", "-l", "100", "-q", "--no-store")
         self.assertEqual(p.returncode, 0, p.stderr)
