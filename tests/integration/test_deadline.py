@@ -3,9 +3,8 @@
 Run as root (this kernel admits deadline tasks); the non-root case runs as nobody.
 """
 import re
-import unittest
 
-from harness import COVERAGE, COVERAGE_BUILD, TempDirCase, check_consistent, main, needs, online_cpus, run
+from harness import TempDirCase, check_consistent, main, needs, online_cpus, run
 
 
 # Only root (CAP_SYS_NICE) may run SCHED_DEADLINE threads.
@@ -45,7 +44,6 @@ class DeadlineRuns(TempDirCase):
             self.assertLess(m["min_ns"], m["p50_ns"] + 1, c)
         self.assertTrue(any("not pinned" in n for n in doc["notes"]), doc["notes"])
 
-    @unittest.skipIf(COVERAGE, COVERAGE_BUILD + " slow the loop past the runtime SCHED_DEADLINE gives it")
     def test_a_period_longer_than_the_start_lead_still_has_every_period_a_sample_or_missed(self):
         """A relation a stall cannot turn: a period a stall covers is counted missed, and 5 of the
         50 (100 ms of stalls) would have to be missed to fail."""
