@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -76,6 +77,13 @@ def needs(**what):
     machine lacks what it needs (the arguments of lacking())."""
     why = lacking(**what)
     return unittest.skip(why) if why else (lambda x: x)
+
+
+def hangup_as_default():
+    """A preexec_fn: SIGHUP at its default, as in a user's shell, even when the suite itself runs
+    under nohup.  latscope rightly keeps an ignored SIGHUP ignored (README, "Signals"), so a test
+    that ends a run with SIGHUP must start it so."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def online_cpus():

@@ -5,7 +5,7 @@ import signal
 import subprocess
 import time
 
-from harness import LAT_INJECT, LATSCOPE, TempDirCase, main, needs, online_cpus, run
+from harness import LAT_INJECT, LATSCOPE, hangup_as_default, TempDirCase, main, needs, online_cpus, run
 
 CPUS = online_cpus()
 CPU = CPUS[-1]
@@ -15,14 +15,6 @@ RTLA = os.path.join(os.path.dirname(os.path.abspath(LATSCOPE)), "rtla")
 CPU_LIST = ",".join(str(c) for c in CPUS)
 # A run stopped by a signal ends within a second here; a lost signal never ends it.
 ENDS_WITHIN = 20
-
-
-def hangup_as_default():
-    """A user's shell: SIGHUP not ignored, even when the suite itself runs under nohup.
-    latscope rightly keeps an ignored SIGHUP ignored (README, "Signals"): a run started
-    with SIGHUP ignored goes on after one, so a test that ends a run with SIGHUP must
-    start it with SIGHUP at its default (test_run.py does the same)."""
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def blocked_signals(pid):

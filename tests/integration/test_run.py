@@ -8,14 +8,9 @@ import threading
 import time
 import unittest
 
-from harness import (COVERAGE, COVERAGE_BUILD, LATSCOPE, SANITIZED, SANITIZED_BUILD, TempDirCase, check_consistent, load, main, needs,
+from harness import (COVERAGE, COVERAGE_BUILD, LATSCOPE, SANITIZED, SANITIZED_BUILD, TempDirCase, check_consistent,
+                     hangup_as_default, load, main, needs,
                      online_cpus, parse, run)
-
-
-def hangup_as_default():
-    """A user's shell: SIGHUP not ignored, even when the suite itself runs under nohup
-    (latscope rightly keeps an ignored SIGHUP ignored)."""
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 # A live window line (README): "    0.10s cpu1   n 99      mean ...".
