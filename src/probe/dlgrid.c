@@ -1,6 +1,6 @@
 /*
  * The grid of period starts, from the jobs' readings (sched(7) and the
- * kernel's kernel/sched/deadline.c as of Linux 6.1):
+ * kernel's kernel/sched/deadline.c, Linux 6.1 to 6.18):
  * - Period 0 starts when the thread wakes from a sleep past its deadline
  *   (update_dl_entity), the timer's delay after the sleep's end and a
  *   context switch before the job reads the clock: period 0's latency is
@@ -10,9 +10,20 @@
  * - A job that yields gives up its runtime; the replenishment
  *   (replenish_dl_entity) pushes its deadline one period on and starts the
  *   next job at the next period's start, or at once when that start has
- *   passed.  Only when the pushed deadline has passed too (the job ran a
+ *   passed.  Only when the pushed deadline has passed too (the job yielded a
  *   period plus the deadline late) does the kernel restart its grid at the
- *   replenishment, that is at the yield, just after the reading.
+ *   replenishment, that is at the yield: the clock read just before it
+ *   decides, as the recording between may take long.
+ * - The kernel also skips whole periods (a runtime overrun pushes the
+ *   deadline more than one period; seen too in guests after a job the
+ *   hypervisor stalled): the next job then reads on a grid point a period or
+ *   more on, within a wakeup's delay.  Such a job was on time for that later
+ *   period and the ones between are missed, not one job a period late.
+ * - And it may restart its grid where none of the above shows (seen in KVM
+ *   guests whose scheduler clock jumped over a stall): a late job followed a
+ *   period later by the next, off the old grid by as much.  The late job
+ *   keeps its latency (it ran that late after its period's start) and the
+ *   grid follows the kernel's from it.
  * - The kernel counts its periods in the scheduler's clock, which drifts from
  *   CLOCK_MONOTONIC.  A job runs at its period's start plus a delay that is
  *   never negative, so the smallest offset from the grid over a window is the
@@ -27,6 +38,10 @@
 /* The kernel's periods are at most this much (1/1024) longer or shorter than ours. */
 #define RATE_MAX_SHIFT 10u
 
+/* A reading within 1/64 of a period (20us at least, an eighth at most) of a grid point is on it. */
+#define TOL_SHIFT  6u
+#define TOL_MIN_NS 20000u
+
 static void window_reset(struct dlgrid *g, unsigned len)
 {
 	g->min[0] = g->min[1] = INT64_MAX;
@@ -37,7 +52,10 @@ static void window_reset(struct dlgrid *g, unsigned len)
 uint64_t dlgrid_init(struct dlgrid *g, uint64_t origin, uint64_t earliest, uint64_t period, uint64_t deadline,
 		     uint64_t end)
 {
-	*g = (struct dlgrid){ .period = period, .deadline = deadline, .end = end };
+	*g = (struct dlgrid){ .period = period, .deadline = deadline, .end = end, .prev_off = -1 };
+	g->tol = period >> TOL_SHIFT;
+	if (g->tol < TOL_MIN_NS)
+		g->tol = TOL_MIN_NS < period / 8u ? TOL_MIN_NS : period / 8u;
 	/* Period 0 on the origin's grid, so every period of the run is a sample or missed. */
 	if (earliest > origin)
 		g->lead = (earliest - origin + period - 1u) / period;
@@ -65,6 +83,9 @@ static void estimate(struct dlgrid *g, int64_t off)
 		return;
 	/* The grid is min[1] behind (or ahead, when negative) the kernel's. */
 	g->next += (uint64_t)g->min[1];
+	/* Over half a period behind: the kernel's starts are nearer the next period's, and one was missed. */
+	if (g->min[1] >= (int64_t)(g->period / 2u))
+		g->carry++;
 	/* Half the rate error seen across the window: noise in the minima halves too. */
 	if (g->len == DLGRID_WINDOW) {
 		const int64_t lim = (int64_t)(g->period * Q16 >> RATE_MAX_SHIFT);
@@ -77,48 +98,120 @@ static void estimate(struct dlgrid *g, int64_t off)
 	window_reset(g, DLGRID_WINDOW);
 }
 
+/* Periods the kernel skips when it restarts its grid at time t: those that passed whole, none past the end. */
+static uint64_t restart_skip(const struct dlgrid *g, uint64_t from, uint64_t t)
+{
+	uint64_t skip = (t - from) / g->period - 1u;
+	if (skip && g->end - from <= skip * g->period)
+		skip = (g->end - from - 1u) / g->period;
+	return skip;
+}
+
+static void restart(struct dlgrid *g, uint64_t at)
+{
+	g->next = at;
+	g->started = true;
+	g->at_once = false;
+	g->restarted = true;
+	g->prev_off = -1;
+	window_reset(g, DLGRID_FIRST_WINDOW);
+}
+
+/* m >= 1 when the reading is within tol of the grid point m periods on (a period the kernel skipped). */
+static uint64_t periods_skipped(const struct dlgrid *g, int64_t off)
+{
+	if (off + (int64_t)g->tol < (int64_t)g->period)
+		return 0;
+	const uint64_t m = ((uint64_t)off + g->tol) / g->period;
+	return (uint64_t)off <= m * g->period + g->tol ? m : 0;
+}
+
 bool dlgrid_job(struct dlgrid *g, uint64_t now, struct dlgrid_job *j)
 {
 	const uint64_t period = g->period;
 	int64_t off = (int64_t)(now - g->next);
-	uint64_t missed = g->lead;
+	uint64_t missed = g->lead + g->carry;
+	uint64_t skip = 0;
+	bool ordinary = false;
 
-	g->lead = 0;
-	/*
-	 * After a job late by a period or more the kernel runs the next at once.
-	 * When it did not, the late one had been pushed a period (a runtime
-	 * overrun): this job is that many periods on and they were missed.
-	 */
-	if (g->at_once && now - g->prev_now >= period / 2u && off >= (int64_t)period) {
-		const uint64_t skip = (uint64_t)off / period;
+	g->lead = g->carry = 0;
+	if (g->at_once) {
+		/*
+		 * The last job yielded past this one's period start: the kernel
+		 * runs it at once.  When it did not, the late one had been pushed
+		 * a period (a runtime overrun): this job is that many periods on.
+		 */
+		if (now - g->yield >= period / 2u && off >= (int64_t)period)
+			skip = (uint64_t)off / period;
+	} else if (g->started && !g->restarted) {
+		skip = periods_skipped(g, off);
+		/* The kernel restarted at the last, late job: this one is a period after it. */
+		if (!skip && g->prev_off >= 2 * (int64_t)g->tol && now - g->prev_now + g->tol >= period &&
+		    now - g->prev_now <= period + g->tol) {
+			g->next = g->prev_now + period;
+			off = (int64_t)(now - g->next);
+			window_reset(g, DLGRID_FIRST_WINDOW);
+		}
+	}
+	if (skip && g->next < g->end && g->end - g->next <= skip * period) {
+		/* On a grid point past the end: the periods from this one to the end were missed. */
+		j->missed = missed + (g->end - g->next + period - 1u) / period;
+		g->next = g->end;
+		return false;
+	}
+	if (skip) {
 		missed += skip;
 		off -= (int64_t)(skip * period);
 		g->next += skip * period;
 	}
-	if (g->next >= g->end)
+	if (g->next >= g->end) {
+		j->missed = missed;
 		return false;
-	g->prev_now = now;
+	}
+	g->prev_now = g->yield = now;
+	g->prev_from = g->next;
+	g->restarted = false;
+	g->prev_off = -1;
 	*j = (struct dlgrid_job){ .lat_ns = off > 0 ? (uint64_t)off : 0, .from_ns = g->next };
-	if (off >= (int64_t)(period + g->deadline)) {
-		/* The kernel restarts at the yield: the periods that passed whole are missed, none past the end. */
-		uint64_t skip = (uint64_t)off / period - 1u;
-		if (skip && g->end - g->next <= skip * period)
-			skip = (g->end - g->next - 1u) / period;
-		missed += skip;
-		g->next = now;
-		g->started = true;
-		g->at_once = false;
-		window_reset(g, DLGRID_FIRST_WINDOW);
-	} else if (!g->started) {
-		/* Period 0's latency is its sleep's; the kernel's period 0 began at the wakeup, at most now. */
+	if (!g->started) {
+		/*
+		 * Period 0's latency is its sleep's; the kernel's period 0 began at
+		 * the wakeup, at most now: the run's periods that began before
+		 * then, other than period 0, had no job.
+		 */
+		uint64_t passed = off > 0 ? (uint64_t)off / period : 0;
+		if (passed && g->end - g->next <= passed * period)
+			passed = (g->end - g->next - 1u) / period;
+		missed += passed;
 		g->started = true;
 		g->next = now;
 		advance(g);
+	} else if (off >= (int64_t)(period + g->deadline)) {
+		/* The kernel restarts at the yield: the periods that passed whole are missed. */
+		missed += restart_skip(g, g->next, now);
+		restart(g, now);
 	} else {
+		ordinary = !skip;
 		g->at_once = off >= (int64_t)period;
 		estimate(g, off);
 		advance(g);
 	}
+	if (ordinary)
+		g->prev_off = off;
 	j->missed = missed;
 	return true;
+}
+
+void dlgrid_yield(struct dlgrid *g, uint64_t now)
+{
+	g->yield = now;
+	if (g->restarted || !g->started)
+		return;
+	if (now > g->prev_from && now - g->prev_from >= g->period + g->deadline) {
+		/* Recorded before its deadline + a period, yielded after: the kernel restarts here. */
+		g->carry += restart_skip(g, g->prev_from, now);
+		restart(g, now);
+		return;
+	}
+	g->at_once = now >= g->next;
 }

@@ -20,9 +20,15 @@ struct dlgrid {
 	uint64_t period, deadline, end;
 	uint64_t next;          /* the estimated start of the next job's period */
 	uint64_t lead;          /* periods between the run's origin and period 0, missed by the first job */
+	uint64_t tol;           /* how far off a grid point a reading may be and still be on it */
 	uint64_t prev_now;      /* the last job's reading */
+	uint64_t prev_from;     /* the last job's period start */
+	uint64_t yield;         /* the last job's reading before it yielded (its reading when not given) */
+	uint64_t carry;         /* periods missed found after the last job was recorded: the next job's */
+	int64_t prev_off;       /* the last job's offset from the grid, when it was an ordinary job; else -1 */
 	bool started;           /* period 0's job was seen */
-	bool at_once;           /* the last job was late by a period or more: this one runs at once */
+	bool at_once;           /* the last job yielded past this job's period start: this one runs at once */
+	bool restarted;         /* the last job restarted the grid */
 	int64_t rate_q16;       /* the kernel's period minus ours, in 1/65536 ns */
 	int64_t frac_q16;       /* rate_q16's fraction carried from period to period */
 	int64_t min[2];         /* the smallest offset in each half of the window */
@@ -48,8 +54,16 @@ uint64_t dlgrid_init(struct dlgrid *g, uint64_t origin, uint64_t earliest, uint6
 /*
  * The job read at now (the first right after the sleep, then one after each
  * sched_yield): fills *j and moves the grid on.  False when the job's period
- * starts at or after the end (record nothing).
+ * starts at or after the end: record no sample, only j->missed, the periods
+ * before the end that had none.
  */
 bool dlgrid_job(struct dlgrid *g, uint64_t now, struct dlgrid_job *j);
+
+/*
+ * The clock read just before the job's sched_yield: the kernel decides the
+ * next period at the yield, which the recording may have pushed past the
+ * next deadline.  Optional; without it the job's reading stands for it.
+ */
+void dlgrid_yield(struct dlgrid *g, uint64_t now);
 
 #endif

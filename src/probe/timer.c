@@ -223,7 +223,8 @@ static void timer_run(struct probe_thread *t)
  * thread sleeps past its deadline to a period of the run's origin (woken
  * after its deadline, the kernel starts its period 0 at the wakeup), that
  * wakeup is period 0's job, and the grid of starts is estimated from the
- * jobs' readings (dlgrid.c; arithmetic only, no system call).
+ * jobs' readings and a second read just before each sched_yield, where the
+ * kernel decides the next period (dlgrid.c; arithmetic only, no system call).
  */
 static void timer_run_deadline(struct probe_thread *t)
 {
@@ -245,13 +246,18 @@ static void timer_run_deadline(struct probe_thread *t)
 		const uint64_t now = mono_ns();
 		struct dlgrid_job j;
 
-		if (atomic_load_explicit(t->stop, memory_order_relaxed) || !dlgrid_job(&g, now, &j))
+		if (atomic_load_explicit(t->stop, memory_order_relaxed))
 			break;
+		if (!dlgrid_job(&g, now, &j)) {
+			rec_missed(rec, j.missed);
+			break;
+		}
 		rec_sample(rec, &(struct rec_sample){ .now_ns = now, .v = { j.lat_ns }, .nv = 1, .at_ns = now,
 						      .keeps = REC_KEEP_SPANS | REC_KEEP_LIN, .from_ns = j.from_ns,
 						      .missed = j.missed, .period_ns = co_period });
 		if ((loops && ++wakeups >= loops) || g.next >= t->end_ns)
 			break;
+		dlgrid_yield(&g, mono_ns());
 		sched_yield();
 	}
 }

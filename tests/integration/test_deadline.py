@@ -45,8 +45,9 @@ class DeadlineRuns(TempDirCase):
         self.assertTrue(any("not pinned" in n for n in doc["notes"]), doc["notes"])
 
     def test_a_period_longer_than_the_start_lead_still_has_every_period_a_sample_or_missed(self):
-        """A relation a stall cannot turn: a period a stall covers is counted missed, and 5 of the
-        50 (100 ms of stalls) would have to be missed to fail."""
+        """A relation a stall cannot turn: a period a stall covers is counted missed, and so is one
+        the kernel skips (in this guest about one a second); 10 of the 50 (200 ms of stalls and
+        skips) would have to be missed to fail.  Seen over 428 threads: at most 6 missed."""
         # 20ms is past the runner's 5ms lead: period 0 is the origin's first period the
         # thread can reach, the periods before it count missed and period 0 is a sample.
         db = self.path("runs.db")
@@ -57,7 +58,7 @@ class DeadlineRuns(TempDirCase):
         for c in doc["cpus"]:
             m = c["metrics"]["latency"]
             self.assertIn(m["count"] + c["missed"], (50, 51), c)
-            self.assertGreaterEqual(m["count"], 45, c)
+            self.assertGreaterEqual(m["count"], 40, c)
 
     def test_bandwidth_over_the_admission_limit_is_refused_in_one_line(self):
         # runtime = period on every CPU: 100% each, over the 95% the kernel admits by default.

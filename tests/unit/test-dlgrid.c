@@ -115,6 +115,34 @@ static void on_the_grid(struct dlgrid *g, uint64_t t0, uint64_t first, uint64_t 
 	}
 }
 
+/* The job read at now: a sample from from_ns, lat_ns late (give or take TOL), after missed periods. */
+static void expect_job(struct dlgrid *g, uint64_t now, uint64_t missed, uint64_t from_ns, uint64_t lat_ns, uint64_t k)
+{
+	struct dlgrid_job j;
+	assert_true(dlgrid_job(g, now, &j));
+	assert_int_equal(j.missed, missed);
+	assert_int_equal(j.from_ns, from_ns);
+	assert_near(j.lat_ns, lat_ns, TOL, k);
+}
+
+/* Job k on time, yielding at y. */
+static void on_time_yielding_at(struct dlgrid *g, uint64_t t0, uint64_t k, uint64_t y)
+{
+	struct dlgrid_job j;
+	assert_true(dlgrid_job(g, t0 + k * P + delay(k), &j));
+	assert_int_equal(j.missed, 0);
+	dlgrid_yield(g, y);
+}
+
+/* Job k late by 1.5 periods: a sample of that latency, nothing missed. */
+static void late_by_one_and_a_half_periods(struct dlgrid *g, uint64_t t0, uint64_t k)
+{
+	struct dlgrid_job j;
+	assert_true(dlgrid_job(g, t0 + k * P + 3u * P / 2u, &j));
+	assert_near(j.lat_ns, 3u * P / 2u, TOL, k);
+	assert_int_equal(j.missed, 0);
+}
+
 static void test_a_job_late_by_a_period_is_followed_at_once_by_the_next_with_nothing_missed(void **state)
 {
 	(void)state;
@@ -122,10 +150,8 @@ static void test_a_job_late_by_a_period_is_followed_at_once_by_the_next_with_not
 	struct dlgrid_job j;
 	const uint64_t k = 500, t0 = settled(&g, k, ORIGIN + 10000u * P);
 
-	/* Late by 1.5 periods, before its deadline + a period: the kernel runs job k + 1 as soon as k yields. */
-	assert_true(dlgrid_job(&g, t0 + k * P + 3u * P / 2u, &j));
-	assert_near(j.lat_ns, 3u * P / 2u, TOL, k);
-	assert_int_equal(j.missed, 0);
+	/* Before its deadline + a period: the kernel runs job k + 1 as soon as k yields. */
+	late_by_one_and_a_half_periods(&g, t0, k);
 	assert_true(dlgrid_job(&g, t0 + k * P + 3u * P / 2u + 2000u, &j));
 	assert_near(j.lat_ns, P / 2u + 2000u, TOL, k + 1u);
 	assert_int_equal(j.missed, 0);
@@ -156,23 +182,114 @@ static void test_a_job_late_past_the_next_deadline_restarts_the_grid_counting_th
 	assert_in_range(count + missed, jobs - 1u, jobs);
 }
 
-static void test_a_job_the_kernel_pushed_a_period_later_counts_that_period_missed(void **state)
+static void test_a_job_on_a_grid_point_a_period_on_was_on_time_and_the_period_before_missed(void **state)
+{
+	(void)state;
+	struct dlgrid g;
+	const uint64_t k = 500, t0 = settled(&g, k, ORIGIN + 10000u * P);
+
+	/* The kernel skipped period k (pushed the deadline twice): job k reads at period k + 1's start. */
+	expect_job(&g, t0 + (k + 1u) * P + 1000u, 1, t0 + (k + 1u) * P, 1000u, k);
+	on_the_grid(&g, t0, k + 2u, k + 300u);
+}
+
+static void test_a_job_a_period_late_after_an_overrun_is_followed_a_period_on_and_counts_it_missed(void **state)
+{
+	(void)state;
+	struct dlgrid g;
+	const uint64_t k = 500, t0 = settled(&g, k, ORIGIN + 10000u * P);
+
+	/* The next should run at once, but the kernel pushed it a period. */
+	late_by_one_and_a_half_periods(&g, t0, k);
+	expect_job(&g, t0 + (k + 2u) * P + delay(k + 2u), 1, t0 + (k + 2u) * P, delay(k + 2u), k + 2u);
+	on_the_grid(&g, t0, k + 3u, k + 300u);
+}
+
+static void test_a_job_whose_recording_outlasted_its_period_misses_the_periods_until_the_next_reading(void **state)
+{
+	(void)state;
+	struct dlgrid g;
+	const uint64_t k = 500, t0 = settled(&g, k, ORIGIN + 10000u * P);
+
+	/* Job k on time, stalled or throttled until just before period k + 1's start; the next reads at k + 3's. */
+	on_time_yielding_at(&g, t0, k, t0 + (k + 1u) * P - 2000u);
+	expect_job(&g, t0 + (k + 3u) * P + 3000u, 2, t0 + (k + 3u) * P, 3000u, k + 3u);
+	on_the_grid(&g, t0, k + 4u, k + 300u);
+}
+
+static void test_a_job_yielding_past_the_next_periods_start_has_the_next_run_at_once_and_late(void **state)
+{
+	(void)state;
+	struct dlgrid g;
+	const uint64_t k = 500, t0 = settled(&g, k, ORIGIN + 10000u * P);
+
+	/* Job k read on time, yielded just before period k + 2's start: the kernel runs k + 1 at once, that late. */
+	on_time_yielding_at(&g, t0, k, t0 + (k + 2u) * P - 5000u);
+	expect_job(&g, t0 + (k + 2u) * P - 3000u, 0, t0 + (k + 1u) * P, P - 3000u, k + 1u);
+	on_the_grid(&g, t0, k + 2u, k + 300u);
+}
+
+static void test_a_job_read_and_yielding_just_before_the_estimated_start_changes_nothing(void **state)
 {
 	(void)state;
 	struct dlgrid g;
 	struct dlgrid_job j;
 	const uint64_t k = 500, t0 = settled(&g, k, ORIGIN + 10000u * P);
 
-	/* Job k - 1 overran its runtime by more than a runtime: the kernel ran job k a period later. */
-	assert_true(dlgrid_job(&g, t0 + (k + 1u) * P + 1000u, &j));
-	assert_near(j.lat_ns, P + 1000u, TOL, k);
+	/* The estimate a little behind the kernel's starts: a job reads before it and yields before it too. */
+	assert_true(dlgrid_job(&g, t0 + k * P - 3000u, &j));
+	assert_int_equal(j.lat_ns, 0);
+	dlgrid_yield(&g, t0 + k * P - 1000u);
+	assert_true(dlgrid_job(&g, t0 + (k + 1u) * P + 2000u, &j));
 	assert_int_equal(j.missed, 0);
-	/* Not run at once after it: the late one was period k + 1's, and period k is counted missed. */
-	assert_true(dlgrid_job(&g, t0 + (k + 2u) * P + delay(k + 2u), &j));
-	assert_int_equal(j.missed, 1);
-	assert_int_equal(j.from_ns, t0 + (k + 2u) * P);
-	assert_near(j.lat_ns, delay(k + 2u), TOL, k + 2u);
-	on_the_grid(&g, t0, k + 3u, k + 300u);
+	assert_int_equal(j.from_ns, t0 + (k + 1u) * P);
+}
+
+static void test_a_job_read_before_and_yielding_after_the_next_deadline_restarts_the_grid_at_the_yield(void **state)
+{
+	(void)state;
+	struct dlgrid g;
+	struct dlgrid_job j;
+	const uint64_t jobs = 2000, k = 500, t0 = settled(&g, k, ORIGIN + jobs * P);
+	uint64_t count = k, missed = 0;
+
+	/* Read 1.9 periods late (no restart yet), recorded until 2.1 periods: the kernel restarts at the yield. */
+	assert_true(dlgrid_job(&g, t0 + k * P + 19u * P / 10u, &j));
+	assert_near(j.lat_ns, 19u * P / 10u, TOL, k);
+	count++, missed += j.missed;
+	const uint64_t s0 = t0 + k * P + 21u * P / 10u;
+	dlgrid_yield(&g, s0);
+	for (uint64_t i = 0; dlgrid_job(&g, start_of(s0, 0, i) + delay(i), &j); i++) {
+		count++, missed += j.missed;
+		if (i == 0)
+			assert_int_equal(j.missed, 1);  /* period k + 1 passed whole */
+		else
+			assert_int_equal(j.missed, 0);
+		assert_near(j.lat_ns, delay(i), i < DLGRID_WINDOW ? 1000u + TOL : TOL, k + 1u + i);
+	}
+	assert_in_range(count + missed, jobs - 1u, jobs);
+}
+
+static void test_a_late_job_the_kernel_restarted_its_grid_at_keeps_its_latency_and_no_later_job_inherits_it(
+	void **state)
+{
+	(void)state;
+	struct dlgrid g;
+	struct dlgrid_job j;
+	const uint64_t jobs = 2000, k = 500, t0 = settled(&g, k, ORIGIN + jobs * P);
+	uint64_t count = k, missed = 0;
+
+	/* Job k 0.7 periods late, and the kernel's periods start from its reading on. */
+	const uint64_t s0 = t0 + k * P + 7u * P / 10u;
+	assert_true(dlgrid_job(&g, s0, &j));
+	assert_near(j.lat_ns, 7u * P / 10u, TOL, k);
+	count++, missed += j.missed;
+	for (uint64_t i = 1; dlgrid_job(&g, start_of(s0, 0, i) + delay(i), &j); i++) {
+		count++, missed += j.missed;
+		assert_int_equal(j.missed, 0);
+		assert_near(j.lat_ns, delay(i), i < DLGRID_WINDOW ? 1000u + TOL : TOL, k + i);
+	}
+	assert_in_range(count + missed, jobs - 1u, jobs);
 }
 
 static void test_period_zero_is_a_sample_and_every_period_of_the_run_is_a_sample_or_missed(void **state)
@@ -196,6 +313,38 @@ static void test_period_zero_is_a_sample_and_every_period_of_the_run_is_a_sample
 	assert_int_equal(count + missed, 1000);
 }
 
+static void test_a_job_on_a_grid_point_past_the_end_counts_the_periods_before_it_missed(void **state)
+{
+	(void)state;
+	struct dlgrid g;
+	struct dlgrid_job j;
+	const uint64_t jobs = 600, t0 = settled(&g, jobs - 1u, ORIGIN + jobs * P);
+
+	/* The kernel skipped period 599, the run's last: its job reads at the end, and records nothing. */
+	assert_false(dlgrid_job(&g, t0 + jobs * P + 1000u, &j));
+	assert_int_equal(j.missed, 1);
+}
+
+static void test_a_sleep_that_ended_periods_late_counts_the_periods_it_covered_missed(void **state)
+{
+	(void)state;
+	struct dlgrid g;
+	struct dlgrid_job j;
+	const uint64_t t0 = dlgrid_init(&g, ORIGIN, ORIGIN, P, P, ORIGIN + 1000u * P);
+	uint64_t count = 0, missed = 0, k = 0;
+
+	/* Woken 2.5 periods after the sleep's end: period 0 is that late, periods 1 and 2 had no job. */
+	const uint64_t s0 = t0 + 5u * P / 2u;
+	for (; dlgrid_job(&g, start_of(s0, 0, k) + delay(k), &j); k++) {
+		if (k == 0) {
+			assert_int_equal(j.lat_ns, 5u * P / 2u);
+			assert_int_equal(j.missed, 2);
+		}
+		count++, missed += j.missed;
+	}
+	assert_int_equal(count + missed, 1000);
+}
+
 static void test_a_restart_near_the_end_counts_no_period_past_it(void **state)
 {
 	(void)state;
@@ -203,8 +352,8 @@ static void test_a_restart_near_the_end_counts_no_period_past_it(void **state)
 	struct dlgrid_job j;
 	const uint64_t jobs = 600, t0 = settled(&g, jobs - 2u, ORIGIN + jobs * P);
 
-	/* Job 598 late by 5 periods: only period 599 was still in the run. */
-	assert_true(dlgrid_job(&g, t0 + (jobs - 2u) * P + 5u * P, &j));
+	/* Job 598 late by 5.5 periods: only period 599 was still in the run. */
+	assert_true(dlgrid_job(&g, t0 + (jobs - 2u) * P + 11u * P / 2u, &j));
 	assert_int_equal(j.missed, 1);
 	assert_false(dlgrid_job(&g, t0 + (jobs + 3u) * P + 1000u, &j));
 }
@@ -218,8 +367,16 @@ int main(void)
 		cmocka_unit_test(test_late_jobs_among_drifting_periods_keep_their_latency_and_move_no_estimate),
 		cmocka_unit_test(test_a_job_late_by_a_period_is_followed_at_once_by_the_next_with_nothing_missed),
 		cmocka_unit_test(test_a_job_late_past_the_next_deadline_restarts_the_grid_counting_the_periods_skipped),
-		cmocka_unit_test(test_a_job_the_kernel_pushed_a_period_later_counts_that_period_missed),
+		cmocka_unit_test(test_a_job_on_a_grid_point_a_period_on_was_on_time_and_the_period_before_missed),
+		cmocka_unit_test(test_a_job_a_period_late_after_an_overrun_is_followed_a_period_on_and_counts_it_missed),
+		cmocka_unit_test(test_a_job_whose_recording_outlasted_its_period_misses_the_periods_until_the_next_reading),
+		cmocka_unit_test(test_a_job_yielding_past_the_next_periods_start_has_the_next_run_at_once_and_late),
+		cmocka_unit_test(test_a_job_read_and_yielding_just_before_the_estimated_start_changes_nothing),
+		cmocka_unit_test(test_a_job_read_before_and_yielding_after_the_next_deadline_restarts_the_grid_at_the_yield),
+		cmocka_unit_test(test_a_late_job_the_kernel_restarted_its_grid_at_keeps_its_latency_and_no_later_job_inherits_it),
 		cmocka_unit_test(test_period_zero_is_a_sample_and_every_period_of_the_run_is_a_sample_or_missed),
+		cmocka_unit_test(test_a_job_on_a_grid_point_past_the_end_counts_the_periods_before_it_missed),
+		cmocka_unit_test(test_a_sleep_that_ended_periods_late_counts_the_periods_it_covered_missed),
 		cmocka_unit_test(test_a_restart_near_the_end_counts_no_period_past_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
