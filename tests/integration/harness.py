@@ -3,11 +3,14 @@ import atexit
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 LATSCOPE = os.environ.get("LATSCOPE", "build/src/latscope")
@@ -241,6 +244,54 @@ SKIP_STATUS = 77
 # The line ./check gathers from every test's output to list what was skipped and why.
 SKIP_MARK = "latscope-skip: "
 # The line with the module's counts, passed, failed and skipped, for ./check's closing line.
+# A live window line (README): "    0.10s cpu1   n 99      mean ...".
+WINDOW_LINE = re.compile(r"^ *\d+\.\d+s cpu\d+ +n (\d+) ")
+
+
+class Started:
+    """latscope started in the background with --live and 100 ms windows, its output read as
+    it comes.  measured() returns once a first window was printed: the run then measures
+    (a signal before that could come while it starts up, which no sleep can tell)."""
+
+    def __init__(self, tc, args, **kw):
+        self.proc = subprocess.Popen([*args, "--live", "--window", "100ms"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, **kw)
+        tc.addCleanup(self.close)
+        self.out, self.err = [], []
+        self.readers = [threading.Thread(target=self.read, args=(f, into), daemon=True)
+                        for f, into in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]
+        for t in self.readers:
+            t.start()
+
+    @staticmethod
+    def read(f, into):
+        for line in f:
+            into.append(line)
+
+    def measured(self, timeout=30):
+        """The samples of the windows printed so far, once one was."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            seen = sum(int(m.group(1)) for m in map(WINDOW_LINE.match, list(self.out)) if m)
+            if seen:
+                return seen
+            time.sleep(0.01)
+        raise AssertionError("no window was measured: %s%s" % ("".join(self.out), "".join(self.err)))
+
+    def communicate(self, timeout=20):
+        self.proc.wait(timeout)
+        for t in self.readers:
+            t.join(timeout)
+        return "".join(self.out), "".join(self.err)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
 COUNT_MARK = "latscope-count: "
 
 

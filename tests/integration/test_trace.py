@@ -10,8 +10,7 @@ import signal
 import subprocess
 import time
 
-from harness import (LAT_INJECT, LATSCOPE, TempDirCase, check_consistent, load, main, needs, online_cpus, run)
-from test_run import Started
+from harness import (LAT_INJECT, LATSCOPE, Started, TempDirCase, check_consistent, load, main, needs, online_cpus, run)
 
 CPU = online_cpus()[-1]
 INSTANCES = "/sys/kernel/tracing/instances"
