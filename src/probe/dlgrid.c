@@ -52,7 +52,7 @@ static void window_reset(struct dlgrid *g, unsigned len)
 uint64_t dlgrid_init(struct dlgrid *g, uint64_t origin, uint64_t earliest, uint64_t period, uint64_t deadline,
 		     uint64_t end)
 {
-	*g = (struct dlgrid){ .period = period, .deadline = deadline, .end = end, .prev_off = -1 };
+	*g = (struct dlgrid){ .period = period, .deadline = deadline, .end = end };
 	g->tol = period >> TOL_SHIFT;
 	if (g->tol < TOL_MIN_NS)
 		g->tol = TOL_MIN_NS < period / 8u ? TOL_MIN_NS : period / 8u;
@@ -98,13 +98,18 @@ static void estimate(struct dlgrid *g, int64_t off)
 	window_reset(g, DLGRID_WINDOW);
 }
 
-/* Periods the kernel skips when it restarts its grid at time t: those that passed whole, none past the end. */
+/* n periods after the one starting at from, none at or past the end. */
+static uint64_t before_end(const struct dlgrid *g, uint64_t from, uint64_t n)
+{
+	if (n && g->end - from <= n * g->period)
+		n = (g->end - from - 1u) / g->period;
+	return n;
+}
+
+/* Periods the kernel skips when it restarts its grid at time t: those that passed whole. */
 static uint64_t restart_skip(const struct dlgrid *g, uint64_t from, uint64_t t)
 {
-	uint64_t skip = (t - from) / g->period - 1u;
-	if (skip && g->end - from <= skip * g->period)
-		skip = (g->end - from - 1u) / g->period;
-	return skip;
+	return before_end(g, from, (t - from) / g->period - 1u);
 }
 
 static void restart(struct dlgrid *g, uint64_t at)
@@ -113,7 +118,7 @@ static void restart(struct dlgrid *g, uint64_t at)
 	g->started = true;
 	g->at_once = false;
 	g->restarted = true;
-	g->prev_off = -1;
+	g->prev_ordinary = false;
 	window_reset(g, DLGRID_FIRST_WINDOW);
 }
 
@@ -146,8 +151,8 @@ bool dlgrid_job(struct dlgrid *g, uint64_t now, struct dlgrid_job *j)
 	} else if (g->started && !g->restarted) {
 		skip = periods_skipped(g, off);
 		/* The kernel restarted at the last, late job: this one is a period after it. */
-		if (!skip && g->prev_off >= 2 * (int64_t)g->tol && now - g->prev_now + g->tol >= period &&
-		    now - g->prev_now <= period + g->tol) {
+		if (!skip && g->prev_ordinary && g->prev_now >= g->prev_from + 2u * g->tol &&
+		    now - g->prev_now + g->tol >= period && now - g->prev_now <= period + g->tol) {
 			g->next = g->prev_now + period;
 			off = (int64_t)(now - g->next);
 			window_reset(g, DLGRID_FIRST_WINDOW);
@@ -171,7 +176,6 @@ bool dlgrid_job(struct dlgrid *g, uint64_t now, struct dlgrid_job *j)
 	g->prev_now = g->yield = now;
 	g->prev_from = g->next;
 	g->restarted = false;
-	g->prev_off = -1;
 	*j = (struct dlgrid_job){ .lat_ns = off > 0 ? (uint64_t)off : 0, .from_ns = g->next };
 	if (!g->started) {
 		/*
@@ -179,10 +183,7 @@ bool dlgrid_job(struct dlgrid *g, uint64_t now, struct dlgrid_job *j)
 		 * the wakeup, at most now: the run's periods that began before
 		 * then, other than period 0, had no job.
 		 */
-		uint64_t passed = off > 0 ? (uint64_t)off / period : 0;
-		if (passed && g->end - g->next <= passed * period)
-			passed = (g->end - g->next - 1u) / period;
-		missed += passed;
+		missed += before_end(g, g->next, off > 0 ? (uint64_t)off / period : 0);
 		g->started = true;
 		g->next = now;
 		advance(g);
@@ -196,8 +197,7 @@ bool dlgrid_job(struct dlgrid *g, uint64_t now, struct dlgrid_job *j)
 		estimate(g, off);
 		advance(g);
 	}
-	if (ordinary)
-		g->prev_off = off;
+	g->prev_ordinary = ordinary;
 	j->missed = missed;
 	return true;
 }

@@ -25,7 +25,7 @@ struct dlgrid {
 	uint64_t prev_from;     /* the last job's period start */
 	uint64_t yield;         /* the last job's reading before it yielded (its reading when not given) */
 	uint64_t carry;         /* periods missed found after the last job was recorded: the next job's */
-	int64_t prev_off;       /* the last job's offset from the grid, when it was an ordinary job; else -1 */
+	bool prev_ordinary;     /* the last job was an ordinary one (not period 0, skipped to or restarting) */
 	bool started;           /* period 0's job was seen */
 	bool at_once;           /* the last job yielded past this job's period start: this one runs at once */
 	bool restarted;         /* the last job restarted the grid */
