@@ -194,8 +194,10 @@ static int listen_on(const struct listen_addr *a, const char *spec, unsigned *po
 		return err_set(err, -errno, "cannot listen on %s: %s", spec, strerror(errno));
 	/* A restart must not wait out the last run's TIME_WAIT connections. */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)&a->sa, a->len) < 0 ||
-	    listen(fd, SERVE_MAX_CONNECTIONS * 2) < 0) {
+	/* The longest queue the kernel allows: when a burst of connections
+	 * fills it faster than the server thread accepts (and drops) them, the
+	 * kernel drops the next SYN and a scrape waits out a 1 s retransmit. */
+	if (bind(fd, (const struct sockaddr *)&a->sa, a->len) < 0 || listen(fd, SOMAXCONN) < 0) {
 		const int e = errno;
 		close(fd);
 		return err_set(err, -e, "cannot listen on %s: %s", spec, strerror(e));

@@ -602,6 +602,33 @@ class TestHostile(MonitorCase):
         rc, out, err = mon.stop()
         self.assertEqual(rc, 0, err)
 
+    def test_a_burst_of_connections_while_the_server_is_stopped_leaves_the_kernel_room_for_a_scrape(self):
+        """Stalls: none judged; the server is stopped, so the handshake is the kernel's alone (a listen
+        queue of 128 refused the 129th SYN, and the scrape waited out a 1 s retransmit)."""
+        mon = Monitor(self, "-a", "1", "--window", "100ms", "--no-store", "-q")
+        mon.wait_for(lambda t: value(t, "latscope_samples_total") > 0)
+        burst = []
+        os.kill(mon.pid(), signal.SIGSTOP)
+        try:
+            for _ in range(300):
+                burst.append(socket.create_connection(("127.0.0.1", mon.port), timeout=0.5))
+            scrape = socket.create_connection(("127.0.0.1", mon.port), timeout=0.5,
+                                              source_address=("127.0.0.2", 0))
+        finally:
+            os.kill(mon.pid(), signal.SIGCONT)
+            for s in burst:
+                s.close()
+        scrape.settimeout(30)
+        scrape.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+        reply = b""
+        while chunk := scrape.recv(65536):
+            reply += chunk
+        scrape.close()
+        self.assertTrue(reply.startswith(b"HTTP/1.1 200"), reply[:80])
+        self.assertIn(b"latscope_samples_total", reply)
+        rc, out, err = mon.stop()
+        self.assertEqual(rc, 0, err)
+
 
 class TestUsage(MonitorCase):
     def test_bad_options_are_refused_naming_the_option(self):
