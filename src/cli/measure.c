@@ -498,64 +498,82 @@ int measure_run(const struct measure_cmd *mc, int argc, char **argv, const struc
 	return code;
 }
 
-int measure_with(const struct measure_cmd *mc, void *params, const struct opt_result *given, int argc, char **argv,
-		 const struct measure_hooks *mh, struct measure_outcome *out)
-{
-	const bool silent = mh && mh->silent;
-	struct run_params *rp = measure_run_params(mc, params);
-	const struct measure_extras *x = measure_extras_of(mc, params);
-	struct lat_error err = { { 0 } };
-	struct atomic_file sink = { .fd = -1 };
-	struct store *st = NULL;
+/* One run of measure_with, passed from stage to stage. */
+struct measuring {
+	const struct measure_cmd *mc;
+	void *params;
+	struct run_params *rp;
+	const struct measure_extras *x;
+	const struct measure_hooks *mh;
+	bool silent;
+	struct atomic_file sink;
+	struct store *st;
 	struct checkpoint ck;
-	struct result res = { 0 };
-	struct lat_error rerr;
-	struct loadrun *lr = calloc(1, sizeof(*lr));
-	char what[256];
-	int code = EXIT_ERROR, r;
+	struct result res;
+	struct loadrun *lr;
+	unsigned notes_shown;
+	bool verbose;
+};
 
-	checkpoint_init(&ck, measure_name(mc), 0, NULL, NULL);
-	if (!lr) {
-		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
+/* The parameters checked, and --json and the store opened: 0, or the exit code. */
+static int open_outputs(struct measuring *m, const struct opt_result *given)
+{
+	const char *name = measure_name(m->mc);
+	struct lat_error err = { { 0 } };
+	int code, r;
+
+	if (check_params(m->mc, m->params, given, m->lr, &err) < 0)
+		return usage_error(m->mc, err.msg);
+	/* --json over the store would replace it: refused, like any two outputs that are one file. */
+	const struct output json = { "'--json'", m->x->json_path };
+	if ((code = outputs_check(name, &json, 1, m->x->db_path, !m->x->no_store)) != 0)
+		return code;
+	if (m->x->json_path && (r = atomic_file_open(m->x->json_path, &m->sink)) < 0) {
+		err_set(&err, 0, "option '--json': cannot write '%s': %s", m->x->json_path, strerror(-r));
+		return usage_error(m->mc, err.msg);
+	}
+	if ((r = open_store(m->x, &m->st, &err)) < 0) {
+		/* The user's store cannot serve: their input, unless the system failed. */
+		const bool runtime = r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM ||
+				     (m->mh && m->mh->started);
+		if (!runtime)
+			return usage_error(m->mc, err.msg);
+		tprintf(stderr, "latscope %s: %s\n", name, err.msg);
 		return EXIT_ERROR;
 	}
-	if ((r = check_params(mc, params, given, lr, &err)) < 0) {
-		code = usage_error(mc, err.msg);
-		goto out;
+	return 0;
+}
+
+/* The result's head (parameters, labels, notes) before anything is measured: 0 or -errno. */
+static int prepare_result(struct measuring *m, int argc, char **argv)
+{
+	const char *name = measure_name(m->mc);
+	int r;
+
+	if ((r = fill_result(m->mc, m->params, m->rp, m->x, argc, argv, &m->res)) < 0) {
+		tprintf(stderr, "latscope %s: cannot prepare the result: %s\n", name, strerror(-r));
+		return r;
 	}
-	/* --json over the store would replace it: refused, like any two outputs that are one file. */
-	const struct output json = { "'--json'", x->json_path };
-	if ((code = outputs_check(measure_name(mc), &json, 1, x->db_path, !x->no_store)) != 0)
-		goto out;
-	code = EXIT_ERROR;
-	if (x->json_path && (r = atomic_file_open(x->json_path, &sink)) < 0) {
-		err_set(&err, 0, "option '--json': cannot write '%s': %s", x->json_path, strerror(-r));
-		code = usage_error(mc, err.msg);
-		goto out;
+	if (m->mh && m->mh->shape && (r = m->mh->shape(m->mh->ctx, &m->res)) < 0) {
+		tprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", name, strerror(-r));
+		return r;
 	}
-	if ((r = open_store(x, &st, &err)) < 0) {
-		/* The user's store cannot serve: their input, unless the system failed. */
-		const bool runtime = r == -ENOSPC || r == -EIO || r == -EBUSY || r == -ENOMEM || (mh && mh->started);
-		if (runtime)
-			tprintf(stderr, "latscope %s: %s\n", measure_name(mc), err.msg);
-		else
-			usage_error(mc, err.msg);
-		code = runtime ? EXIT_ERROR : EXIT_USAGE;
-		goto out;
-	}
-	if ((r = fill_result(mc, params, rp, x, argc, argv, &res)) < 0) {
-		tprintf(stderr, "latscope %s: cannot prepare the result: %s\n", measure_name(mc), strerror(-r));
-		goto out;
-	}
-	if (mh && mh->shape && (r = mh->shape(mh->ctx, &res)) < 0) {
-		tprintf(stderr, "latscope %s: cannot prepare the histogram: %s\n", measure_name(mc), strerror(-r));
-		goto out;
-	}
-	if (x->note[0])
-		result_note(&res, "%s", x->note);
-	if (mc->notes)
-		mc->notes(params, &res);
-	loadrun_label(lr, &res.labels);
+	if (m->x->note[0])
+		result_note(&m->res, "%s", m->x->note);
+	if (m->mc->notes)
+		m->mc->notes(m->params, &m->res);
+	loadrun_label(m->lr, &m->res.labels);
+	return 0;
+}
+
+/* The load and the probe, start to end, and the result summed up: 0 or -1 (said). */
+static int measure_probe(struct measuring *m)
+{
+	const char *name = measure_name(m->mc);
+	const struct measure_extras *x = m->x;
+	struct lat_error err, rerr;
+	char what[256];
+	int r;
 
 	/* From here on a stop signal ends the run, never the process: the summary
 	 * and the JSON are still owed.  The runner waits for these signals. */
@@ -564,72 +582,106 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	sigprocmask(SIG_BLOCK, &stopsigs, NULL);
 
 	/* The load runs before the probe starts, so the whole measurement sees it. */
-	if (loadrun_start(lr, &err) < 0) {
-		tprintf(stderr, "latscope %s: %s\n", measure_name(mc), err.msg);
-		goto out;
+	if (loadrun_start(m->lr, &err) < 0) {
+		tprintf(stderr, "latscope %s: %s\n", name, err.msg);
+		return -1;
 	}
-	mc->describe(params, what, sizeof(what));
-	checkpoint_init(&ck, measure_name(mc), x->checkpoint_ns, x->json_path, st);
-	struct live lv = { .windows = !x->quiet && !silent && (x->live || isatty(STDOUT_FILENO)),
-			   .verbose = !x->quiet && !silent, .silent = silent, .header = !x->quiet && !silent,
-			   .name = measure_name(mc), .what = what, .rp = rp, .mh = mh, .ck = &ck, .duration_ns = rp->duration_ns,
+	m->mc->describe(m->params, what, sizeof(what));
+	checkpoint_init(&m->ck, name, x->checkpoint_ns, x->json_path, m->st);
+	const struct loadrun *lr = m->lr;
+	struct live lv = { .windows = !x->quiet && !m->silent && (x->live || isatty(STDOUT_FILENO)),
+			   .verbose = !x->quiet && !m->silent, .silent = m->silent, .header = !x->quiet && !m->silent,
+			   .name = name, .what = what, .rp = m->rp, .mh = m->mh, .ck = &m->ck,
+			   .duration_ns = m->rp->duration_ns,
 			   .load = !(lr->n || lr->cmd) ? NULL : lr->text[0] ? lr->text : "(too long for a label; see params)" };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .tick = on_tick, .ctx = &lv };
-	r = runner_run(mc->ops, rp, (const char *)params + mc->probe_offset, &res, &hooks, &rerr);
-	checkpoint_end(&ck, &res);      /* the final result replaces the last partial one */
-	loadrun_stop(lr, &res);
+	r = runner_run(m->mc->ops, m->rp, (const char *)m->params + m->mc->probe_offset, &m->res, &hooks, &rerr);
+	checkpoint_end(&m->ck, &m->res);        /* the final result replaces the last partial one */
+	loadrun_stop(m->lr, &m->res);
+	m->notes_shown = lv.notes_shown;
+	m->verbose = lv.verbose;
 	if (r < 0) {
-		tprintf(stderr, "latscope %s: %s\n", measure_name(mc), rerr.msg);
-		goto out;
+		tprintf(stderr, "latscope %s: %s\n", name, rerr.msg);
+		return -1;
 	}
-	attach_system(mc, params, &res, rp);
-	if ((r = result_finalize(&res)) < 0) {
-		tprintf(stderr, "latscope %s: cannot summarize: %s\n", measure_name(mc), strerror(-r));
-		goto out;
+	attach_system(m->mc, m->params, &m->res, m->rp);
+	if ((r = result_finalize(&m->res)) < 0) {
+		tprintf(stderr, "latscope %s: cannot summarize: %s\n", name, strerror(-r));
+		return -1;
 	}
-	if (mc->after)
-		mc->after(params, &res);
-	if (mh && mh->finished)
-		mh->finished(mh->ctx, &res);
-	if (!silent)
-		text_summary(stdout, &res, !x->quiet);     /* -q: the summary is the first thing printed */
-	fflush(stdout);
-	code = EXIT_OK;
+	if (m->mc->after)
+		m->mc->after(m->params, &m->res);
+	if (m->mh && m->mh->finished)
+		m->mh->finished(m->mh->ctx, &m->res);
+	return 0;
+}
+
+/* The summary, the JSON, the stored run and the --on-end actions: the exit code. */
+static int deliver(struct measuring *m, struct measure_outcome *out)
+{
+	const char *name = measure_name(m->mc);
+	const struct measure_extras *x = m->x;
+	struct result *res = &m->res;
+	int code = EXIT_OK;
 	int64_t stored_id = 0;
-	if (x->json_path || st) {
-		char *text = dump_result(mc, &res);
+
+	if (!m->silent)
+		text_summary(stdout, res, !x->quiet);   /* -q: the summary is the first thing printed */
+	fflush(stdout);
+	if (x->json_path || m->st) {
+		char *text = dump_result(m->mc, res);
 		if (!text)
 			code = EXIT_ERROR;
 		if (text && x->json_path)
-			code = write_json(mc, &sink, text);
+			code = write_json(m->mc, &m->sink, text);
 		/* -q keeps the run's id: a CI log needs it to find the run again */
-		if (text && st && store_result(mc, st, text, &res, x, silent, &stored_id) != EXIT_OK)
+		if (text && m->st && store_result(m->mc, m->st, text, res, x, m->silent, &stored_id) != EXIT_OK)
 			code = EXIT_ERROR;
 		free(text);
 	}
 	if (out)
 		out->stored_id = stored_id;
-	if (on_end_run(measure_name(mc), &x->end_actions, &res, stored_id) != EXIT_OK && code == EXIT_OK)
+	if (on_end_run(name, &x->end_actions, res, stored_id) != EXIT_OK && code == EXIT_OK)
 		code = EXIT_ERROR;
 	/* Notes made during the run (a thread that stopped on an error) come last. */
-	if (!silent)
-		text_notes(stderr, measure_name(mc), &res, lv.notes_shown, lv.verbose);
-	if (res.failed)
+	if (!m->silent)
+		text_notes(stderr, name, res, m->notes_shown, m->verbose);
+	if (res->failed)
 		code = EXIT_ERROR;      /* what was measured is kept; the run did not complete */
 	if (code == EXIT_OK)
-		code = check_fail_above(mc, x, &res);
-	if (code == EXIT_OK && result_threshold_stopped(&res))
+		code = check_fail_above(m->mc, x, res);
+	if (code == EXIT_OK && result_threshold_stopped(res))
 		code = EXIT_THRESHOLD;
 	if (out && out->res) {
-		*out->res = res;        /* the caller owns it now */
-		memset(&res, 0, sizeof(res));
+		*out->res = *res;       /* the caller owns it now */
+		memset(res, 0, sizeof(*res));
 	}
-out:
-	checkpoint_end(&ck, NULL);      /* its writer uses the store */
-	loadrun_stop(lr, &res);
-	free(lr);
-	atomic_file_close(&sink);
-	store_close(st);
-	result_free(&res);
+	return code;
+}
+
+int measure_with(const struct measure_cmd *mc, void *params, const struct opt_result *given, int argc, char **argv,
+		 const struct measure_hooks *mh, struct measure_outcome *out)
+{
+	struct measuring m = { .mc = mc, .params = params, .rp = measure_run_params(mc, params),
+			       .x = measure_extras_of(mc, params), .mh = mh, .silent = mh && mh->silent,
+			       .sink = { .fd = -1 }, .lr = calloc(1, sizeof(*m.lr)) };
+	int code = EXIT_ERROR;
+
+	checkpoint_init(&m.ck, measure_name(mc), 0, NULL, NULL);
+	if (!m.lr) {
+		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
+		return EXIT_ERROR;
+	}
+	if ((code = open_outputs(&m, given)) == 0) {
+		code = EXIT_ERROR;
+		if (prepare_result(&m, argc, argv) == 0 && measure_probe(&m) == 0)
+			code = deliver(&m, out);
+	}
+	checkpoint_end(&m.ck, NULL);    /* its writer uses the store */
+	loadrun_stop(m.lr, &m.res);
+	free(m.lr);
+	atomic_file_close(&m.sink);
+	store_close(m.st);
+	result_free(&m.res);
 	return code;
 }

@@ -244,31 +244,28 @@ static void show_findings(const struct result *res)
 	}
 }
 
-int cmd_run(int argc, char **argv)
-{
-	struct run_cmd c;
-	struct opt_result given;
+/* The suite as it ran: each phase's result and stored id. */
+struct suite_run {
 	struct phase phases[PHASES_MAX];
+	size_t nphases;
 	unsigned shares;
-	const size_t nphases = suite_phases(phases, &shares);
 	struct result res[PHASES_MAX];
-	int64_t ids[PHASES_MAX] = { 0 };
-	size_t done = 0;
-	const struct result *stopped = NULL;    /* the phase a signal ended, which ends the suite */
-	char suite[32];
-	int code, worst = EXIT_OK;
+	int64_t ids[PHASES_MAX];
+	size_t done;
+	const struct result *stopped;   /* the phase a signal ended, which ends the suite */
+	char label[32];                 /* suite=LABEL on every run */
+};
 
-	memset(&c, 0, sizeof(c));
-	memset(res, 0, sizeof(res));
-	if ((code = storecmd_parse(&run_spec, argc, argv, &c, &given)) != LAT_GO_ON)
-		return storecmd_exit(code);
-	if (c.quick && c.duration_ns)
+/* Checks across options and of the loads, before the first probe runs: LAT_GO_ON or the exit code. */
+static int check_run(struct run_cmd *c, const struct opt_result *given)
+{
+	if (c->quick && c->duration_ns)
 		return storecmd_usage("run", "options '--quick' and '--duration' exclude each other");
-	c.checkpoint_given = opt_given(run_opts, ARRAY_SIZE(run_opts), &given, "checkpoint");
+	c->checkpoint_given = opt_given(run_opts, ARRAY_SIZE(run_opts), given, "checkpoint");
 	/* Bad loads are named before the first probe runs, not after it. */
 	struct loadrun *lr = malloc(sizeof(*lr));
 	struct lat_error lerr;
-	int lr_r = lr ? loadrun_parse(&c.load, c.load_cmd, lr, &lerr) : -ENOMEM;
+	int lr_r = lr ? loadrun_parse(&c->load, c->load_cmd, lr, &lerr) : -ENOMEM;
 	free(lr);
 	if (lr_r == -ENOMEM) {
 		tprintf(stderr, "latscope run: out of memory\n");
@@ -276,17 +273,20 @@ int cmd_run(int argc, char **argv)
 	}
 	if (lr_r < 0)
 		return storecmd_usage("run", lerr.msg);
-	uint64_t total = c.duration_ns ? c.duration_ns : c.quick ? QUICK_TOTAL_NS : DEFAULT_TOTAL_NS;
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(suite, sizeof(suite), "%Y%m%dT%H%M%SZ", &tm);
+	return LAT_GO_ON;
+}
 
-	struct progress prog = { .tty = !c.quiet && isatty(STDERR_FILENO), .ph = phases, .nphases = nphases };
-	for (size_t i = 0; i < nphases; i++) {
+/* Each probe in turn, until the end or a stop signal: the worst exit code. */
+static int run_phases(struct run_cmd *c, struct suite_run *s, int argc, char **argv)
+{
+	const uint64_t total = c->duration_ns ? c->duration_ns : c->quick ? QUICK_TOTAL_NS : DEFAULT_TOTAL_NS;
+	struct progress prog = { .tty = !c->quiet && isatty(STDERR_FILENO), .ph = s->phases, .nphases = s->nphases };
+	int code, worst = EXIT_OK;
+
+	for (size_t i = 0; i < s->nphases; i++) {
 		/* whole milliseconds: a phase's duration reads as a user would write it */
-		uint64_t ns = total / shares * phases[i].share / NS_PER_MS * NS_PER_MS;
-		void *params = calloc(1, phases[i].mc->params_size);
+		uint64_t ns = total / s->shares * s->phases[i].share / NS_PER_MS * NS_PER_MS;
+		void *params = calloc(1, s->phases[i].mc->params_size);
 		struct opt_result pgiven;
 		struct lat_error perr;
 		if (!params) {
@@ -294,7 +294,7 @@ int cmd_run(int argc, char **argv)
 			worst = EXIT_ERROR;
 			break;
 		}
-		if (set_params(&c, &phases[i], ns, suite, params, &pgiven, &perr) < 0) {
+		if (set_params(c, &s->phases[i], ns, s->label, params, &pgiven, &perr) < 0) {
 			free(params);
 			worst = storecmd_usage("run", perr.msg);
 			break;
@@ -303,9 +303,9 @@ int cmd_run(int argc, char **argv)
 		prog.phase_ns = ns;
 		show_progress(&prog, 0, ns);
 		struct measure_hooks mh = { .silent = true, .progress = show_progress, .ctx = &prog };
-		struct measure_outcome out = { .res = &res[i] };
+		struct measure_outcome out = { .res = &s->res[i] };
 		/* every phase records the suite's own command line */
-		code = measure_with(phases[i].mc, params, &pgiven, argc, argv, &mh, &out);
+		code = measure_with(s->phases[i].mc, params, &pgiven, argc, argv, &mh, &out);
 		free(params);
 		if (code == EXIT_USAGE) {       /* an option the user gave does not fit this probe */
 			worst = code;
@@ -313,45 +313,89 @@ int cmd_run(int argc, char **argv)
 		}
 		if (code != EXIT_OK && code != EXIT_THRESHOLD)
 			worst = EXIT_ERROR;
-		if (res[i].nmetrics == 0)       /* nothing came of it: the error is said */
+		if (s->res[i].nmetrics == 0)    /* nothing came of it: the error is said */
 			continue;
-		ids[i] = out.stored_id;
-		done = i + 1u;
-		if (res[i].interrupted && strncmp(res[i].stop_reason, "signal", 6) == 0) {
-			stopped = &res[i];      /* Ctrl-C ends the suite, not only this probe */
+		s->ids[i] = out.stored_id;
+		s->done = i + 1u;
+		if (s->res[i].interrupted && strncmp(s->res[i].stop_reason, "signal", 6) == 0) {
+			s->stopped = &s->res[i];        /* Ctrl-C ends the suite, not only this probe */
 			break;
 		}
 	}
 	if (prog.tty)
 		tprintf(stderr, "\r\033[K");
-	if (done) {
-		tprintf(stdout, "%-6s %-24s %11s %9s %9s %9s %9s %11s %11s %20s %6s\n", "probe", "", "count", "min", "p50", "p99",
-		       "p99.9", "max", "warm max", "above threshold", "missed");
-		for (size_t i = 0; i < done; i++)
-			if (res[i].nmetrics)
-				table_row(&res[i], ids[i], phases[i].what);
-		for (size_t i = done; stopped && i < nphases; i++)
-			missing_row(&phases[i]);
-		root_notes(res, done);
-		show_findings(res[0].nmetrics ? &res[0] : &res[done - 1u]);   /* the timer saw every CPU */
-		if (ids[0] && ids[done - 1u] && ids[0] != ids[done - 1u])
-			tprintf(stdout, "\nstored as runs %lld-%lld", (long long)ids[0], (long long)ids[done - 1u]);
-		else if (ids[0])
-			tprintf(stdout, "\nstored as run %lld", (long long)ids[0]);
-		if (ids[0])
-			tprintf(stdout, " with the label suite=%s (latscope runs --label suite=%s; latscope show ID)\n", suite,
-			       suite);
+	return worst;
+}
+
+/* One table of the phases that ran, the findings, and where they are stored. */
+static void print_suite(const struct suite_run *s)
+{
+	const int64_t *ids = s->ids;
+	const size_t done = s->done;
+
+	tprintf(stdout, "%-6s %-24s %11s %9s %9s %9s %9s %11s %11s %20s %6s\n", "probe", "", "count", "min", "p50", "p99",
+		"p99.9", "max", "warm max", "above threshold", "missed");
+	for (size_t i = 0; i < done; i++)
+		if (s->res[i].nmetrics)
+			table_row(&s->res[i], ids[i], s->phases[i].what);
+	for (size_t i = done; s->stopped && i < s->nphases; i++)
+		missing_row(&s->phases[i]);
+	root_notes(s->res, done);
+	show_findings(s->res[0].nmetrics ? &s->res[0] : &s->res[done - 1u]);   /* the timer saw every CPU */
+	if (ids[0] && ids[done - 1u] && ids[0] != ids[done - 1u])
+		tprintf(stdout, "\nstored as runs %lld-%lld", (long long)ids[0], (long long)ids[done - 1u]);
+	else if (ids[0])
+		tprintf(stdout, "\nstored as run %lld", (long long)ids[0]);
+	if (ids[0])
+		tprintf(stdout, " with the label suite=%s (latscope runs --label suite=%s; latscope show ID)\n", s->label,
+			s->label);
+}
+
+/* What a signal left out of the suite. */
+static void print_cut_short(const struct suite_run *s)
+{
+	char left[128] = "";
+	size_t len = 0;
+	for (size_t i = s->done; i < s->nphases && len < sizeof(left); i++)
+		len += (size_t)snprintf(left + len, sizeof(left) - len, "%s%s", i > s->done ? ", " : "",
+					measure_name(s->phases[i].mc));
+	tprintf(stdout, "\nthe suite was cut short (%s) during %s%s%s\n", s->stopped->stop_reason, s->stopped->probe,
+		left[0] ? "; never ran: " : "", left);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_cmd c;
+	struct opt_result given;
+	struct suite_run *s = calloc(1, sizeof(*s));
+	int code;
+
+	if (!s) {
+		tprintf(stderr, "latscope run: out of memory\n");
+		return EXIT_ERROR;
 	}
-	if (stopped) {
-		char left[128] = "";
-		size_t len = 0;
-		for (size_t i = done; i < nphases && len < sizeof(left); i++)
-			len += (size_t)snprintf(left + len, sizeof(left) - len, "%s%s", i > done ? ", " : "",
-						measure_name(phases[i].mc));
-		tprintf(stdout, "\nthe suite was cut short (%s) during %s%s%s\n", stopped->stop_reason, stopped->probe,
-			left[0] ? "; never ran: " : "", left);
+	memset(&c, 0, sizeof(c));
+	if ((code = storecmd_parse(&run_spec, argc, argv, &c, &given)) != LAT_GO_ON) {
+		free(s);
+		return storecmd_exit(code);
 	}
-	for (size_t i = 0; i < nphases; i++)
-		result_free(&res[i]);
+	if ((code = check_run(&c, &given)) != LAT_GO_ON) {
+		free(s);
+		return code;
+	}
+	s->nphases = suite_phases(s->phases, &s->shares);
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(s->label, sizeof(s->label), "%Y%m%dT%H%M%SZ", &tm);
+
+	const int worst = run_phases(&c, s, argc, argv);
+	if (s->done)
+		print_suite(s);
+	if (s->stopped)
+		print_cut_short(s);
+	for (size_t i = 0; i < s->nphases; i++)
+		result_free(&s->res[i]);
+	free(s);
 	return worst;
 }
