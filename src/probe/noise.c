@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "probe/cycles.h"
-#include "trace/instance.h"
+#include "trace/eventlist.h"
 
 #define CALIBRATE_NS (20u * NS_PER_MS)
 #define CHECK_NS     NS_PER_MS      /* how often the loop looks at the clock's ns, the end and the stop flag */
@@ -142,7 +142,8 @@ static const char *const noise_metrics[] = { "gap" };
 
 static const struct probe_trace noise_trace = {
 	.kind = PROBE_TRACE_GAPS,
-	.events = TRACE_WANT_NOISE_PROBE,
+	/* whatever took the CPU from the loop: timers, interrupts, and the tasks woken onto it */
+	.events = TRACE_WANT_TIMER | TRACE_WANT_SCHED | TRACE_WANT_IRQ | TRACE_WANT_WAKEUP,
 	.events_per_sec = 5000,         /* only the CPU's own traffic: ticks, interrupts, other tasks */
 };
 

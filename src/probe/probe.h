@@ -39,7 +39,7 @@ enum probe_trace_kind {
 
 struct probe_trace {
 	enum probe_trace_kind kind;
-	unsigned events;                /* the TRACE_WANT_* groups to record (trace/instance.h) */
+	unsigned events;                /* the TRACE_WANT_* groups its explanation reads (trace/eventlist.h) */
 	unsigned events_per_sec;        /* expected on a measured CPU: sizes the ring */
 };
 

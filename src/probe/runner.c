@@ -793,6 +793,192 @@ static void free_workers(struct runner *rn)
 	rn->w = NULL;
 }
 
+/* What the run changed in this process, and puts back on every path. */
+struct run_saved {
+	struct sigaction old_sa;
+	sigset_t old_mask;
+	struct cpuset main_cpus;
+	bool main_moved, locked;
+	int pmqos_fd;
+	struct cpuidle_hold idle;
+};
+
+/* Stop signals are taken by the main thread only, synchronously; every
+ * thread created after this inherits the blocked mask. */
+static void block_signals(struct run_saved *sv)
+{
+	struct sigaction wake_sa = { .sa_handler = on_wakeup_signal };
+	sigset_t block;
+
+	runner_stop_signals(&block);
+	sigaddset(&block, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &block, &sv->old_mask);
+	sigemptyset(&wake_sa.sa_mask);
+	sigaction(SIGUSR2, &wake_sa, &sv->old_sa);
+}
+
+static void restore_signals(const struct run_saved *sv)
+{
+	/* A wakeup sent to this thread may still be pending: take it before the
+	 * old disposition (by default, terminate) comes back. */
+	sigset_t usr2;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	struct timespec zero = { 0, 0 };
+	while (sigtimedwait(&usr2, NULL, &zero) == SIGUSR2)
+		;
+	sigaction(SIGUSR2, &sv->old_sa, NULL);
+	pthread_sigmask(SIG_SETMASK, &sv->old_mask, NULL);
+}
+
+/* The system settings and recorders, while this is still the only thread. */
+static int prepare(struct runner *rn, const void *pp, struct run_saved *sv, struct lat_error *err)
+{
+	int r;
+
+	memlock_prepare();
+	if (rn->rp->policy == POLICY_DEADLINE && (r = deadline_span(rn, err)) < 0)
+		return r;
+	if ((r = hold_pmqos(rn, &sv->pmqos_fd, err)) < 0)
+		return r;
+	if ((r = limit_idle(rn, &sv->idle, err)) < 0)
+		return r;
+	if ((r = init_workers(rn, pp)) < 0)
+		return err_set(err, r, "cannot prepare the recorders: %s", strerror(-r));
+	if (rn->rp->trace)
+		tracerun_prepare(&rn->trace);   /* still one thread: it forks */
+	if (action_list_has(&rn->rp->on_threshold, ACTION_TRACE))
+		start_ring(rn, pp);             /* so does this */
+	return 0;
+}
+
+/* Start the threads and take them to the gate, the run's origin set; the
+ * gate is left to the caller.  *started: the threads that reached it. */
+static int start_run(struct runner *rn, const void *pp, struct run_saved *sv, size_t *started, uint64_t *end_ns,
+		     struct lat_error *err)
+{
+	struct result *res = rn->res;
+	int r = start_threads(rn, err);
+
+	*started = gate_wait_ready(rn);
+	if (r < 0 || (r = check_threads(rn, err)) < 0 || (r = lock_memory(rn, err)) < 0)
+		return r;
+	sv->locked = res->applied.memlock;
+	if (move_main(rn, &sv->main_cpus, &sv->main_moved) < 0)
+		result_note(res, "the main thread could not be moved off the measured CPUs");
+	if (rn->rp->trace)
+		start_trace(rn);
+	for (size_t i = 0; i < rn->n; i++)
+		res->cpus[i].tid = rn->w[i].kernel_tid;
+	if (rn->hooks && rn->hooks->prepared)
+		rn->hooks->prepared(rn->hooks->ctx, res);
+
+	res->origin_ns = mono_ns() + START_LEAD_NS;
+	res->start_realtime_ns = realtime_ns() + START_LEAD_NS;
+	*end_ns = rn->rp->duration_ns ? res->origin_ns + rn->rp->duration_ns : UINT64_MAX;
+	for (size_t i = 0; i < rn->n; i++) {
+		rn->w[i].t.origin_ns = res->origin_ns;
+		rn->w[i].t.end_ns = *end_ns;
+	}
+	if (trigger_watch_start(&rn->trig, rn->rp, res->origin_ns, rn->ring, rn->ring_why) < 0)
+		return err_set(err, -ENOMEM, "cannot prepare --on-threshold: out of memory");
+	rn->started = (unsigned)*started;
+	rn->main_thread = pthread_self();
+	if (!rn->rp->no_context)
+		start_context(rn);
+	watch_clock_start(rn, pp);
+	return 0;
+}
+
+/* After join: how long the run took and why it ended. */
+static void note_end(struct runner *rn)
+{
+	struct result *res = rn->res;
+	uint64_t last = res->origin_ns;
+
+	for (size_t i = 0; i < rn->n; i++)
+		if (rn->w[i].stopped_ns > last)
+			last = rn->w[i].stopped_ns;
+	res->elapsed_ns = last - res->origin_ns;
+	if (!res->interrupted)
+		snprintf(res->stop_reason, sizeof(res->stop_reason), "%s", rn->rp->duration_ns ? "duration" : "loops");
+	for (size_t i = 0; i < rn->n; i++) {
+		const struct probe_thread *t = &rn->w[i].t;
+		if (t->run_rc == 0)
+			continue;
+		result_note(res, "cpu %u stopped measuring early: %s", t->cpu, t->err);
+		res->interrupted = true;
+		res->failed = true;
+		snprintf(res->stop_reason, sizeof(res->stop_reason), "error on cpu %u", t->cpu);
+	}
+}
+
+/* After join of a run that went: the last windows and context into the result. */
+static int finish_run(struct runner *rn, struct lat_error *err)
+{
+	struct result *res = rn->res;
+	int r;
+
+	note_end(rn);
+	finish_triggers(rn);
+	note_clock_steps(rn);
+	if ((r = collect_last(rn)) < 0)
+		err_set(err, 0, "cannot keep the results: %s", strerror(-r));
+	uint64_t last_window = res->elapsed_ns / rn->rp->window_ns;
+	for (size_t i = 0; rn->ctx && i < rn->n; i++)
+		if (rn->w[i].final_invol >= 0)
+			context_thread_ended(rn->ctx, i, (uint64_t)rn->w[i].final_invol);
+	if (r == 0 && rn->ctx &&
+	    context_finish(rn->ctx, res, last_window > rn->ctx_index ? last_window : rn->ctx_index) < 0)
+		result_note(res, "interrupts and steal time of the last window could not be read");
+	return r;
+}
+
+/* From the threads' start to their join, and what the run leaves in the result. */
+static int measure(struct runner *rn, const void *pp, struct run_saved *sv, struct lat_error *err)
+{
+	size_t started = 0;
+	uint64_t end_ns = UINT64_MAX;
+	int r = start_run(rn, pp, sv, &started, &end_ns, err);
+
+	if (r < 0) {
+		gate_open(rn, GATE_ABORT);
+	} else {
+		gate_open(rn, GATE_GO);
+		if ((r = supervise(rn, started, end_ns)) < 0) {
+			request_stop(rn);
+			err_set(err, 0, "cannot keep the results: %s", strerror(-r));
+		}
+	}
+	for (size_t i = 0; i < rn->n; i++)
+		if (rn->w[i].created)
+			pthread_join(rn->w[i].tid, NULL);
+	if (r == 0 && rn->gate == GATE_GO)
+		r = finish_run(rn, err);
+	if (r == 0 && rn->gate == GATE_GO && tracerun_active(rn->trace))
+		finish_trace(rn);
+	context_free(rn->ctx);
+	trigger_watch_free(rn->trig);
+	return r;
+}
+
+/* Every path: the system and this process as they were before the run. */
+static void restore(struct runner *rn, struct run_saved *sv)
+{
+	tracerun_free(rn->trace, rn->res);      /* the tracefs instance, and a mount of latscope's */
+	stop_ring(rn);
+	if (sv->main_moved)
+		cpus_pin(&sv->main_cpus);
+	if (sv->locked)
+		memlock_release();
+	pmqos_release(&sv->pmqos_fd);
+	release_idle(rn, &sv->idle);
+	free_workers(rn);
+	if (rn->dl_span)
+		CPU_FREE(rn->dl_span);
+	restore_signals(sv);
+}
+
 int runner_run(const struct probe_ops *ops, const struct run_params *rp, const void *pp,
 	       struct result *res, const struct runner_hooks *hooks, struct lat_error *err)
 {
@@ -802,16 +988,10 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 		.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
 		.gate = GATE_WAIT,
 	};
-	struct sigaction wake_sa = { .sa_handler = on_wakeup_signal }, old_sa;
-	sigset_t block, old_mask;
-	struct cpuset main_saved;
-	bool main_moved = false, locked = false;
-	int pmqos_fd = -1, r;
-	struct cpuidle_hold idle;
-	size_t started = 0;
+	struct run_saved sv = { .pmqos_fd = -1 };
+	int r;
 
-	cpuidle_hold_init(&idle);
-
+	cpuidle_hold_init(&sv.idle);
 	err->msg[0] = '\0';
 	atomic_init(&rn.stop, false);
 	atomic_init(&rn.finished, 0u);
@@ -821,132 +1001,9 @@ int runner_run(const struct probe_ops *ops, const struct run_params *rp, const v
 	res->threshold_ns = rp->threshold_ns;
 	res->warmup = rp->warmup;
 
-	/* Stop signals are taken by the main thread only, synchronously; every
-	 * thread created below inherits the blocked mask. */
-	runner_stop_signals(&block);
-	sigaddset(&block, SIGUSR2);
-	pthread_sigmask(SIG_BLOCK, &block, &old_mask);
-	sigemptyset(&wake_sa.sa_mask);
-	sigaction(SIGUSR2, &wake_sa, &old_sa);
-
-	memlock_prepare();
-	if (rp->policy == POLICY_DEADLINE && (r = deadline_span(&rn, err)) < 0)
-		goto restore;
-	if ((r = hold_pmqos(&rn, &pmqos_fd, err)) < 0)
-		goto restore;
-	if ((r = limit_idle(&rn, &idle, err)) < 0)
-		goto restore;
-	if ((r = init_workers(&rn, pp)) < 0) {
-		err_set(err, 0, "cannot prepare the recorders: %s", strerror(-r));
-		goto restore;
-	}
-	if (rp->trace)
-		tracerun_prepare(&rn.trace);    /* still one thread: it forks */
-	if (action_list_has(&rp->on_threshold, ACTION_TRACE))
-		start_ring(&rn, pp);            /* so does this */
-	r = start_threads(&rn, err);
-	started = gate_wait_ready(&rn);
-	if (r < 0)
-		goto abort;
-	if ((r = check_threads(&rn, err)) < 0)
-		goto abort;
-	if ((r = lock_memory(&rn, err)) < 0)
-		goto abort;
-	locked = res->applied.memlock;
-	if (move_main(&rn, &main_saved, &main_moved) < 0)
-		result_note(res, "the main thread could not be moved off the measured CPUs");
-	if (rp->trace)
-		start_trace(&rn);
-	for (size_t i = 0; i < rn.n; i++)
-		res->cpus[i].tid = rn.w[i].kernel_tid;
-	if (hooks && hooks->prepared)
-		hooks->prepared(hooks->ctx, res);
-
-	res->origin_ns = mono_ns() + START_LEAD_NS;
-	res->start_realtime_ns = realtime_ns() + START_LEAD_NS;
-	uint64_t end_ns = rp->duration_ns ? res->origin_ns + rp->duration_ns : UINT64_MAX;
-	for (size_t i = 0; i < rn.n; i++) {
-		rn.w[i].t.origin_ns = res->origin_ns;
-		rn.w[i].t.end_ns = end_ns;
-	}
-	if (trigger_watch_start(&rn.trig, rp, res->origin_ns, rn.ring, rn.ring_why) < 0) {
-		r = err_set(err, -ENOMEM, "cannot prepare --on-threshold: out of memory");
-		goto abort;
-	}
-	rn.started = (unsigned)started;
-	rn.main_thread = pthread_self();
-	if (!rp->no_context)
-		start_context(&rn);
-	watch_clock_start(&rn, pp);
-	gate_open(&rn, GATE_GO);
-	r = supervise(&rn, started, end_ns);
-	if (r < 0) {
-		request_stop(&rn);
-		err_set(err, 0, "cannot keep the results: %s", strerror(-r));
-	}
-	goto join;
-
-abort:
-	gate_open(&rn, GATE_ABORT);
-join:
-	for (size_t i = 0; i < rn.n; i++)
-		if (rn.w[i].created)
-			pthread_join(rn.w[i].tid, NULL);
-	if (r == 0 && rn.gate == GATE_GO) {
-		uint64_t last = res->origin_ns;
-		for (size_t i = 0; i < rn.n; i++)
-			if (rn.w[i].stopped_ns > last)
-				last = rn.w[i].stopped_ns;
-		res->elapsed_ns = last - res->origin_ns;
-		if (!res->interrupted)
-			snprintf(res->stop_reason, sizeof(res->stop_reason), "%s",
-				 rp->duration_ns ? "duration" : "loops");
-		for (size_t i = 0; i < rn.n; i++) {
-			const struct probe_thread *t = &rn.w[i].t;
-			if (t->run_rc == 0)
-				continue;
-			result_note(res, "cpu %u stopped measuring early: %s", t->cpu, t->err);
-			res->interrupted = true;
-			res->failed = true;
-			snprintf(res->stop_reason, sizeof(res->stop_reason), "error on cpu %u", t->cpu);
-		}
-		finish_triggers(&rn);
-		note_clock_steps(&rn);
-		if ((r = collect_last(&rn)) < 0)
-			err_set(err, 0, "cannot keep the results: %s", strerror(-r));
-		uint64_t last_window = res->elapsed_ns / rp->window_ns;
-		for (size_t i = 0; rn.ctx && i < rn.n; i++)
-			if (rn.w[i].final_invol >= 0)
-				context_thread_ended(rn.ctx, i, (uint64_t)rn.w[i].final_invol);
-		if (r == 0 && rn.ctx &&
-		    context_finish(rn.ctx, res, last_window > rn.ctx_index ? last_window : rn.ctx_index) < 0)
-			result_note(res, "interrupts and steal time of the last window could not be read");
-	}
-	if (r == 0 && rn.gate == GATE_GO && tracerun_active(rn.trace))
-		finish_trace(&rn);
-	context_free(rn.ctx);
-	trigger_watch_free(rn.trig);
-restore:
-	tracerun_free(rn.trace, res);   /* the tracefs instance, and a mount of latscope's, go on every path */
-	stop_ring(&rn);
-	if (main_moved)
-		cpus_pin(&main_saved);
-	if (locked)
-		memlock_release();
-	pmqos_release(&pmqos_fd);
-	release_idle(&rn, &idle);
-	free_workers(&rn);
-	if (rn.dl_span)
-		CPU_FREE(rn.dl_span);
-	/* A wakeup sent to this thread may still be pending: take it before the
-	 * old disposition (by default, terminate) comes back. */
-	sigset_t usr2;
-	sigemptyset(&usr2);
-	sigaddset(&usr2, SIGUSR2);
-	struct timespec zero = { 0, 0 };
-	while (sigtimedwait(&usr2, NULL, &zero) == SIGUSR2)
-		;
-	sigaction(SIGUSR2, &old_sa, NULL);
-	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	block_signals(&sv);
+	if ((r = prepare(&rn, pp, &sv, err)) == 0)
+		r = measure(&rn, pp, &sv, err);
+	restore(&rn, &sv);
 	return r;
 }

@@ -12,7 +12,7 @@
 
 #include "core/nstime.h"
 #include "probe/dlgrid.h"
-#include "trace/instance.h"
+#include "trace/eventlist.h"
 
 const clockid_t timer_clock_ids[TIMER_CLOCKS] = { CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_TAI, CLOCK_BOOTTIME };
 
@@ -271,7 +271,9 @@ static const char *const timer_metrics[] = { "latency" };
 
 static const struct probe_trace timer_trace = {
 	.kind = PROBE_TRACE_PARTS,
-	.events = TRACE_WANT_TIMER_PROBE,
+	/* the hrtimer that wakes the thread, what held the CPU, and the return from
+	 * its sleep, which shows it running where a switch from idle goes untraced */
+	.events = TRACE_WANT_TIMER | TRACE_WANT_SCHED | TRACE_WANT_IRQ | TRACE_WANT_SLEEP_EXIT,
 	.events_per_sec = 20000,        /* about ten events a wakeup, at a 0.5 ms period */
 };
 

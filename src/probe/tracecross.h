@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probe/tracerun.h"
+#include "probe/tracethread.h"
 #include "trace/bpfcol.h"
 #include "trace/evbuf.h"
 

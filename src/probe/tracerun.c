@@ -19,6 +19,8 @@
 #include "trace/evbuf.h"
 #include "trace/guard.h"
 #include "trace/instance.h"
+#include "trace/names.h"
+#include "trace/remove.h"
 
 #define SPIKES_MAX 10           /* explained spikes kept per CPU, largest first */
 #define LOG_CAP_MAX (UINT64_C(8) << 20)

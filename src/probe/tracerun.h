@@ -17,23 +17,14 @@
 #include "probe/params.h"
 #include "probe/probe.h"
 #include "probe/recorder.h"
+#include "probe/tracethread.h"
 #include "result/result.h"
 
 struct trace_run;
 
-/* One measuring thread, as the trace knows it. */
 /* How the run's note begins when --trace could not trace, followed by why;
  * one wording, which a front end may look for (latscope rtla says so). */
 #define TRACERUN_NOT_TRACED "not traced: "
-
-struct tracerun_thread {
-	unsigned cpu;
-	pid_t tid;
-	const struct rec_log *log;
-	/* The front end's linear histogram (result_keep_lin) the thread holds
-	 * while measuring, whose unit and bins the stages are also counted in; NULL: none. */
-	const struct lin_hist *lin;
-};
 
 /* Before any thread is started (it forks the guard of trace/guard.h, which
  * must see a single-threaded process).  0 or -ENOMEM. */

@@ -1,6 +1,7 @@
 #include "result/bands.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
  * Folding a run's windows so that a run of any length fits in bounded memory
- * (the scheme: result.h, RESULT_RECENT_WINDOWS).  Written once for the CPUs'
+ * (the scheme: RESULT_RECENT_WINDOWS below).  Written once for the CPUs'
  * windows and the machine's: the caller says how to read, place and merge one.
  */
 #ifndef LATSCOPE_RESULT_FOLD_H
@@ -9,7 +9,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "result/result.h"
+/*
+ * Windows in bounded memory, whatever the run's length: the newest
+ * RESULT_RECENT_WINDOWS stay as measured; older ones are folded into blocks of
+ * `span` windows (a power of two, 2 or more, the same for all of them) aligned
+ * on their index (index % span == 0), at most RESULT_OLD_WINDOWS of them: one
+ * more and the span doubles, pairs merging.  No block holds windows from both
+ * sides of the warm-up's end (the warm max skips the warm-up), so the blocks
+ * next to it are cut there.
+ * A fold merges exactly: counts, sums, extremes, histograms, context.
+ */
+#define RESULT_RECENT_WINDOWS 128u
+#define RESULT_OLD_WINDOWS 128u
+#define RESULT_FOLD_BATCH 32u           /* recent windows folded at once: one move for them all */
+
+/* Which windows are folded: win[0..nold - 1], in blocks of span (0 before the first fold). */
+struct fold_state {
+	size_t nold;
+	uint64_t span;
+};
 
 struct fold_ops {
 	size_t size;                    /* of one item */

@@ -615,6 +615,120 @@ static int read_long_run(struct reader *rd, const struct result *res, const json
 	return r;
 }
 
+/* The tool's own costs on the CPU: reading the clock, and a wakeup to its sample recorded. */
+static int read_overhead(struct reader *rd, const json_t *ov, struct cpu_result *cr)
+{
+	size_t at = enter(rd, "overhead", 0);
+	const json_t *cc = need(rd, ov, "clock_read_ns", JSON_OBJECT), *wr = need(rd, ov, "wakeup_to_recorded_ns", JSON_OBJECT);
+	int r = cc && wr ? 0 : -EINVAL;
+
+	if (r == 0)
+		r = read_stats(rd, cc, &cr->clock_cost);
+	if (r == 0)
+		r = read_stats(rd, wr, &cr->overhead);
+	leave(rd, at);
+	return r;
+}
+
+/* Metric m's totals and histogram, checked against each other.  *dense: the
+ * CPU's histograms, made by the first metric that has samples. */
+static int read_metric(struct reader *rd, const struct result *res, const json_t *mo, unsigned m,
+		       struct cpu_result *cr, struct hist **dense)
+{
+	size_t at = enter(rd, res->metric_names[m], 0);
+	int r = read_stats(rd, mo, &cr->st[m]);
+
+	if (r == 0)
+		r = get_u64(rd, mo, "above", &cr->above[m]);
+	if (r == 0 && json_object_get(mo, "above_total_ns"))
+		r = get_u64(rd, mo, "above_total_ns", &cr->above_ns[m]);
+	if (r == 0 && cr->above[m] > cr->st[m].n)
+		r = bad(rd, "above is more than count");
+	const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
+	if (r == 0 && !h)
+		r = -EINVAL;
+	if (r == 0 && cr->st[m].n)
+		r = dense_hists(rd, res, cr, dense);
+	struct sparse_hist listed = { 0 };
+	if (r == 0) {
+		size_t at2 = enter(rd, "histogram", 0);
+		r = read_buckets(rd, h, cr->st[m].n, *dense ? &(*dense)[m] : NULL, &listed);
+		leave(rd, at2);
+	}
+	if (r == 0)
+		r = check_figures(rd, mo, &cr->st[m], &listed, summary_pcts, ARRAY_SIZE(summary_pcts), true);
+	sparse_free(&listed);
+	leave(rd, at);
+	return r;
+}
+
+static int read_metrics(struct reader *rd, const struct result *res, const json_t *metrics, struct cpu_result *cr)
+{
+	size_t at = enter(rd, "metrics", 0);
+	struct hist *dense = NULL;
+	int r = 0;
+
+	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
+		const json_t *mo = need(rd, metrics, res->metric_names[m], JSON_OBJECT);
+		r = mo ? read_metric(rd, res, mo, m, cr, &dense) : -EINVAL;
+	}
+	leave(rd, at);
+	return r;
+}
+
+/* One window appended to cr, after the one before it; *missed grows by its missed periods. */
+static int read_cpu_window(struct reader *rd, const struct result *res, const json_t *wo, size_t i,
+			   struct cpu_result *cr, uint64_t *missed)
+{
+	struct result_window rw;
+	size_t at = enter(rd, NULL, i);
+	int r;
+
+	memset(&rw, 0, sizeof(rw));     /* freed below on any failure, also before read_window */
+	if (!json_is_object(wo))
+		r = bad(rd, "is not an object");
+	else
+		r = read_window(rd, res, wo, &rw);
+	if (r == 0 && cr->nwin)
+		r = check_follows(rd, false, cr->win[cr->nwin - 1u].w.index, cr->win[cr->nwin - 1u].span, rw.w.index);
+	if (r == 0 && (r = result_append_window(cr, &rw)) < 0)
+		bad(rd, "out of memory");
+	if (r < 0)
+		for (unsigned m = 0; m < REC_MAX_METRICS; m++)
+			sparse_free(&rw.hist[m]);
+	leave(rd, at);
+	if (r == 0 && __builtin_add_overflow(*missed, rw.w.missed, missed))
+		*missed = UINT64_MAX;           /* above any total: reported by the caller */
+	return r;
+}
+
+/* The windows, whose counts must add up to the CPU's totals. */
+static int read_cpu_windows(struct reader *rd, const struct result *res, const json_t *wins, struct cpu_result *cr)
+{
+	size_t at = enter(rd, "windows", 0), i;
+	const json_t *wo;
+	uint64_t missed = 0;
+	int r = 0;
+
+	json_array_foreach(wins, i, wo)
+		if ((r = read_cpu_window(rd, res, wo, i, cr, &missed)) < 0)
+			break;
+	/* Sums that wrapped around could otherwise match the totals. */
+	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
+		uint64_t n = 0, above = 0;
+		bool wrapped = false;
+		for (size_t k = 0; k < cr->nwin; k++)
+			wrapped |= __builtin_add_overflow(n, cr->win[k].w.m[m].st.n, &n) ||
+				   __builtin_add_overflow(above, cr->win[k].w.m[m].above, &above);
+		if (wrapped || n != cr->st[m].n || above != cr->above[m])
+			r = bad(rd, "the windows' counts do not add up to the totals");
+	}
+	if (r == 0 && missed != cr->missed)
+		r = bad(rd, "the windows' missed periods do not add up to the total");
+	leave(rd, at);
+	return r;
+}
+
 static int read_cpu(struct reader *rd, struct result *res, const json_t *o, struct cpu_result *cr)
 {
 	const json_t *metrics = need(rd, o, "metrics", JSON_OBJECT), *wins = need(rd, o, "windows", JSON_ARRAY);
@@ -623,100 +737,11 @@ static int read_cpu(struct reader *rd, struct result *res, const json_t *o, stru
 
 	if (!metrics || !wins || !ov)
 		return -EINVAL;
-	if ((r = get_u64(rd, o, "missed", &cr->missed)) < 0)
+	if ((r = get_u64(rd, o, "missed", &cr->missed)) < 0 || (r = read_overhead(rd, ov, cr)) < 0 ||
+	    (r = read_metrics(rd, res, metrics, cr)) < 0 || (r = read_cpu_windows(rd, res, wins, cr)) < 0 ||
+	    (r = read_long_run(rd, res, o, cr)) < 0 || (r = read_largest(rd, o, cr)) < 0)
 		return r;
-	size_t at = enter(rd, "overhead", 0);
-	const json_t *cc = need(rd, ov, "clock_read_ns", JSON_OBJECT), *wr = need(rd, ov, "wakeup_to_recorded_ns", JSON_OBJECT);
-	r = cc && wr ? 0 : -EINVAL;
-	if (r == 0)
-		r = read_stats(rd, cc, &cr->clock_cost);
-	if (r == 0)
-		r = read_stats(rd, wr, &cr->overhead);
-	leave(rd, at);
-	if (r < 0)
-		return r;
-	at = enter(rd, "metrics", 0);
-	struct hist *dense = NULL;
-	for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
-		const json_t *mo = need(rd, metrics, res->metric_names[m], JSON_OBJECT);
-		if (!mo) {
-			r = -EINVAL;
-			break;
-		}
-		size_t at2 = enter(rd, res->metric_names[m], 0);
-		r = read_stats(rd, mo, &cr->st[m]);
-		if (r == 0)
-			r = get_u64(rd, mo, "above", &cr->above[m]);
-		if (r == 0 && json_object_get(mo, "above_total_ns"))
-			r = get_u64(rd, mo, "above_total_ns", &cr->above_ns[m]);
-		if (r == 0 && cr->above[m] > cr->st[m].n)
-			r = bad(rd, "above is more than count");
-		const json_t *h = r == 0 ? need(rd, mo, "histogram", JSON_OBJECT) : NULL;
-		if (r == 0 && !h)
-			r = -EINVAL;
-		if (r == 0 && cr->st[m].n)
-			r = dense_hists(rd, res, cr, &dense);
-		struct sparse_hist listed = { 0 };
-		if (r == 0) {
-			size_t at3 = enter(rd, "histogram", 0);
-			r = read_buckets(rd, h, cr->st[m].n, dense ? &dense[m] : NULL, &listed);
-			leave(rd, at3);
-		}
-		if (r == 0)
-			r = check_figures(rd, mo, &cr->st[m], &listed, summary_pcts,
-					  ARRAY_SIZE(summary_pcts), true);
-		sparse_free(&listed);
-		leave(rd, at2);
-	}
-	leave(rd, at);
-	if (r < 0)
-		return r;
-
-	size_t i;
-	const json_t *wo;
-	uint64_t windows_missed = 0;
-	at = enter(rd, "windows", 0);
-	json_array_foreach(wins, i, wo) {
-		struct result_window rw;
-		memset(&rw, 0, sizeof(rw));     /* freed below on any failure, also before read_window */
-		size_t at2 = enter(rd, NULL, i);
-		if (!json_is_object(wo))
-			r = bad(rd, "is not an object");
-		else
-			r = read_window(rd, res, wo, &rw);
-		if (r == 0 && cr->nwin)
-			r = check_follows(rd, false, cr->win[cr->nwin - 1u].w.index, cr->win[cr->nwin - 1u].span,
-					  rw.w.index);
-		if (r == 0 && (r = result_append_window(cr, &rw)) < 0)
-			bad(rd, "out of memory");
-		if (r < 0)
-			for (unsigned m = 0; m < REC_MAX_METRICS; m++)
-				sparse_free(&rw.hist[m]);
-		leave(rd, at2);
-		if (r < 0)
-			break;
-		if (__builtin_add_overflow(windows_missed, rw.w.missed, &windows_missed))
-			windows_missed = UINT64_MAX;    /* above any total: reported below */
-	}
-	/* Sums that wrapped around could otherwise match the totals. */
-	if (r == 0)
-		for (unsigned m = 0; m < res->nmetrics && r == 0; m++) {
-			uint64_t n = 0, above = 0;
-			bool wrapped = false;
-			for (size_t k = 0; k < cr->nwin; k++)
-				wrapped |= __builtin_add_overflow(n, cr->win[k].w.m[m].st.n, &n) ||
-					   __builtin_add_overflow(above, cr->win[k].w.m[m].above, &above);
-			if (wrapped || n != cr->st[m].n || above != cr->above[m])
-				r = bad(rd, "the windows' counts do not add up to the totals");
-		}
-	if (r == 0 && windows_missed != cr->missed)
-		r = bad(rd, "the windows' missed periods do not add up to the total");
-	leave(rd, at);
-	if (r == 0)
-		r = read_long_run(rd, res, o, cr);
-	if (r == 0)
-		r = read_largest(rd, o, cr);
-	if (r == 0 && json_object_get(o, "interrupts")) {
+	if (json_object_get(o, "interrupts")) {
 		cr->has_context = true;
 		r = read_counts(rd, o, "interrupts", &cr->irqs);
 		if (r == 0)

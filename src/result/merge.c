@@ -126,19 +126,12 @@ static void name_runs(char *buf, size_t size, const int64_t *ids, size_t n)
 					(long long)ids[i]);
 }
 
-int result_merge(const struct result *in, const int64_t *ids, const char *const *identities, size_t n,
-		 struct result *ret, struct lat_error *err)
+/* Runs of one probe with the same metrics, or -EINVAL with err saying which
+ * differ; *cpus: every CPU any of them measured. */
+static int check_mergeable(const struct result *in, const int64_t *ids, size_t n, struct cpuset *cpus,
+			   struct lat_error *err)
 {
-	struct cpuset cpus;
-	const char *names[REC_MAX_METRICS];
-	struct lat_error why = { "" };
-	int r;
-
-	err_set(err, 0, "%s", "");
-	if (n == 0) {
-		return err_set(err, -EINVAL, "nothing to merge");
-	}
-	cpuset_clear(&cpus);
+	cpuset_clear(cpus);
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(in[i].probe, in[0].probe) != 0) {
 			return err_set(err, -EINVAL, "runs %lld and %lld are of different probes (%s, %s)", (long long)ids[0],
@@ -152,12 +145,14 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 					 (long long)ids[i]);
 			}
 		for (size_t c = 0; c < in[i].ncpus; c++)
-			cpuset_add(&cpus, (unsigned)in[i].cpus[c].cpu);
+			cpuset_add(cpus, (unsigned)in[i].cpus[c].cpu);
 	}
-	for (unsigned m = 0; m < in[0].nmetrics; m++)
-		names[m] = in[0].metric_names[m];
-	if ((r = result_init(ret, in[0].probe, in[0].nmetrics, names, &cpus)) < 0)
-		return r;
+	return 0;
+}
+
+/* The run's own figures: the earliest start, the longest time, and what every run had applied. */
+static void merge_run(struct result *ret, const struct result *in, const int64_t *ids, size_t n)
+{
 	ret->threshold_ns = in[0].threshold_ns;
 	ret->warmup = in[0].warmup;
 	ret->start_realtime_ns = in[0].start_realtime_ns;
@@ -185,6 +180,49 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 			result_note(ret, "run %lld used another threshold (%llu ns): 'above' mixes thresholds",
 				    (long long)ids[i], (unsigned long long)in[i].threshold_ns);
 	}
+}
+
+/* The parameters of the first run, and which runs were merged: ids for the
+ * reader of this store, identities for any store (what the merge is).  -ENOMEM. */
+static int merge_params(struct result *ret, const struct result *in, const int64_t *ids,
+			const char *const *identities, size_t n)
+{
+	ret->params = json_deep_copy(in[0].params);
+	json_t *from = json_array(), *members = json_array();
+	bool ok = ret->params && from && members;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = json_array_append_new(from, json_integer(ids[i])) == 0 &&
+		     json_array_append_new(members, json_string(identities[i])) == 0;
+	if (!ok) {
+		json_decref(from);
+		json_decref(members);
+		return -ENOMEM;
+	}
+	/* set_new takes the value whatever it returns: both are called */
+	int bad_from = json_object_set_new(ret->params, "merged_from", from);
+	int bad_members = json_object_set_new(ret->params, "merged_members", members);
+	return bad_from < 0 || bad_members < 0 ? -ENOMEM : 0;
+}
+
+int result_merge(const struct result *in, const int64_t *ids, const char *const *identities, size_t n,
+		 struct result *ret, struct lat_error *err)
+{
+	struct cpuset cpus;
+	const char *names[REC_MAX_METRICS];
+	struct lat_error why = { "" };
+	int r;
+
+	err_set(err, 0, "%s", "");
+	if (n == 0) {
+		return err_set(err, -EINVAL, "nothing to merge");
+	}
+	if ((r = check_mergeable(in, ids, n, &cpus, err)) < 0)
+		return r;
+	for (unsigned m = 0; m < in[0].nmetrics; m++)
+		names[m] = in[0].metric_names[m];
+	if ((r = result_init(ret, in[0].probe, in[0].nmetrics, names, &cpus)) < 0)
+		return r;
+	merge_run(ret, in, ids, n);
 	if ((r = merge_cpus(in, n, ret, &why)) < 0)
 		goto fail;
 	snprintf(ret->stop_reason, sizeof(ret->stop_reason), "merged");
@@ -196,26 +234,8 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 	for (size_t i = 0; i < n && len < sizeof(list); i++)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld", i ? "," : "", (long long)ids[i]);
 	result_info(ret, "merged from runs %s", list);
-	ret->params = json_deep_copy(in[0].params);
-	/* Ids for the reader of this store; identities for any store: what the merge is. */
-	json_t *from = json_array(), *members = json_array();
-	bool ok = ret->params && from && members;
-	for (size_t i = 0; ok && i < n; i++)
-		ok = json_array_append_new(from, json_integer(ids[i])) == 0 &&
-		     json_array_append_new(members, json_string(identities[i])) == 0;
-	if (!ok) {
-		json_decref(from);
-		json_decref(members);
-		r = -ENOMEM;
+	if ((r = merge_params(ret, in, ids, identities, n)) < 0)
 		goto fail;
-	}
-	/* set_new takes the value whatever it returns: both are called */
-	int bad_from = json_object_set_new(ret->params, "merged_from", from);
-	int bad_members = json_object_set_new(ret->params, "merged_members", members);
-	if (bad_from < 0 || bad_members < 0) {
-		r = -ENOMEM;
-		goto fail;
-	}
 	char *argv[] = { (char *)"latscope", (char *)"merge", list };
 	if ((r = result_set_argv(ret, 3, argv)) < 0 || (r = result_finalize_why(ret, &why)) < 0)
 		goto fail;

@@ -19,6 +19,8 @@
 #include "core/cpuset.h"
 #include "core/parse.h"
 #include "core/window.h"
+#include "result/bands.h"
+#include "result/fold.h"
 #include "sys/procstat.h"
 #include "sys/sysdesc.h"
 
@@ -27,32 +29,6 @@
 #define RESULT_NOTES_MAX 16
 #define RESULT_FINDINGS_MAX 32
 #define RESULT_NOTE_LEN 256
-
-/*
- * Windows in bounded memory, whatever the run's length: the newest
- * RESULT_RECENT_WINDOWS stay as measured; older ones are folded into blocks of
- * `span` windows (a power of two, 2 or more, the same for all of them) aligned
- * on their index (index % span == 0), at most RESULT_OLD_WINDOWS of them: one
- * more and the span doubles, pairs merging.  No block holds windows from both
- * sides of the warm-up's end (the warm max skips the warm-up), so the blocks
- * next to it are cut there.
- * A fold merges exactly: counts, sums, extremes, histograms, context.
- */
-#define RESULT_RECENT_WINDOWS 128u
-#define RESULT_OLD_WINDOWS 128u
-#define RESULT_FOLD_BATCH 32u           /* recent windows folded at once: one move for them all */
-
-/* The OSADL long-term view: the maximum of every 5 minutes (of metric 0),
- * kept beside the windows; past RESULT_BANDS_MAX bands the band doubles. */
-#define RESULT_BAND_NS (UINT64_C(300) * UINT64_C(1000000000))
-#define RESULT_BANDS_MAX 4096u
-#define RESULT_NO_BAND_MAX UINT64_MAX   /* a band without a sample */
-
-/* Which windows are folded: win[0..nold - 1], in blocks of span (0 before the first fold). */
-struct fold_state {
-	size_t nold;
-	uint64_t span;
-};
 
 /* Derived figures of one metric, filled by result_finalize. */
 struct summary {
@@ -79,7 +55,7 @@ struct win_context {
 /* The same for the whole machine and for latscope itself, per window and in all. */
 struct machine_window {
 	uint64_t index;
-	uint64_t span;                  /* windows it covers from index: 1, or a fold's (see above) */
+	uint64_t span;                  /* windows it covers from index: 1, or a fold's (result/fold.h) */
 	uint64_t cpu_ns[CPU_TIME_KINDS];
 	uint64_t irqs, softirqs, switches;
 	uint64_t self_user_ns, self_system_ns;  /* latscope's own CPU time (getrusage) */
@@ -108,18 +84,11 @@ struct named_counts {
 
 struct result_window {
 	struct rec_window w;
-	uint64_t span;                  /* windows it covers from w.index: 1, or a fold's (see above) */
+	uint64_t span;                  /* windows it covers from w.index: 1, or a fold's (result/fold.h) */
 	uint64_t p50[REC_MAX_METRICS];
 	uint64_t p99[REC_MAX_METRICS];
 	struct sparse_hist hist[REC_MAX_METRICS];   /* owned; what resampling by window needs */
 	struct win_context ctx;
-};
-
-/* Metric 0's maximum in each band of band_ns since the run's origin (by window start). */
-struct band_max {
-	uint64_t band_ns;               /* RESULT_BAND_NS, doubled as bands fold; 0 before the first */
-	size_t n, cap;
-	uint64_t *max;                  /* RESULT_NO_BAND_MAX for a band without a sample */
 };
 
 /* What a long run is judged by: metric 0's spikes (runs of samples above the

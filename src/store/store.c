@@ -14,12 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/nstime.h"
 #include "store/identity.h"
 #include "store/schema.h"
 #include "store/split.h"
 #include "sys/mkdirs.h"
-#include "sys/procstat.h"
 
 #define BUSY_TIMEOUT_MS 10000
 /* SQLite's shared-lock bytes on the database file (its os_unix.c: PENDING_BYTE + 2, 510 of them). */
@@ -515,6 +515,13 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *doc, cons
 	return r;
 }
 
+/* cpu_per_op_ns's members in the order of their columns in runs (schema 5):
+ * the stored format's order, so that a new kind in sys/procstat.h cannot
+ * shift a value into its neighbour's column. */
+static const char *const op_cpu_kinds[] = {
+	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
+};
+
 /* A run of operations: its throughput and CPU time per operation (schema 5), from doc's figures. */
 static int update_op_figures(struct store *s, int64_t id, const json_t *doc, struct lat_error *err)
 {
@@ -532,10 +539,9 @@ static int update_op_figures(struct store *s, int64_t id, const json_t *doc, str
 		return db_fail(err, s->path, s->db, rc, "cannot store in");
 	bind_opt_real(st, 1, tp, "ops_per_sec");
 	bind_opt_real(st, 2, tp, "bytes_per_sec");
-	/* the columns are in /proc/stat's order, as cpu_time_names */
-	for (int k = 0; k < CPU_TIME_KINDS; k++)
-		bind_opt_real(st, 3 + k, cpu, cpu_time_names[k]);
-	sqlite3_bind_int64(st, 11, id);
+	for (size_t k = 0; k < ARRAY_SIZE(op_cpu_kinds); k++)
+		bind_opt_real(st, 3 + (int)k, cpu, op_cpu_kinds[k]);
+	sqlite3_bind_int64(st, 3 + (int)ARRAY_SIZE(op_cpu_kinds), id);
 	r = step_done(s, st, err);
 	sqlite3_finalize(st);
 	return r;

@@ -2,7 +2,6 @@
 #include "trace/eventlist.h"
 
 #include "trace/ev.h"
-#include "trace/instance.h"
 
 const struct trace_event_name trace_event_names[] = {
 	{ TRACE_EV_HRTIMER_START, TRACE_WANT_TIMER,      "timer", "hrtimer_start" },

@@ -10,8 +10,8 @@
 
 #include "config.h"
 #include "core/array.h"
-#include "trace/instance.h"
 #include "trace/mount.h"
+#include "trace/remove.h"
 
 /* What latscope writes down the pipe. */
 #define GUARD_MOUNTED   'm'     /* latscope mounted tracefs at TRACEFS_MOUNT_DIR */

@@ -12,10 +12,11 @@
 #include "trace/guard.h"
 #include "trace/instance.h"
 #include "trace/mount.h"
+#include "trace/names.h"
+#include "trace/remove.h"
 #include "trace/session.h"
 
 #if HAVE_TRACEFS
-#include <signal.h>
 #include <sys/syscall.h>
 #include <tracefs.h>
 #endif
@@ -56,63 +57,6 @@ int trace_session_abandon(struct trace_session *s, int r, struct lat_error *err)
 	return r;
 }
 
-unsigned long trace_pidns(void)
-{
-	return pidns_self();
-}
-
-int trace_instance_name(unsigned long pidns, long pid, char *buf, size_t size)
-{
-	int n = snprintf(buf, size, TRACE_INSTANCE_PREFIX "%lu-%ld", pidns, pid);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-/* A decimal without sign or leading zero, up to the next non-digit. */
-static int parse_positive(const char *s, const char **end, unsigned long *ret)
-{
-	char *e;
-	if (*s < '1' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	unsigned long v = strtoul(s, &e, 10);
-	if (errno)
-		return -EINVAL;
-	*end = e;
-	*ret = v;
-	return 0;
-}
-
-int trace_instance_parse(const char *name, unsigned long *ret_pidns, long *ret_pid)
-{
-	size_t plen = strlen(TRACE_INSTANCE_PREFIX);
-	const char *p, *q;
-	unsigned long a, b;
-
-	if (strncmp(name, TRACE_INSTANCE_PREFIX, plen) != 0 || parse_positive(name + plen, &p, &a) < 0)
-		return -EINVAL;
-	if (*p == '\0') {                       /* the older "latscope-<pid>" */
-		if (a > (unsigned long)INT32_MAX)
-			return -EINVAL;
-		*ret_pidns = TRACE_PIDNS_UNKNOWN;
-		*ret_pid = (long)a;
-		return 0;
-	}
-	if (*p != '-' || parse_positive(p + 1, &q, &b) < 0 || *q != '\0' || b > (unsigned long)INT32_MAX)
-		return -EINVAL;
-	*ret_pidns = a;
-	*ret_pid = (long)b;
-	return 0;
-}
-
-bool trace_instance_judgeable(unsigned long owner_ns, unsigned long self_ns)
-{
-	if (self_ns == TRACE_PIDNS_UNKNOWN)
-		return false;
-	if (owner_ns == TRACE_PIDNS_UNKNOWN)
-		return self_ns == TRACE_PIDNS_INIT;     /* written by an older latscope, likely the host's */
-	return owner_ns == self_ns;
-}
-
 #if !HAVE_TRACEFS
 
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
@@ -138,19 +82,6 @@ int trace_session_destroy(struct trace_session *s)
 void trace_session_free(struct trace_session *s)
 {
 	free(s);
-}
-
-int trace_remove_stale_instances(unsigned *ret_removed)
-{
-	if (ret_removed)
-		*ret_removed = 0;
-	return 0;
-}
-
-int trace_instance_remove(const char *name)
-{
-	(void)name;
-	return -ENOTSUP;
 }
 
 #else
@@ -269,11 +200,13 @@ static int configure(struct trace_session *s, const struct trace_opts *o, struct
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 			struct lat_error *err)
 {
-	unsigned want = o->events ? o->events : TRACE_WANT_TIMER_PROBE;
-	struct trace_session *s = calloc(1, sizeof(*s));
+	unsigned want = o->events;
+	struct trace_session *s;
 	int r;
 
-	if (!s) {
+	if (!want)
+		return err_set(err, -EINVAL, "no trace events asked for");
+	if (!(s = calloc(1, sizeof(*s)))) {
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	s->cpus = o->cpus;
@@ -357,73 +290,6 @@ void trace_session_free(struct trace_session *s)
 	if (s->tep)
 		tep_free(s->tep);
 	free(s);
-}
-
-struct stale {
-	pid_t self;
-	unsigned long pidns;
-	unsigned removed;
-	int err;
-};
-
-static int stale_one(const char *name, void *data)
-{
-	struct stale *st = data;
-	unsigned long owner_ns;
-	long pid;
-
-	if (trace_instance_parse(name, &owner_ns, &pid) < 0 || pid == st->self ||
-	    !trace_instance_judgeable(owner_ns, st->pidns))
-		return 0;
-	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-		return 0;               /* alive, or not ours to judge (EPERM) */
-
-	int r = trace_instance_remove(name);
-	if (r == 0)
-		st->removed++;
-	else if (r != -ENOENT && !st->err)
-		st->err = r;
-	return 0;
-}
-
-/* tracefs mounted, asking libtracefs in a way that does not mount it. */
-static bool tracefs_is_mounted(void)
-{
-	const char *dir = NULL;
-	int mounted = tracefs_tracing_dir_is_mounted(false, &dir);
-	free((char *)dir);
-	return mounted > 0;
-}
-
-int trace_instance_remove(const char *name)
-{
-	if (!tracefs_is_mounted() || !tracefs_instance_exists(name))
-		return -ENOENT;
-	struct tracefs_instance *inst = tracefs_instance_alloc(NULL, name);
-	if (!inst)
-		return -ENOMEM;
-	tracefs_trace_off(inst);
-	tracefs_event_disable(inst, NULL, NULL);
-	errno = 0;
-	int r = tracefs_instance_destroy(inst) == 0 ? 0 : errno ? -errno : -EIO;
-	tracefs_instance_free(inst);
-	return r;
-}
-
-int trace_remove_stale_instances(unsigned *ret_removed)
-{
-	struct stale st = { .self = getpid(), .pidns = trace_pidns() };
-
-	if (ret_removed)
-		*ret_removed = 0;
-	if (!tracefs_is_mounted())
-		return 0;
-	errno = 0;
-	if (tracefs_instances_walk(stale_one, &st) < 0 && errno)
-		return -errno;
-	if (ret_removed)
-		*ret_removed = st.removed;
-	return st.err;
 }
 
 #endif

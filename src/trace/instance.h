@@ -1,9 +1,9 @@
 /*
  * A private tracefs instance for one latscope run.
  *
- * instances/latscope-<pidns>-<pid> records with the "mono" clock, so event times are
- * CLOCK_MONOTONIC ns like the probes' own reads, and leaves the top-level
- * trace and anyone else's instances alone.  Without libtracefs at build time
+ * instances/latscope-<pidns>-<pid> (trace/names.h) records with the "mono"
+ * clock, so event times are CLOCK_MONOTONIC ns like the probes' own reads, and
+ * leaves the top-level trace and anyone else's instances alone.  Without libtracefs at build time
  * every call fails with -ENOTSUP and says "built without tracefs support".
  */
 #ifndef LATSCOPE_TRACE_INSTANCE_H
@@ -15,40 +15,7 @@
 
 #include "core/cpuset.h"
 #include "core/error.h"
-#include "sys/pidns.h"
-
-/* Event groups, as bits of trace_opts.events. */
-#define TRACE_WANT_TIMER  0x1u   /* timer:hrtimer_start, hrtimer_expire_entry, hrtimer_expire_exit */
-#define TRACE_WANT_SCHED  0x2u   /* sched:sched_waking, sched_switch */
-#define TRACE_WANT_IRQ    0x4u   /* irq:irq_handler_entry/exit, softirq_entry/exit */
-#define TRACE_WANT_WAKEUP 0x8u   /* sched:sched_wakeup */
-/* raw_syscalls:sys_exit of clock_nanosleep only: some kernels (this guest's)
- * do not trace a CPU's switch from idle, so the sleeper's return from the
- * syscall is what shows it running. */
-#define TRACE_WANT_SLEEP_EXIT 0x10u
-#define TRACE_WANT_TIMER_PROBE (TRACE_WANT_TIMER | TRACE_WANT_SCHED | TRACE_WANT_IRQ | TRACE_WANT_SLEEP_EXIT)
-#define TRACE_WANT_NOISE_PROBE (TRACE_WANT_TIMER | TRACE_WANT_SCHED | TRACE_WANT_IRQ | TRACE_WANT_WAKEUP)
-
-#define TRACE_INSTANCE_PREFIX "latscope-"
-/* The pid namespace of the process that owns an instance of the older form
- * "latscope-<pid>": unknown, so only the initial namespace may judge it. */
-#define TRACE_PIDNS_UNKNOWN PIDNS_UNKNOWN
-/* The inode of the initial pid namespace (the kernel's PROC_PID_INIT_INO). */
-#define TRACE_PIDNS_INIT 0xeffffffcul
-
-/*
- * Containers may share the host's tracefs while their pids mean other
- * processes: an instance is named by its owner's pid namespace (the inode of
- * /proc/self/ns/pid) and pid, "latscope-4026531836-1234", and only a process
- * of the same namespace judges whether its owner is gone.  (A boot id would
- * add nothing: instances do not outlive a boot.)
- */
-unsigned long trace_pidns(void);        /* TRACE_PIDNS_UNKNOWN when /proc cannot say */
-int trace_instance_name(unsigned long pidns, long pid, char *buf, size_t size);  /* -ENAMETOOLONG */
-/* Owner of an instance name, of either form; -EINVAL when it is not latscope's. */
-int trace_instance_parse(const char *name, unsigned long *ret_pidns, long *ret_pid);
-/* Whether a process in pid namespace self_ns may judge the owner of an instance in owner_ns. */
-bool trace_instance_judgeable(unsigned long owner_ns, unsigned long self_ns);
+#include "trace/eventlist.h"
 
 struct trace_guard;
 
@@ -59,7 +26,7 @@ enum trace_sleep_call { TRACE_SLEEP_NANOSLEEP, TRACE_SLEEP_READ, TRACE_SLEEP_SIG
 struct trace_opts {
 	struct cpuset cpus;      /* CPUs to record (tracing_cpumask); others get a minimal buffer */
 	unsigned buffer_kb;      /* ring buffer per recorded CPU; 0: trace_buffer_kb_for(0, 0) */
-	unsigned events;         /* TRACE_WANT_* bits; 0: TRACE_WANT_TIMER_PROBE */
+	unsigned events;         /* TRACE_WANT_* bits (trace/eventlist.h): what the caller reads; not 0 */
 	enum trace_sleep_call sleep_call;
 	struct trace_guard *guard; /* told of a tracefs mount the session makes; NULL: none */
 };
@@ -73,14 +40,15 @@ bool trace_supported(void);
  * Create and configure this process's instance, then start recording.
  * Where tracefs is not mounted it is mounted first (trace/mount.h:
  * trace_session_mounted() says so, and trace_session_destroy() unmounts it);
- * then instances of killed runs are removed (trace_remove_stale_instances).
+ * then instances of killed runs are removed (trace_remove_stale_instances(),
+ * trace/remove.h).
  * On failure err holds a message naming the cause (tracefs not mounted and
  * not mountable, permission denied, 'sys:event' missing, built without
  * tracefs support), no instance and no mount of latscope's is left behind and
- * a negative errno is returned: -ENOTSUP (no support built in), -ENODEV
- * (tracefs not mounted), -EACCES (not permitted), -EBUSY (this process has an
- * instance already), -ENOENT (an event or the mono clock is missing), others
- * from the kernel.
+ * a negative errno is returned: -ENOTSUP (no support built in), -EINVAL (no
+ * events asked for), -ENODEV (tracefs not mounted), -EACCES (not permitted),
+ * -EBUSY (this process has an instance already), -ENOENT (an event or the mono
+ * clock is missing), others from the kernel.
  */
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 			struct lat_error *err);
@@ -119,19 +87,6 @@ int trace_session_abandon(struct trace_session *s, int r, struct lat_error *err)
 
 /* "/sys/kernel/tracing/instances/latscope-4026531836-1234" (for messages and tests). */
 const char *trace_session_dir(const struct trace_session *s);
-
-/*
- * Remove latscope instances whose process is gone (killed by SIGKILL before it
- * could clean up).  Instances of live processes, and of other pid namespaces,
- * are left alone.
- * *ret_removed (may be NULL) counts removals.  Returns 0 or a negative errno;
- * 0 when tracefs is absent (nothing can be stale).
- */
-int trace_remove_stale_instances(unsigned *ret_removed);
-
-/* Stop and remove the instance called name, when it exists.  0, -ENOENT
- * (also when tracefs is not mounted: it is never mounted for this), or -errno. */
-int trace_instance_remove(const char *name);
 
 /*
  * Ring buffer size per recorded CPU for a run: duration x expected event rate

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace/instance.h"
+#include "trace/names.h"
 
 enum tracefs_where tracefs_where(FILE *mounts, char *dir, size_t size)
 {

@@ -7,9 +7,9 @@
 
 #include "core/cpuset.h"
 #include "core/error.h"
-#include "trace/instance.h"
 #include "trace/mount.h"
 
+struct trace_guard;
 struct tracefs_instance;
 struct tep_handle;
 

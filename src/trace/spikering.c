@@ -13,6 +13,7 @@
 #include "trace/events.h"
 #include "trace/guard.h"
 #include "trace/instance.h"
+#include "trace/names.h"
 #include "trace/session.h"
 
 #if HAVE_TRACEFS
@@ -264,6 +265,9 @@ int spike_pick(const struct trace_ev *ev, size_t n, uint64_t held_from, unsigned
 /* Grow a CPU's buffer when the rate observed at a read asks for this much more. */
 #define SPIKE_RING_GROW_NUM 5u
 #define SPIKE_RING_GROW_DEN 4u
+/* What spike_ring_explain reads: the timer that was to wake the thread, what
+ * held the CPU meanwhile, and the sleeper's return where its switch in is not traced. */
+#define SPIKE_RING_EVENTS (TRACE_WANT_TIMER | TRACE_WANT_SCHED | TRACE_WANT_IRQ | TRACE_WANT_SLEEP_EXIT)
 
 struct spike_cpu {
 	struct spike_history h;
@@ -414,7 +418,7 @@ int spike_ring_start(const struct cpuset *cpus, uint64_t keep_ns, struct spike_r
 	struct trace_opts o = {
 		.cpus = *cpus,
 		.buffer_kb = trace_buffer_kb_for(r->keep_ns, SPIKE_RING_RATE_START),
-		.events = TRACE_WANT_TIMER_PROBE,
+		.events = SPIKE_RING_EVENTS,
 		.guard = &r->guard,
 	};
 	if ((rc = trace_session_start(&o, &r->s, err)) < 0)

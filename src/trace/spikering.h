@@ -49,10 +49,11 @@ struct spike_ring;
 #define SPIKE_RING_KEEP_DEFAULT_NS (5 * NS_PER_SEC)
 
 /*
- * Start recording the timer probe's events (TRACE_WANT_TIMER_PROBE) on cpus
- * in this process's tracefs instance ("latscope-<pidns>-<pid>", trace/
- * instance.h), in overwrite mode, with a guard process that removes it if
- * this process is killed; stale instances of killed runs are removed first.
+ * Start recording what explains a timer wakeup (timer, sched and irq events,
+ * the sleeper's syscall exit) on cpus in this process's tracefs instance
+ * ("latscope-<pidns>-<pid>", trace/names.h), in overwrite mode, with a guard
+ * process that removes it if this process is killed; stale instances of
+ * killed runs are removed first.
  * Where tracefs is not mounted it is mounted (spike_ring_mounted() says
  * where) and spike_ring_stop() unmounts it, as for --trace.
  * It forks the guard: call it before the measuring threads start.  Only one

@@ -26,6 +26,7 @@
 
 #include "trace/instance.h"
 #include "trace/mount.h"
+#include "trace/names.h"
 #include "systree.h"
 
 static enum tracefs_where where_in(const char *table, char *dir, size_t size)
@@ -287,7 +288,7 @@ static struct trace_session *session_that_mounted(void)
 {
 	struct lat_error err = { "" };
 	struct trace_session *s = NULL;
-	struct trace_opts o = { .buffer_kb = 64, .events = TRACE_WANT_TIMER_PROBE };
+	struct trace_opts o = { .buffer_kb = 64, .events = TRACE_WANT_TIMER };
 
 	private_mount_ns();
 	unmount_all_tracefs();

@@ -22,9 +22,12 @@
 
 #include "core/array.h"
 #include "core/nstime.h"
+#include "probe/timer.h"
 #include "trace/attrib.h"
 #include "trace/events.h"
 #include "trace/instance.h"
+#include "trace/names.h"
+#include "trace/remove.h"
 
 #define WAKEUPS 100
 #define PERIOD_NS NS_PER_MS
@@ -93,6 +96,19 @@ static int free_session(void **state)
 	return 0;
 }
 
+static void test_a_session_asking_for_no_events_is_refused(void **state)
+{
+	(void)state;
+	struct trace_opts o = { .buffer_kb = 64 };
+	struct trace_session *s = NULL;
+	struct lat_error err = { "" };
+
+	cpuset_clear(&o.cpus);
+	cpuset_add(&o.cpus, 0);
+	assert_int_equal(trace_session_start(&o, &s, &err), trace_supported() ? -EINVAL : -ENOTSUP);
+	assert_null(s);
+}
+
 static void test_a_traced_sleep_loop_is_decomposed_and_the_instance_is_removed(void **state)
 {
 	(void)state;
@@ -101,7 +117,7 @@ static void test_a_traced_sleep_loop_is_decomposed_and_the_instance_is_removed(v
 		skip_because(why);
 
 	int cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	struct trace_opts o = { .buffer_kb = 4096, .events = TRACE_WANT_TIMER_PROBE };
+	struct trace_opts o = { .buffer_kb = 4096, .events = timer_probe.trace->events };
 	cpuset_clear(&o.cpus);
 	cpuset_add(&o.cpus, (unsigned)cpu);
 
@@ -254,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_instance_names_carry_the_pid_namespace_and_parse_back),
 		cmocka_unit_test(test_only_the_owners_pid_namespace_judges_an_instance),
 		cmocka_unit_test(test_destroying_a_null_session_is_harmless),
+		cmocka_unit_test(test_a_session_asking_for_no_events_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
