@@ -22,6 +22,8 @@
 #include "report/table.h"
 #include "report/tprint.h"
 #include "result/compare.h"
+#include "result/gate.h"
+#include "result/rows.h"
 #include "sys/atomicfile.h"
 
 enum { FMT_TEXT, FMT_MARKDOWN, FMT_CSV, FMT_JSON };
@@ -116,15 +118,6 @@ static bool is_op_stat(enum expr_stat s)
 	return s >= EXPR_OPS_PER_SEC && s <= EXPR_CPU_STEAL_PER_OP;
 }
 
-/* ---- a row: one run or a group of runs, summarized ---- */
-
-struct row {
-	struct labels key;              /* the --by values, or none */
-	size_t *runs;                   /* indexes into the loaded results */
-	size_t nruns;
-	struct cmp_row fig;             /* its figures, and every window of every run of the row */
-};
-
 struct ctx {
 	struct compare_cmd c;
 	struct result *res;
@@ -132,13 +125,11 @@ struct ctx {
 	size_t nres;
 	unsigned metric;
 	int cpu;                        /* -1: all CPUs merged */
-	char by[8][LABEL_KEY_MAX];
+	char by[CMP_BY_MAX][LABEL_KEY_MAX];
 	size_t nby;
 	struct column cols[40];
 	size_t ncols;
-	struct row *rows;
-	size_t nrows;
-	size_t ref;                     /* the baseline row */
+	struct cmp_rows rows;           /* rows.ref: the baseline row */
 	struct expr gates[STRLIST_MAX];
 	double unit_ns;                 /* how the probe's times read: 1000 (us) or 1 (ns) */
 	const char *unit;               /* "us" or "ns" */
@@ -147,25 +138,19 @@ struct ctx {
 	int64_t baseline_id;            /* --baseline; 0: the first row */
 };
 
-static const struct cpu_result *block_of(const struct ctx *x, const struct result *r)
+/* The runs as result/rows.h groups them. */
+static struct cmp_runs runs_of(const struct ctx *x)
 {
-	if (x->cpu < 0)
-		return &r->all;
-	for (size_t i = 0; i < r->ncpus; i++)
-		if (r->cpus[i].cpu == x->cpu)
-			return &r->cpus[i];
-	return NULL;
+	return (struct cmp_runs){ .res = x->res,
+				  .ids = x->ids,
+				  .n = x->nres,
+				  .by = x->by,
+				  .nby = x->nby,
+				  .cpu = x->cpu,
+				  .metric = x->metric };
 }
 
-static const char *label_of(const struct result *r, const char *key)
-{
-	for (unsigned i = 0; i < r->labels.n; i++)
-		if (strcmp(r->labels.items[i].key, key) == 0)
-			return r->labels.items[i].value;
-	return NULL;
-}
-
-static double stat_value(const struct row *w, enum expr_stat s, bool *ret_none)
+static double stat_value(const struct cmp_group *w, enum expr_stat s, bool *ret_none)
 {
 	return cmp_row_stat(&w->fig, s, ret_none);
 }
@@ -174,34 +159,11 @@ static double stat_value(const struct row *w, enum expr_stat s, bool *ret_none)
 
 static int check_runs(struct ctx *x)
 {
-	const struct result *first = &x->res[0];
+	struct cmp_runs in = runs_of(x);
+	struct lat_error err;
 
-	x->metric = 0;
-	if (x->c.metric) {
-		x->metric = first->nmetrics;
-		for (unsigned m = 0; m < first->nmetrics; m++)
-			if (strcmp(first->metric_names[m], x->c.metric) == 0)
-				x->metric = m;
-		if (x->metric == first->nmetrics) {
-			return storecmd_refuse("compare", "option '--metric': run %lld has no metric '%s'",
-				(long long)x->ids[0], x->c.metric);
-		}
-	}
-	for (size_t i = 0; i < x->nres; i++) {
-		const struct result *r = &x->res[i];
-		if (strcmp(r->probe, first->probe) != 0) {
-			return storecmd_refuse("compare", "runs %lld and %lld are of different probes (%s, %s): compare runs "
-					       "of one probe", (long long)x->ids[0], (long long)x->ids[i], first->probe, r->probe);
-		}
-		if (x->metric >= r->nmetrics || strcmp(r->metric_names[x->metric], first->metric_names[x->metric]) != 0) {
-			return storecmd_refuse("compare", "run %lld does not have the metric '%s'", (long long)x->ids[i],
-				first->metric_names[x->metric]);
-		}
-		if (!block_of(x, r)) {
-			return storecmd_refuse("compare", "option '--cpu': run %lld did not measure cpu %d",
-				(long long)x->ids[i], x->cpu);
-		}
-	}
+	if (cmp_runs_check(&in, x->c.metric, &x->metric, &err) < 0)
+		return storecmd_usage("compare", err.msg);
 	return EXIT_OK;
 }
 
@@ -253,7 +215,7 @@ static int parse_columns(struct ctx *x)
 		if (found)
 			continue;
 		for (size_t r = 0; r < x->nres && !found; r++)
-			found = label_of(&x->res[r], names[i]) != NULL;
+			found = result_label(&x->res[r], names[i]) != NULL;
 		if (!found) {
 			return storecmd_refuse("compare", "option '--columns': '%s' is neither a figure (" FIGURE_NAMES
 					       ", runs) nor a label of these runs", names[i]);
@@ -263,134 +225,15 @@ static int parse_columns(struct ctx *x)
 	return EXIT_OK;
 }
 
-/* ---- grouping ---- */
-
-/* Numbers as numbers ("2" before "10"), the rest as text. */
-static int natural_cmp(const char *a, const char *b)
-{
-	char *ea, *eb;
-	double da = strtod(a, &ea), db = strtod(b, &eb);
-	if (*a && *b && !*ea && !*eb && da != db)
-		return da < db ? -1 : 1;
-	return strcmp(a, b);
-}
-
-static int key_cmp(const struct ctx *x, const struct labels *a, const struct labels *b)
-{
-	for (size_t k = 0; k < x->nby; k++) {
-		int c = natural_cmp(a->items[k].value, b->items[k].value);
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
-static int add_run(struct ctx *x, struct row *w, size_t ri)
-{
-	const struct cpu_result *cr = block_of(x, &x->res[ri]);
-	size_t *runs;
-
-	if (!cr)
-		return -EINVAL;         /* check_runs made sure every run has the block */
-	runs = realloc(w->runs, (w->nruns + 1u) * sizeof(*runs));
-	if (!runs)
-		return -ENOMEM;
-	w->runs = runs;
-	w->runs[w->nruns++] = ri;
-	cmp_row_add_ops(&w->fig, &x->res[ri]);
-	return cmp_row_add(&w->fig, cr, x->metric);
-}
-
-static int build_rows(struct ctx *x)
-{
-	x->rows = calloc(x->nres, sizeof(*x->rows));
-	if (!x->rows)
-		return -ENOMEM;
-	for (size_t ri = 0; ri < x->nres; ri++) {
-		struct labels key = { 0 };
-		for (size_t k = 0; k < x->nby; k++) {
-			const char *v = label_of(&x->res[ri], x->by[k]);
-			snprintf(key.items[k].key, sizeof(key.items[k].key), "%s", x->by[k]);
-			snprintf(key.items[k].value, sizeof(key.items[k].value), "%s", v ? v : "-");
-		}
-		key.n = (unsigned)x->nby;
-		size_t g = 0;
-		if (x->nby)
-			while (g < x->nrows && key_cmp(x, &x->rows[g].key, &key) != 0)
-				g++;
-		else
-			g = x->nrows;
-		if (g == x->nrows) {
-			struct row *w = &x->rows[x->nrows++];
-			w->key = key;
-			if (cmp_row_init(&w->fig) < 0)
-				return -ENOMEM;
-		}
-		int r = add_run(x, &x->rows[g], ri);
-		if (r < 0)
-			return r;
-	}
-	/* Rows in the order of their label values (insertion sort keeps equal keys stable). */
-	for (size_t i = 1; x->nby && i < x->nrows; i++)
-		for (size_t j = i; j > 0 && key_cmp(x, &x->rows[j - 1u].key, &x->rows[j].key) > 0; j--) {
-			struct row t = x->rows[j];
-			x->rows[j] = x->rows[j - 1u];
-			x->rows[j - 1u] = t;
-		}
-	return 0;
-}
-
-static void free_rows(struct ctx *x)
-{
-	for (size_t i = 0; x->rows && i < x->nrows; i++) {
-		free(x->rows[i].runs);
-		cmp_row_free(&x->rows[i].fig);
-	}
-	free(x->rows);
-}
-
-/* The row holding --baseline's run (checked by check_baseline), else the first. */
-static void find_baseline(struct ctx *x)
-{
-	x->ref = 0;
-	for (size_t g = 0; x->baseline_id && g < x->nrows; g++)
-		for (size_t k = 0; k < x->rows[g].nruns; k++)
-			if (x->ids[x->rows[g].runs[k]] == x->baseline_id)
-				x->ref = g;
-}
-
 /* ---- output ---- */
 
-static void row_name(const struct ctx *x, const struct row *w, char *buf, size_t size)
+static void row_name(const struct ctx *x, const struct cmp_group *w, char *buf, size_t size)
 {
-	size_t len = 0;
-	buf[0] = '\0';
-	if (!x->nby) {
-		snprintf(buf, size, "run %lld", (long long)x->ids[w->runs[0]]);
-		return;
-	}
-	for (size_t k = 0; k < x->nby && len < size; k++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", k ? " " : "", x->by[k], w->key.items[k].value);
+	struct cmp_runs in = runs_of(x);
+	cmp_group_name(&in, w, buf, size);
 }
 
-static void fmt_value(const struct ctx *x, enum expr_stat s, double v, bool raw, char *buf, size_t size)
-{
-	if (s == EXPR_ABOVE_PCT)
-		snprintf(buf, size, raw ? "%.6g" : "%.3f", v);
-	else if (s == EXPR_SPIKES_PER_HOUR)
-		snprintf(buf, size, raw ? "%.6g" : "%.1f", v);
-	else if (!cmp_stat_is_time(s) || raw || x->unit_ns == 1.0)
-		snprintf(buf, size, "%.0f", v);
-	else
-		snprintf(buf, size, "%.1f", v / x->unit_ns);
-}
-
-static double change_pct(double v, double base)
-{
-	return base != 0.0 ? (v - base) / base * 100.0 : (v == 0.0 ? 0.0 : (double)INFINITY);
-}
-
-static void runs_text(const struct ctx *x, const struct row *w, char *buf, size_t size)
+static void runs_text(const struct ctx *x, const struct cmp_group *w, char *buf, size_t size)
 {
 	size_t len = 0;
 	buf[0] = '\0';
@@ -415,8 +258,8 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 		if (col->kind == COL_STAT)
 			table_align_right(t, nkey + c);
 	}
-	for (size_t g = 0; g < x->nrows; g++) {
-		const struct row *w = &x->rows[g];
+	for (size_t g = 0; g < x->rows.n; g++) {
+		const struct cmp_group *w = &x->rows.row[g];
 		long ri = table_add_row(t);
 		if (ri < 0)
 			return -ENOMEM;
@@ -435,9 +278,10 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 				continue;
 			}
 			if (col->kind == COL_LABEL) {
-				const char *lv = label_of(&x->res[w->runs[0]], col->name);
+				const char *lv = result_label(&x->res[w->runs[0]], col->name);
 				for (size_t k = 1; k < w->nruns; k++) {
-					const char *o = label_of(&x->res[w->runs[k]], col->name);
+					const char *o =
+						result_label(&x->res[w->runs[k]], col->name);
 					if (!lv || !o || strcmp(lv, o) != 0)
 						lv = "(mixed)";
 				}
@@ -446,16 +290,17 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 			}
 			bool none, bnone;
 			double val = stat_value(w, col->stat, &none);
-			double base = stat_value(&x->rows[x->ref], col->stat, &bnone);
+			double base = stat_value(&x->rows.row[x->rows.ref], col->stat, &bnone);
 			if (none) {
 				table_set(t, (size_t)ri, nkey + c, "-");
 				continue;
 			}
-			fmt_value(x, col->stat, val, raw, v, sizeof(v));
-			if (g == x->ref || !x->c.baseline || bnone || raw)
+			cmp_stat_text(col->stat, val, raw, x->unit_ns, v, sizeof(v));
+			if (g == x->rows.ref || !x->c.baseline || bnone || raw)
 				table_set(t, (size_t)ri, nkey + c, "%s", v);
 			else
-				table_set(t, (size_t)ri, nkey + c, "%s (%+.0f%%)", v, change_pct(val, base));
+				table_set(t, (size_t)ri, nkey + c, "%s (%+.0f%%)", v,
+					  cmp_change_pct(val, base));
 		}
 	}
 	return 0;
@@ -464,95 +309,15 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 /* One verdict of row g against the baseline. */
 static int judge(const struct ctx *x, size_t g, double stat, struct verdict *ret)
 {
-	return cmp_judge(&x->rows[x->ref].fig, &x->rows[g].fig, stat, ret);
-}
-
-/* ---- gates ---- */
-
-struct gate_outcome {
-	size_t row, gate;
-	bool failed;
-	char cls[240];                  /* the row's name (with its probe when there are several) */
-	char message[1024];
-};
-
-/* The bootstrap's statistic for a judged one (expr_stat_judged): a percentile, else the mean. */
-static double verdict_stat(enum expr_stat s)
-{
-	static const struct {
-		enum expr_stat stat;
-		double pct;
-	} percentiles[] = { { EXPR_P50, 50.0 }, { EXPR_P90, 90.0 }, { EXPR_P99, 99.0 }, { EXPR_P999, 99.9 },
-			    { EXPR_P9999, 99.99 } };
-
-	for (size_t k = 0; k < ARRAY_SIZE(percentiles); k++)
-		if (percentiles[k].stat == s)
-			return percentiles[k].pct;
-	return BOOT_MEAN;
-}
-
-/*
- * A relative gate on the mean or a percentile fails only when the verdict
- * agrees that the change is real and goes the gate's way: the figure alone
- * moves by more than 10 % between two runs of one configuration on a noisy
- * machine.  '!' asks for the raw comparison; other statistics have no verdict.
- */
-static int gate_one(const struct ctx *x, const struct expr *e, size_t g, struct gate_outcome *o)
-{
-	bool none, bnone;
-	double v = stat_value(&x->rows[g], e->stat, &none);
-	double base = stat_value(&x->rows[x->ref], e->stat, &bnone);
-	char name[192], ex[96], vs[64], bs[64], why[512] = "";
-	const char *unit = cmp_stat_is_time(e->stat) ? x->unit : "";
-
-	row_name(x, &x->rows[g], name, sizeof(name));
-	expr_format(e, ex, sizeof(ex));
-	fmt_value(x, e->stat, v, false, vs, sizeof(vs));
-	fmt_value(x, e->stat, base, false, bs, sizeof(bs));
-	o->failed = !none && !(e->kind == EXPR_RELATIVE && bnone) && expr_fails(e, v, base);
-	if (o->failed && e->kind == EXPR_RELATIVE && !e->raw && expr_stat_judged(e->stat)) {
-		struct verdict vd;
-		char aname[192];
-		int r = judge(x, g, verdict_stat(e->stat), &vd);
-		if (r < 0)
-			return r;
-		int want = e->op == EXPR_GT || e->op == EXPR_GE ? 1 : -1;
-		o->failed = vd.direction == want;
-		row_name(x, &x->rows[x->ref], aname, sizeof(aname));
-		cmp_verdict_text(name, aname, expr_stat_name(e->stat), &vd, why, sizeof(why));
-		if (!o->failed)
-			snprintf(why + strlen(why), sizeof(why) - strlen(why), ": not failed, the change is not shown real "
-				 "(add '!' to compare raw)");
-	}
-	if (none)
-		snprintf(o->message, sizeof(o->message), "%s: %s has no value: not judged", name, expr_stat_name(e->stat));
-	else if (e->kind == EXPR_RELATIVE)
-		snprintf(o->message, sizeof(o->message), "%s: %s %s%s vs baseline %s%s (%+.1f%%): %s%s%s", name,
-			 expr_stat_name(e->stat), vs, unit, bs, unit, change_pct(v, base), ex, why[0] ? "; " : "", why);
-	else
-		snprintf(o->message, sizeof(o->message), "%s: %s %s%s: %s", name, expr_stat_name(e->stat), vs, unit, ex);
-	snprintf(o->cls, sizeof(o->cls), "%s%s%s", x->several ? x->res[0].probe : "", x->several ? ": " : "", name);
-	return 0;
+	return cmp_judge(&x->rows.row[x->rows.ref].fig, &x->rows.row[g].fig, stat, ret);
 }
 
 static int run_gates(const struct ctx *x, struct gate_outcome *out, size_t *ret_n)
 {
-	size_t n = 0;
-	for (unsigned k = 0; k < x->c.fail_if.n; k++) {
-		const struct expr *e = &x->gates[k];
-		for (size_t g = 0; g < x->nrows; g++) {
-			if (e->kind == EXPR_RELATIVE && g == x->ref)
-				continue;
-			struct gate_outcome *o = &out[n++];
-			o->row = g;
-			o->gate = k;
-			int r = gate_one(x, e, g, o);
-			if (r < 0)
-				return r;
-		}
-	}
-	*ret_n = n;
-	return 0;
+	struct cmp_runs in = runs_of(x);
+	const struct gate_table t = { &in, &x->rows, x->unit_ns, x->unit,
+				      x->several ? x->res[0].probe : NULL };
+	return gate_run(&t, x->gates, x->c.fail_if.n, out, ret_n);
 }
 
 /* Every block's gates as test cases, into the file opened before anything was read. */
@@ -591,9 +356,9 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 	json_object_set_new(doc, "probe", json_string(x->res[0].probe));
 	json_object_set_new(doc, "metric", json_string(x->res[0].metric_names[x->metric]));
 	json_object_set_new(doc, "cpu", x->cpu < 0 ? json_string("all") : json_integer(x->cpu));
-	json_object_set_new(doc, "baseline_row", json_integer((json_int_t)x->ref));
-	for (size_t g = 0; g < x->nrows; g++) {
-		const struct row *w = &x->rows[g];
+	json_object_set_new(doc, "baseline_row", json_integer((json_int_t)x->rows.ref));
+	for (size_t g = 0; g < x->rows.n; g++) {
+		const struct cmp_group *w = &x->rows.row[g];
 		json_t *row = json_object(), *key = json_object(), *runs = json_array(), *figs = json_object();
 		for (size_t k = 0; k < x->nby; k++)
 			json_object_set_new(key, x->by[k], json_string(w->key.items[k].value));
@@ -612,13 +377,14 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 		json_object_set_new(row, "runs", runs);
 		json_object_set_new(row, "figures", figs);
 		json_array_append_new(rows, row);
-		if (g == x->ref)
+		if (g == x->rows.ref)
 			continue;
 		for (int k = 0; k < 2; k++) {
 			const struct verdict *vd = &v[g][k];
 			json_t *jv = json_object();
 			json_object_set_new(jv, "row", json_integer((json_int_t)g));
-			json_object_set_new(jv, "against_row", json_integer((json_int_t)x->ref));
+			json_object_set_new(jv, "against_row",
+					    json_integer((json_int_t)x->rows.ref));
 			json_object_set_new(jv, "statistic", json_string(k ? "p99" : "mean"));
 			json_object_set_new(jv, "enough_windows", json_boolean(vd->enough));
 			json_object_set_new(jv, "ratio", real_or_null(vd->ratio));
@@ -661,16 +427,17 @@ static int keep_outcomes(struct gate_outcome **all, size_t *nall, const struct g
 /* One probe's block: its table and verdicts (or its JSON into groups), and its gates. */
 static int report(struct ctx *x, json_t *groups, struct gate_outcome **all, size_t *nall)
 {
-	struct verdict (*v)[2] = calloc(x->nrows, sizeof(*v));
-	struct gate_outcome *o = calloc((size_t)x->c.fail_if.n * x->nrows + 1u, sizeof(*o));
+	struct verdict (*v)[2] = calloc(x->rows.n, sizeof(*v));
+	struct gate_outcome *o = calloc((size_t)x->c.fail_if.n * x->rows.n + 1u, sizeof(*o));
 	struct table t = { 0 };
 	size_t no = 0;
 	int r = -ENOMEM;
 
 	if (!v || !o)
 		goto out;
-	for (size_t g = 0; g < x->nrows; g++)
-		if (g != x->ref && ((r = judge(x, g, BOOT_MEAN, &v[g][0])) < 0 || (r = judge(x, g, 99.0, &v[g][1])) < 0))
+	for (size_t g = 0; g < x->rows.n; g++)
+		if (g != x->rows.ref && ((r = judge(x, g, BOOT_MEAN, &v[g][0])) < 0 ||
+					 (r = judge(x, g, 99.0, &v[g][1])) < 0))
 			goto out;
 	if ((r = run_gates(x, o, &no)) < 0)
 		goto out;
@@ -692,12 +459,12 @@ static int report(struct ctx *x, json_t *groups, struct gate_outcome **all, size
 			goto out;
 		if (x->c.format != FMT_CSV) {
 			char aname[192], bname[192], line[640];
-			row_name(x, &x->rows[x->ref], aname, sizeof(aname));
+			row_name(x, &x->rows.row[x->rows.ref], aname, sizeof(aname));
 			fputs(x->c.format == FMT_MARKDOWN ? "\n" : "", stdout);
-			for (size_t g = 0; g < x->nrows; g++) {
-				if (g == x->ref)
+			for (size_t g = 0; g < x->rows.n; g++) {
+				if (g == x->rows.ref)
 					continue;
-				row_name(x, &x->rows[g], bname, sizeof(bname));
+				row_name(x, &x->rows.row[g], bname, sizeof(bname));
 				for (int k = 0; k < 2; k++) {
 					cmp_verdict_text(bname, aname, k ? "p99" : "mean", &v[g][k], line, sizeof(line));
 					tprintf(stdout, "%s%s\n", x->c.format == FMT_MARKDOWN ? "- " : "", line);
@@ -750,8 +517,7 @@ static int compare_probe(const struct ctx *x, const char *probe, bool several, j
 	g.res = calloc(x->nres, sizeof(*g.res));
 	g.ids = calloc(x->nres, sizeof(*g.ids));
 	g.nres = 0;
-	g.rows = NULL;
-	g.nrows = 0;
+	g.rows = (struct cmp_rows){ 0 };
 	g.ncols = 0;
 	g.several = several;
 	g.unit_ns = ops && ops->unit_ns == 1 ? 1.0 : 1000.0;
@@ -769,9 +535,10 @@ static int compare_probe(const struct ctx *x, const char *probe, bool several, j
 		}
 	if ((code = check_runs(&g)) != EXIT_OK || (code = parse_columns(&g)) != EXIT_OK)
 		goto done;
-	int r = build_rows(&g);
+	struct cmp_runs in = runs_of(&g);
+	int r = cmp_rows_build(&in, &g.rows);
 	if (r == 0) {
-		find_baseline(&g);
+		cmp_rows_set_baseline(&g.rows, &in, g.baseline_id);
 		r = report(&g, groups, all, nall);
 	}
 	if (r == 0) {
@@ -788,7 +555,7 @@ oom:
 	tprintf(stderr, "latscope compare: out of memory\n");
 	code = EXIT_ERROR;
 done:
-	free_rows(&g);
+	cmp_rows_free(&g.rows);
 	free(g.res);
 	free(g.ids);
 	return code;
@@ -853,13 +620,9 @@ int cmd_compare(int argc, char **argv)
 	memset(&x, 0, sizeof(x));
 	if ((code = storecmd_parse(&compare_spec, argc, argv, &x.c, &given)) != LAT_GO_ON)
 		return storecmd_exit(code);
-	for (unsigned k = 0; k < x.c.fail_if.n; k++) {
-		struct lat_error err;
-		if (expr_parse(x.c.fail_if.items[k], &x.gates[k], &err) < 0) {
-			err_prefix(&err, 0, "option '--fail-if': '%s': ", x.c.fail_if.items[k]);
-			return storecmd_usage("compare", err.msg);
-		}
-	}
+	struct lat_error err;
+	if (gate_parse(x.c.fail_if.items, x.c.fail_if.n, x.gates, &err) < 0)
+		return storecmd_usage("compare", err.msg);
 	if (x.c.by && (code = split_list(x.c.by, x.by, ARRAY_SIZE(x.by), &x.nby, "--by")) != EXIT_OK)
 		return code;
 	if ((code = parse_cpu(&x)) != EXIT_OK)

@@ -33,16 +33,6 @@ void fig_end(FILE *out)
 	fputs("</figure>\n", out);
 }
 
-const struct cpu_result *fig_block(const struct result *res, int cpu)
-{
-	if (cpu < 0)
-		return &res->all;
-	for (size_t i = 0; i < res->ncpus; i++)
-		if (res->cpus[i].cpu == cpu)
-			return &res->cpus[i];
-	return NULL;
-}
-
 int fig_window_series(struct svg_plot *p, const struct report_run *rr, fig_window_value value, const char *dash,
 		      double width, bool markers)
 {

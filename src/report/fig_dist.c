@@ -6,6 +6,7 @@
 
 #include "report/html.h"
 #include "report/reportfig.h"
+#include "result/rows.h"
 
 /* Drawn bins: a tenth of a decade each, coarser than the stored buckets (1/64
  * of an octave) so that lines read, and equal in width on the log axis. */
@@ -78,7 +79,7 @@ static int histogram(FILE *out, const struct report_group *g, int cpu, uint64_t 
 	if (!shown)
 		return -ENOMEM;
 	for (size_t i = 0; i < g->n; i++) {
-		const struct cpu_result *cr = fig_block(g->runs[i].res, cpu);
+		const struct cpu_result *cr = result_block(g->runs[i].res, cpu);
 		if (!cr || !cr->sum[0].count)
 			continue;
 		shown[i] = true;
@@ -107,7 +108,7 @@ static int histogram(FILE *out, const struct report_group *g, int cpu, uint64_t 
 	svg_plot_begin(&p, out, id, title, FIG_W, FIG_H, &x, &y);
 	for (size_t i = 0; i < g->n && r == 0; i++)
 		if (shown[i]) {
-			rebin(&fig_block(g->runs[i].res, cpu)->hist[0], bins);
+			rebin(&result_block(g->runs[i].res, cpu)->hist[0], bins);
 			r = draw_bins(&p, bins, g->runs[i].colour, g->runs[i].name);
 		}
 	svg_plot_end(&p);

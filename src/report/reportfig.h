@@ -33,8 +33,6 @@ struct report_group {
 void fig_begin(FILE *out, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void fig_legend_runs(FILE *out, const struct report_group *g, const bool *shown);
 void fig_end(FILE *out);
-/* The CPU block of a run: cpu -1 for all merged; NULL when the run did not measure it. */
-const struct cpu_result *fig_block(const struct result *res, int cpu);
 
 /* Tables read in the probe's own unit (ns for noise, us for the rest), as the terminal's do. */
 struct svg_unit fig_table_unit(const char *probe);

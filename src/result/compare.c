@@ -1,6 +1,7 @@
 #include "result/compare.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -140,6 +141,23 @@ double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
 	}
 	/* A bucket midpoint can lie outside the exact min and max. */
 	return v < lo ? lo : v > hi ? hi : v;
+}
+
+void cmp_stat_text(enum expr_stat s, double v, bool raw, double unit_ns, char *buf, size_t size)
+{
+	if (s == EXPR_ABOVE_PCT)
+		snprintf(buf, size, raw ? "%.6g" : "%.3f", v);
+	else if (s == EXPR_SPIKES_PER_HOUR)
+		snprintf(buf, size, raw ? "%.6g" : "%.1f", v);
+	else if (!cmp_stat_is_time(s) || raw || unit_ns == 1.0)
+		snprintf(buf, size, "%.0f", v);
+	else
+		snprintf(buf, size, "%.1f", v / unit_ns);
+}
+
+double cmp_change_pct(double v, double base)
+{
+	return base != 0.0 ? (v - base) / base * 100.0 : (v == 0.0 ? 0.0 : (double)INFINITY);
 }
 
 int cmp_judge(const struct cmp_row *a, const struct cmp_row *b, double stat, struct verdict *ret)

@@ -52,6 +52,12 @@ bool cmp_stat_is_time(enum expr_stat s);
 /* A figure of the row; *ret_none when it has no value (no sample, or no window after the warm-up). */
 double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none);
 
+/* v as compare shows it: a time in the probe's unit (unit_ns 1000: us, with a
+ * decimal; 1: ns), or raw: times in ns and other figures with more digits. */
+void cmp_stat_text(enum expr_stat s, double v, bool raw, double unit_ns, char *buf, size_t size);
+/* v's change from base in percent; from 0: 0 when v is 0 too, else +infinity. */
+double cmp_change_pct(double v, double base);
+
 /* Row b judged against row a at BOOT_MEAN or a percentile.  0, -ENOMEM or -EINVAL. */
 int cmp_judge(const struct cmp_row *a, const struct cmp_row *b, double stat, struct verdict *ret);
 /* The verdict as a sentence: "run 9 is slower than run 1 at p99 by +12.0% (95% CI ...)". */
