@@ -11,6 +11,7 @@
 #include "cli/exitcode.h"
 #include "config.h"
 #include "core/suggest.h"
+#include "front/driver.h"
 #include "report/tprint.h"
 
 static void usage(FILE *out)
@@ -39,25 +40,15 @@ static int finish(int code)
 	return code;
 }
 
-/* Called through a link of one of these names, latscope is that tool, options
- * and all (src/meson.build makes the links). */
-static const struct front_end {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-} front_ends[] = {
-	{ "cyclictest", cmd_cyclictest },
-	{ "rtla", cmd_rtla },
-	{ "oslat", cmd_oslat },
-};
-
 int main(int argc, char **argv)
 {
 	/* A closed pipe on stdout must not kill a run before its results are written. */
 	signal(SIGPIPE, SIG_IGN);
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
-	for (size_t i = 0; argc > 0 && i < sizeof(front_ends) / sizeof(front_ends[0]); i++)
-		if (strcmp(base ? base + 1 : argv[0], front_ends[i].name) == 0)
-			return finish(front_ends[i].fn(argc, argv));
+	/* called through a link of a front end's name, latscope is that tool, options and all */
+	for (size_t i = 0; argc > 0 && i < nfront_ends; i++)
+		if (strcmp(base ? base + 1 : argv[0], front_ends[i]->name) == 0)
+			return finish(front_run(front_ends[i], argc, argv));
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -7,6 +7,7 @@
 #include "cli/timer.h"
 #include "cli/wake.h"
 #include "core/array.h"
+#include "front/driver.h"
 
 const struct command commands[] = {
 	{ "run", cmd_run, NULL, "the suite to start with: timer, noise and wake, stored and summed up" },

@@ -35,9 +35,6 @@ int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
-int cmd_cyclictest(int argc, char **argv);
-int cmd_rtla(int argc, char **argv);
-int cmd_oslat(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 
 /* Run row c with argv[0] its name. */

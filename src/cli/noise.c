@@ -17,23 +17,25 @@
 static const char *const clock_choices[] = { "tsc", "monotonic", NULL };
 
 static const struct opt noise_opts[] = {
-	{ "clock", 0, OPT_ENUM, offsetof(struct noise_cmd, p.clock), .choices = clock_choices,
+	[NOISE_OPT_CLOCK] = { "clock", 0, OPT_ENUM, offsetof(struct noise_cmd, p.clock), .choices = clock_choices,
 	  .help = "what the loop reads: the cycle counter (TSC, or arm64's virtual counter) calibrated to ns, "
 		  "or clock_gettime(CLOCK_MONOTONIC)" },
-	{ "burst", 0, OPT_DURATION, offsetof(struct noise_cmd, p.burst_ns), .min = 10u * NS_PER_MS,
+	[NOISE_OPT_BURST] = { "burst", 0, OPT_DURATION, offsetof(struct noise_cmd, p.burst_ns), .min = 10u * NS_PER_MS,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC,
 	  .help = "spin in bursts this long, with --rest between them (for real-time priorities under RT "
 		  "throttling); a bare number is seconds" },
-	{ "rest", 0, OPT_DURATION, offsetof(struct noise_cmd, p.rest_ns), .min = NS_PER_MS,
+	[NOISE_OPT_REST] = { "rest", 0, OPT_DURATION, offsetof(struct noise_cmd, p.rest_ns), .min = NS_PER_MS,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .help = "the pause between bursts; a bare number is seconds" },
-	{ "trace", 0, OPT_FLAG, offsetof(struct noise_cmd, run.trace),
+	[NOISE_OPT_TRACE] = { "trace", 0, OPT_FLAG, offsetof(struct noise_cmd, run.trace),
 	  .help = "explain every gap above the threshold from kernel trace events: interrupt, softirq, task or "
 		  "nothing seen (root)" },
-	{ "trace-backend", 0, OPT_ENUM, offsetof(struct noise_cmd, run.trace_backend), .choices = trace_backend_choices,
+	[NOISE_OPT_TRACE_BACKEND] = { "trace-backend", 0, OPT_ENUM, offsetof(struct noise_cmd, run.trace_backend), .choices = trace_backend_choices,
 	  .help = "with --trace: where the events are gathered: auto (BPF where the kernel allows, else tracefs), "
 		  "bpf (every event of the CPU, handed over in batches) or tracefs (both: timer only)" },
-	RUN_OPTS(struct noise_cmd),
+	/* RUN_OPTS fills the rows from NOISE_OPT_CPUS on, in RUN_OPT_ROWS's order */
+	[NOISE_OPT_CPUS] = RUN_OPTS(struct noise_cmd),
 };
+_Static_assert(ARRAY_SIZE(noise_opts) == NOISE_NOPTS, "enum noise_opt names every row of noise_opts");
 
 #define NOPTS ARRAY_SIZE(noise_opts)
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "cli/measure.h"
+#include "cli/runopt.h"
 #include "probe/noise.h"
 #include "probe/params.h"
 
@@ -13,6 +14,13 @@ struct noise_cmd {
 	struct measure_extras out;
 	struct noise_params p;
 	bool help;
+};
+
+/* The rows of noise_command.opts: front ends (src/front/) name them by these. */
+enum noise_opt {
+	NOISE_OPT_CLOCK, NOISE_OPT_BURST, NOISE_OPT_REST, NOISE_OPT_TRACE, NOISE_OPT_TRACE_BACKEND,
+	RUN_OPT_ROWS(NOISE_OPT),
+	NOISE_NOPTS
 };
 
 extern const struct measure_cmd noise_command;

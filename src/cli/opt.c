@@ -186,10 +186,20 @@ bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *re
 int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const char *name)
 {
 	const struct opt *o = opt_find(opts, nopts, name);
-	if (!o)
+	return o ? opt_mark_at(nopts, res, (size_t)(o - opts)) : -ENOENT;
+}
+
+int opt_mark_at(size_t nopts, struct opt_result *res, size_t row)
+{
+	if (row >= nopts || row >= OPT_MAX)
 		return -ENOENT;
-	res->seen |= UINT64_C(1) << (size_t)(o - opts);
+	res->seen |= UINT64_C(1) << row;
 	return 0;
+}
+
+bool opt_given_at(size_t nopts, const struct opt_result *res, size_t row)
+{
+	return row < nopts && row < OPT_MAX && (res->seen >> row) & 1u;
 }
 
 static const struct opt *find_long(const struct opt *opts, size_t nopts, const char *name, size_t len)
@@ -218,6 +228,16 @@ static int apply(const struct opt *opts, const struct opt *o, const char *as, co
 		return o->kind == OPT_HELP;
 	}
 	return set_value(o, as, val, params, err);
+}
+
+int opt_set_at(const struct opt *opts, size_t nopts, size_t row, const char *as, const char *val, void *params,
+	       struct opt_result *res, struct lat_error *err)
+{
+	if (row >= nopts || row >= OPT_MAX)
+		return err_set(err, -EINVAL, "internal: no option row %zu", row);
+	if (!takes_value(&opts[row]))
+		return err_set(err, -EINVAL, "internal: option '%s' takes no value", as);
+	return apply(opts, &opts[row], as, val, params, res, err);
 }
 
 static int parse_long(const struct opt *opts, size_t nopts, int argc, char **argv, int *i,

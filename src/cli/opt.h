@@ -75,6 +75,18 @@ bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *re
  * parameters itself rather than parsing them (measure_with).  -ENOENT. */
 int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const char *name);
 
+/*
+ * The same by row index: a command's enum of its rows (TIMER_OPT_INTERVAL,
+ * cli/timer.h) names the row, so a renamed row breaks its users' build, not
+ * their run.  -ENOENT when row is not below nopts.
+ */
+int opt_mark_at(size_t nopts, struct opt_result *res, size_t row);
+bool opt_given_at(size_t nopts, const struct opt_result *res, size_t row);
+/* Parse val into params by row (as: the option as the user wrote it, for the
+ * message) and record it as given: 0, or -EINVAL with err filled. */
+int opt_set_at(const struct opt *opts, size_t nopts, size_t row, const char *as, const char *val, void *params,
+	       struct opt_result *res, struct lat_error *err);
+
 /* Options help, one line per option (and its default when not a flag). */
 void opt_print_help(FILE *out, const struct opt *opts, size_t nopts, const void *defaults);
 

@@ -36,47 +36,49 @@ _Static_assert(sizeof(clock_choices) / sizeof(clock_choices[0]) == TIMER_CLOCKS 
 #define DL_DEFAULT_RUNTIME_MIN_NS (5u * NS_PER_US)
 
 static const struct opt timer_opts[] = {
-	{ "interval", 'i', OPT_DURATION, offsetof(struct timer_cmd, p.interval_ns), .min = MIN_INTERVAL_NS,
+	[TIMER_OPT_INTERVAL] = { "interval", 'i', OPT_DURATION, offsetof(struct timer_cmd, p.interval_ns), .min = MIN_INTERVAL_NS,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
 	  .help = "period between deadlines; a bare number is microseconds" },
-	{ "distance", 'd', OPT_DURATION, offsetof(struct timer_cmd, p.distance_ns), .min = 0,
+	[TIMER_OPT_DISTANCE] = { "distance", 'd', OPT_DURATION, offsetof(struct timer_cmd, p.distance_ns), .min = 0,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
 	  .help = "give the Nth measured CPU the period interval + N * distance, as cyclictest -d does; a bare number "
 		  "is microseconds" },
-	{ "mode", 0, OPT_ENUM, offsetof(struct timer_cmd, p.mode), .choices = mode_choices,
+	[TIMER_OPT_MODE] = { "mode", 0, OPT_ENUM, offsetof(struct timer_cmd, p.mode), .choices = mode_choices,
 	  .help = "how to wait: clock_nanosleep with TIMER_ABSTIME, a timerfd read, or a POSIX timer signal" },
-	{ "clock", 0, OPT_ENUM, offsetof(struct timer_cmd, p.clock), .choices = clock_choices,
+	[TIMER_OPT_CLOCK] = { "clock", 0, OPT_ENUM, offsetof(struct timer_cmd, p.clock), .choices = clock_choices,
 	  .help = "the clock of the deadlines and of the reading on wakeup; a step of realtime or tai (NTP, PTP, "
 		  "settimeofday) shows as latency" },
-	{ "timer-slack", 0, OPT_DURATION, offsetof(struct timer_cmd, run.timer_slack_ns), .min = 1, .max = NS_PER_SEC,
+	[TIMER_OPT_TIMER_SLACK] = { "timer-slack", 0, OPT_DURATION, offsetof(struct timer_cmd, run.timer_slack_ns), .min = 1, .max = NS_PER_SEC,
 	  .unit = NS_PER_US,
 	  .help = "the measuring threads' timer slack, which the kernel honours for --policy other only; a bare "
 		  "number is microseconds" },
-	{ "co-correct", 0, OPT_FLAG, offsetof(struct timer_cmd, p.co_correct),
+	[TIMER_OPT_CO_CORRECT] = { "co-correct", 0, OPT_FLAG, offsetof(struct timer_cmd, p.co_correct),
 	  .help = "also record the latency each missed deadline would have had (coordinated omission)" },
-	{ "runtime", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.runtime_ns), .min = DL_MIN_NS,
+	[TIMER_OPT_RUNTIME] = { "runtime", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.runtime_ns), .min = DL_MIN_NS,
 	  .max = DL_MAX_PERIOD_NS, .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
 	  .help = "with --policy deadline: the CPU time reserved for each period's job (default 100us, or half the "
 		  "deadline when that is shorter, at least 5us); a bare number is microseconds" },
-	{ "deadline", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.deadline_ns), .min = DL_MIN_NS,
+	[TIMER_OPT_DEADLINE] = { "deadline", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.deadline_ns), .min = DL_MIN_NS,
 	  .max = DL_MAX_PERIOD_NS, .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
 	  .help = "with --policy deadline: how long after its period's start each job must be done (default: the "
 		  "period); a bare number is microseconds" },
-	{ "period", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.period_ns), .min = DL_MIN_PERIOD_NS,
+	[TIMER_OPT_PERIOD] = { "period", 0, OPT_DURATION, offsetof(struct timer_cmd, run.dl.period_ns), .min = DL_MIN_PERIOD_NS,
 	  .max = DL_MAX_PERIOD_NS, .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
 	  .help = "with --policy deadline: the reservation's period (default: --interval); a bare number is "
 		  "microseconds" },
-	{ "trace", 0, OPT_FLAG, offsetof(struct timer_cmd, run.trace),
+	[TIMER_OPT_TRACE] = { "trace", 0, OPT_FLAG, offsetof(struct timer_cmd, run.trace),
 	  .help = "split every sample's latency into its parts from kernel trace events, and explain the spikes (root)" },
-	{ "trace-above", 0, OPT_DURATION, offsetof(struct timer_cmd, run.trace_above_ns), .min = 1,
+	[TIMER_OPT_TRACE_ABOVE] = { "trace-above", 0, OPT_DURATION, offsetof(struct timer_cmd, run.trace_above_ns), .min = 1,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
 	  .help = "with --trace: explain the samples above this (default: --threshold); a bare number is microseconds" },
-	{ "trace-backend", 0, OPT_ENUM, offsetof(struct timer_cmd, run.trace_backend), .choices = trace_backend_choices,
+	[TIMER_OPT_TRACE_BACKEND] = { "trace-backend", 0, OPT_ENUM, offsetof(struct timer_cmd, run.trace_backend), .choices = trace_backend_choices,
 	  .help = "with --trace: where the events are gathered: auto (BPF where the kernel allows, else tracefs), "
 		  "bpf (in the kernel, one record a sample), tracefs (every event, paired afterwards), or both (BPF's "
 		  "result, each sample checked against tracefs's)" },
-	RUN_OPTS(struct timer_cmd),
+	/* RUN_OPTS fills the rows from TIMER_OPT_CPUS on, in RUN_OPT_ROWS's order */
+	[TIMER_OPT_CPUS] = RUN_OPTS(struct timer_cmd),
 };
+_Static_assert(ARRAY_SIZE(timer_opts) == TIMER_NOPTS, "enum timer_opt names every row of timer_opts");
 
 static void timer_defaults(void *params)
 {

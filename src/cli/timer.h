@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "cli/measure.h"
+#include "cli/runopt.h"
 #include "probe/params.h"
 #include "probe/timer.h"
 
@@ -13,6 +14,15 @@ struct timer_cmd {
 	struct measure_extras out;
 	struct timer_params p;
 	bool help;
+};
+
+/* The rows of timer_command.opts: front ends (src/front/) name them by these. */
+enum timer_opt {
+	TIMER_OPT_INTERVAL, TIMER_OPT_DISTANCE, TIMER_OPT_MODE, TIMER_OPT_CLOCK, TIMER_OPT_TIMER_SLACK,
+	TIMER_OPT_CO_CORRECT, TIMER_OPT_RUNTIME, TIMER_OPT_DEADLINE, TIMER_OPT_PERIOD, TIMER_OPT_TRACE,
+	TIMER_OPT_TRACE_ABOVE, TIMER_OPT_TRACE_BACKEND,
+	RUN_OPT_ROWS(TIMER_OPT),
+	TIMER_NOPTS
 };
 
 extern const struct measure_cmd timer_command;

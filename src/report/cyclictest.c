@@ -137,6 +137,11 @@ int cyc_print_hist(FILE *out, const struct cyc_view *v, const struct result *res
 	return ferror(out) ? -EIO : 0;
 }
 
+struct cyc_json_ctx {
+	const struct result *res;
+	const struct cyc_run *run;
+};
+
 static json_t *thread_json(const struct cpu_result *cr, int node)
 {
 	const struct lin_hist *h = cr->lin;
@@ -156,35 +161,18 @@ static json_t *thread_json(const struct cpu_result *cr, int node)
 			 "max", (json_int_t)lin_load(&h->max), "avg", avg, "cpu", cr->cpu, "node", node);
 }
 
+/* One thread of the --json document: its CPU's histogram and figures. */
+static json_t *cyc_thread(const void *ctx, size_t i)
+{
+	const struct result *res = ((const struct cyc_json_ctx *)ctx)->res;
+	const struct cyc_run *run = ((const struct cyc_json_ctx *)ctx)->run;
+	return res->cpus[i].lin ? thread_json(&res->cpus[i], run->node ? run->node[i] : 0) : NULL;
+}
+
 json_t *cyc_json(const struct result *res, const struct cyc_run *run)
 {
-	json_t *threads = json_object();
-	for (size_t i = 0; threads && i < res->ncpus; i++) {
-		char key[24];
-		if (!res->cpus[i].lin) {
-			json_decref(threads);
-			return NULL;
-		}
-		snprintf(key, sizeof(key), "%zu", i);
-		json_t *t = thread_json(&res->cpus[i], run->node ? run->node[i] : 0);
-		if (!t || json_object_set_new(threads, key, t) < 0) {
-			json_decref(threads);
-			threads = NULL;
-		}
-	}
-	if (!threads)
-		return NULL;
+	const struct cyc_json_ctx ctx = { res, run };
 	json_t *doc = rtjson_head(run->cmdline, run->version, run->start_realtime_ns, run->end_realtime_ns,
 				  run->return_code, res, (int)res->ncpus);
-	/* json_object_set_new takes threads, failing or not */
-	if (!doc || json_object_set_new(doc, "resolution_in_ns", json_integer(0)) < 0) {
-		json_decref(threads);
-		json_decref(doc);
-		return NULL;
-	}
-	if (json_object_set_new(doc, "thread", threads) < 0) {
-		json_decref(doc);
-		return NULL;
-	}
-	return rtjson_with_run_id(doc, run->stored_id);
+	return rtjson_with_threads(doc, true, res->ncpus, cyc_thread, &ctx, run->stored_id);
 }

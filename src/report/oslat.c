@@ -145,30 +145,22 @@ static json_t *core_json(const struct oslat_view *v, const struct oslat_core *c)
 			 "histogram", hist);
 }
 
+struct oslat_json_ctx {
+	const struct oslat_view *v;
+	const struct oslat_core *cores;
+};
+
+static json_t *oslat_thread(const void *ctx, size_t i)
+{
+	const struct oslat_json_ctx *c = ctx;
+	return core_json(c->v, &c->cores[i]);
+}
+
 json_t *oslat_json(const struct result *res, const struct oslat_view *v, const struct oslat_core *cores, size_t n,
 		   const struct oslat_run *run)
 {
-	json_t *threads = json_object();
-	for (size_t i = 0; threads && i < n; i++) {
-		char key[24];
-		snprintf(key, sizeof(key), "%zu", i);
-		json_t *t = core_json(v, &cores[i]);
-		if (!t || json_object_set_new(threads, key, t) < 0) {
-			json_decref(threads);
-			threads = NULL;
-		}
-	}
-	if (!threads)
-		return NULL;
+	const struct oslat_json_ctx ctx = { v, cores };
 	json_t *doc = rtjson_head(run->cmdline, run->version, run->start_realtime_ns, run->end_realtime_ns,
 				  run->return_code, res, (int)n);
-	if (!doc) {
-		json_decref(threads);
-		return NULL;
-	}
-	if (json_object_set_new(doc, "thread", threads) < 0) {       /* it takes threads, failing or not */
-		json_decref(doc);
-		return NULL;
-	}
-	return rtjson_with_run_id(doc, run->stored_id);
+	return rtjson_with_threads(doc, false, n, oslat_thread, &ctx, run->stored_id);
 }

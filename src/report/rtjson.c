@@ -1,5 +1,6 @@
 #include "report/rtjson.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,6 +36,33 @@ json_t *rtjson_with_run_id(json_t *doc, int64_t stored_id)
 		return NULL;
 	}
 	return doc;
+}
+
+json_t *rtjson_with_threads(json_t *doc, bool resolution, size_t n, json_t *(*thread)(const void *ctx, size_t i),
+			    const void *ctx, int64_t stored_id)
+{
+	json_t *threads = json_object();
+
+	for (size_t i = 0; threads && i < n; i++) {
+		char key[24];
+		json_t *t = thread(ctx, i);
+		snprintf(key, sizeof(key), "%zu", i);
+		/* json_object_set_new takes t (and below threads), failing or not */
+		if (!t || json_object_set_new(threads, key, t) < 0) {
+			json_decref(threads);
+			threads = NULL;
+		}
+	}
+	if (!doc || !threads || (resolution && json_object_set_new(doc, "resolution_in_ns", json_integer(0)) < 0)) {
+		json_decref(threads);
+		json_decref(doc);
+		return NULL;
+	}
+	if (json_object_set_new(doc, "thread", threads) < 0) {
+		json_decref(doc);
+		return NULL;
+	}
+	return rtjson_with_run_id(doc, stored_id);
 }
 
 char *rtjson_dump(const json_t *doc)

@@ -1,0 +1,16 @@
+/*
+ * The rows RUN_OPTS (cli/measure.h) adds to a command's option table, in its
+ * order, as enumerators PREFIX_CPUS, PREFIX_PRIORITY, ...  A command's enum
+ * of its rows ends with RUN_OPT_ROWS(ITS_PREFIX), so a front end can name any
+ * of them (cli/timer.h); the command's table checks the count at build time.
+ */
+#ifndef LATSCOPE_CLI_RUNOPT_H
+#define LATSCOPE_CLI_RUNOPT_H
+
+#define RUN_OPT_ROWS(P) \
+	P##_CPUS, P##_PRIORITY, P##_POLICY, P##_DURATION, P##_LOOPS, P##_THRESHOLD, P##_WINDOW, P##_WARMUP, \
+	P##_FAIL_ABOVE, P##_FAIL_STAT, P##_TRIGGER, P##_ON_THRESHOLD, P##_ACTION_INTERVAL, P##_ON_END, P##_JSON, \
+	P##_DB, P##_NO_STORE, P##_CHECKPOINT, P##_LABEL, P##_QUIET, P##_LIVE, P##_NO_PM_QOS, P##_DEEPEST_IDLE_STATE, \
+	P##_NO_CONTEXT, P##_STRICT, P##_LOAD, P##_LOAD_CMD, P##_HELP
+
+#endif
