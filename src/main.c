@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
+#include "measure/exitcode.h"
 #include "config.h"
 #include "core/suggest.h"
 #include "front/driver.h"

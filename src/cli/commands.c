@@ -1,11 +1,11 @@
 #include "cli/commands.h"
 
-#include "cli/clock.h"
-#include "cli/io.h"
-#include "cli/measure.h"
-#include "cli/noise.h"
-#include "cli/timer.h"
-#include "cli/wake.h"
+#include "measure/clock.h"
+#include "measure/io.h"
+#include "measure/measure.h"
+#include "measure/noise.h"
+#include "measure/timer.h"
+#include "measure/wake.h"
 #include "core/array.h"
 #include "front/driver.h"
 

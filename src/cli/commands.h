@@ -1,6 +1,6 @@
 /*
  * The command table, dispatched from main.c: one row per subcommand.  A
- * measuring command is its measure_cmd (cli/measure.h), which names its probe;
+ * measuring command is its measure_cmd (measure/measure.h), which names its probe;
  * `latscope run` schedules the probes of the table whose description has a
  * suite share.  A new probe is one row here (doc/adding-a-probe.md).
  */
@@ -25,7 +25,6 @@ extern const size_t ncommands;
 
 /* The entry points of the commands that are not just a measurement. */
 int cmd_run(int argc, char **argv);
-int cmd_io(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

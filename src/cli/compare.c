@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/outputs.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/outputs.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "core/bootstrap.h"
 #include "core/expr.h"

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/outputs.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/outputs.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "report/gnuplot.h"
 #include "report/jsonexport.h"

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "probe/probe.h"
 #include "result/json.h"

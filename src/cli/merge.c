@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/outputs.h"
-#include "cli/storecmd.h"
-#include "cli/unstored.h"
+#include "measure/exitcode.h"
+#include "measure/outputs.h"
+#include "measure/storecmd.h"
+#include "measure/unstored.h"
 #include "core/array.h"
 #include "report/text.h"
 #include "report/tprint.h"

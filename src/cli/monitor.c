@@ -30,14 +30,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/checkpoint.h"
+#include "measure/checkpoint.h"
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/noise.h"
-#include "cli/outputs.h"
-#include "cli/storecmd.h"
-#include "cli/storepath.h"
-#include "cli/timer.h"
+#include "measure/exitcode.h"
+#include "measure/noise.h"
+#include "measure/outputs.h"
+#include "measure/storecmd.h"
+#include "measure/storepath.h"
+#include "measure/timer.h"
 #include "config.h"
 #include "core/array.h"
 #include "core/units.h"

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/outputs.h"
+#include "measure/exitcode.h"
+#include "measure/outputs.h"
 #include "cli/reportmon.h"
-#include "cli/storecmd.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "report/htmlreport.h"
 #include "sys/atomicfile.h"

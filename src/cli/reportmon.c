@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
 #include "report/periods.h"
 #include "report/tprint.h"
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "report/tprint.h"
 

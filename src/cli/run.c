@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/loadrun.h"
-#include "cli/measure.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/loadrun.h"
+#include "measure/measure.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "core/nstime.h"
 #include "core/units.h"
@@ -35,7 +35,7 @@ struct run_cmd {
 	const char *db;
 	bool no_store;
 	uint64_t checkpoint_ns;
-	bool checkpoint_given;          /* else each probe's default (cli/checkpoint.h) */
+	bool checkpoint_given;          /* else each probe's default (measure/checkpoint.h) */
 	bool quiet;
 	bool help;
 };

@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "core/nstime.h"
 #include "report/text.h"

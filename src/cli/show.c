@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "report/text.h"
 #include "result/json.h"

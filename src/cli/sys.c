@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "core/units.h"
 #include "sys/findings.h"

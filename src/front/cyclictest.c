@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
-#include "cli/timer.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
+#include "measure/timer.h"
 #include "config.h"
 #include "core/array.h"
 #include "core/linhist.h"

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/exitcode.h"
-#include "cli/outputs.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/outputs.h"
+#include "measure/storecmd.h"
 #include "report/rtjson.h"
 
 /* Long options' codes past any letter: getopt hands back the row through its long index. */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli/measure.h"
+#include "measure/measure.h"
 #include "sys/atomicfile.h"
 
 enum front_arg {

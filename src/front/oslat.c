@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/exitcode.h"
-#include "cli/noise.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/noise.h"
+#include "measure/storecmd.h"
 #include "config.h"
 #include "core/array.h"
 #include "core/nstime.h"

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
-#include "cli/timer.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
+#include "measure/timer.h"
 #include "core/array.h"
 #include "core/nstime.h"
 #include "core/parse.h"

@@ -1,6 +1,6 @@
 /* What every measurement needs: where, how long, at what priority, what to
  * count as above the threshold, what else to read beside it.  Where the result
- * goes and how it is shown are the command's (cli/measure.h, measure_extras). */
+ * goes and how it is shown are the command's (measure/measure.h, measure_extras). */
 #ifndef LATSCOPE_PROBE_PARAMS_H
 #define LATSCOPE_PROBE_PARAMS_H
 

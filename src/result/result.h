@@ -179,7 +179,7 @@ struct result {
 	bool interrupted;
 	bool failed;                    /* a measuring thread stopped on an error (see notes) */
 	char stop_reason[32];           /* RESULT_STOP_THRESHOLD: --on-threshold stop */
-	bool partial;                   /* a checkpoint of a run still measuring (cli/checkpoint.h) */
+	bool partial;                   /* a checkpoint of a run still measuring (measure/checkpoint.h) */
 
 	struct sysdesc sys;
 	json_t *params;                 /* owned; the command's parameters */

@@ -1,5 +1,5 @@
 /*
- * Unit tests for --checkpoint (src/cli/checkpoint.c): when one is due, how far
+ * Unit tests for --checkpoint (src/measure/checkpoint.c): when one is due, how far
  * a result in the making reaches, and the partial document made of it, which
  * must read back as partial and leave the result to go on.
  */
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "cli/checkpoint.h"
+#include "measure/checkpoint.h"
 #include "core/array.h"
 #include "core/cpuset.h"
 #include "core/hist.h"

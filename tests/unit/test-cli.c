@@ -1,6 +1,6 @@
 /*
- * Unit tests for the option engine (src/cli/opt.c) and the timer command's
- * parsing and checks (src/cli/timer.c through measure_parse in src/cli/measure.c).
+ * Unit tests for the option engine (src/measure/opt.c) and the timer command's
+ * parsing and checks (src/measure/timer.c through measure_parse in src/measure/measure.c).
  *
  * Every row of the timer option table is tested in every form it accepts: the
  * per-option test walks timer_command.opts itself and fails on a row that has
@@ -28,11 +28,11 @@
 
 #include "skipwhy.h"
 
-#include "cli/measure.h"
-#include "cli/storecmd.h"
-#include "cli/storepath.h"
-#include "cli/opt.h"
-#include "cli/timer.h"
+#include "measure/measure.h"
+#include "measure/storecmd.h"
+#include "measure/storepath.h"
+#include "measure/opt.h"
+#include "measure/timer.h"
 #include "core/array.h"
 #include "core/cpuset.h"
 #include "core/nstime.h"

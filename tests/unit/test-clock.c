@@ -1,6 +1,6 @@
 /*
  * Unit tests for the clock probe (src/probe/clock.c) and its report
- * (src/cli/clock.c): what it computes from the reads, fed known values.
+ * (src/measure/clock.c): what it computes from the reads, fed known values.
  * Nothing here measures, but the served-by check: it asks the kernel.
  */
 #include <errno.h>
@@ -17,7 +17,7 @@
 
 #include "skipwhy.h"
 
-#include "cli/clock.h"
+#include "measure/clock.h"
 #include "core/hist.h"
 #include "probe/clock.h"
 #include "result/result.h"

@@ -3,7 +3,7 @@
  * CPU.  It opens what it measures read-only; the one file it ever writes is a
  * new one it creates for the user with --make, never over an existing one.
  */
-#include "cli/io.h"
+#include "measure/io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
-#include "cli/exitcode.h"
-#include "cli/storecmd.h"
+#include "measure/exitcode.h"
+#include "measure/storecmd.h"
 #include "core/array.h"
 #include "core/units.h"
 #include "sys/cpus.h"

@@ -1,12 +1,11 @@
 /* latscope wake: what it costs to wake another thread, on one CPU and across CPUs. */
-#include "cli/wake.h"
+#include "measure/wake.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/commands.h"
 #include "core/array.h"
 #include "core/parse.h"
 #include "core/units.h"

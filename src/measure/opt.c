@@ -1,4 +1,4 @@
-#include "cli/opt.h"
+#include "measure/opt.h"
 
 #include <errno.h>
 #include <stdarg.h>

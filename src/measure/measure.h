@@ -3,12 +3,12 @@
  * run the probe, print, write, and turn the result into an exit code.  A
  * command supplies its option table and its probe; nothing else.
  */
-#ifndef LATSCOPE_CLI_MEASURE_H
-#define LATSCOPE_CLI_MEASURE_H
+#ifndef LATSCOPE_MEASURE_MEASURE_H
+#define LATSCOPE_MEASURE_MEASURE_H
 
 #include <stddef.h>
 
-#include "cli/opt.h"
+#include "measure/opt.h"
 #include "core/error.h"
 #include "core/nstime.h"
 #include "probe/probe.h"
@@ -34,7 +34,7 @@ struct measure_extras {
 	int fail_stat;                  /* enum fail_stat */
 	struct strlist load;            /* --load specs, as given */
 	const char *load_cmd;           /* --load-cmd; NULL: none */
-	uint64_t checkpoint_ns;         /* --checkpoint; 0: none (check_params sets the default, cli/checkpoint.h) */
+	uint64_t checkpoint_ns;         /* --checkpoint; 0: none (check_params sets the default, measure/checkpoint.h) */
 	char note[256];                 /* what validate() chose in the user's stead, for the result's notes */
 	struct strlist on_threshold;    /* --on-threshold, as given: parsed into run_params.on_threshold */
 	struct strlist on_end;          /* --on-end, as given */
@@ -147,7 +147,7 @@ extern const char *const policy_choices[];
 extern const char *const fail_stat_choices[];
 extern const char *const trace_backend_choices[];       /* enum trace_backend's */
 
-/* --checkpoint's row (cli/checkpoint.h), at offset off: wherever it is taken, the same range. */
+/* --checkpoint's row (measure/checkpoint.h), at offset off: wherever it is taken, the same range. */
 #define CHECKPOINT_OPT(off, text) \
 	{ "checkpoint", 0, OPT_DURATION, (off), .min = NS_PER_SEC, .max = 30u * 24u * 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM | OPT_ZERO_OFF, .help = (text) }

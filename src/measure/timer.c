@@ -4,9 +4,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "cli/timer.h"
+#include "measure/timer.h"
 
-#include "cli/commands.h"
 #include "core/array.h"
 #include "core/units.h"
 #include "probe/tracerun.h"

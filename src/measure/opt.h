@@ -3,8 +3,8 @@
  * goes and what range it accepts.  The parser never prints or exits: it fills
  * an error message that names the option as the user wrote it.
  */
-#ifndef LATSCOPE_CLI_OPT_H
-#define LATSCOPE_CLI_OPT_H
+#ifndef LATSCOPE_MEASURE_OPT_H
+#define LATSCOPE_MEASURE_OPT_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -77,7 +77,7 @@ int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const
 
 /*
  * The same by row index: a command's enum of its rows (TIMER_OPT_INTERVAL,
- * cli/timer.h) names the row, so a renamed row breaks its users' build, not
+ * measure/timer.h) names the row, so a renamed row breaks its users' build, not
  * their run.  -ENOENT when row is not below nopts.
  */
 int opt_mark_at(size_t nopts, struct opt_result *res, size_t row);

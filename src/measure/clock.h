@@ -1,10 +1,10 @@
 /* latscope clock's parameters, command description and report (for tests). */
-#ifndef LATSCOPE_CLI_CLOCK_H
-#define LATSCOPE_CLI_CLOCK_H
+#ifndef LATSCOPE_MEASURE_CLOCK_H
+#define LATSCOPE_MEASURE_CLOCK_H
 
 #include <stdbool.h>
 
-#include "cli/measure.h"
+#include "measure/measure.h"
 #include "probe/clock.h"
 #include "probe/params.h"
 

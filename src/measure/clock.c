@@ -1,5 +1,5 @@
 /* latscope clock: what each clock costs to read, how it is served, its resolution, and its order. */
-#include "cli/clock.h"
+#include "measure/clock.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -7,7 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/commands.h"
 #include "core/array.h"
 #include "core/units.h"
 #include "probe/cycles.h"

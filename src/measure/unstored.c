@@ -1,4 +1,4 @@
-#include "cli/unstored.h"
+#include "measure/unstored.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/exitcode.h"
-#include "cli/storepath.h"
+#include "measure/exitcode.h"
+#include "measure/storepath.h"
 #include "core/nstime.h"
 #include "sys/atomicfile.h"
 #include "sys/mkdirs.h"

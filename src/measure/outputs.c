@@ -1,9 +1,9 @@
-#include "cli/outputs.h"
+#include "measure/outputs.h"
 
 #include <stdio.h>
 
-#include "cli/storecmd.h"
-#include "cli/storepath.h"
+#include "measure/storecmd.h"
+#include "measure/storepath.h"
 #include "sys/samefile.h"
 
 static bool is_option(const struct output *o)

@@ -1,6 +1,6 @@
 /* Exit statuses, documented in the README and the man pages. */
-#ifndef LATSCOPE_CLI_EXITCODE_H
-#define LATSCOPE_CLI_EXITCODE_H
+#ifndef LATSCOPE_MEASURE_EXITCODE_H
+#define LATSCOPE_MEASURE_EXITCODE_H
 
 enum {
 	EXIT_OK = 0,

@@ -12,8 +12,8 @@
  * due while the last one is still being written waits for it.  The measuring
  * threads see none of this.
  */
-#ifndef LATSCOPE_CLI_CHECKPOINT_H
-#define LATSCOPE_CLI_CHECKPOINT_H
+#ifndef LATSCOPE_MEASURE_CHECKPOINT_H
+#define LATSCOPE_MEASURE_CHECKPOINT_H
 
 #include <pthread.h>
 #include <stdatomic.h>

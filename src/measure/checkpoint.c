@@ -1,4 +1,4 @@
-#include "cli/checkpoint.h"
+#include "measure/checkpoint.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
 /* --on-end: what a measuring command does once its result is written. */
-#ifndef LATSCOPE_CLI_ONEND_H
-#define LATSCOPE_CLI_ONEND_H
+#ifndef LATSCOPE_MEASURE_ONEND_H
+#define LATSCOPE_MEASURE_ONEND_H
 
 #include <stdint.h>
 

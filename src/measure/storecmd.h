@@ -1,12 +1,12 @@
 /* What the commands that work with stored runs share. */
-#ifndef LATSCOPE_CLI_STORECMD_H
-#define LATSCOPE_CLI_STORECMD_H
+#ifndef LATSCOPE_MEASURE_STORECMD_H
+#define LATSCOPE_MEASURE_STORECMD_H
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
 
-#include "cli/opt.h"
+#include "measure/opt.h"
 #include "core/error.h"
 #include "result/result.h"
 #include "store/store.h"

@@ -1,11 +1,11 @@
 /* latscope noise's parameters and command description (for tests). */
-#ifndef LATSCOPE_CLI_NOISE_H
-#define LATSCOPE_CLI_NOISE_H
+#ifndef LATSCOPE_MEASURE_NOISE_H
+#define LATSCOPE_MEASURE_NOISE_H
 
 #include <stdbool.h>
 
-#include "cli/measure.h"
-#include "cli/runopt.h"
+#include "measure/measure.h"
+#include "measure/runopt.h"
 #include "probe/noise.h"
 #include "probe/params.h"
 

@@ -1,10 +1,10 @@
 /* latscope wake's parameters and command description (for tests). */
-#ifndef LATSCOPE_CLI_WAKE_H
-#define LATSCOPE_CLI_WAKE_H
+#ifndef LATSCOPE_MEASURE_WAKE_H
+#define LATSCOPE_MEASURE_WAKE_H
 
 #include <stdbool.h>
 
-#include "cli/measure.h"
+#include "measure/measure.h"
 #include "probe/params.h"
 #include "probe/wake.h"
 

@@ -7,8 +7,8 @@
  * directory, as latscope-unstored-START-PROBE.json.  The file is 0600 and
  * never replaces another.
  */
-#ifndef LATSCOPE_CLI_UNSTORED_H
-#define LATSCOPE_CLI_UNSTORED_H
+#ifndef LATSCOPE_MEASURE_UNSTORED_H
+#define LATSCOPE_MEASURE_UNSTORED_H
 
 #include <stdbool.h>
 

@@ -1,11 +1,11 @@
 /* latscope timer's parameters and command description (for tests). */
-#ifndef LATSCOPE_CLI_TIMER_H
-#define LATSCOPE_CLI_TIMER_H
+#ifndef LATSCOPE_MEASURE_TIMER_H
+#define LATSCOPE_MEASURE_TIMER_H
 
 #include <stdbool.h>
 
-#include "cli/measure.h"
-#include "cli/runopt.h"
+#include "measure/measure.h"
+#include "measure/runopt.h"
 #include "probe/params.h"
 #include "probe/timer.h"
 

@@ -1,4 +1,4 @@
-#include "cli/loadrun.h"
+#include "measure/loadrun.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* The files a command writes, checked before it starts: two that are one file
  * would overwrite each other, and one that is the store would replace it. */
-#ifndef LATSCOPE_CLI_OUTPUTS_H
-#define LATSCOPE_CLI_OUTPUTS_H
+#ifndef LATSCOPE_MEASURE_OUTPUTS_H
+#define LATSCOPE_MEASURE_OUTPUTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

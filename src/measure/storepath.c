@@ -1,4 +1,4 @@
-#include "cli/storepath.h"
+#include "measure/storepath.h"
 
 #include <errno.h>
 #include <stdio.h>

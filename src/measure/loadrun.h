@@ -1,9 +1,9 @@
 /* --load and --load-cmd for every measuring command: checked with the other
  * options, started just before the measurement, stopped just after it. */
-#ifndef LATSCOPE_CLI_LOADRUN_H
-#define LATSCOPE_CLI_LOADRUN_H
+#ifndef LATSCOPE_MEASURE_LOADRUN_H
+#define LATSCOPE_MEASURE_LOADRUN_H
 
-#include "cli/opt.h"
+#include "measure/opt.h"
 #include "core/error.h"
 #include "load/load.h"
 #include "result/result.h"

@@ -1,4 +1,4 @@
-#include "cli/storecmd.h"
+#include "measure/storecmd.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/exitcode.h"
-#include "cli/storepath.h"
+#include "measure/exitcode.h"
+#include "measure/storepath.h"
 #include "core/parse.h"
 #include "result/json.h"
 #include "report/tprint.h"

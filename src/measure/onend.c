@@ -1,11 +1,11 @@
-#include "cli/onend.h"
+#include "measure/onend.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/wait.h>
 
-#include "cli/exitcode.h"
+#include "measure/exitcode.h"
 #include "report/tprint.h"
 
 /* The first sample above the trigger, as --on-threshold kept it in the result. */

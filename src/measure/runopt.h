@@ -1,11 +1,11 @@
 /*
- * The rows RUN_OPTS (cli/measure.h) adds to a command's option table, in its
+ * The rows RUN_OPTS (measure/measure.h) adds to a command's option table, in its
  * order, as enumerators PREFIX_CPUS, PREFIX_PRIORITY, ...  A command's enum
  * of its rows ends with RUN_OPT_ROWS(ITS_PREFIX), so a front end can name any
- * of them (cli/timer.h); the command's table checks the count at build time.
+ * of them (measure/timer.h); the command's table checks the count at build time.
  */
-#ifndef LATSCOPE_CLI_RUNOPT_H
-#define LATSCOPE_CLI_RUNOPT_H
+#ifndef LATSCOPE_MEASURE_RUNOPT_H
+#define LATSCOPE_MEASURE_RUNOPT_H
 
 #define RUN_OPT_ROWS(P) \
 	P##_CPUS, P##_PRIORITY, P##_POLICY, P##_DURATION, P##_LOOPS, P##_THRESHOLD, P##_WINDOW, P##_WARMUP, \

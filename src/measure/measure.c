@@ -1,4 +1,4 @@
-#include "cli/measure.h"
+#include "measure/measure.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -8,14 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/checkpoint.h"
-#include "cli/exitcode.h"
-#include "cli/loadrun.h"
-#include "cli/onend.h"
-#include "cli/outputs.h"
-#include "cli/storecmd.h"
-#include "cli/storepath.h"
-#include "cli/unstored.h"
+#include "measure/checkpoint.h"
+#include "measure/exitcode.h"
+#include "measure/loadrun.h"
+#include "measure/onend.h"
+#include "measure/outputs.h"
+#include "measure/storecmd.h"
+#include "measure/storepath.h"
+#include "measure/unstored.h"
 #include "core/units.h"
 #include "probe/runner.h"
 #include "report/text.h"
@@ -357,7 +357,7 @@ static int open_store(const struct measure_extras *x, struct store **ret, struct
 	return err_set(err, r, "the default store: %.440s (use --db PATH or --no-store)", serr.msg);
 }
 
-/* A run the store cannot take is kept in a file instead (cli/unstored.h). */
+/* A run the store cannot take is kept in a file instead (measure/unstored.h). */
 static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, const struct result *res,
 			const struct measure_extras *x, bool quiet, int64_t *ret_id)
 {

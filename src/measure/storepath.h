@@ -1,7 +1,7 @@
 /* Where runs are stored: --db, then $LATSCOPE_DB, then the XDG data directory;
  * and where a run the store could not take is kept instead. */
-#ifndef LATSCOPE_CLI_STOREPATH_H
-#define LATSCOPE_CLI_STOREPATH_H
+#ifndef LATSCOPE_MEASURE_STOREPATH_H
+#define LATSCOPE_MEASURE_STOREPATH_H
 
 #include <stdbool.h>
 #include <stddef.h>

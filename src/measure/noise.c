@@ -1,12 +1,11 @@
 /* latscope noise: the gaps a busy loop sees, and what else happened beside them. */
-#include "cli/noise.h"
+#include "measure/noise.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/commands.h"
 #include "core/array.h"
 #include "core/units.h"
 #include "probe/cycles.h"

@@ -1,10 +1,10 @@
 /* latscope io's parameters and command description (for tests). */
-#ifndef LATSCOPE_CLI_IO_H
-#define LATSCOPE_CLI_IO_H
+#ifndef LATSCOPE_MEASURE_IO_H
+#define LATSCOPE_MEASURE_IO_H
 
 #include <stdbool.h>
 
-#include "cli/measure.h"
+#include "measure/measure.h"
 #include "probe/io.h"
 #include "probe/params.h"
 
@@ -20,5 +20,8 @@ struct io_cmd {
 };
 
 extern const struct measure_cmd io_command;
+
+/* latscope io: its own entry, for --make, before the measuring command. */
+int cmd_io(int argc, char **argv);
 
 #endif
