@@ -32,6 +32,7 @@
 #include "measure/storecmd.h"
 #include "measure/storepath.h"
 #include "measure/opt.h"
+#include "measure/noise.h"
 #include "measure/timer.h"
 #include "core/array.h"
 #include "core/cpuset.h"
@@ -620,6 +621,60 @@ static void test_every_option_is_accepted_in_each_form_and_lands_in_its_own_fiel
 			print_error("case '%s' matches no row of the timer table\n", cases[i].name);
 			fail();
 		}
+}
+
+/* The front ends name rows by these enumerators: a row moved in RUN_OPTS
+ * without its enumerator would hand cyclictest's -i to another option. */
+static void test_each_named_row_of_the_timer_and_noise_tables_is_the_option_of_that_name(void **state)
+{
+	(void)state;
+	static const struct {
+		int timer, noise;
+		const char *name;
+	} rows[] = {
+		{ TIMER_OPT_CPUS, NOISE_OPT_CPUS, "cpus" },
+		{ TIMER_OPT_PRIORITY, NOISE_OPT_PRIORITY, "priority" },
+		{ TIMER_OPT_POLICY, NOISE_OPT_POLICY, "policy" },
+		{ TIMER_OPT_DURATION, NOISE_OPT_DURATION, "duration" },
+		{ TIMER_OPT_LOOPS, NOISE_OPT_LOOPS, "loops" },
+		{ TIMER_OPT_THRESHOLD, NOISE_OPT_THRESHOLD, "threshold" },
+		{ TIMER_OPT_WINDOW, NOISE_OPT_WINDOW, "window" },
+		{ TIMER_OPT_WARMUP, NOISE_OPT_WARMUP, "warmup" },
+		{ TIMER_OPT_FAIL_ABOVE, NOISE_OPT_FAIL_ABOVE, "fail-above" },
+		{ TIMER_OPT_FAIL_STAT, NOISE_OPT_FAIL_STAT, "fail-stat" },
+		{ TIMER_OPT_TRIGGER, NOISE_OPT_TRIGGER, "trigger" },
+		{ TIMER_OPT_ON_THRESHOLD, NOISE_OPT_ON_THRESHOLD, "on-threshold" },
+		{ TIMER_OPT_ACTION_INTERVAL, NOISE_OPT_ACTION_INTERVAL, "action-interval" },
+		{ TIMER_OPT_ON_END, NOISE_OPT_ON_END, "on-end" },
+		{ TIMER_OPT_JSON, NOISE_OPT_JSON, "json" },
+		{ TIMER_OPT_DB, NOISE_OPT_DB, "db" },
+		{ TIMER_OPT_NO_STORE, NOISE_OPT_NO_STORE, "no-store" },
+		{ TIMER_OPT_CHECKPOINT, NOISE_OPT_CHECKPOINT, "checkpoint" },
+		{ TIMER_OPT_LABEL, NOISE_OPT_LABEL, "label" },
+		{ TIMER_OPT_QUIET, NOISE_OPT_QUIET, "quiet" },
+		{ TIMER_OPT_LIVE, NOISE_OPT_LIVE, "live" },
+		{ TIMER_OPT_NO_PM_QOS, NOISE_OPT_NO_PM_QOS, "no-pm-qos" },
+		{ TIMER_OPT_DEEPEST_IDLE_STATE, NOISE_OPT_DEEPEST_IDLE_STATE, "deepest-idle-state" },
+		{ TIMER_OPT_NO_CONTEXT, NOISE_OPT_NO_CONTEXT, "no-context" },
+		{ TIMER_OPT_STRICT, NOISE_OPT_STRICT, "strict" },
+		{ TIMER_OPT_LOAD, NOISE_OPT_LOAD, "load" },
+		{ TIMER_OPT_LOAD_CMD, NOISE_OPT_LOAD_CMD, "load-cmd" },
+		{ TIMER_OPT_HELP, NOISE_OPT_HELP, "help" },
+		{ TIMER_OPT_INTERVAL, -1, "interval" },
+		{ TIMER_OPT_DISTANCE, -1, "distance" },
+		{ TIMER_OPT_CLOCK, NOISE_OPT_CLOCK, "clock" },
+		{ TIMER_OPT_TRACE, NOISE_OPT_TRACE, "trace" },
+		{ -1, NOISE_OPT_BURST, "burst" },
+		{ -1, NOISE_OPT_REST, "rest" },
+	};
+	assert_int_equal(timer_command.nopts, TIMER_NOPTS);
+	assert_int_equal(noise_command.nopts, NOISE_NOPTS);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		if (rows[i].timer >= 0)
+			assert_string_equal(timer_command.opts[rows[i].timer].name, rows[i].name);
+		if (rows[i].noise >= 0)
+			assert_string_equal(noise_command.opts[rows[i].noise].name, rows[i].name);
+	}
 }
 
 static void test_timer_table_has_the_documented_short_names(void **state)
@@ -1758,6 +1813,7 @@ int main(void)
 		cmocka_unit_test(test_without_home_in_the_environment_the_store_is_under_the_password_databases_home),
 		cmocka_unit_test(test_every_option_is_accepted_in_each_form_and_lands_in_its_own_field),
 		cmocka_unit_test(test_timer_table_has_the_documented_short_names),
+		cmocka_unit_test(test_each_named_row_of_the_timer_and_noise_tables_is_the_option_of_that_name),
 		cmocka_unit_test(test_flags_reject_a_value_in_long_form_and_an_attached_character_in_short_form),
 		cmocka_unit_test(test_every_valued_option_at_the_end_of_argv_needs_a_value),
 		cmocka_unit_test(test_every_duration_option_rejects_junk_in_every_form),
