@@ -5,10 +5,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "monitor/label.h"
 #include "store/store.h"
-
-/* The label `latscope monitor` puts on every period it stores. */
-#define MONITOR_LABEL "monitor"
 
 /*
  * Write the page of monitor id ("latest": the monitor whose newest run was

@@ -1,10 +1,12 @@
 #include "monitor/keep.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/nstime.h"
 #include "core/parse.h"
+#include "monitor/label.h"
 
 #define KEEP_COUNT_MAX 1000000u
 
@@ -34,7 +36,7 @@ static bool is_monitor_run(const struct run_info *r)
 	if (r->partial)
 		return false;
 	for (unsigned i = 0; i < r->labels.n; i++)
-		if (strcmp(r->labels.items[i].key, "monitor") == 0)
+		if (strcmp(r->labels.items[i].key, MONITOR_LABEL) == 0)
 			return true;
 	return false;
 }
@@ -81,4 +83,31 @@ size_t keep_select(const struct run_info *runs, size_t n, const struct keep_rule
 			ret_ids[out++] = runs[i].id;
 	}
 	return out;
+}
+
+int keep_prune(const char *store_path, const struct keep_rule *k, uint64_t now_realtime_ns, size_t *ret_removed,
+	       struct lat_error *err)
+{
+	struct store *st = NULL;
+	struct run_filter f = { 0 };
+	struct run_info *runs = NULL;
+	size_t n = 0, drop = 0;
+	int r;
+
+	*ret_removed = 0;
+	if ((r = store_open(store_path, 0, &st, err)) < 0 || (r = store_list(st, &f, &runs, &n, err)) < 0) {
+		store_close(st);
+		return err_prefix(err, r, "option '--keep': cannot read the store: ");
+	}
+	int64_t *ids = calloc(n ? n : 1u, sizeof(*ids));
+	if (ids)
+		drop = keep_select(runs, n, k, now_realtime_ns, ids);
+	if (drop && (r = store_rm(st, ids, drop, err)) < 0)
+		err_prefix(err, r, "option '--keep': cannot remove old runs: ");
+	else
+		*ret_removed = drop;
+	free(ids);
+	free(runs);
+	store_close(st);
+	return r < 0 ? r : 0;
 }
