@@ -47,10 +47,13 @@ struct monitor_cmd {
 	bool help;
 };
 
-/* The timer's options a monitor takes, with their names, ranges and messages. */
-static const char *const from_timer[] = {
-	"cpus", "interval", "priority", "policy", "mode", "timer-slack", "threshold", "window", "label", "db", "no-store",
-	"checkpoint", "quiet", "live", "no-pm-qos", "no-context", "strict",
+/* The timer's options a monitor takes, with their names, ranges and messages:
+ * rows of its table, named by its enum (a renamed row breaks this build). */
+static const enum timer_opt from_timer[] = {
+	TIMER_OPT_CPUS, TIMER_OPT_INTERVAL, TIMER_OPT_PRIORITY, TIMER_OPT_POLICY, TIMER_OPT_MODE,
+	TIMER_OPT_TIMER_SLACK, TIMER_OPT_THRESHOLD, TIMER_OPT_WINDOW, TIMER_OPT_LABEL, TIMER_OPT_DB,
+	TIMER_OPT_NO_STORE, TIMER_OPT_CHECKPOINT, TIMER_OPT_QUIET, TIMER_OPT_LIVE, TIMER_OPT_NO_PM_QOS,
+	TIMER_OPT_NO_CONTEXT, TIMER_OPT_STRICT,
 };
 
 static const struct opt own_opts[] = {
@@ -95,13 +98,12 @@ static void build_table(void)
 	if (ntable)
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(from_timer); i++) {
-		const struct opt *o = opt_find(tc->opts, tc->nopts, from_timer[i]);
-		table[ntable] = *o;
+		table[ntable] = tc->opts[from_timer[i]];
 		table[ntable].offset += offsetof(struct monitor_cmd, t);
-		if (strcmp(o->name, "cpus") == 0)
+		if (from_timer[i] == TIMER_OPT_CPUS)
 			table[ntable].help = "CPUs to measure, one thread each (default: every online CPU but the first, or "
 					     "the one)";
-		if (strcmp(o->name, "checkpoint") == 0)
+		if (from_timer[i] == TIMER_OPT_CHECKPOINT)
 			table[ntable].help = "write the period so far to the store every DUR, marked partial; 0 or none: "
 					     "never; default 10m for periods over 10m";
 		ntable++;
@@ -144,9 +146,9 @@ static void print_help(void)
 /* The timer options the user gave are given to the timer command too. */
 static void mark_given(const struct opt_result *given, struct opt_result *tgiven)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(from_timer); i++)
-		if (opt_given(table, ntable, given, from_timer[i]))
-			opt_mark(timer_command.opts, timer_command.nopts, tgiven, from_timer[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(from_timer); i++)      /* ours are the first rows of table, in order */
+		if (opt_given_at(ntable, given, i))
+			opt_mark_at(timer_command.nopts, tgiven, from_timer[i]);
 }
 
 /* --report's file: not the store, and writable where it is (tried, not assumed). */

@@ -25,13 +25,13 @@ int monitor_default_cpus(struct cpuset *cpus, struct lat_error *err)
 	return 0;
 }
 
-/* What every phase has set as if typed: its CPUs, its length and the monitor's label. */
-static const char *const set_by_monitor[] = { "cpus", "duration", "label" };
-
-static void mark_set(struct monitor_phase *ph)
+/* What every phase has set as if typed: its CPUs, its length and the monitor's label
+ * (the rows cpus, duration, label of the phase's command). */
+static void mark_set(struct monitor_phase *ph, size_t cpus, size_t duration, size_t label)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(set_by_monitor); i++)
-		opt_mark(ph->mc->opts, ph->mc->nopts, &ph->given, set_by_monitor[i]);
+	opt_mark_at(ph->mc->nopts, &ph->given, cpus);
+	opt_mark_at(ph->mc->nopts, &ph->given, duration);
+	opt_mark_at(ph->mc->nopts, &ph->given, label);
 }
 
 int monitor_timer_phase(struct monitor_phase *ph, struct timer_cmd *t, uint64_t rotate_ns, bool checkpoint_given,
@@ -42,11 +42,11 @@ int monitor_timer_phase(struct monitor_phase *ph, struct timer_cmd *t, uint64_t 
 	/* a period over 10 minutes is checkpointed every 10, as a run without -D would be */
 	if (!checkpoint_given && rotate_ns > CHECKPOINT_DEFAULT_NS) {
 		t->out.checkpoint_ns = CHECKPOINT_DEFAULT_NS;
-		opt_mark(timer_command.opts, timer_command.nopts, &ph->given, "checkpoint");
+		opt_mark_at(timer_command.nopts, &ph->given, TIMER_OPT_CHECKPOINT);
 	}
 	t->run.duration_ns = rotate_ns;
 	t->run.period_signal = true;
-	mark_set(ph);
+	mark_set(ph, TIMER_OPT_CPUS, TIMER_OPT_DURATION, TIMER_OPT_LABEL);
 	return measure_check(&timer_command, t, &ph->given, err);
 }
 
@@ -65,7 +65,7 @@ int monitor_noise_phase(struct monitor_phase *ph, struct noise_cmd *nc, const st
 	nc->out.quiet = out->quiet;
 	ph->mc = &noise_command;
 	ph->params = nc;
-	mark_set(ph);
+	mark_set(ph, NOISE_OPT_CPUS, NOISE_OPT_DURATION, NOISE_OPT_LABEL);
 	if ((r = measure_check(&noise_command, nc, &ph->given, err)) < 0) {
 		/* the noise probe's --cpus is the monitor's --noise-cpus */
 		char why[sizeof(err->msg)];
