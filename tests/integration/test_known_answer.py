@@ -80,23 +80,36 @@ class KnownAnswer(TempDirCase):
                           "injection, just after the injected run" % (100 * share, THRESHOLD_US))
         return share
 
-    def assert_expected_share(self, share):
+    def assert_expected_share(self, measure_share):
         """The injected share, on top of the machine's own: a stall cannot lower it (the
         deadline it delays is above the threshold, those it covers are missed, not samples),
         so the lower bound holds on any machine; what stalls add is the machine's own
-        share, measured (quiet_share) when the share passes the bound without it."""
-        base = self.quiet_share() if share >= EXPECTED + TOLERANCE else 0.0
-        msg = f"share above {THRESHOLD_US}us: got {share:.4f}, expected {EXPECTED:.4f} + baseline {base:.4f}"
-        self.assertGreater(share, EXPECTED - TOLERANCE, msg)
+        share, measured (quiet_share) when the share passes the bound without it.  This
+        guest's noise comes and goes within seconds (a run at 27 % over a baseline of 2.8 %
+        measured just after it), so a share above the upper bound is measured once more,
+        with its own baseline, and the second must hold: a wrong count fails both."""
+        for attempt in range(2):
+            share = measure_share()
+            base = self.quiet_share() if share >= EXPECTED + TOLERANCE else 0.0
+            msg = f"share above {THRESHOLD_US}us: got {share:.4f}, expected {EXPECTED:.4f} + baseline {base:.4f}"
+            self.assertGreater(share, EXPECTED - TOLERANCE, msg)
+            if share < EXPECTED + base + TOLERANCE or attempt == 1:
+                break
         self.assertLess(share, EXPECTED + base + TOLERANCE, msg)
+        return share
 
     def test_injected_delay_gives_the_expected_share_above_threshold(self):
         """A relation a stall cannot turn, the machine's own share allowed for (assert_expected_share);
         a stall only raises the max."""
-        got = self.measure(INJECTED_S, inject=True)
-        self.assert_expected_share(self.share(got))
+        runs = []
+
+        def measure_share():
+            runs.append(self.measure(INJECTED_S, inject=True))
+            return self.share(runs[-1])
+
+        self.assert_expected_share(measure_share)
         # The injected latency reaches at least most of the burst.
-        self.assertGreater(got["metrics"]["latency"]["max_ns"], 0.8 * BUSY_US * 1000)
+        self.assertGreater(runs[-1]["metrics"]["latency"]["max_ns"], 0.8 * BUSY_US * 1000)
 
     def test_injected_burst_longer_than_the_interval_is_counted_as_missed(self):
         """A relation a stall cannot turn: a stall only adds missed deadlines (one per ms it
@@ -216,7 +229,7 @@ class KnownAnswer(TempDirCase):
 
     def test_injected_share_reads_right_from_latscope_cyclictest_by_cyclictests_parser(self):
         """A relation a stall cannot turn, the machine's own share allowed for (assert_expected_share)."""
-        self.assert_expected_share(self.cyclictest_share((LATSCOPE, "cyclictest", "--no-store")))
+        self.assert_expected_share(lambda: self.cyclictest_share((LATSCOPE, "cyclictest", "--no-store")))
 
 
 if __name__ == "__main__":
