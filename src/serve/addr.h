@@ -20,6 +20,10 @@ struct listen_addr {
 /* 0, or -EINVAL with "option '--listen': 'S' is not ADDR:PORT ..." in err. */
 int listen_addr_parse(const char *s, struct listen_addr *ret, struct lat_error *err);
 
+/* ADDR:PORT for any option (opt: "--host"); 0, or -EINVAL / -ERANGE with
+ * "option '--host': 'S' is not ADDR:PORT ..." in err.  ret->none is false. */
+int sock_addr_parse(const char *opt, const char *s, struct listen_addr *ret, struct lat_error *err);
+
 /* "127.0.0.1:9464" / "[::1]:9464" of a bound address, for messages. */
 void listen_addr_format(const struct sockaddr_storage *sa, char *buf, size_t size);
 

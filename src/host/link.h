@@ -1,0 +1,48 @@
+/*
+ * The guest's end of its link to `latscope host`: one byte stream, messages
+ * one line each (doc/host-protocol.md).  --host names it:
+ *   serial:DEVICE    a virtio-serial port (/dev/virtio-ports/NAME) or a tty,
+ *                    the channel that needs no network in the guest;
+ *   vsock:CID:PORT   AF_VSOCK, where the guest has it;
+ *   unix:PATH        a unix socket (the agent on this machine, and the tests);
+ *   ADDR:PORT        TCP to a numeric IPv4 or [IPv6] address.
+ * Every wait has a deadline (CLOCK_MONOTONIC ns): a host that does not answer
+ * costs the run a timeout, never a hang.
+ */
+#ifndef LATSCOPE_HOST_LINK_H
+#define LATSCOPE_HOST_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+/* The longest message, its newline included: longer ones end the link. */
+#define HOST_LINE_MAX 65536u
+
+struct host_link {
+	int fd;
+	size_t len;                     /* bytes held in buf */
+	size_t skip;                    /* a line handed out last time, dropped at the next read */
+	char buf[HOST_LINE_MAX + 1];
+};
+
+/* Connect (or open) what spec names, by deadline: 0, or -errno with err naming
+ * option '--host', the spec and the reason. */
+int host_link_open(const char *spec, uint64_t deadline_ns, struct host_link *l, struct lat_error *err);
+
+/* Send line (no newline in it) and a newline, whole, by deadline: 0 or
+ * -ETIMEDOUT, -EPIPE (the host went away), -EINVAL (a newline in line). */
+int host_link_send(struct host_link *l, const char *line, uint64_t deadline_ns);
+
+/* The next line, without its newline and NUL-terminated, valid until the next
+ * call: 0, or -ETIMEDOUT, -ECONNRESET (the host closed the link), -EMSGSIZE
+ * (a line longer than HOST_LINE_MAX: the link is of no more use), -errno. */
+int host_link_recv(struct host_link *l, const char **line, uint64_t deadline_ns);
+
+/* Wrap an open descriptor (a socketpair's end, in tests); the link owns it. */
+void host_link_adopt(struct host_link *l, int fd);
+
+void host_link_close(struct host_link *l);
+
+#endif
