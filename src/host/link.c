@@ -51,11 +51,13 @@ static int connect_by(int fd, const struct sockaddr *sa, socklen_t len, uint64_t
 	return -e;
 }
 
-static int open_unix(const char *spec, const char *path, uint64_t deadline_ns, struct lat_error *err)
+static int open_unix(const char *spec, const char *path, uint64_t deadline_ns,
+		     struct lat_error *err)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
 	if (!*path || strlen(path) >= sizeof(un.sun_path))
-		return err_set(err, -EINVAL, OPT ": '%s': the path is empty or longer than %zu bytes", spec,
+		return err_set(err, -EINVAL,
+			       OPT ": '%s': the path is empty or longer than %zu bytes", spec,
 			       sizeof(un.sun_path) - 1u);
 	strcpy(un.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -69,18 +71,24 @@ static int open_unix(const char *spec, const char *path, uint64_t deadline_ns, s
 	return fd;
 }
 
-static int open_vsock(const char *spec, const char *rest, uint64_t deadline_ns, struct lat_error *err)
+static int open_vsock(const char *spec, const char *rest, uint64_t deadline_ns,
+		      struct lat_error *err)
 {
 	char *end;
 	errno = 0;
 	unsigned long cid = strtoul(rest, &end, 10);
 	unsigned long port = *end == ':' ? strtoul(end + 1, &end, 10) : 0;
-	if (errno || *end || rest[0] < '0' || rest[0] > '9' || cid > UINT32_MAX || port == 0 || port > UINT32_MAX)
-		return err_set(err, -EINVAL, OPT ": '%s' is not vsock:CID:PORT (decimal numbers)", spec);
+	if (errno || *end || rest[0] < '0' || rest[0] > '9' || cid > UINT32_MAX || port == 0 ||
+	    port > UINT32_MAX)
+		return err_set(err, -EINVAL, OPT ": '%s' is not vsock:CID:PORT (decimal numbers)",
+			       spec);
 	int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return err_set(err, -errno, OPT ": '%s': this kernel has no vsock (%s)", spec, strerror(errno));
-	struct sockaddr_vm vm = { .svm_family = AF_VSOCK, .svm_cid = (unsigned)cid, .svm_port = (unsigned)port };
+		return err_set(err, -errno, OPT ": '%s': this kernel has no vsock (%s)", spec,
+			       strerror(errno));
+	struct sockaddr_vm vm = { .svm_family = AF_VSOCK,
+				  .svm_cid = (unsigned)cid,
+				  .svm_port = (unsigned)port };
 	int r = connect_by(fd, (const struct sockaddr *)&vm, sizeof(vm), deadline_ns);
 	if (r < 0) {
 		close(fd);
@@ -118,13 +126,15 @@ static int open_serial(const char *spec, const char *dev, struct lat_error *err)
 		if (tcsetattr(fd, TCSANOW, &t) < 0) {
 			const int e = errno;
 			close(fd);
-			return err_set(err, -e, OPT ": '%s': cannot make the tty raw: %s", spec, strerror(e));
+			return err_set(err, -e, OPT ": '%s': cannot make the tty raw: %s", spec,
+				       strerror(e));
 		}
 	}
 	return fd;
 }
 
-int host_link_open(const char *spec, uint64_t deadline_ns, struct host_link *l, struct lat_error *err)
+int host_link_open(const char *spec, uint64_t deadline_ns, struct host_link *l,
+		   struct lat_error *err)
 {
 	int fd;
 
@@ -163,7 +173,7 @@ int host_link_send(struct host_link *l, const char *line, uint64_t deadline_ns)
 		/* a host gone must be an error here, not a SIGPIPE that ends the run */
 		ssize_t w = send(l->fd, from, len, MSG_NOSIGNAL);
 		if (w < 0 && errno == ENOTSOCK)
-			w = write(l->fd, from, len);    /* a serial port */
+			w = write(l->fd, from, len); /* a serial port */
 		if (w > 0) {
 			done += (size_t)w;
 			continue;

@@ -22,14 +22,15 @@
 
 struct host_link {
 	int fd;
-	size_t len;                     /* bytes held in buf */
-	size_t skip;                    /* a line handed out last time, dropped at the next read */
+	size_t len;  /* bytes held in buf */
+	size_t skip; /* a line handed out last time, dropped at the next read */
 	char buf[HOST_LINE_MAX + 1];
 };
 
 /* Connect (or open) what spec names, by deadline: 0, or -errno with err naming
  * option '--host', the spec and the reason. */
-int host_link_open(const char *spec, uint64_t deadline_ns, struct host_link *l, struct lat_error *err);
+int host_link_open(const char *spec, uint64_t deadline_ns, struct host_link *l,
+		   struct lat_error *err);
 
 /* Send line (no newline in it) and a newline, whole, by deadline: 0 or
  * -ETIMEDOUT, -EPIPE (the host went away), -EINVAL (a newline in line). */

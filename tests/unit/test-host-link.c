@@ -24,7 +24,7 @@
 #include "host/link.h"
 #include "tmpdir.h"
 
-static struct host_link link_;  /* 64 KiB: not on the stack */
+static struct host_link link_; /* 64 KiB: not on the stack */
 
 /* A link over one end of a socketpair; the other end is *peer. */
 static void linked(int *peer)
@@ -181,10 +181,12 @@ static void test_bad_addresses_are_refused_naming_the_option_and_the_reason(void
 		const char *msg;
 	} cases[] = {
 		{ "localhost:9000", -EINVAL, "option '--host': 'localhost:9000' is not ADDR:PORT" },
-		{ "127.0.0.1:70000", -ERANGE, "option '--host': '127.0.0.1:70000': port is not in 0-65535" },
+		{ "127.0.0.1:70000", -ERANGE,
+		  "option '--host': '127.0.0.1:70000': port is not in 0-65535" },
 		{ "vsock:two:9", -EINVAL, "option '--host': 'vsock:two:9' is not vsock:CID:PORT" },
 		{ "vsock:2", -EINVAL, "is not vsock:CID:PORT" },
-		{ "serial:/nonexistent/port", -ENOENT, "option '--host': cannot open '/nonexistent/port'" },
+		{ "serial:/nonexistent/port", -ENOENT,
+		  "option '--host': cannot open '/nonexistent/port'" },
 		{ "unix:", -EINVAL, "the path is empty" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
