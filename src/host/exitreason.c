@@ -74,3 +74,8 @@ const char *host_exit_reason_name(unsigned isa, uint64_t reason)
 	}
 	return NULL;
 }
+
+bool host_exit_is_halt(unsigned isa, uint64_t reason)
+{
+	return (isa == HOST_ISA_VMX && (reason & 0xffffu) == 12u) || (isa == HOST_ISA_SVM && reason == 0x078u);
+}

@@ -6,6 +6,7 @@
 #ifndef LATSCOPE_HOST_EXITREASON_H
 #define LATSCOPE_HOST_EXITREASON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* kvm_exit's isa field. */
@@ -16,5 +17,9 @@
  * VMX reason's upper 16 bits are flags (failed entry, bus lock): the name is
  * the basic reason's, as the tracepoint prints it. */
 const char *host_exit_reason_name(unsigned isa, uint64_t reason);
+
+/* Whether the exit is the guest halting (HLT): the time after it, polling
+ * or asleep, is the guest idle. */
+bool host_exit_is_halt(unsigned isa, uint64_t reason);
 
 #endif

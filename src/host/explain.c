@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/exitreason.h"
 #include "trace/attrib.h"
 
 /* Room to rank in before keeping the top: a 10 ms interval rarely sees more. */
@@ -130,8 +131,11 @@ static void emit(struct walk *w, uint64_t end)
 	if (lo >= hi)
 		return;
 	struct host_answer *a = w->a;
-	a->state_ns[w->state] += hi - lo;
-	add_stretch(a, lo, hi, w->state, w->cpu);
+	/* In the host after a HLT is KVM's halt polling: the guest is idle. */
+	const bool polling = w->state == HOST_ST_IN_HOST && host_exit_is_halt(w->isa, w->reason);
+	const enum host_state s = polling ? HOST_ST_HALTED : w->state;
+	a->state_ns[s] += hi - lo;
+	add_stretch(a, lo, hi, s, w->cpu);
 	if (w->state == HOST_ST_IN_HOST) {
 		struct host_exit_reason *x = exit_slot(w, w->reason, w->isa);
 		if (x)

@@ -7,7 +7,8 @@
  * The thread's time is split into states: running in the guest, running in
  * the host (from kvm_exit to kvm_entry, on its CPU), preempted (switched out
  * while runnable, or woken and waiting for a CPU), halted (switched out
- * asleep: a vCPU sleeps when its guest halted, so the guest was idle) and
+ * asleep, or polling in the host after a HLT exit: a vCPU sleeps when its
+ * guest halted, so the guest was idle) and
  * stopped (a signal or a debugger).  For preempted time it ranks what ran on
  * the host CPU instead (trace_explain's occupancy of that CPU).
  *
@@ -28,9 +29,9 @@
 enum host_state {
 	HOST_ST_UNKNOWN,        /* no event says (the events start later, or the thread had none) */
 	HOST_ST_GUEST,          /* on its CPU, in the guest (with no KVM events: on its CPU) */
-	HOST_ST_IN_HOST,        /* on its CPU, between kvm_exit and kvm_entry */
+	HOST_ST_IN_HOST,        /* on its CPU, between kvm_exit and kvm_entry (but a HLT's: halted) */
 	HOST_ST_PREEMPTED,      /* runnable, not running */
-	HOST_ST_HALTED,         /* asleep: the guest halted */
+	HOST_ST_HALTED,         /* asleep or halt-polling: the guest halted */
 	HOST_ST_STOPPED,        /* stopped or traced */
 	HOST_ST_OFF,            /* switched out, and no event tells why */
 	HOST_STATES

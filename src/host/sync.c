@@ -40,7 +40,7 @@ static void pair_band(const struct host_sync_slot *a, const struct host_sync_slo
 /* The intersection of all pairs' bands at t; -ERANGE when it is empty. */
 static int band_at(const struct host_sync *s, uint64_t t, int64_t base, double *ret_lo, double *ret_hi)
 {
-	double lo = -INFINITY, hi = INFINITY;
+	double lo = -HUGE_VAL, hi = HUGE_VAL;
 	for (unsigned i = 0; i < s->n; i++)
 		for (unsigned j = i + 1u; j < s->n; j++) {
 			double l, h;
@@ -139,7 +139,7 @@ int host_sync_host_of(const struct host_sync *s, uint64_t guest_ns, uint64_t *re
 /* The drift from the pair that bounds it tightest: far apart, narrow intervals. */
 static void drift_of(const struct host_sync *s, struct host_sync_status *st)
 {
-	double best = INFINITY;
+	double best = HUGE_VAL;
 	for (unsigned i = 0; i < s->n; i++)
 		for (unsigned j = i + 1u; j < s->n; j++) {
 			const struct host_sync_slot *a = slot_at(s, i), *b = slot_at(s, j);

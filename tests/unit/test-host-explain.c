@@ -186,6 +186,25 @@ static void test_exits_between_kvm_exit_and_kvm_entry_are_summed_by_reason(void 
 	assert_line(&a, "the host: vCPU 1 running but in the host for 2.1ms: 3 exits, EPT_VIOLATION 1.9ms");
 }
 
+static void test_a_halt_exit_polling_then_asleep_is_halted_not_time_in_the_host(void **state)
+{
+	(void)state;
+	put_switch(MS(0), 3, &idle, 0, &vcpu1);
+	put(MS(10), 3, TRACE_EV_KVM_EXIT, vcpu1.pid, 12, HOST_ISA_VMX);           /* HLT */
+	put_switch(MS(10.2), 3, &vcpu1, ASLEEP, &hog);      /* polled 0.2 ms, then slept */
+	put_switch(MS(40), 3, &hog, ASLEEP, &idle);
+	put(MS(40), 3, TRACE_EV_SCHED_WAKING, vcpu1.pid, 0, 0);
+	put_switch(MS(40), 3, &idle, 0, &vcpu1);
+	put(MS(40.05), 3, TRACE_EV_KVM_ENTRY, vcpu1.pid, 0, 0);
+	put(MS(60), 3, TRACE_EV_KVM_EXIT, vcpu1.pid, 1, HOST_ISA_VMX);
+	const struct host_answer a = ask(5, 50);
+	assert_int_equal(a.state_ns[HOST_ST_HALTED], 30050 * NS_PER_US);
+	assert_int_equal(a.in_host_ns, 0);
+	assert_int_equal(a.exits[0].reason, 12);
+	assert_int_equal(a.exits[0].ns, 250 * NS_PER_US);   /* on the CPU after it: polling and the way back */
+	assert_line(&a, "the host: vCPU 1 halted (the guest was idle)");
+}
+
 static void test_exit_reasons_carry_the_kernels_names_for_vmx_and_svm(void **state)
 {
 	(void)state;
@@ -321,6 +340,7 @@ int main(void)
 		cmocka_unit_test_setup(test_a_vcpu_that_slept_is_halted_not_blamed_on_what_ran, reset),
 		cmocka_unit_test_setup(test_switched_out_with_no_wakeup_before_its_return_is_preempted, reset),
 		cmocka_unit_test_setup(test_exits_between_kvm_exit_and_kvm_entry_are_summed_by_reason, reset),
+		cmocka_unit_test_setup(test_a_halt_exit_polling_then_asleep_is_halted_not_time_in_the_host, reset),
 		cmocka_unit_test_setup(test_exit_reasons_carry_the_kernels_names_for_vmx_and_svm, reset),
 		cmocka_unit_test_setup(test_an_interval_whose_start_the_events_no_longer_cover_says_so, reset),
 		cmocka_unit_test_setup(test_events_lost_inside_the_interval_are_said, reset),
