@@ -336,6 +336,9 @@ static void step(struct walk *w, const struct trace_ev *ev, size_t n, size_t j, 
 		break;
 	case TRACE_EV_NONE:
 	case TRACE_EV_HRTIMER_START:
+	case TRACE_EV_KVM_EXIT:
+	case TRACE_EV_KVM_ENTRY:
+	case TRACE_EV_SCHED_MIGRATE:
 	case TRACE_EV_TYPES:
 		break;
 	}

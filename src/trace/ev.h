@@ -19,15 +19,39 @@ enum trace_ev_type {
 	TRACE_EV_HRTIMER_EXIT,    /* timer */
 	TRACE_EV_SCHED_WAKING,    /* pid, prio, comm of the woken task */
 	TRACE_EV_SCHED_WAKEUP,    /* as waking */
-	TRACE_EV_SCHED_SWITCH,    /* pid, prio, comm = next; prev_pid, prev_prio, prev_comm = prev */
+	TRACE_EV_SCHED_SWITCH,    /* pid, prio, comm = next; prev_pid, prev_prio, prev_comm = prev;
+				   * arg, arg2: see TRACE_SWITCH_* below (0 from today's collectors) */
 	TRACE_EV_IRQ_ENTRY,       /* pid = irq number, comm = handler name (cut to 15 chars) */
 	TRACE_EV_IRQ_EXIT,        /* pid = irq number */
 	TRACE_EV_SOFTIRQ_ENTRY,   /* pid = vector */
 	TRACE_EV_SOFTIRQ_EXIT,    /* pid = vector */
 	TRACE_EV_SYS_EXIT,        /* pid = the task returning, arg = syscall number */
 	TRACE_EV_LOST,            /* marker: the ring buffer lost arg events before ts (arg 0: unknown) */
+	/* The host agent's (src/host/): a vCPU thread's exits to KVM and its moves. */
+	TRACE_EV_KVM_EXIT,        /* pid = the vCPU thread, arg = exit_reason, arg2 = isa, both as the
+				   * kvm_exit tracepoint has them (isa 1 VMX, 2 SVM) */
+	TRACE_EV_KVM_ENTRY,       /* pid = the vCPU thread: back into the guest */
+	TRACE_EV_SCHED_MIGRATE,   /* pid, prio, comm of the task; arg = dest cpu, arg2 = orig cpu */
 	TRACE_EV_TYPES
 };
+
+/*
+ * SCHED_SWITCH's arg and arg2 are optional, so that a collector that leaves
+ * them 0 (tracefs and BPF today) stays right: a reader that needs them checks
+ * the KNOWN bit and otherwise infers what it can.
+ *
+ * arg: TRACE_SWITCH_STATE_KNOWN | the tracepoint's prev_state: 0 (or the
+ * TASK_REPORT_MAX "+" bit alone, 0x100 since Linux 4.14) means prev was
+ * still runnable (preempted); any of the low byte's bits, sleeping or stopped
+ * (1 S, 2 D, 4 T, 8 t, 0x80 I).
+ * arg2: TRACE_SWITCH_POLICY_KNOWN | next's scheduling policy (SCHED_OTHER 0,
+ * FIFO 1, RR 2, BATCH 3, IDLE 5, DEADLINE 6): the tracepoint has no policy,
+ * so only a collector that reads the task (BPF) can fill it.
+ */
+#define TRACE_SWITCH_STATE_KNOWN  (UINT64_C(1) << 63)
+#define TRACE_SWITCH_POLICY_KNOWN (UINT64_C(1) << 63)
+#define TRACE_SWITCH_STATE_MASK   UINT64_C(0xff)        /* bits that mean "not runnable" */
+#define TRACE_SWITCH_STATE_STOPPED UINT64_C(0x0c)       /* __TASK_STOPPED, __TASK_TRACED */
 
 struct trace_ev {
 	uint64_t ts;

@@ -190,6 +190,9 @@ static int on_event(struct tep_event *event, struct tep_record *rec, int cpu, vo
 		break;
 	case TRACE_EV_NONE:
 	case TRACE_EV_LOST:
+	case TRACE_EV_KVM_EXIT:         /* not collected here (yet): the host agent's */
+	case TRACE_EV_KVM_ENTRY:
+	case TRACE_EV_SCHED_MIGRATE:
 	case TRACE_EV_TYPES:
 		return 0;
 	}
