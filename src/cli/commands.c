@@ -18,6 +18,7 @@ const struct command commands[] = {
 	{ "clock", NULL, &clock_command, "what each clock costs to read per CPU, vDSO or system call, resolution" },
 	{ "sys", cmd_sys, NULL, "system fingerprint and latency advice" },
 	{ "monitor", cmd_monitor, NULL, "measure timer latency continuously, serve it to Prometheus, store each period" },
+	{ "host", cmd_host, NULL, "the agent on a VM's host: finds its vCPU threads, lines a guest's clock up with the host's" },
 	{ "cyclictest", cmd_cyclictest, NULL, "cyclictest's options and output, measured and stored by latscope" },
 	{ "rtla", cmd_rtla, NULL, "rtla timerlat hist and top: their options and output, measured and stored by latscope" },
 	{ "oslat", cmd_oslat, NULL, "oslat's options and output, measured and stored by latscope" },

@@ -35,6 +35,7 @@ int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
+int cmd_host(int argc, char **argv);
 
 /* Run row c with argv[0] its name. */
 int command_run(const struct command *c, int argc, char **argv);

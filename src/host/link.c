@@ -155,7 +155,7 @@ int host_link_open(const char *spec, uint64_t deadline_ns, struct host_link *l,
 void host_link_adopt(struct host_link *l, int fd)
 {
 	l->fd = fd;
-	l->len = l->skip = 0;
+	l->lb.start = l->lb.len = 0;
 	int flags = fcntl(fd, F_GETFL);
 	if (flags >= 0)
 		fcntl(fd, F_SETFL, flags | O_NONBLOCK);
@@ -191,26 +191,21 @@ int host_link_send(struct host_link *l, const char *line, uint64_t deadline_ns)
 
 int host_link_recv(struct host_link *l, const char **line, uint64_t deadline_ns)
 {
-	/* the line handed out last time goes now: the caller is done with it */
-	memmove(l->buf, l->buf + l->skip, l->len - l->skip);
-	l->len -= l->skip;
-	l->skip = 0;
 	for (;;) {
-		char *nl = memchr(l->buf, '\n', l->len);
-		if (nl) {
-			*nl = '\0';
-			*line = l->buf;
-			l->skip = (size_t)(nl - l->buf) + 1u;
-			return 0;
+		char *got;
+		size_t len, room;
+		int r = host_linebuf_line(&l->lb, &got, &len);
+		if (r != 0) {
+			*line = got;
+			return r < 0 ? r : 0;
 		}
-		if (l->len >= HOST_LINE_MAX)
-			return -EMSGSIZE;
-		ssize_t r = read(l->fd, l->buf + l->len, HOST_LINE_MAX - l->len);
-		if (r > 0) {
-			l->len += (size_t)r;
+		char *tail = host_linebuf_tail(&l->lb, &room);
+		ssize_t n = read(l->fd, tail, room);
+		if (n > 0) {
+			host_linebuf_added(&l->lb, (size_t)n);
 			continue;
 		}
-		if (r == 0)
+		if (n == 0)
 			return -ECONNRESET;
 		if (errno == EINTR)
 			continue;
@@ -227,5 +222,5 @@ void host_link_close(struct host_link *l)
 	if (l->fd >= 0)
 		close(l->fd);
 	l->fd = -1;
-	l->len = l->skip = 0;
+	l->lb.start = l->lb.len = 0;
 }

@@ -16,15 +16,11 @@
 #include <stdint.h>
 
 #include "core/error.h"
-
-/* The longest message, its newline included: longer ones end the link. */
-#define HOST_LINE_MAX 65536u
+#include "host/proto.h"
 
 struct host_link {
 	int fd;
-	size_t len;  /* bytes held in buf */
-	size_t skip; /* a line handed out last time, dropped at the next read */
-	char buf[HOST_LINE_MAX + 1];
+	struct host_linebuf lb; /* what was read and not yet taken as a line */
 };
 
 /* Connect (or open) what spec names, by deadline: 0, or -errno with err naming

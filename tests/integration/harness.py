@@ -285,11 +285,16 @@ class Started:
         return "".join(self.out), "".join(self.err)
 
     def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+        kill_and_close(self.proc)
+
+
+def kill_and_close(proc):
+    """A background process ended, if it still runs, and its output pipes closed."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
 
 
 COUNT_MARK = "latscope-count: "
