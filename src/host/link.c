@@ -164,16 +164,13 @@ void host_link_adopt(struct host_link *l, int fd)
 int host_link_send(struct host_link *l, const char *line, uint64_t deadline_ns)
 {
 	const size_t n = strlen(line);
-	if (memchr(line, '\n', n) || n + 1u > HOST_LINE_MAX)
+	if (n == 0 || line[n - 1u] != '\n' || memchr(line, '\n', n - 1u) || n > HOST_LINE_MAX)
 		return -EINVAL;
-	for (size_t done = 0; done < n + 1u;) {
-		/* the newline as the last byte, without copying the line */
-		const char *from = done < n ? line + done : "\n";
-		const size_t len = done < n ? n - done : 1u;
+	for (size_t done = 0; done < n;) {
 		/* a host gone must be an error here, not a SIGPIPE that ends the run */
-		ssize_t w = send(l->fd, from, len, MSG_NOSIGNAL);
+		ssize_t w = send(l->fd, line + done, n - done, MSG_NOSIGNAL);
 		if (w < 0 && errno == ENOTSOCK)
-			w = write(l->fd, from, len); /* a serial port */
+			w = write(l->fd, line + done, n - done); /* a serial port */
 		if (w > 0) {
 			done += (size_t)w;
 			continue;

@@ -28,8 +28,9 @@ struct host_link {
 int host_link_open(const char *spec, uint64_t deadline_ns, struct host_link *l,
 		   struct lat_error *err);
 
-/* Send line (no newline in it) and a newline, whole, by deadline: 0 or
- * -ETIMEDOUT, -EPIPE (the host went away), -EINVAL (a newline in line). */
+/* Send line, which ends in its one newline (as host/proto.h's encoders make
+ * it), whole, by deadline: 0 or -ETIMEDOUT, -EPIPE (the host went away),
+ * -EINVAL (no newline at the end, or one before it). */
 int host_link_send(struct host_link *l, const char *line, uint64_t deadline_ns);
 
 /* The next line, without its newline and NUL-terminated, valid until the next

@@ -107,18 +107,19 @@ static void test_nothing_by_the_deadline_is_a_timeout_not_a_hang(void **state)
 	host_link_close(&link_);
 }
 
-static void test_a_sent_line_ends_in_one_newline_and_may_hold_none(void **state)
+static void test_a_sent_line_ends_in_its_one_newline(void **state)
 {
 	(void)state;
 	int peer;
 	char got[64] = { 0 };
 	linked(&peer);
-	assert_int_equal(host_link_send(&link_, "{\"op\":\"hello\"}", soon()), 0);
+	assert_int_equal(host_link_send(&link_, "{\"op\":\"hello\"}\n", soon()), 0);
 	assert_int_equal(read(peer, got, sizeof(got) - 1u), 15);
 	assert_string_equal(got, "{\"op\":\"hello\"}\n");
-	assert_int_equal(host_link_send(&link_, "two\nlines", soon()), -EINVAL);
+	assert_int_equal(host_link_send(&link_, "two\nlines\n", soon()), -EINVAL);
+	assert_int_equal(host_link_send(&link_, "no newline", soon()), -EINVAL);
 	close(peer);
-	assert_int_equal(host_link_send(&link_, "gone", soon()), -EPIPE);
+	assert_int_equal(host_link_send(&link_, "gone\n", soon()), -EPIPE);
 	host_link_close(&link_);
 }
 
@@ -165,7 +166,7 @@ static void test_a_serial_tty_is_made_raw_and_carries_lines_both_ways(void **sta
 	assert_int_equal(write(master, "a\rb\n", 4), 4);
 	assert_int_equal(host_link_recv(&link_, &line, soon()), 0);
 	assert_string_equal(line, "a\rb");
-	assert_int_equal(host_link_send(&link_, "back", soon()), 0);
+	assert_int_equal(host_link_send(&link_, "back\n", soon()), 0);
 	assert_int_equal(read(master, got, sizeof(got) - 1u), 5);
 	assert_string_equal(got, "back\n");
 	host_link_close(&link_);
@@ -204,7 +205,7 @@ int main(void)
 		cmocka_unit_test(test_two_lines_in_one_write_come_out_one_at_a_time),
 		cmocka_unit_test(test_a_line_longer_than_the_limit_ends_the_link_with_emsgsize),
 		cmocka_unit_test(test_nothing_by_the_deadline_is_a_timeout_not_a_hang),
-		cmocka_unit_test(test_a_sent_line_ends_in_one_newline_and_may_hold_none),
+		cmocka_unit_test(test_a_sent_line_ends_in_its_one_newline),
 		cmocka_unit_test(test_unix_path_connects_to_a_listening_socket),
 		cmocka_unit_test(test_a_serial_tty_is_made_raw_and_carries_lines_both_ways),
 		cmocka_unit_test(test_bad_addresses_are_refused_naming_the_option_and_the_reason),

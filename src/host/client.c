@@ -1,0 +1,128 @@
+#include "host/client.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/nstime.h"
+#include "host/proto.h"
+#include "host/session.h"
+
+/* Send m and read the agent's answer to it into ret: 0 or -errno with err. */
+static int ask(struct host_client *c, const struct host_msg *m, uint64_t deadline_ns,
+	       const char **ret_line, struct lat_error *err)
+{
+	char *line;
+	int r = host_encode_msg(m, false, &line);
+	if (r < 0)
+		return err_set(err, r, "cannot make a request to the host: %s", strerror(-r));
+	r = host_link_send(&c->link, line, deadline_ns);
+	free(line);
+	if (r == 0)
+		r = host_link_recv(&c->link, ret_line, deadline_ns);
+	if (r < 0)
+		return err_set(err, r, "the host did not answer: %s",
+			       r == -ETIMEDOUT	  ? "no answer in time"
+			       : r == -ECONNRESET ? "it closed the link"
+						  : strerror(-r));
+	return 0;
+}
+
+/* The VM and its vCPUs, from the agent's hello. */
+static int read_hello(struct host_client *c, const char *line, struct lat_error *err)
+{
+	json_error_t jerr;
+	json_t *o = json_loads(line, 0, &jerr);
+	const char *op = json_string_value(json_object_get(o, "op"));
+	int r = 0;
+
+	if (op && !strcmp(op, "error")) {
+		const char *why = json_string_value(json_object_get(o, "error"));
+		r = err_set(err, why && !strcmp(why, HOST_AUTH_FAILED) ? -EACCES : -EPROTO,
+			    "the host refused: %s", why ? why : "(no reason)");
+	} else if (!op || strcmp(op, "hello") || !json_is_array(json_object_get(o, "vcpus"))) {
+		r = err_set(err, -EPROTO, "the host's hello is not one of latscope host's");
+	} else {
+		json_t *vm = json_object_get(o, "vm");
+		const char *name = json_string_value(json_object_get(vm, "name"));
+		const char *by = json_string_value(json_object_get(o, "found_by"));
+		c->vm_pid = (long)json_integer_value(json_object_get(vm, "pid"));
+		snprintf(c->vm_name, sizeof(c->vm_name), "%s", name ? name : "?");
+		snprintf(c->found_by, sizeof(c->found_by), "%s", by ? by : "?");
+		c->nvcpus = (unsigned)json_array_size(json_object_get(o, "vcpus"));
+	}
+	json_decref(o);
+	return r;
+}
+
+int host_client_connect(struct host_client *c, const char *spec, const uint8_t *secret,
+			size_t secret_len, uint64_t deadline_ns, struct lat_error *err)
+{
+	struct host_greeting g;
+	const char *line;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->link.fd = -1;
+	host_sync_init(&c->sync);
+	if ((r = host_link_open(spec, deadline_ns, &c->link, err)) < 0)
+		return r;
+	if ((r = host_link_recv(&c->link, &line, deadline_ns)) < 0) {
+		host_client_close(c);
+		return err_set(err, r, "'%s' did not greet: %s", spec,
+			       r == -ETIMEDOUT ? "nothing came in time" : strerror(-r));
+	}
+	if (host_decode_greeting(line, strlen(line), &g, err) < 0 ||
+	    g.version != HOST_PROTO_VERSION) {
+		host_client_close(c);
+		return err_set(err, -EPROTO, "'%s' is not a latscope host of protocol %d", spec,
+			       HOST_PROTO_VERSION);
+	}
+	if (g.auth && !secret) {
+		host_client_close(c);
+		return err_set(err, -EACCES,
+			       "the host at '%s' asks for a secret, and none was given", spec);
+	}
+	struct host_msg hello = { .op = HOST_OP_HELLO,
+				  .version = HOST_PROTO_VERSION,
+				  .has_auth = g.auth };
+	if (g.auth)
+		host_session_auth(g.nonce, secret, secret_len, hello.auth);
+	if ((r = ask(c, &hello, deadline_ns, &line, err)) < 0 ||
+	    (r = read_hello(c, line, err)) < 0) {
+		host_client_close(c);
+		return r;
+	}
+	return 0;
+}
+
+int host_client_exchange(struct host_client *c, uint64_t deadline_ns, struct lat_error *err)
+{
+	struct host_msg m = { .op = HOST_OP_TIME, .has_seq = true, .seq = ++c->seq };
+	struct host_msg reply;
+	const char *line;
+
+	m.t1 = mono_ns();
+	int r = ask(c, &m, deadline_ns, &line, err);
+	const uint64_t t4 = mono_ns();
+	if (r < 0)
+		return r;
+	if (host_decode_reply(line, strlen(line), &reply, err) < 0)
+		return -EPROTO;
+	if (reply.op != HOST_OP_TIME || !reply.has_seq || reply.seq != m.seq || reply.t1 != m.t1)
+		return err_set(err, -EPROTO,
+			       "the host answered a time exchange with something else");
+	c->t[0] = m.t1;
+	c->t[1] = reply.t2;
+	c->t[2] = reply.t3;
+	c->t[3] = t4;
+	host_sync_add(&c->sync, m.t1, reply.t2, reply.t3, t4);
+	return 0;
+}
+
+void host_client_close(struct host_client *c)
+{
+	host_link_close(&c->link);
+}
