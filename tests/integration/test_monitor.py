@@ -673,7 +673,9 @@ class TestUsage(MonitorCase):
         os.mkdir(d)
         mon = Monitor(self, "-a", "1", "--rotate", "1s", "-q", db="d/runs.db")
         self.wait_stored(mon, 1, db="d/runs.db")       # the first period is stored
-        shutil.rmtree(d)
+        # Moved away in one step: the monitor may be writing beside its store this very
+        # moment (a journal), which a removal file by file would race with.
+        os.rename(d, d + ".gone")
         with open(d, "w") as f:
             f.write("x")            # the store's directory is now a file
         end = time.monotonic() + 30
