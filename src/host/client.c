@@ -38,11 +38,11 @@ static int read_hello(struct host_client *c, const char *line, struct lat_error 
 	const char *op = json_string_value(json_object_get(o, "op"));
 	int r = 0;
 
-	if (op && !strcmp(op, "error")) {
+	if (op && strcmp(op, "error") == 0) {
 		const char *why = json_string_value(json_object_get(o, "error"));
-		r = err_set(err, why && !strcmp(why, HOST_AUTH_FAILED) ? -EACCES : -EPROTO,
+		r = err_set(err, why && strcmp(why, HOST_AUTH_FAILED) == 0 ? -EACCES : -EPROTO,
 			    "the host refused: %s", why ? why : "(no reason)");
-	} else if (!op || strcmp(op, "hello") || !json_is_array(json_object_get(o, "vcpus"))) {
+	} else if (!op || strcmp(op, "hello") != 0 || !json_is_array(json_object_get(o, "vcpus"))) {
 		r = err_set(err, -EPROTO, "the host's hello is not one of latscope host's");
 	} else {
 		json_t *vm = json_object_get(o, "vm");

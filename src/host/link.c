@@ -138,11 +138,11 @@ int host_link_open(const char *spec, uint64_t deadline_ns, struct host_link *l,
 {
 	int fd;
 
-	if (!strncmp(spec, "serial:", 7))
+	if (strncmp(spec, "serial:", 7) == 0)
 		fd = open_serial(spec, spec + 7, err);
-	else if (!strncmp(spec, "unix:", 5))
+	else if (strncmp(spec, "unix:", 5) == 0)
 		fd = open_unix(spec, spec + 5, deadline_ns, err);
-	else if (!strncmp(spec, "vsock:", 6))
+	else if (strncmp(spec, "vsock:", 6) == 0)
 		fd = open_vsock(spec, spec + 6, deadline_ns, err);
 	else
 		fd = open_tcp(spec, deadline_ns, err);
