@@ -2,7 +2,8 @@
 
 QEMU's software emulation (TCG) boots Debian's kernel with a busybox initramfs built here (no image
 is checked in): its /init loads the 9p and virtio-serial modules, mounts this machine's / read-only
-over 9p, with proc, sysfs, devtmpfs, tracefs and tmpfs for /tmp, /run and /dev/shm over it, and runs
+over 9p, with proc, sysfs, devtmpfs, tracefs and tmpfs for /run, /var/tmp and /dev/shm over it (the scratch directory is /run/guest: a tree
+under this machine's /tmp stays visible), and runs
 the commands the harness sends it, each in `chroot` to that root, so the guest runs this build of
 latscope with this machine's libraries.  What the guest writes stays in its tmpfs.
 
@@ -52,9 +53,12 @@ BOOT_TIMEOUT = 120
 # What a command in the guest starts with: nothing of the test process's environment, a
 # HOME, store and temporary files in the guest's tmpfs, and gcov's counters (./check
 # --coverage) written there too, since the build tree is read-only in the guest.
-GUEST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/tmp",
-             "TMPDIR": "/tmp", "XDG_DATA_HOME": "/tmp/.local/share", "XDG_STATE_HOME": "/tmp/.local/state",
-             "GCOV_PREFIX": "/tmp/gcov"}
+# The scratch directory is under /run, not /tmp: a build tree or a checkout under this
+# machine's /tmp must stay visible in the guest (a tmpfs on /tmp hid it).
+SCRATCH = "/run/guest"
+GUEST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": SCRATCH,
+             "TMPDIR": SCRATCH, "XDG_DATA_HOME": SCRATCH + "/.local/share",
+             "XDG_STATE_HOME": SCRATCH + "/.local/state", "GCOV_PREFIX": SCRATCH + "/gcov"}
 # The Debian packages, named in a skip's reason.
 INSTALL = "(scripts/install-deps installs it)"
 
@@ -83,9 +87,10 @@ mnt proc /host/proc
 mnt sysfs /host/sys
 mnt devtmpfs /host/dev
 mount -t tracefs tracefs /host/sys/kernel/tracing || echo "latscope-guest: no tracefs" >/dev/console
-for d in /host/tmp /host/run /host/var/tmp; do
+for d in /host/run /host/var/tmp; do
 	[ -d $d ] && mnt tmpfs $d
 done
+mkdir -p /host/run/guest
 mkdir -p /host/dev/shm && mnt tmpfs /host/dev/shm
 # udev's names of the virtio-serial ports (60-virtio-ports rule): /dev/virtio-ports/NAME, in the
 # one devtmpfs that /dev and /host/dev both show.
@@ -410,7 +415,7 @@ class Guest:
         else bytes).  Past timeout the guest is killed and subprocess.TimeoutExpired raised."""
         if self.proc is None or self.proc.poll() is not None:
             raise GuestError("the guest is not running")
-        words = ["/usr/bin/env", "-i", "-C", "/tmp"] + ["%s=%s" % kv for kv in dict(GUEST_ENV, **(env or {})).items()]
+        words = ["/usr/bin/env", "-i", "-C", SCRATCH] + ["%s=%s" % kv for kv in dict(GUEST_ENV, **(env or {})).items()]
         line = " ".join(shlex.quote(w) for w in words + list(argv))
         deadline = time.monotonic() + timeout
         try:

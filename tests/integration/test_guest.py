@@ -14,7 +14,7 @@ import tempfile
 import threading
 import unittest
 
-from guest import SERIAL_PORT, Guest, GuestError, Qmp, lacking
+from guest import SCRATCH, SERIAL_PORT, Guest, GuestError, Qmp, lacking
 from harness import LATSCOPE, TempDirCase, check_consistent, main, parse
 
 WHY = lacking()
@@ -55,19 +55,19 @@ class InTheGuest(unittest.TestCase):
 
     def test_what_the_guest_writes_stays_in_its_tmpfs_and_this_machines_files_are_read_only(self):
         here = os.path.join(os.path.dirname(os.path.abspath(LATSCOPE)), "written-by-the-guest")
-        p = self.guest.run(["sh", "-c", "echo kept > /tmp/kept && cat /tmp/kept && echo x > " + here])
+        p = self.guest.run(["sh", "-c", "echo kept > %s/kept && cat %s/kept && echo x > " % (SCRATCH, SCRATCH) + here])
         self.assertEqual(p.stdout, "kept\n")
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("Read-only file system", p.stderr)
         self.assertFalse(os.path.exists(here))
-        self.assertEqual(self.guest.read("/tmp/kept"), b"kept\n")
+        self.assertEqual(self.guest.read(SCRATCH + "/kept"), b"kept\n")
 
     def test_a_timer_run_inside_the_emulated_guest_measures_every_cpu_and_its_json_comes_back(self):
         g = self.guest
         p = g.run([os.path.abspath(LATSCOPE), "timer", "-a", "0,1", "-l", "300", "-i", "1ms", "-q", "--no-store",
-                   "--json", "/tmp/timer.json"], timeout=60)
+                   "--json", SCRATCH + "/timer.json"], timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
-        doc = parse(g.read("/tmp/timer.json").decode(), what="the guest's timer result")
+        doc = parse(g.read(SCRATCH + "/timer.json").decode(), what="the guest's timer result")
         check_consistent(self, doc)
         self.assertEqual([c["cpu"] for c in doc["cpus"]], [0, 1])
         self.assertEqual([c["metrics"][doc["metrics"][0]]["count"] for c in doc["cpus"]], [300, 300])
