@@ -100,12 +100,14 @@ class TimerTrace(TempDirCase):
                     held.append(c["ns"])
                     self.assertLess(c["prio"], 99 - 80, "a real-time task, above the measuring thread")
         self.assertTrue(held, doc["trace"]["cpus"][0]["spikes"])
-        # A burst is held for at most its own length; the exception is a hypervisor
-        # stall inside it, which the guest's trace cannot tell from the task running
-        # (it failed once so, at 3.07 ms for a 2 ms burst), so most, not all.
-        one_burst = [h for h in held if h <= busy_us * 1000 * 1.1]
-        self.assertGreaterEqual(len(one_burst), 0.7 * len(held), f"held {held} for bursts of {busy_us} us")
-        self.assertGreaterEqual(max(one_burst), busy_us * 1000 * 0.7, "the largest caught most of a burst")
+        # A burst is held for its own length; a hypervisor stall inside it, which the
+        # guest's trace cannot tell from the task running, can only lengthen a hold (on
+        # this guest half of them were: 5.9-15.9 ms for 6 ms bursts).  So the relation
+        # judged is one a stall cannot turn: some hold caught most of a burst, and the
+        # shortest of those is one burst long (a count that doubled every hold would not be).
+        whole = [h for h in held if h >= busy_us * 1000 * 0.7]
+        self.assertTrue(whole, f"no hold caught most of a burst: held {held} for bursts of {busy_us} us")
+        self.assertLessEqual(min(whole), busy_us * 1000 * 1.1, f"held {held} for bursts of {busy_us} us")
 
     def interrupted(self, sig):
         # The signal comes once a first window of traced samples was printed.
