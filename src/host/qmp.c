@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/nstime.h"
+#include "host/link.h"
 #include "host/proto.h"
 
 int host_qmp_greeting(const char *line, size_t len, struct lat_error *err)
@@ -66,64 +67,57 @@ int host_qmp_reply(const char *line, size_t len, struct host_vm *vm, struct lat_
 	return r;
 }
 
-/* The next line from fd into *line (lb's). */
-static int next_line(int fd, struct host_linebuf *lb, char **line, size_t *len, struct lat_error *err)
+/* The next line from the link, each answer within HOST_QMP_TIMEOUT_S. */
+static int next_line(struct host_link *l, const char **line, struct lat_error *err)
 {
-	for (;;) {
-		size_t room;
-		int r = host_linebuf_line(lb, line, len);
-		if (r > 0)
-			return 0;
-		if (r < 0)
-			return err_set(err, -EPROTO, "a QMP message is longer than %d bytes", HOST_LINE_MAX);
-		char *tail = host_linebuf_tail(lb, &room);
-		ssize_t n = read(fd, tail, room);
-		if (n == 0)
-			return err_set(err, -EPROTO, "QMP closed the connection");
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return err_set(err, -errno, "reading QMP: %s", errno == EAGAIN ? "no answer in time" : strerror(errno));
-		host_linebuf_added(lb, (size_t)n);
-	}
+	int r = host_link_recv(l, line, mono_ns() + HOST_QMP_TIMEOUT_S * NS_PER_SEC);
+	if (r == -EMSGSIZE)
+		return err_set(err, -EPROTO, "a QMP message is longer than %d bytes", HOST_LINE_MAX);
+	if (r == -ECONNRESET)
+		return err_set(err, -EPROTO, "QMP closed the connection");
+	if (r < 0)
+		return err_set(err, r, "reading QMP: %s", r == -ETIMEDOUT ? "no answer in time" : strerror(-r));
+	return 0;
 }
 
 /* Send command, then read lines until its reply. */
-static int command(int fd, struct host_linebuf *lb, const char *cmd, struct host_vm *vm, struct lat_error *err)
+static int command(struct host_link *l, const char *cmd, struct host_vm *vm, struct lat_error *err)
 {
-	char *line;
-	size_t len, n = strlen(cmd);
-	int r;
+	const char *line;
+	int r = host_link_send(l, cmd, mono_ns() + HOST_QMP_TIMEOUT_S * NS_PER_SEC);
 
-	if (send(fd, cmd, n, MSG_NOSIGNAL) != (ssize_t)n)
-		return err_set(err, -EPROTO, "sending to QMP: %s", strerror(errno));
+	if (r < 0)
+		return err_set(err, -EPROTO, "sending to QMP: %s", strerror(-r));
 	do {
-		if ((r = next_line(fd, lb, &line, &len, err)) < 0)
+		if ((r = next_line(l, &line, err)) < 0)
 			return r;
-	} while ((r = host_qmp_reply(line, len, vm, err)) == 1);
+	} while ((r = host_qmp_reply(line, strlen(line), vm, err)) == 1);
 	return r;
 }
 
+/* The greeting, capabilities, then query-cpus-fast, over connected fd (the link owns it). */
 static int talk(int fd, struct host_vm *vm, struct lat_error *err)
 {
-	struct host_linebuf *lb = calloc(1, sizeof(*lb));
-	char *line;
-	size_t len;
+	struct host_link *l = calloc(1, sizeof(*l));
+	const char *line;
 	int r;
 
-	if (!lb)
+	if (!l) {
+		close(fd);
 		return err_set(err, -ENOMEM, "out of memory");
-	if ((r = next_line(fd, lb, &line, &len, err)) == 0 && (r = host_qmp_greeting(line, len, err)) == 0 &&
-	    (r = command(fd, lb, "{\"execute\":\"qmp_capabilities\"}\n", NULL, err)) == 0)
-		r = command(fd, lb, "{\"execute\":\"query-cpus-fast\"}\n", vm, err);
-	free(lb);
+	}
+	host_link_adopt(l, fd);
+	if ((r = next_line(l, &line, err)) == 0 && (r = host_qmp_greeting(line, strlen(line), err)) == 0 &&
+	    (r = command(l, "{\"execute\":\"qmp_capabilities\"}\n", NULL, err)) == 0)
+		r = command(l, "{\"execute\":\"query-cpus-fast\"}\n", vm, err);
+	host_link_close(l);
+	free(l);
 	return r;
 }
 
 int host_qmp_query(const char *path, struct host_vm *vm, struct lat_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = HOST_QMP_TIMEOUT_S };
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return err_set(err, -EINVAL, "option '--vm': the QMP socket's path is longer than %zu bytes",
@@ -132,15 +126,14 @@ int host_qmp_query(const char *path, struct host_vm *vm, struct lat_error *err)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return err_set(err, -errno, "cannot make a socket: %s", strerror(errno));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	int r = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	if (r < 0)
+		close(fd);
 	if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTSOCK)
 		r = err_set(err, -ENOENT, "option '--vm': no QMP server listens on '%s': %s", path, strerror(-r));
 	else if (r < 0)
 		r = err_set(err, r, "cannot connect to the QMP socket '%s': %s", path, strerror(-r));
 	else if ((r = talk(fd, vm, err)) < 0)
 		err_prefix(err, r, "QMP socket '%s': ", path);
-	close(fd);
 	return r;
 }
