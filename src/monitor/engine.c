@@ -8,7 +8,7 @@
  *      finished, its end) or for what is due next;
  *   3. a period's result finished: the rest of its spikes explained and
  *      noted in it, before it is stored;
- *   4. otherwise one queued spike explained;
+ *   4. otherwise the queued spikes explained;
  *   5. the reporter, once ended: its file served on /report;
  *   6. the scrapes: the texts made and published when a window came, or
  *      every MON_REFRESH_NS (the 5-minute max moves on);
@@ -114,7 +114,10 @@ static void explain_spikes(struct mon_engine *e)
 	if (!e->spikes)
 		return;
 	if (!e->finishing) {
-		spikes_explain_one(e->spikes, e->metrics, e->origin_ns);
+		/* every queued window, oldest first: the ring holds each for only its
+		 * last seconds, and a turn may come only every MON_TURN_NS */
+		while (spikes_explain_one(e->spikes, e->metrics, e->origin_ns))
+			;
 		return;
 	}
 	while (spikes_explain_one(e->spikes, e->metrics, e->finishing->origin_ns))
