@@ -20,7 +20,7 @@ enum trace_ev_type {
 	TRACE_EV_SCHED_WAKING,    /* pid, prio, comm of the woken task */
 	TRACE_EV_SCHED_WAKEUP,    /* as waking */
 	TRACE_EV_SCHED_SWITCH,    /* pid, prio, comm = next; prev_pid, prev_prio, prev_comm = prev;
-				   * arg, arg2: see TRACE_SWITCH_* below (0 from today's collectors) */
+				   * arg, arg2: see TRACE_SWITCH_* below (tracefs fills arg; BPF neither) */
 	TRACE_EV_IRQ_ENTRY,       /* pid = irq number, comm = handler name (cut to 15 chars) */
 	TRACE_EV_IRQ_EXIT,        /* pid = irq number */
 	TRACE_EV_SOFTIRQ_ENTRY,   /* pid = vector */
@@ -37,8 +37,9 @@ enum trace_ev_type {
 
 /*
  * SCHED_SWITCH's arg and arg2 are optional, so that a collector that leaves
- * them 0 (tracefs and BPF today) stays right: a reader that needs them checks
- * the KNOWN bit and otherwise infers what it can.
+ * them 0 (BPF today; tracefs fills arg from the tracepoint) stays right: a
+ * reader that needs them checks the KNOWN bit and otherwise infers what it
+ * can.
  *
  * arg: TRACE_SWITCH_STATE_KNOWN | the tracepoint's prev_state: 0 (or the
  * TASK_REPORT_MAX "+" bit alone, 0x100 since Linux 4.14) means prev was

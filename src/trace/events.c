@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "core/error.h"
 #include "trace/events.h"
 #include "trace/eventlist.h"
+#include "trace/evconv.h"
 #include "trace/session.h"
 
 #if !HAVE_TRACEFS
@@ -23,96 +25,15 @@ int trace_session_read(struct trace_session *s, struct trace_events *e, struct l
 #include <sched.h>
 #include <tracefs.h>
 
-/* Fields looked up once per read: by name per event would dominate the cost. */
-enum field {
-	F_TIMER, F_EXPIRES, F_SOFTEXPIRES, F_NOW, F_FUNCTION,
-	F_PID, F_PRIO, F_COMM,
-	F_PREV_PID, F_PREV_PRIO, F_PREV_COMM, F_NEXT_PID, F_NEXT_PRIO, F_NEXT_COMM,
-	F_IRQ, F_NAME, F_VEC, F_ID,
-	F_COUNT
-};
-
-struct kind {
-	int id;                          /* tep event id, -1 when not loaded */
-	uint8_t type;
-	struct tep_format_field *f[F_COUNT];
-};
-
 struct reader {
 	struct trace_events *e;
-	struct tep_handle *tep;
-	struct kind kinds[TRACE_EV_TYPES];
+	struct trace_evconv cv;
 	int err;
 };
-
-
-static const char *const field_names[F_COUNT] = {
-	"hrtimer", "expires", "softexpires", "now", "function",
-	"pid", "prio", "comm",
-	"prev_pid", "prev_prio", "prev_comm", "next_pid", "next_prio", "next_comm",
-	"irq", "name", "vec", "id",
-};
-
-static void setup_kinds(struct reader *rd)
-{
-	for (size_t k = 0; k < TRACE_EV_TYPES; k++)
-		rd->kinds[k].id = -1;
-	for (size_t i = 0; i < trace_event_count; i++) {
-		const struct trace_event_name *names = trace_event_names;
-		struct tep_event *ev = tep_find_event_by_name(rd->tep, names[i].sys, names[i].name);
-		if (!ev)
-			continue;
-		struct kind *k = &rd->kinds[names[i].type];
-		k->id = ev->id;
-		k->type = names[i].type;
-		for (int f = 0; f < F_COUNT; f++)
-			k->f[f] = tep_find_field(ev, field_names[f]);
-	}
-}
-
-static uint64_t num(const struct kind *k, enum field f, const struct tep_record *rec)
-{
-	unsigned long long v = 0;
-	if (k->f[f])
-		tep_read_number_field(k->f[f], rec->data, &v);
-	return v;
-}
-
-/* A fixed char[16] field, or a __data_loc/__rel_loc string (irq names). */
-static void str(const struct kind *k, enum field f, const struct tep_record *rec, char out[TRACE_COMM_LEN])
-{
-	const struct tep_format_field *fl = k->f[f];
-	const char *p = NULL;
-	size_t len = 0;
-
-	out[0] = '\0';
-	if (!fl)
-		return;
-	if (fl->flags & TEP_FIELD_IS_DYNAMIC) {
-		unsigned long long loc = 0;
-		if (tep_read_number_field((struct tep_format_field *)fl, rec->data, &loc) < 0)
-			return;
-		size_t off = (size_t)(loc & 0xffff);
-		len = (size_t)((loc >> 16) & 0xffff);
-		if (fl->flags & TEP_FIELD_IS_RELATIVE)
-			off += (size_t)fl->offset + (size_t)fl->size;
-		if (off + len > (size_t)rec->size)
-			return;
-		p = (const char *)rec->data + off;
-	} else {
-		p = (const char *)rec->data + fl->offset;
-		len = (size_t)fl->size;
-	}
-	if (len > TRACE_COMM_LEN - 1)
-		len = TRACE_COMM_LEN - 1;
-	memcpy(out, p, len);
-	out[len] = '\0';
-}
 
 static int on_event(struct tep_event *event, struct tep_record *rec, int cpu, void *data)
 {
 	struct reader *rd = data;
-	const struct kind *k = NULL;
 	struct trace_ev ev;
 
 	if (cpu < 0 || (unsigned)cpu >= rd->e->ncpus)
@@ -128,80 +49,38 @@ static int on_event(struct tep_event *event, struct tep_record *rec, int cpu, vo
 			rd->e->cpu[cpu].lost_unknown++;
 		trace_events_append(rd->e, &ev);
 	}
-	for (size_t t = 1; t < TRACE_EV_TYPES; t++) {
-		if (rd->kinds[t].id == event->id) {
-			k = &rd->kinds[t];
-			break;
-		}
-	}
-	if (!k)
+	if (!trace_evconv_record(&rd->cv, event, rec, cpu, &ev))
 		return 0;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.ts = rec->ts;
-	ev.type = k->type;
-	ev.cpu = (uint8_t)cpu;
-	switch ((enum trace_ev_type)k->type) {
-	case TRACE_EV_HRTIMER_START:
-		ev.pid = tep_data_pid(rd->tep, rec);
-		ev.timer = num(k, F_TIMER, rec);
-		ev.arg = num(k, F_SOFTEXPIRES, rec);
-		ev.arg2 = num(k, F_EXPIRES, rec);
-		break;
-	case TRACE_EV_HRTIMER_ENTRY:
-		ev.pid = tep_data_pid(rd->tep, rec);
-		ev.timer = num(k, F_TIMER, rec);
-		ev.arg = num(k, F_NOW, rec);
-		ev.arg2 = num(k, F_FUNCTION, rec);
-		break;
-	case TRACE_EV_HRTIMER_EXIT:
-		ev.pid = tep_data_pid(rd->tep, rec);
-		ev.timer = num(k, F_TIMER, rec);
-		break;
-	case TRACE_EV_SCHED_WAKING:
-	case TRACE_EV_SCHED_WAKEUP:
-		ev.pid = (int32_t)num(k, F_PID, rec);
-		ev.prio = (int32_t)num(k, F_PRIO, rec);
-		ev.prev_pid = tep_data_pid(rd->tep, rec);
-		str(k, F_COMM, rec, ev.comm);
-		break;
-	case TRACE_EV_SCHED_SWITCH:
-		ev.pid = (int32_t)num(k, F_NEXT_PID, rec);
-		ev.prio = (int32_t)num(k, F_NEXT_PRIO, rec);
-		str(k, F_NEXT_COMM, rec, ev.comm);
-		ev.prev_pid = (int32_t)num(k, F_PREV_PID, rec);
-		ev.prev_prio = (int32_t)num(k, F_PREV_PRIO, rec);
-		str(k, F_PREV_COMM, rec, ev.prev_comm);
-		break;
-	case TRACE_EV_IRQ_ENTRY:
-		ev.pid = (int32_t)num(k, F_IRQ, rec);
-		str(k, F_NAME, rec, ev.comm);
-		break;
-	case TRACE_EV_IRQ_EXIT:
-		ev.pid = (int32_t)num(k, F_IRQ, rec);
-		break;
-	case TRACE_EV_SOFTIRQ_ENTRY:
-	case TRACE_EV_SOFTIRQ_EXIT:
-		ev.pid = (int32_t)num(k, F_VEC, rec);
-		break;
-	case TRACE_EV_SYS_EXIT:
-		ev.pid = tep_data_pid(rd->tep, rec);
-		ev.arg = num(k, F_ID, rec);
-		break;
-	case TRACE_EV_NONE:
-	case TRACE_EV_LOST:
-	case TRACE_EV_KVM_EXIT:         /* not collected here (yet): the host agent's */
-	case TRACE_EV_KVM_ENTRY:
-	case TRACE_EV_SCHED_MIGRATE:
-	case TRACE_EV_TYPES:
-		return 0;
-	}
 	int r = trace_events_append(rd->e, &ev);
 	if (r == -ENOMEM) {
 		rd->err = r;
 		return 1;               /* stop iterating */
 	}
 	return 0;
+}
+
+static bool whole_system(const char *sys)
+{
+	for (const char *const *w = trace_event_systems; *w; w++)
+		if (strcmp(*w, sys) == 0)
+			return true;
+	return false;
+}
+
+/* The formats of the recorded events whose system is not loaded whole; one
+ * missing leaves its event unread, as for a missing system. */
+static void load_single_formats(struct tep_handle *tep, unsigned events)
+{
+	for (size_t i = 0; i < trace_event_count; i++) {
+		const struct trace_event_name *e = &trace_event_names[i];
+		if (!(events & e->want) || whole_system(e->sys))
+			continue;
+		int size = 0;
+		char *fmt = tracefs_event_file_read(NULL, e->sys, e->name, "format", &size);
+		if (fmt && size > 0)
+			tep_parse_event(tep, fmt, (unsigned long)size, e->sys);
+		free(fmt);
+	}
 }
 
 /* "overrun: N" and "dropped events: N" from per_cpu/cpuN/stats. */
@@ -234,6 +113,7 @@ int trace_session_read(struct trace_session *s, struct trace_events *e, struct l
 		if (!s->tep) {
 			return err_set(err, -EIO, "cannot load trace event formats from tracefs");
 		}
+		load_single_formats(s->tep, s->events);
 	}
 
 	struct reader *rd = calloc(1, sizeof(*rd));
@@ -241,8 +121,7 @@ int trace_session_read(struct trace_session *s, struct trace_events *e, struct l
 		return err_set(err, -ENOMEM, "out of memory");
 	}
 	rd->e = e;
-	rd->tep = s->tep;
-	setup_kinds(rd);
+	trace_evconv_init(&rd->cv, s->tep);
 
 	cpu_set_t *set = CPU_ALLOC(e->ncpus);
 	size_t setsize = CPU_ALLOC_SIZE(e->ncpus);

@@ -31,6 +31,11 @@ const char *trace_session_dir(const struct trace_session *s)
 	return s ? s->dir : "";
 }
 
+unsigned trace_session_events(const struct trace_session *s)
+{
+	return s ? s->events : 0;
+}
+
 const char *trace_session_mounted(const struct trace_session *s)
 {
 	return s && s->mounted ? s->mount.dir : NULL;
@@ -87,8 +92,15 @@ void trace_session_free(struct trace_session *s)
 #else
 
 
-/* tracefs' own checks come first: each failure has one clear cause. */
-static int check_tracefs(unsigned want, struct lat_error *err)
+static bool event_exists(const char *sys, const char *name, void *ctx)
+{
+	(void)ctx;
+	return tracefs_event_file_exists(NULL, sys, name, "enable");
+}
+
+/* tracefs' own checks come first: each failure has one clear cause.  *want
+ * loses the optional groups this kernel lacks. */
+static int check_tracefs(unsigned *want, struct lat_error *err)
 {
 	const char *dir = NULL;
 	/* libtracefs 1.6 hands back a strdup()ed path (LeakSanitizer shows it). */
@@ -104,14 +116,15 @@ static int check_tracefs(unsigned want, struct lat_error *err)
 		return r == EACCES || r == EPERM || r == EROFS ? -EACCES : -r;
 	}
 	free((char *)dir);
-	for (size_t i = 0; i < trace_event_count; i++) {
-		if (!(want & trace_event_names[i].want))
-			continue;
-		if (!tracefs_event_file_exists(NULL, trace_event_names[i].sys, trace_event_names[i].name, "enable")) {
-			return err_set(err, -ENOENT, "trace event '%s:%s' is missing from this kernel",
-				trace_event_names[i].sys, trace_event_names[i].name);
-		}
+	const struct trace_event_name *missing = NULL;
+	unsigned had = 0;
+	if (trace_events_available(*want, event_exists, NULL, &had, &missing) < 0) {
+		return err_set(err, -ENOENT, "trace event '%s:%s' is missing from this kernel", missing->sys,
+			       missing->name);
 	}
+	if (!had)
+		return err_set(err, -ENOENT, "none of the trace events asked for is in this kernel");
+	*want = had;
 	char *clocks = tracefs_instance_file_read(NULL, "trace_clock", NULL);
 	bool mono = false;
 	char *save = NULL;
@@ -221,7 +234,7 @@ int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 	s->mounted = s->mount.ours;
 	if (s->mounted)
 		trace_guard_mounted(s->guard, true);
-	if ((r = check_tracefs(want, err)) < 0)
+	if ((r = check_tracefs(&s->events, err)) < 0)
 		return trace_session_abandon(s, r, err);
 	trace_remove_stale_instances(NULL);
 	if ((r = trace_instance_name(trace_pidns(), (long)getpid(), s->name, sizeof(s->name))) < 0)

@@ -48,10 +48,16 @@ bool trace_supported(void);
  * a negative errno is returned: -ENOTSUP (no support built in), -EINVAL (no
  * events asked for), -ENODEV (tracefs not mounted), -EACCES (not permitted),
  * -EBUSY (this process has an instance already), -ENOENT (an event or the mono
- * clock is missing), others from the kernel.
+ * clock is missing), others from the kernel.  An optional group whose events
+ * this kernel lacks (TRACE_WANT_OPTIONAL) is not an error: the session starts
+ * without it (-ENOENT only when nothing asked for is left).
  */
 int trace_session_start(const struct trace_opts *o, struct trace_session **ret,
 			struct lat_error *err);
+
+/* The TRACE_WANT_* groups the session records: those asked for, less the
+ * optional ones this kernel lacks.  0 for NULL. */
+unsigned trace_session_events(const struct trace_session *s);
 
 /* Stop recording; the buffers keep what they hold for trace_session_read(). */
 int trace_session_stop(struct trace_session *s);
