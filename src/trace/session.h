@@ -1,4 +1,4 @@
-/* The session's insides, shared by instance.c, events.c and spikering.c only. */
+/* The session's insides, shared by instance.c, events.c and ring.c only. */
 #ifndef LATSCOPE_TRACE_SESSION_H
 #define LATSCOPE_TRACE_SESSION_H
 

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "trace/attrib.h"
 #include "trace/ev.h"
+#include "trace/history.h"   /* spike_history_*: one CPU's held events */
 
 enum spike_kind { SPIKE_IRQ, SPIKE_SOFTIRQ, SPIKE_TASK, SPIKE_NO_EVENT, SPIKE_KINDS };
 
@@ -89,28 +90,6 @@ const char *spike_ring_mounted(const struct spike_ring *r);
 int spike_ring_stop(struct spike_ring *r, struct lat_error *note);
 
 /* ---- the pure part, tested with synthetic events ----------------------- */
-
-/*
- * What one CPU's array holds: every event from held_from on, without a gap
- * (events before it may have been overwritten or dropped).
- */
-struct spike_history {
-	struct trace_ev *ev;
-	size_t n, cap;
-	uint64_t held_from;
-	uint64_t lost_seen;      /* the kernel's lost count (overrun + dropped) at the last read */
-};
-
-/*
- * Append one read of the CPU (batch, in time order, with TRACE_EV_LOST
- * markers) to h.  lost_total is the kernel's cumulative lost count after
- * that read: when it grew, or a marker came, the events before the gap are
- * dropped and held_from moves to the first event after it.  Then everything
- * before now - keep_ns is dropped.  0 or -ENOMEM (h then holds nothing, from now).
- */
-int spike_history_add(struct spike_history *h, const struct trace_ev *batch, size_t n, uint64_t lost_total,
-		      uint64_t now, uint64_t keep_ns);
-void spike_history_free(struct spike_history *h);
 
 /*
  * The sample and its cause, from one CPU's events held from held_from on:
