@@ -14,6 +14,7 @@
 #include "core/array.h"
 #include "core/parse.h"
 #include "host/agent.h"
+#include "host/record.h"
 #include "host/find.h"
 #include "host/listen.h"
 #include "host/secret.h"
@@ -26,6 +27,7 @@
 
 struct host_cmd {
 	const char *vm, *listen, *secret;
+	uint64_t keep_ns;
 	struct strlist vcpu, allow;
 	bool quiet, help;
 };
@@ -41,6 +43,9 @@ static const struct opt host_opts[] = {
 	  .help = "a client must prove it holds this file's bytes (HMAC-SHA256 of a nonce); mode 0600 or stricter" },
 	{ "allow", 0, OPT_STRLIST, offsetof(struct host_cmd, allow), .metavar = "CIDR",
 	  .help = "answer TCP clients from this address block only (repeatable; needed off loopback)" },
+	{ "keep", 0, OPT_DURATION, offsetof(struct host_cmd, keep_ns), .min = NS_PER_SEC, .max = 600u * NS_PER_SEC,
+	  .unit = NS_PER_SEC, .metavar = "DUR",
+	  .help = "hold the last DUR of the host's trace to answer from; a bare number is seconds" },
 	{ "quiet", 'q', OPT_FLAG, offsetof(struct host_cmd, quiet),
 	  .help = "print the start-up line and errors only, not a line per client" },
 	{ "help", 'h', OPT_HELP, offsetof(struct host_cmd, help), .help = "show this help" },
@@ -48,18 +53,23 @@ static const struct opt host_opts[] = {
 
 static void help_more(FILE *out)
 {
-	fprintf(out, "\nThe protocol: doc/host-protocol.md.  This version finds the vCPUs and lines the clocks up (the\n"
-		"time exchange); it does not record the vCPUs yet, so it answers every explain with an error.\n"
-		"Stop it with SIGINT, SIGTERM or SIGHUP (exit status 0).  See latscope-host(1).\n");
+	fprintf(out, "\nIt records the scheduler, interrupt, migration and KVM events of every host CPU in a tracefs\n"
+		"instance of its own (mounting tracefs where it is not mounted, and unmounting it at the end), holds\n"
+		"the last --keep of them, and answers a guest's explain with each stretch a vCPU spent off its CPU or\n"
+		"in the host.  Where it cannot record (not root, no tracefs) it says why and answers explain with that.\n"
+		"A guest run asks it with --host SPEC (latscope timer --help).\n"
+		"The protocol: doc/host-protocol.md.  Stop it with SIGINT, SIGTERM or SIGHUP (exit status 0).\n"
+		"See latscope-host(1).\n");
 }
 
 static const struct cmd_spec host_spec = {
 	.name = NAME,
 	.synopsis = "--vm PID|NAME|qmp:SOCKET [--listen unix:PATH|ADDR:PORT|vsock:PORT] [--vcpu N=TID]...\n"
-		    "                     [--secret FILE] [--allow CIDR]... [-q]",
+		    "                     [--secret FILE] [--allow CIDR]... [--keep DUR] [-q]",
 	.about = "The agent on a VM's host: it finds the VM's vCPU threads (by QMP query-cpus-fast, by their thread\n"
 		 "names or from --vcpu), says how, and answers a guest run's questions over one connection at a\n"
-		 "time: hello, and time exchanges that line the guest's clock up with this host's.",
+		 "time: hello, time exchanges that line the guest's clock up with this host's, and what the host did\n"
+		 "to a vCPU over an interval.",
 	.opts = host_opts,
 	.nopts = ARRAY_SIZE(host_opts),
 	.help_offset = offsetof(struct host_cmd, help),
@@ -105,6 +115,47 @@ static void print_start(const struct host_vm *vm, const struct host_listener *l,
 	fflush(stdout);
 }
 
+/* A source that answers every explain with why the agent does not record. */
+static int not_recording(void *ctx, const struct host_episodes_query *q, struct host_answer *ret, size_t max,
+			 size_t *ret_n, size_t *ret_more, uint64_t *ret_complete_from, struct lat_error *err)
+{
+	(void)q, (void)ret, (void)max, (void)ret_n, (void)ret_more, (void)ret_complete_from;
+	return err_set(err, -ENODATA, "this agent does not record: %s", (const char *)ctx);
+}
+
+/* The recording, or a source saying why there is none. */
+static struct host_record *record(const struct host_cmd *c, struct host_source *src, struct lat_error *why)
+{
+	struct host_record *r = NULL;
+
+	if (host_record_start(c->keep_ns, &r, why) < 0) {
+		*src = (struct host_source){ .episodes = not_recording, .ctx = why->msg };
+		return NULL;
+	}
+	*src = host_record_source(r);
+	return r;
+}
+
+/* After the start-up line: what is recorded, or why nothing is. */
+static void print_record(const struct host_cmd *c, const struct host_record *r, const struct lat_error *why)
+{
+	if (!r)
+		tprintf(stderr, "latscope host: not recording, so explain is answered with why: %s\n", why->msg);
+	else if (!c->quiet)
+		tprintf(stdout, "latscope host: recording every host CPU%s%s, the last %.0fs\n",
+			host_record_kvm(r) ? " with KVM's exits" : " (no kvm events in this kernel)",
+			host_record_mounted(r) ? " (tracefs mounted for it)" : "", (double)c->keep_ns / 1e9);
+	fflush(stdout);
+}
+
+static void record_stop(struct host_record *r)
+{
+	struct lat_error note;
+	int rc = host_record_stop(r, &note);
+	if (rc < 0)
+		tprintf(stderr, "latscope host: %s\n", note.msg);
+}
+
 static const char *signal_name(int sig)
 {
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGQUIT";
@@ -115,22 +166,29 @@ static int serve(const struct host_cmd *c, const struct host_listen *where, cons
 		 const struct host_vm *vm, const uint8_t *secret, size_t secret_len)
 {
 	struct host_listener l = { .fd = -1 };
-	struct lat_error err;
+	struct lat_error err, why;
+	struct host_source src;
 	sigset_t stop;
 
+	/* Before the signals are blocked: the ring forks its guard, which must not inherit the mask. */
+	struct host_record *rec = record(c, &src, &why);
 	runner_stop_signals(&stop);
 	sigprocmask(SIG_BLOCK, &stop, NULL);    /* from here every stop comes through the loop */
 	if (host_listen_open(where, &l, &err) < 0) {
 		tprintf(stderr, "latscope host: %s\n", err.msg);
+		record_stop(rec);
 		return EXIT_ERROR;
 	}
 	print_start(vm, &l, secret != NULL);
+	print_record(c, rec, &why);
 	const struct host_agent a = {
 		.vm = vm, .secret = secret, .secret_len = secret_len, .allow = allow, .nallow = c->allow.n,
-		.listener = &l, .note = c->quiet ? NULL : print_note,
+		.listener = &l, .note = c->quiet ? NULL : print_note, .src = &src,
+		.tick = rec ? host_record_tick : NULL, .tick_ctx = rec,
 	};
 	int r = host_agent_run(&a, &stop, &err);
 	host_listen_close(&l);
+	record_stop(rec);
 	if (r < 0) {
 		tprintf(stderr, "latscope host: %s\n", err.msg);
 		return EXIT_ERROR;
@@ -151,7 +209,7 @@ static int refused(int r, const char *msg)
 
 int cmd_host(int argc, char **argv)
 {
-	struct host_cmd c = { .listen = HOST_DEFAULT_LISTEN };
+	struct host_cmd c = { .listen = HOST_DEFAULT_LISTEN, .keep_ns = HOST_KEEP_DEFAULT_NS };
 	struct opt_result given;
 	struct host_listen where;
 	struct host_cidr allow[STRLIST_MAX];

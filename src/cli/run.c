@@ -32,6 +32,7 @@ struct run_cmd {
 	struct labels labels;
 	struct strlist load;
 	const char *load_cmd;
+	const char *host, *host_secret;
 	const char *db;
 	bool no_store;
 	uint64_t checkpoint_ns;
@@ -52,6 +53,11 @@ static const struct opt run_opts[] = {
 	  .help = "measure every probe under this load (see latscope timer --help); repeatable" },
 	{ "load-cmd", 0, OPT_STRING, offsetof(struct run_cmd, load_cmd), .metavar = "CMD",
 	  .help = "measure every probe while CMD runs (started anew for each probe)" },
+	{ "host", 0, OPT_STRING, offsetof(struct run_cmd, host), .metavar = "SPEC",
+	  .help = "in a VM: ask its host's agent what it did to the vCPUs at each probe's spikes (see latscope timer "
+		  "--help)" },
+	{ "host-secret", 0, OPT_STRING, offsetof(struct run_cmd, host_secret), .metavar = "FILE",
+	  .help = "with --host: the secret file the agent was started with" },
 	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH",
 	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
 	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
@@ -64,7 +70,7 @@ static const struct opt run_opts[] = {
 static const struct cmd_spec run_spec = {
 	.name = "run",
 	.synopsis = "[--quick | -D DURATION] [-a CPUS] [--label KEY=VALUE]... [--load SPEC]... [--load-cmd CMD]\n"
-		    "                    [--db PATH | --no-store] [--checkpoint DUR] [-q]",
+		    "                    [--host SPEC [--host-secret FILE]] [--db PATH | --no-store] [--checkpoint DUR] [-q]",
 	.about = "The suite to start with: timer wakeup latency, OS and hypervisor noise, and thread wakeup cost,\n"
 		 "in turn (about a minute; --quick for 10 s), each stored as a run with a shared label suite=...,\n"
 		 "then one table of all three and what `latscope sys` advises.  Works without root, saying what\n"
@@ -155,6 +161,8 @@ static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t 
 	opt_mark(mc->opts, mc->nopts, given, "label");
 	x->load = c->load;
 	x->load_cmd = c->load_cmd;
+	x->host = c->host;
+	x->host_secret = c->host_secret;
 	x->no_store = c->no_store;
 	x->db_path = c->db;
 	if (c->checkpoint_given) {

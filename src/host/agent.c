@@ -96,6 +96,7 @@ static void drop(const struct host_agent *a, struct client *c, const char *why)
 	if (c->fd < 0)
 		return;
 	note(a, "client %s %s", c->peer, why);
+	host_session_end(&c->session);
 	close(c->fd);
 	c->fd = -1;
 }
@@ -126,7 +127,7 @@ static void accept_one(const struct host_agent *a, struct client *c)
 	c->fd = fd;
 	c->lb.start = c->lb.len = 0;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
-	host_session_start(&c->session, a->vm, a->secret, a->secret_len, nonce);
+	host_session_start(&c->session, a->vm, a->src, a->secret, a->secret_len, nonce);
 	note(a, "client %s connected", peer);
 	if (host_session_greeting(&c->session, &line) < 0 || !send_all(fd, line, strlen(line)))
 		drop(a, c, "lost before its greeting");
@@ -141,14 +142,24 @@ static void answer(const struct host_agent *a, struct client *c, uint64_t t2)
 	int r;
 
 	while (c->fd >= 0 && (r = host_linebuf_line(&c->lb, &line, &len)) != 0) {
-		struct host_answer ans;
+		struct host_reply ans;
 		if (r < 0) {
 			send_error(c->fd, TOO_LONG);
 			drop(a, c, "closed: " TOO_LONG);
 			return;
 		}
 		host_session_line(&c->session, line, len, t2, &ans);
-		if (host_answer_encode(&c->session, &ans, mono_ns(), &out) < 0) {
+		if (ans.greet) {
+			uint8_t nonce[HOST_NONCE_BYTES];
+			if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
+				drop(a, c, "closed: the agent has no random nonce to give");
+				return;
+			}
+			r = host_session_renew(&c->session, nonce, ans.msg.token, &out);
+		} else {
+			r = host_reply_encode(&c->session, &ans, mono_ns(), &out);
+		}
+		if (r < 0) {
 			drop(a, c, "closed: out of memory");
 			return;
 		}
@@ -188,9 +199,16 @@ int host_agent_run(const struct host_agent *a, const sigset_t *stop, struct lat_
 		goto out;
 	}
 	c->fd = -1;
+	uint64_t next_tick = 0;
 	while (r == 0) {
 		struct pollfd p[3] = { { sfd, POLLIN, 0 }, { a->listener->fd, POLLIN, 0 }, { c->fd, POLLIN, 0 } };
-		if (poll(p, c->fd >= 0 ? 3 : 2, -1) < 0) {
+		uint64_t now = mono_ns();
+		if (a->tick && now >= next_tick) {
+			a->tick(a->tick_ctx);
+			next_tick = now + HOST_TICK_NS;
+		}
+		int wait_ms = a->tick ? (int)((next_tick - now) / 1000000u) + 1 : -1;
+		if (poll(p, c->fd >= 0 ? 3 : 2, wait_ms) < 0) {
 			if (errno != EINTR)
 				r = err_set(err, -errno, "poll: %s", strerror(errno));
 			continue;

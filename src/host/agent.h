@@ -15,9 +15,11 @@
 
 #include "core/error.h"
 #include "host/listen.h"
+#include "host/session.h"
 #include "host/vcpus.h"
 
 #define HOST_SEND_TIMEOUT_S 2           /* a client that does not read is dropped */
+#define HOST_TICK_NS 500000000u         /* how often tick runs: the recording's reads */
 
 struct host_agent {
 	const struct host_vm *vm;
@@ -26,6 +28,9 @@ struct host_agent {
 	const struct host_cidr *allow;  /* TCP clients must be in one of these; none: any */
 	size_t nallow;
 	const struct host_listener *listener;
+	const struct host_source *src;  /* the recording explain reads; NULL: none */
+	void (*tick)(void *ctx);        /* every HOST_TICK_NS between messages; may be NULL */
+	void *tick_ctx;
 	/* What happened, one line each ("client 127.0.0.1:4321 connected"); may be NULL. */
 	void (*note)(void *ctx, const char *line);
 	void *note_ctx;

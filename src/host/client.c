@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "core/nstime.h"
 #include "host/proto.h"
@@ -57,6 +58,48 @@ static int read_hello(struct host_client *c, const char *line, struct lat_error 
 	return r;
 }
 
+/*
+ * Ask for a greeting of our own and wait for it: on a link that outlives runs
+ * (a virtio-serial port, whose far end the agent keeps open) what the last
+ * run left unread, and the greeting of the agent's connection, come first and
+ * are passed over.
+ */
+static int greet(struct host_client *c, uint64_t deadline_ns, struct host_greeting *ret, struct lat_error *err)
+{
+	uint8_t rnd[8];
+	struct host_msg m = { .op = HOST_OP_GREET };
+	const char *line;
+	char *out;
+	int r;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return err_set(err, -EIO, "has no random token to greet with");
+	host_hex(rnd, sizeof(rnd), m.token);
+	if ((r = host_encode_msg(&m, false, &out)) < 0)
+		return err_set(err, r, "cannot be greeted: out of memory");
+	r = host_link_send(&c->link, out, deadline_ns);
+	free(out);
+	if (r < 0)
+		return err_set(err, r, "cannot be written to: %s", strerror(-r));
+	for (;;) {
+		struct lat_error why;
+		struct host_msg old;
+		if ((r = host_link_recv(&c->link, &line, deadline_ns)) < 0)
+			return err_set(err, r, "did not greet: %s", r == -ETIMEDOUT ? "nothing came in time" : strerror(-r));
+		if (host_decode_greeting(line, strlen(line), ret, &why) == 0) {
+			if (strcmp(ret->token, m.token) == 0)
+				break;
+			continue;       /* the connection's greeting, or an earlier run's */
+		}
+		/* An answer an earlier run did not wait for is passed over; anything else is no latscope host. */
+		if (host_decode_reply(line, strlen(line), &old, &why) < 0 && !strstr(line, "\"op\":\"explain\""))
+			return err_set(err, -EPROTO, "is not a latscope host of protocol %d", HOST_PROTO_VERSION);
+	}
+	if (ret->version != HOST_PROTO_VERSION)
+		return err_set(err, -EPROTO, "is not a latscope host of protocol %d", HOST_PROTO_VERSION);
+	return 0;
+}
+
 int host_client_connect(struct host_client *c, const char *spec, const uint8_t *secret,
 			size_t secret_len, uint64_t deadline_ns, struct lat_error *err)
 {
@@ -69,16 +112,10 @@ int host_client_connect(struct host_client *c, const char *spec, const uint8_t *
 	host_sync_init(&c->sync);
 	if ((r = host_link_open(spec, deadline_ns, &c->link, err)) < 0)
 		return r;
-	if ((r = host_link_recv(&c->link, &line, deadline_ns)) < 0) {
+	struct lat_error why;
+	if ((r = greet(c, deadline_ns, &g, &why)) < 0) {
 		host_client_close(c);
-		return err_set(err, r, "'%s' did not greet: %s", spec,
-			       r == -ETIMEDOUT ? "nothing came in time" : strerror(-r));
-	}
-	if (host_decode_greeting(line, strlen(line), &g, err) < 0 ||
-	    g.version != HOST_PROTO_VERSION) {
-		host_client_close(c);
-		return err_set(err, -EPROTO, "'%s' is not a latscope host of protocol %d", spec,
-			       HOST_PROTO_VERSION);
+		return err_set(err, r, "'%s' %s", spec, why.msg);
 	}
 	if (g.auth && !secret) {
 		host_client_close(c);
@@ -119,6 +156,26 @@ int host_client_exchange(struct host_client *c, uint64_t deadline_ns, struct lat
 	c->t[2] = reply.t3;
 	c->t[3] = t4;
 	host_sync_add(&c->sync, m.t1, reply.t2, reply.t3, t4);
+	return 0;
+}
+
+int host_client_explain(struct host_client *c, unsigned vcpu, uint64_t from_ns, uint64_t to_ns, uint64_t min_ns,
+			uint64_t deadline_ns, struct host_explain_reply *ret, struct lat_error *err)
+{
+	struct host_msg m = { .op = HOST_OP_EXPLAIN, .has_seq = true, .seq = ++c->seq, .vcpu = vcpu,
+			      .from_ns = from_ns, .to_ns = to_ns, .min_ns = min_ns };
+	struct host_msg reply;
+	const char *line;
+	int r = ask(c, &m, deadline_ns, &line, err);
+
+	if (r < 0)
+		return r;
+	if (host_decode_reply(line, strlen(line), &reply, err) == 0 && reply.op == HOST_OP_ERROR)
+		return err_set(err, -EREMOTEIO, "the host says: %s", reply.error);
+	if (host_decode_explain_reply(line, strlen(line), ret, err) < 0)
+		return -EPROTO;
+	if (!ret->has_seq || ret->seq != m.seq || ret->vcpu != vcpu)
+		return err_set(err, -EPROTO, "the host answered an explain with another one's answer");
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "host/link.h"
+#include "host/proto_explain.h"
 #include "host/sync.h"
 
 struct host_client {
@@ -38,6 +39,12 @@ int host_client_connect(struct host_client *c, const char *spec, const uint8_t *
 /* One time exchange by deadline, added to c->sync: 0, or -errno with err.
  * An exchange the clock line-up refuses (host_sync_add) is 0: it is kept out. */
 int host_client_exchange(struct host_client *c, uint64_t deadline_ns, struct lat_error *err);
+
+/* The episodes of vCPU vcpu that began in [from_ns, to_ns) of host time, held
+ * at least min_ns (host/episodes.h), by deadline: 0, or -errno with err
+ * (-EREMOTEIO: the agent answered with an error, which err quotes). */
+int host_client_explain(struct host_client *c, unsigned vcpu, uint64_t from_ns, uint64_t to_ns, uint64_t min_ns,
+			uint64_t deadline_ns, struct host_explain_reply *ret, struct lat_error *err);
 
 void host_client_close(struct host_client *c);
 

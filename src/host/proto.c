@@ -35,13 +35,11 @@ int host_linebuf_line(struct host_linebuf *lb, char **ret_line, size_t *ret_len)
 	return lb->len >= sizeof(lb->buf) ? -EMSGSIZE : 0;
 }
 
-static const char *const op_names[] = { "hello", "time", "explain", "error" };
+static const char *const op_names[] = { "hello", "time", "explain", "error", "greet" };
 
-/* Field key of o as a whole number >= 0: 1 when there, 0 when absent and
- * not needed, -EINVAL. */
-static int get_u64(json_t *o, const char *key, bool need, uint64_t *ret, struct lat_error *err)
+int host_json_u64(const json_t *o, const char *key, bool need, uint64_t *ret, struct lat_error *err)
 {
-	json_t *v = json_object_get(o, key);
+	const json_t *v = json_object_get(o, key);
 
 	if (!v && !need)
 		return 0;
@@ -56,7 +54,7 @@ static int get_u64(json_t *o, const char *key, bool need, uint64_t *ret, struct 
 static int get_uint(json_t *o, const char *key, uint64_t max, unsigned *ret, struct lat_error *err)
 {
 	uint64_t v;
-	int r = get_u64(o, key, true, &v, err);
+	int r = host_json_u64(o, key, true, &v, err);
 
 	if (r < 0)
 		return r;
@@ -78,7 +76,7 @@ static int open_msg(const char *line, size_t len, json_t **ret, struct host_msg 
 	*ret = o;
 	if (!json_is_object(o))
 		return err_set(err, -EINVAL, "a message is a JSON object");
-	int r = get_u64(o, "seq", false, &m->seq, err);
+	int r = host_json_u64(o, "seq", false, &m->seq, err);
 	if (r < 0)
 		return r;
 	m->has_seq = r > 0;
@@ -91,8 +89,8 @@ static int open_msg(const char *line, size_t len, json_t **ret, struct host_msg 
 			return (int)i;
 		}
 	if (strlen(op) > 40)            /* said whole or not at all: a cut could split a character */
-		return err_set(err, -ENOTSUP, "unknown op of %zu bytes (known: hello, time, explain)", strlen(op));
-	return err_set(err, -ENOTSUP, "unknown op '%s' (known: hello, time, explain)", op);
+		return err_set(err, -ENOTSUP, "unknown op of %zu bytes (known: hello, time, explain, greet)", strlen(op));
+	return err_set(err, -ENOTSUP, "unknown op '%s' (known: hello, time, explain, greet)", op);
 }
 
 static int read_request(json_t *o, struct host_msg *m, struct lat_error *err)
@@ -114,14 +112,25 @@ static int read_request(json_t *o, struct host_msg *m, struct lat_error *err)
 		return 0;
 	}
 	case HOST_OP_TIME:
-		return get_u64(o, "t1", true, &m->t1, err) < 0 ? -EINVAL : 0;
+		return host_json_u64(o, "t1", true, &m->t1, err) < 0 ? -EINVAL : 0;
 	case HOST_OP_EXPLAIN:
+		m->min_ns = HOST_MIN_NS_DEFAULT;
 		if ((r = get_uint(o, "vcpu", HOST_VCPUS_MAX - 1, &m->vcpu, err)) < 0 ||
-		    (r = get_u64(o, "from_ns", true, &m->from_ns, err)) < 0 || (r = get_u64(o, "to_ns", true, &m->to_ns, err)) < 0)
+		    (r = host_json_u64(o, "from_ns", true, &m->from_ns, err)) < 0 ||
+		    (r = host_json_u64(o, "to_ns", true, &m->to_ns, err)) < 0 ||
+		    (r = host_json_u64(o, "min_ns", false, &m->min_ns, err)) < 0)
 			return r;
 		if (m->from_ns > m->to_ns)
 			return err_set(err, -EINVAL, "'from_ns' is after 'to_ns'");
 		return 0;
+	case HOST_OP_GREET: {
+		const char *t = json_string_value(json_object_get(o, "token"));
+		if (!t || !*t || strlen(t) > HOST_TOKEN_MAX ||
+		    strspn(t, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") != strlen(t))
+			return err_set(err, -EINVAL, "'token' is not 1 to %d letters, digits, '-' or '_'", HOST_TOKEN_MAX);
+		snprintf(m->token, sizeof(m->token), "%s", t);
+		return 0;
+	}
 	case HOST_OP_ERROR:
 		break;
 	}
@@ -152,8 +161,8 @@ static int read_reply(json_t *o, struct host_msg *m, struct lat_error *err)
 	case HOST_OP_HELLO:
 		return get_uint(o, "version", 0xffff, &m->version, err);
 	case HOST_OP_TIME:
-		if (get_u64(o, "t1", true, &m->t1, err) < 0 || get_u64(o, "t2", true, &m->t2, err) < 0 ||
-		    get_u64(o, "t3", true, &m->t3, err) < 0)
+		if (host_json_u64(o, "t1", true, &m->t1, err) < 0 || host_json_u64(o, "t2", true, &m->t2, err) < 0 ||
+		    host_json_u64(o, "t3", true, &m->t3, err) < 0)
 			return -EINVAL;
 		return 0;
 	case HOST_OP_ERROR: {
@@ -164,9 +173,11 @@ static int read_reply(json_t *o, struct host_msg *m, struct lat_error *err)
 		return 0;
 	}
 	case HOST_OP_EXPLAIN:
+	case HOST_OP_GREET:
 		break;
 	}
-	return err_set(err, -ENOTSUP, "op 'explain' has no answer in this version");
+	return err_set(err, -ENOTSUP, "op '%s' has no reply of its kind (an explain answer is read by "
+		       "host_decode_explain_reply, a greeting by host_decode_greeting)", op_names[m->op]);
 }
 
 int host_decode_reply(const char *line, size_t len, struct host_msg *ret, struct lat_error *err)
@@ -197,6 +208,9 @@ int host_decode_greeting(const char *line, size_t len, struct host_greeting *ret
 	}
 	memcpy(g.nonce, nonce, sizeof(g.nonce));
 	g.auth = json_is_true(auth);
+	const char *token = json_string_value(json_object_get(o, "token"));
+	if (token)
+		snprintf(g.token, sizeof(g.token), "%s", token);
 	*ret = g;
 	r = 0;
 out:
@@ -204,8 +218,7 @@ out:
 	return r;
 }
 
-/* o (its reference taken) as one line with its '\n'. */
-static int encode_line(json_t *o, char **ret_line)
+int host_encode_line(json_t *o, char **ret_line)
 {
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 
@@ -230,8 +243,12 @@ static int encode_line(json_t *o, char **ret_line)
 
 int host_encode_greeting(const struct host_greeting *g, char **ret_line)
 {
-	return encode_line(json_pack("{s:I,s:s,s:b}", "latscope_host", (json_int_t)g->version, "nonce", g->nonce,
-				     "auth", g->auth), ret_line);
+	json_t *o = json_pack("{s:I,s:s,s:b}", "latscope_host", (json_int_t)g->version, "nonce", g->nonce, "auth", g->auth);
+	if (o && g->token[0] && json_object_set_new(o, "token", json_string(g->token)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	return host_encode_line(o, ret_line);
 }
 
 static json_t *msg_json(const struct host_msg *m, bool reply)
@@ -256,10 +273,14 @@ static json_t *msg_json(const struct host_msg *m, bool reply)
 	case HOST_OP_EXPLAIN:
 		bad |= json_object_set_new(o, "vcpu", json_integer(m->vcpu)) |
 		       json_object_set_new(o, "from_ns", json_integer((json_int_t)m->from_ns)) |
-		       json_object_set_new(o, "to_ns", json_integer((json_int_t)m->to_ns));
+		       json_object_set_new(o, "to_ns", json_integer((json_int_t)m->to_ns)) |
+		       json_object_set_new(o, "min_ns", json_integer((json_int_t)m->min_ns));
 		break;
 	case HOST_OP_ERROR:
 		bad |= json_object_set_new(o, "error", json_string(m->error));
+		break;
+	case HOST_OP_GREET:
+		bad |= json_object_set_new(o, "token", json_string(m->token));
 		break;
 	}
 	if (bad) {
@@ -273,7 +294,7 @@ int host_encode_msg(const struct host_msg *m, bool reply, char **ret_line)
 {
 	if ((size_t)m->op >= sizeof(op_names) / sizeof(op_names[0]))
 		return -EINVAL;
-	return encode_line(msg_json(m, reply), ret_line);
+	return host_encode_line(msg_json(m, reply), ret_line);
 }
 
 int host_encode_hello_reply(const struct host_vm *vm, char **ret_line)
@@ -290,7 +311,7 @@ int host_encode_hello_reply(const struct host_vm *vm, char **ret_line)
 	}
 	if (!vcpus)
 		return -ENOMEM;
-	return encode_line(json_pack("{s:s,s:i,s:{s:I,s:s},s:s,s:o,s:s}", "op", "hello", "version", HOST_PROTO_VERSION,
+	return host_encode_line(json_pack("{s:s,s:i,s:{s:I,s:s},s:s,s:o,s:s}", "op", "hello", "version", HOST_PROTO_VERSION,
 				     "vm", "pid", (json_int_t)vm->pid, "name", vm->name, "found_by",
 				     host_found_by_name(vm->found_by), "vcpus", vcpus, "clock", HOST_CLOCK),
 			   ret_line);

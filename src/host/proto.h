@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "core/error.h"
 #include "host/vcpus.h"
 
@@ -19,6 +21,7 @@
 #define HOST_NONCE_HEX 32               /* hex digits of the greeting's nonce */
 #define HOST_AUTH_HEX 64                /* hex digits of the hello's HMAC-SHA256 */
 #define HOST_CLOCK "CLOCK_MONOTONIC"
+#define HOST_MIN_NS_DEFAULT 1000000u    /* explain's min_ns when a client leaves it out */
 
 /* Lines out of a byte stream that may split them anywhere. */
 struct host_linebuf {
@@ -36,7 +39,11 @@ void host_linebuf_added(struct host_linebuf *lb, size_t n);
  * when HOST_LINE_MAX bytes came without a '\n'. */
 int host_linebuf_line(struct host_linebuf *lb, char **ret_line, size_t *ret_len);
 
-enum host_op { HOST_OP_HELLO, HOST_OP_TIME, HOST_OP_EXPLAIN, HOST_OP_ERROR };
+/* greet: a client on a link that outlives its runs (a virtio-serial port) asks
+ * for a fresh greeting, with its token, and the session starts over. */
+enum host_op { HOST_OP_HELLO, HOST_OP_TIME, HOST_OP_EXPLAIN, HOST_OP_ERROR, HOST_OP_GREET };
+
+#define HOST_TOKEN_MAX 64               /* characters of a greet's token */
 
 /* A message of either side, by its op. */
 struct host_msg {
@@ -49,7 +56,9 @@ struct host_msg {
 	uint64_t t1, t2, t3;                    /* time: t2 and t3 in the agent's reply */
 	unsigned vcpu;                          /* explain */
 	uint64_t from_ns, to_ns;
+	uint64_t min_ns;                        /* the shortest episode asked about */
 	char error[256];                        /* error */
+	char token[HOST_TOKEN_MAX + 1];         /* greet */
 };
 
 /* The agent's greeting. */
@@ -57,6 +66,7 @@ struct host_greeting {
 	unsigned version;
 	char nonce[HOST_NONCE_HEX + 1];
 	bool auth;
+	char token[HOST_TOKEN_MAX + 1];         /* the greet's it answers; "" on connect */
 };
 
 /*
@@ -80,6 +90,12 @@ int host_encode_greeting(const struct host_greeting *g, char **ret_line);
 int host_encode_msg(const struct host_msg *m, bool reply, char **ret_line);
 /* The agent's hello: the VM and its vCPUs. */
 int host_encode_hello_reply(const struct host_vm *vm, char **ret_line);
+
+/* For the other message files (host/proto_explain.c): key of o as a whole
+ * number >= 0: 1 when there, 0 when absent and not needed, -EINVAL. */
+int host_json_u64(const json_t *o, const char *key, bool need, uint64_t *ret, struct lat_error *err);
+/* o (its reference taken) as one line with its '\n': 0, -ENOMEM, -EMSGSIZE. */
+int host_encode_line(json_t *o, char **ret_line);
 
 /* bytes as lower-case hex into out (2n + 1 bytes). */
 void host_hex(const uint8_t *bytes, size_t n, char *out);

@@ -3,18 +3,26 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host/hmac.h"
 
-void host_session_start(struct host_session *s, const struct host_vm *vm, const uint8_t *secret, size_t secret_len,
-			const uint8_t nonce[HOST_NONCE_BYTES])
+void host_session_start(struct host_session *s, const struct host_vm *vm, const struct host_source *src,
+			const uint8_t *secret, size_t secret_len, const uint8_t nonce[HOST_NONCE_BYTES])
 {
 	memset(s, 0, sizeof(*s));
 	s->vm = vm;
+	s->src = src;
 	s->secret = secret;
 	s->secret_len = secret_len;
 	host_hex(nonce, HOST_NONCE_BYTES, s->nonce);
+}
+
+void host_session_end(struct host_session *s)
+{
+	free(s->ex);
+	s->ex = NULL;
 }
 
 int host_session_greeting(const struct host_session *s, char **ret_line)
@@ -22,6 +30,18 @@ int host_session_greeting(const struct host_session *s, char **ret_line)
 	struct host_greeting g = { .version = HOST_PROTO_VERSION, .auth = s->secret != NULL };
 
 	memcpy(g.nonce, s->nonce, sizeof(g.nonce));
+	return host_encode_greeting(&g, ret_line);
+}
+
+int host_session_renew(struct host_session *s, const uint8_t nonce[HOST_NONCE_BYTES], const char *token,
+		       char **ret_line)
+{
+	struct host_greeting g = { .version = HOST_PROTO_VERSION, .auth = s->secret != NULL };
+
+	s->hello = false;
+	host_hex(nonce, HOST_NONCE_BYTES, s->nonce);
+	memcpy(g.nonce, s->nonce, sizeof(g.nonce));
+	snprintf(g.token, sizeof(g.token), "%s", token);
 	return host_encode_greeting(&g, ret_line);
 }
 
@@ -46,9 +66,9 @@ static bool authentic(const struct host_session *s, const struct host_msg *m)
 	return hmac_equal(want, got, sizeof(want));
 }
 
-static void fail(struct host_answer *a, bool close, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct host_reply *a, bool close, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static void fail(struct host_answer *a, bool close, const char *fmt, ...)
+static void fail(struct host_reply *a, bool close, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -60,24 +80,47 @@ static void fail(struct host_answer *a, bool close, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void explain(const struct host_session *s, struct host_answer *a)
+static void explain(struct host_session *s, struct host_reply *a)
 {
 	const struct host_vm *vm = s->vm;
+	const struct host_vcpu *v = host_vm_vcpu(vm, a->msg.vcpu);
+	struct lat_error err;
 
-	if (!host_vm_vcpu(vm, a->msg.vcpu))
+	if (!v) {
 		fail(a, false, "no vCPU %u: VM pid %ld has %zu vCPU%s, numbered %u to %u", a->msg.vcpu, vm->pid, vm->n,
 		     vm->n == 1 ? "" : "s", vm->n ? vm->vcpus[0].vcpu : 0, vm->n ? vm->vcpus[vm->n - 1].vcpu : 0);
-	else
+		return;
+	}
+	if (!s->src) {
 		fail(a, false, HOST_NOT_RECORDING);
+		return;
+	}
+	if (!s->ex && !(s->ex = malloc(sizeof(*s->ex)))) {
+		fail(a, false, "out of memory");
+		return;
+	}
+	struct host_explain_reply *ex = s->ex;
+	memset(ex, 0, sizeof(*ex));
+	*ex = (struct host_explain_reply){ .has_seq = a->msg.has_seq, .seq = a->msg.seq, .vcpu = a->msg.vcpu,
+					   .from_ns = a->msg.from_ns, .to_ns = a->msg.to_ns, .min_ns = a->msg.min_ns };
+	const struct host_episodes_query q = { .tid = (int32_t)v->tid, .vcpu = (int32_t)v->vcpu, .from = ex->from_ns,
+					       .to = ex->to_ns, .min_ns = ex->min_ns };
+	if (s->src->episodes(s->src->ctx, &q, ex->ep, HOST_EPISODES_MAX, &ex->n, &ex->more, &ex->complete_from_ns,
+			     &err) < 0)
+		fail(a, false, "%s", err.msg);
+	else
+		a->explained = true;
 }
 
-void host_session_line(struct host_session *s, const char *line, size_t len, uint64_t t2, struct host_answer *ret)
+void host_session_line(struct host_session *s, const char *line, size_t len, uint64_t t2, struct host_reply *ret)
 {
 	struct lat_error err;
-	struct host_answer a = { 0 };
+	struct host_reply a = { 0 };
 
 	if (host_decode_request(line, len, &a.msg, &err) < 0) {
 		fail(&a, false, "%s", err.msg);
+	} else if (a.msg.op == HOST_OP_GREET) {
+		a.greet = true;
 	} else if (a.msg.op == HOST_OP_HELLO) {
 		if (!authentic(s, &a.msg)) {
 			a.msg.has_seq = false;
@@ -99,10 +142,12 @@ void host_session_line(struct host_session *s, const char *line, size_t len, uin
 	*ret = a;
 }
 
-int host_answer_encode(const struct host_session *s, struct host_answer *a, uint64_t t3, char **ret_line)
+int host_reply_encode(struct host_session *s, struct host_reply *a, uint64_t t3, char **ret_line)
 {
 	if (a->hello)
 		return host_encode_hello_reply(s->vm, ret_line);
+	if (a->explained)
+		return host_encode_explain_reply(s->ex, ret_line);
 	if (a->msg.op == HOST_OP_TIME)
 		a->msg.t3 = t3;
 	return host_encode_msg(&a->msg, true, ret_line);

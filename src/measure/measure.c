@@ -10,6 +10,7 @@
 
 #include "measure/checkpoint.h"
 #include "measure/exitcode.h"
+#include "measure/hostask.h"
 #include "measure/loadrun.h"
 #include "measure/onend.h"
 #include "measure/outputs.h"
@@ -511,6 +512,7 @@ struct measuring {
 	struct checkpoint ck;
 	struct result res;
 	struct loadrun *lr;
+	struct hostask host;
 	unsigned notes_shown;
 	bool verbose;
 };
@@ -522,7 +524,7 @@ static int open_outputs(struct measuring *m, const struct opt_result *given)
 	struct lat_error err = { { 0 } };
 	int code, r;
 
-	if (check_params(m->mc, m->params, given, m->lr, &err) < 0)
+	if (check_params(m->mc, m->params, given, m->lr, &err) < 0 || hostask_check(&m->host, m->x->host, m->x->host_secret, &err) < 0)
 		return usage_error(m->mc, err.msg);
 	/* --json over the store would replace it: refused, like any two outputs that are one file. */
 	const struct output json = { "'--json'", m->x->json_path };
@@ -595,7 +597,9 @@ static int measure_probe(struct measuring *m)
 			   .duration_ns = m->rp->duration_ns,
 			   .load = !(lr->n || lr->cmd) ? NULL : lr->text[0] ? lr->text : "(too long for a label; see params)" };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .tick = on_tick, .ctx = &lv };
+	hostask_start(&m->host, x->host, m->rp, &m->res);
 	r = runner_run(m->mc->ops, m->rp, (const char *)m->params + m->mc->probe_offset, &m->res, &hooks, &rerr);
+	hostask_finish(&m->host, name, &m->res);
 	checkpoint_end(&m->ck, &m->res);        /* the final result replaces the last partial one */
 	loadrun_stop(m->lr, &m->res);
 	m->notes_shown = lv.notes_shown;

@@ -39,6 +39,8 @@ struct measure_extras {
 	struct strlist on_threshold;    /* --on-threshold, as given: parsed into run_params.on_threshold */
 	struct strlist on_end;          /* --on-end, as given */
 	struct action_list end_actions; /* on_end parsed: done after the result is written */
+	const char *host;               /* --host: latscope host's address; NULL: none */
+	const char *host_secret;        /* --host-secret FILE; NULL: none */
 };
 
 struct measure_cmd {
@@ -218,6 +220,11 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 	  .help = "run a load while measuring: cpu, mem, syscall, sched, io or console, with :cpus=LIST,intensity=N%; repeatable" }, \
 	{ "load-cmd", 0, OPT_STRING, offsetof(T, out.load_cmd), .metavar = "CMD", \
 	  .help = "run CMD (with /bin/sh) as the load while measuring; it and its children are stopped at the end" }, \
+	{ "host", 0, OPT_STRING, offsetof(T, out.host), .metavar = "SPEC", .flags = OPT_NOT_PARAM, \
+	  .help = "in a VM: ask its host's agent (latscope host) what it did to this guest's vCPUs at each spike: " \
+		  "serial:DEVICE, vsock:CID:PORT, unix:PATH or ADDR:PORT" }, \
+	{ "host-secret", 0, OPT_STRING, offsetof(T, out.host_secret), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
+	  .help = "with --host: the secret file the agent was started with (mode 0600)" }, \
 	{ "help", 'h', OPT_HELP, offsetof(T, help), .flags = OPT_NOT_PARAM, .help = "show this help" }
 
 /* Every check measure_with makes of params set by a caller (given as in

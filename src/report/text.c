@@ -1,5 +1,6 @@
 #include "report/text.h"
 #include "report/tprint.h"
+#include "report/hosttext.h"
 #include "report/tracetext.h"
 
 #include <string.h>
@@ -398,6 +399,7 @@ void text_summary(FILE *out, const struct result *res, bool separate)
 	if (ops && ops->per_op_costs)
 		op_costs(out, res);
 	text_trace(out, res);
+	text_host(out, res);
 	tprintf(out, "latscope's own cost per CPU:\n");
 	for (size_t i = 0; i < res->ncpus; i++) {
 		char name[16];

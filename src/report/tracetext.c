@@ -45,6 +45,14 @@ static void contributors(FILE *out, const json_t *occ, bool stretches)
 		tprintf(out, "nothing traced");
 }
 
+/* --host's answer for the spike (host/guestjson.h), where the run asked its host. */
+static void host_line(FILE *out, const json_t *sp, const char *indent)
+{
+	const char *line = json_string_value(json_object_get(json_object_get(sp, "host"), "line"));
+	if (line)
+		tprintf(out, "%s  %s\n", indent, line);
+}
+
 void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *indent)
 {
 	const char *name;
@@ -56,6 +64,7 @@ void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *inden
 		if (json_object_get(sp, "window_steal_ns"))
 			tprintf(out, "; steal in that window %.1fus", us(num(sp, "window_steal_ns")));
 		tprintf(out, "\n");
+		host_line(out, sp, indent);
 		return;
 	}
 	const json_t *pp = json_object_get(sp, "parts"), *before = json_object_get(sp, "before_expiry"),
@@ -74,6 +83,7 @@ void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *inden
 	}
 	if (json_object_get(sp, "window_steal_ns"))
 		tprintf(out, "%s  steal in that window: %.1fus\n", indent, us(num(sp, "window_steal_ns")));
+	host_line(out, sp, indent);
 }
 
 static void timer_cpu(FILE *out, const json_t *c, bool bpf)

@@ -370,6 +370,8 @@ json_t *result_to_json(const struct result *res)
 		put(&b, doc, "findings", json_incref(res->findings));
 	if (res->trace)
 		put(&b, doc, "trace", json_incref(res->trace));
+	if (res->host)
+		put(&b, doc, "host", json_incref(res->host));
 	if (res->on_threshold)
 		put(&b, doc, "on_threshold", json_incref(res->on_threshold));
 	if (b.failed || !tool || !argv || !labels || !applied || !notes || !metrics || !cpus)

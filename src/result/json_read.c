@@ -909,7 +909,7 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 		return bad(rd, "findings is not an array");
 	if ((fp && !(res->fingerprint = json_deep_copy(fp))) || (fi && !(res->findings = json_deep_copy(fi))))
 		return -ENOMEM;
-	if ((r = keep_object(rd, doc, "trace", &res->trace)) < 0 ||
+	if ((r = keep_object(rd, doc, "trace", &res->trace)) < 0 || (r = keep_object(rd, doc, "host", &res->host)) < 0 ||
 	    (r = keep_object(rd, doc, "on_threshold", &res->on_threshold)) < 0)
 		return r;
 

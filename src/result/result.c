@@ -176,9 +176,10 @@ void result_free(struct result *res)
 	json_decref(res->fingerprint);
 	json_decref(res->findings);
 	json_decref(res->trace);
+	json_decref(res->host);
 	json_decref(res->tool);
 	json_decref(res->on_threshold);
-	res->fingerprint = res->findings = res->trace = res->tool = res->on_threshold = NULL;
+	res->fingerprint = res->findings = res->trace = res->host = res->tool = res->on_threshold = NULL;
 }
 
 int result_set_argv(struct result *res, int argc, char *const *argv)

@@ -187,6 +187,7 @@ struct result {
 	json_t *fingerprint;            /* owned, or NULL: the machine as `latscope sys` sees it */
 	json_t *findings;               /* owned, or NULL: what sys advises, for this run */
 	json_t *trace;                  /* owned, or NULL: --trace's decomposition and explanations */
+	json_t *host;                   /* owned, or NULL: --host's agent, clock line-up and answers */
 	json_t *on_threshold;           /* owned, or NULL: --on-threshold's trigger, first sample and actions done */
 	struct labels labels;
 	struct applied applied;

@@ -5,13 +5,15 @@
  * that falls in a burst wakes at the burst's end, so the share of samples whose
  * latency exceeds T is about (BUSY - T) / PERIOD.
  *
- * usage: lat-inject CPU PRIO BUSY PERIOD DURATION   (durations with units)
+ * usage: lat-inject CPU PRIO BUSY PERIOD DURATION [LOG]   (durations with units)
  * Prints "ready" once pinned and prioritised, then at the end
- * "bursts N busy_ns_mean M".
+ * "bursts N busy_ns_mean M".  LOG, when given, gets each burst's start and
+ * end (CLOCK_MONOTONIC ns, "START END" a line), written after the last one.
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -28,8 +30,8 @@ int main(int argc, char **argv)
 {
 	uint64_t cpu, prio, busy, period, duration;
 
-	if (argc != 6)
-		return die("usage", "lat-inject CPU PRIO BUSY PERIOD DURATION");
+	if (argc != 6 && argc != 7)
+		return die("usage", "lat-inject CPU PRIO BUSY PERIOD DURATION [LOG]");
 	if (parse_u64(argv[1], &cpu) < 0 || cpu >= CPU_SETSIZE)
 		return die("CPU", argv[1]);
 	if (parse_u64(argv[2], &prio) < 0 || prio < 1 || prio > 99)
@@ -49,6 +51,10 @@ int main(int argc, char **argv)
 	struct sched_param sp = { .sched_priority = (int)prio };
 	if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
 		return die("sched_setscheduler", strerror(errno));
+	/* Room for every burst's times, taken before the bursts so they allocate nothing. */
+	uint64_t nlog = argc == 7 ? duration / period + 2 : 0, *log = nlog ? calloc(nlog * 2, sizeof(*log)) : NULL;
+	if (nlog && !log)
+		return die("LOG", "out of memory");
 	mlockall(MCL_CURRENT);
 
 	printf("ready\n");
@@ -68,7 +74,20 @@ int main(int argc, char **argv)
 		while (now < at + busy)
 			now = mono_ns();
 		spun += now - t0;
+		if (bursts < nlog) {
+			log[2 * bursts] = t0;
+			log[2 * bursts + 1] = now;
+		}
 		bursts++;
+	}
+	if (nlog) {
+		FILE *f = fopen(argv[6], "w");
+		if (!f)
+			return die(argv[6], strerror(errno));
+		for (uint64_t i = 0; i < bursts && i < nlog; i++)
+			fprintf(f, "%llu %llu\n", (unsigned long long)log[2 * i], (unsigned long long)log[2 * i + 1]);
+		fclose(f);
+		free(log);
 	}
 	printf("bursts %llu busy_ns_mean %llu\n", (unsigned long long)bursts,
 	       (unsigned long long)(bursts ? spun / bursts : 0));

@@ -382,6 +382,8 @@ static void expect_stop(struct timer_cmd *c)
 	c->run.on_threshold.n = 1;
 	c->run.on_threshold.a[0].kind = ACTION_STOP;
 }
+static void expect_host(struct timer_cmd *c) { c->out.host = "serial:/dev/virtio-ports/org.latscope.0"; }
+static void expect_host_secret(struct timer_cmd *c) { c->out.host_secret = "secret"; }
 static void expect_trigger(struct timer_cmd *c)
 {
 	expect_stop(c);         /* from the extra arguments */
@@ -473,6 +475,8 @@ static const struct opt_case cases[] = {
 	{ "deepest-idle-state", "2", expect_deepest_idle_state, "10", "is out of range (0 to 9)", { NULL } },
 	{ "load", "cpu:intensity=50%", expect_load, "frob", "unknown load 'frob'", { NULL } },
 	{ "load-cmd", "sleep 1", expect_load_cmd, "", "the value is empty", { NULL } },
+	{ "host", "serial:/dev/virtio-ports/org.latscope.0", expect_host, "", "the value is empty", { NULL } },
+	{ "host-secret", "secret", expect_host_secret, "", "the value is empty", { NULL } },
 	{ "runtime", "50", expect_runtime, "123abc", "is not a duration", { "--policy", "deadline", NULL } },
 	{ "deadline", "500us", expect_deadline, "-5", "cannot be negative", { "--policy", "deadline", NULL } },
 	{ "period", "1ms", expect_period, "1.5ns", "is not a duration", { "--policy", "deadline", NULL } },
@@ -659,6 +663,8 @@ static void test_each_named_row_of_the_timer_and_noise_tables_is_the_option_of_t
 		{ TIMER_OPT_STRICT, NOISE_OPT_STRICT, "strict" },
 		{ TIMER_OPT_LOAD, NOISE_OPT_LOAD, "load" },
 		{ TIMER_OPT_LOAD_CMD, NOISE_OPT_LOAD_CMD, "load-cmd" },
+		{ TIMER_OPT_HOST, NOISE_OPT_HOST, "host" },
+		{ TIMER_OPT_HOST_SECRET, NOISE_OPT_HOST_SECRET, "host-secret" },
 		{ TIMER_OPT_HELP, NOISE_OPT_HELP, "help" },
 		{ TIMER_OPT_INTERVAL, -1, "interval" },
 		{ TIMER_OPT_DISTANCE, -1, "distance" },

@@ -64,16 +64,19 @@ static void *serve(void *arg)
 		return NULL;
 	}
 	lb.start = lb.len = 0;
-	host_session_start(&s, &vm, a->secret, a->secret_len, nonce);
+	host_session_start(&s, &vm, NULL, a->secret, a->secret_len, nonce);
 	assert_int_equal(host_session_greeting(&s, &line), 0);
 	send_line(fd, line);
 	for (;;) {
 		int r = host_linebuf_line(&lb, &line, &len);
 		if (r == 1) {
-			struct host_answer ans;
+			struct host_reply ans;
 			host_session_line(&s, line, len, mono_ns(), &ans);
 			char *out;
-			assert_int_equal(host_answer_encode(&s, &ans, mono_ns(), &out), 0);
+			if (ans.greet)
+				assert_int_equal(host_session_renew(&s, nonce, ans.msg.token, &out), 0);
+			else
+				assert_int_equal(host_reply_encode(&s, &ans, mono_ns(), &out), 0);
 			send_line(fd, out);
 			if (ans.close)
 				break;

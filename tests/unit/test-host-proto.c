@@ -159,7 +159,7 @@ static void test_each_bad_request_is_refused_with_one_line_and_its_seq_kept(void
 		{ "{\"op\":\"time\"", -EINVAL, "not JSON: " },
 		{ "[1,2]", -EINVAL, "a message is a JSON object" },
 		{ "{\"seq\":1}", -EINVAL, "'op' is missing or not a string" },
-		{ "{\"op\":\"reboot\",\"seq\":5}", -ENOTSUP, "unknown op 'reboot' (known: hello, time, explain)" },
+		{ "{\"op\":\"reboot\",\"seq\":5}", -ENOTSUP, "unknown op 'reboot' (known: hello, time, explain, greet)" },
 		{ "{\"op\":\"time\",\"seq\":5}", -EINVAL, "'t1' is missing" },
 		{ "{\"op\":\"time\",\"seq\":5,\"t1\":-1}", -EINVAL, "'t1' is not a whole number" },
 		{ "{\"op\":\"time\",\"seq\":5,\"t1\":1.5}", -EINVAL, "'t1' is not a whole number" },
@@ -208,11 +208,11 @@ static const uint8_t nonce[HOST_NONCE_BYTES] = { 0xde, 0xad, 0xbe, 0xef };
 /* The session's answer to line (read at 6, sent at 7) is want, or holds it when part is true. */
 static void expect(struct host_session *s, const char *line, const char *want, bool part, bool close)
 {
-	struct host_answer a;
+	struct host_reply a;
 	char *out;
 
 	host_session_line(s, line, strlen(line), 6, &a);
-	assert_int_equal(host_answer_encode(s, &a, 7, &out), 0);
+	assert_int_equal(host_reply_encode(s, &a, 7, &out), 0);
 	if (part)
 		assert_non_null(strstr(out, want));
 	else
@@ -227,7 +227,7 @@ static void test_hello_tells_the_vm_and_time_gives_the_read_and_send_times(void 
 	struct host_session s;
 	char *out;
 
-	host_session_start(&s, &two_vcpus, NULL, 0, nonce);
+	host_session_start(&s, &two_vcpus, NULL, NULL, 0, nonce);
 	assert_int_equal(host_session_greeting(&s, &out), 0);
 	assert_string_equal(out, "{\"latscope_host\":1,\"nonce\":\"deadbeef000000000000000000000000\",\"auth\":false}\n");
 	free(out);
@@ -247,7 +247,7 @@ static void test_explain_names_a_missing_vcpu_and_says_plainly_that_nothing_is_r
 	(void)state;
 	struct host_session s;
 
-	host_session_start(&s, &two_vcpus, NULL, 0, nonce);
+	host_session_start(&s, &two_vcpus, NULL, NULL, 0, nonce);
 	expect(&s, "{\"op\":\"hello\",\"version\":1}", "\"op\":\"hello\"", true, false);
 	expect(&s, "{\"op\":\"explain\",\"seq\":3,\"vcpu\":2,\"from_ns\":1,\"to_ns\":2}",
 	       "{\"op\":\"error\",\"seq\":3,\"error\":\"no vCPU 2: VM pid 4242 has 2 vCPUs, numbered 0 to 1\"}\n", false, false);
@@ -266,7 +266,7 @@ static void test_with_a_secret_only_the_right_hmac_of_the_nonce_says_hello(void 
 	char auth[HOST_AUTH_HEX + 1], line[160];
 	char *out;
 
-	host_session_start(&s, &two_vcpus, secret, sizeof(secret) - 1, nonce);
+	host_session_start(&s, &two_vcpus, NULL, secret, sizeof(secret) - 1, nonce);
 	assert_int_equal(host_session_greeting(&s, &out), 0);
 	assert_non_null(strstr(out, "\"auth\":true"));
 	free(out);
@@ -277,6 +277,92 @@ static void test_with_a_secret_only_the_right_hmac_of_the_nonce_says_hello(void 
 	host_session_auth(s.nonce, secret, sizeof(secret) - 1, auth);
 	snprintf(line, sizeof(line), "{\"op\":\"hello\",\"version\":1,\"auth\":\"%s\"}", auth);
 	expect(&s, line, "\"op\":\"hello\"", true, false);
+}
+
+/* A recording that always holds the same many episodes of the vCPU asked about. */
+static int many_episodes(void *ctx, const struct host_episodes_query *q, struct host_answer *ret, size_t max,
+			 size_t *ret_n, size_t *ret_more, uint64_t *ret_complete_from, struct lat_error *err)
+{
+	(void)err;
+	*(struct host_episodes_query *)ctx = *q;
+	for (size_t i = 0; i < max; i++) {
+		ret[i] = (struct host_answer){ .q = { .tid = q->tid, .vcpu = q->vcpu, .from = q->from + i, .to = q->to },
+					       .covered = true, .nstretches = HOST_STRETCHES, .nran = HOST_TOP };
+		ret[i].state_ns[HOST_ST_PREEMPTED] = q->to - q->from - i;
+		for (unsigned k = 0; k < HOST_STRETCHES; k++)
+			ret[i].stretch[k] = (struct host_stretch){ q->from + k, q->from + k + 1, HOST_ST_PREEMPTED, 3 };
+		for (unsigned k = 0; k < HOST_TOP; k++)
+			ret[i].ran[k] = (struct host_ran){ .ns = 5, .id = 999, .prio = 49, .policy = 1, .comm = "stress-ng" };
+	}
+	*ret_n = max;
+	*ret_more = 3;
+	*ret_complete_from = 77;
+	return 0;
+}
+
+static void test_explain_answers_the_vcpus_episodes_as_many_as_fit_one_line_and_counts_the_rest(void **state)
+{
+	(void)state;
+	struct host_episodes_query asked = { 0 };
+	const struct host_source src = { many_episodes, &asked };
+	struct host_explain_reply *r = malloc(sizeof(*r));
+	struct lat_error err;
+	struct host_session s;
+	struct host_reply a;
+	char *out;
+
+	host_session_start(&s, &two_vcpus, &src, NULL, 0, nonce);
+	expect(&s, "{\"op\":\"hello\",\"version\":1}", "\"op\":\"hello\"", true, false);
+	const char *q = "{\"op\":\"explain\",\"seq\":9,\"vcpu\":1,\"from_ns\":1000,\"to_ns\":2000000,\"min_ns\":500}";
+	host_session_line(&s, q, strlen(q), 6, &a);
+	assert_true(a.explained);
+	assert_int_equal(host_reply_encode(&s, &a, 7, &out), 0);
+	assert_true(strlen(out) <= HOST_LINE_MAX);
+	assert_int_equal(asked.tid, 4251);
+	assert_int_equal(asked.vcpu, 1);
+	assert_int_equal(asked.min_ns, 500);
+	assert_int_equal(host_decode_explain_reply(out, strlen(out) - 1, r, &err), 0);
+	assert_int_equal(r->seq, 9);
+	assert_int_equal(r->vcpu, 1);
+	assert_int_equal(r->complete_from_ns, 77);
+	assert_true(r->n >= 1);
+	assert_int_equal(r->n + r->more, HOST_EPISODES_MAX + 3);
+	assert_int_equal(r->ep[0].q.from, 1000);
+	assert_string_equal(r->ep[0].ran[0].comm, "stress-ng");
+	free(out);
+	/* Leaving min_ns out asks for the default. */
+	q = "{\"op\":\"explain\",\"seq\":10,\"vcpu\":0,\"from_ns\":1,\"to_ns\":2}";
+	host_session_line(&s, q, strlen(q), 6, &a);
+	assert_int_equal(asked.min_ns, HOST_MIN_NS_DEFAULT);
+	assert_int_equal(asked.tid, 4250);
+	host_session_end(&s);
+	free(r);
+}
+
+static void test_a_greet_starts_the_session_over_with_a_new_nonce_and_its_token(void **state)
+{
+	(void)state;
+	static const uint8_t other[HOST_NONCE_BYTES] = { 0x01, 0x02 };
+	struct host_session s;
+	struct host_greeting g;
+	struct host_reply a;
+	struct lat_error err;
+	char *out;
+
+	host_session_start(&s, &two_vcpus, NULL, NULL, 0, nonce);
+	expect(&s, "{\"op\":\"hello\",\"version\":1}", "\"op\":\"hello\"", true, false);
+	const char *q = "{\"op\":\"greet\",\"token\":\"a1b2\"}";
+	host_session_line(&s, q, strlen(q), 6, &a);
+	assert_true(a.greet);
+	assert_int_equal(host_session_renew(&s, other, a.msg.token, &out), 0);
+	assert_int_equal(host_decode_greeting(out, strlen(out), &g, &err), 0);
+	assert_string_equal(g.token, "a1b2");
+	assert_string_equal(g.nonce, "01020000000000000000000000000000");
+	free(out);
+	/* Over: hello again before anything else. */
+	expect(&s, "{\"op\":\"time\",\"seq\":1,\"t1\":5}", "say hello first", true, false);
+	expect(&s, "{\"op\":\"greet\",\"token\":\"no spaces\"}", "'token' is not 1 to 64 letters", true, false);
+	host_session_end(&s);
 }
 
 int main(void)
@@ -291,6 +377,8 @@ int main(void)
 		cmocka_unit_test(test_hello_tells_the_vm_and_time_gives_the_read_and_send_times),
 		cmocka_unit_test(test_explain_names_a_missing_vcpu_and_says_plainly_that_nothing_is_recorded),
 		cmocka_unit_test(test_with_a_secret_only_the_right_hmac_of_the_nonce_says_hello),
+		cmocka_unit_test(test_explain_answers_the_vcpus_episodes_as_many_as_fit_one_line_and_counts_the_rest),
+		cmocka_unit_test(test_a_greet_starts_the_session_over_with_a_new_nonce_and_its_token),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
