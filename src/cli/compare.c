@@ -60,7 +60,8 @@ static const struct opt compare_opts[] = {
 	{ "by", 0, OPT_STRING, offsetof(struct compare_cmd, by), .metavar = "KEYS",
 	  .help = "one row per group of runs with the same values of these labels (config,domain,sched), in that order" },
 	{ "columns", 0, OPT_STRING, offsetof(struct compare_cmd, columns), .metavar = "LIST",
-	  .help = "figures to show: " FIGURE_NAMES ", runs, or a label (default " DEFAULT_COLUMNS "; for io "
+	  .help = "figures to show: " FIGURE_NAMES ", runs, host (spikes by the host's cause, for --host runs; shown by "
+		  "default when a run has it), or a label (default " DEFAULT_COLUMNS "; for io "
 		  DEFAULT_OP_COLUMNS ")" },
 	{ "baseline", 0, OPT_STRING, offsetof(struct compare_cmd, baseline), .metavar = "ID",
 	  .help = "the run (or its group) every other row is measured against (default: the first row)" },
@@ -97,7 +98,8 @@ static const struct cmd_spec compare_spec = {
 
 /* ---- columns ---- */
 
-enum col_kind { COL_STAT, COL_RUNS, COL_LABEL };
+/* COL_HOST: the spikes by the host's cause (--host runs). */
+enum col_kind { COL_STAT, COL_RUNS, COL_LABEL, COL_HOST };
 
 struct column {
 	enum col_kind kind;
@@ -201,8 +203,8 @@ static int parse_columns(struct ctx *x)
 		struct column *col = &x->cols[x->ncols++];
 		memset(col, 0, sizeof(*col));
 		snprintf(col->name, sizeof(col->name), "%.*s", LABEL_KEY_MAX - 1, names[i]);
-		if (strcmp(names[i], "runs") == 0) {
-			col->kind = COL_RUNS;
+		if (strcmp(names[i], "runs") == 0 || strcmp(names[i], "host") == 0) {
+			col->kind = names[i][0] == 'r' ? COL_RUNS : COL_HOST;
 			continue;
 		}
 		bool found = false;
@@ -218,10 +220,16 @@ static int parse_columns(struct ctx *x)
 			found = result_label(&x->res[r], names[i]) != NULL;
 		if (!found) {
 			return storecmd_refuse("compare", "option '--columns': '%s' is neither a figure (" FIGURE_NAMES
-					       ", runs) nor a label of these runs", names[i]);
+					       ", runs, host) nor a label of these runs", names[i]);
 		}
 		col->kind = COL_LABEL;
 	}
+	/* Runs that asked their host get its causes by default. */
+	for (size_t r = 0; !x->c.columns && r < x->nres && x->ncols < ARRAY_SIZE(x->cols); r++)
+		if (x->res[r].host) {
+			x->cols[x->ncols++] = (struct column){ .kind = COL_HOST, .name = "host" };
+			break;
+		}
 	return EXIT_OK;
 }
 
@@ -239,6 +247,24 @@ static void runs_text(const struct ctx *x, const struct cmp_group *w, char *buf,
 	buf[0] = '\0';
 	for (size_t k = 0; k < w->nruns && len < size; k++)
 		len += (size_t)snprintf(buf + len, size - len, "%s%lld", k ? "," : "", (long long)x->ids[w->runs[k]]);
+}
+
+/* "not_running 9, none 1": the host's causes of the row's spikes, those counted; "-" without --host. */
+static void host_text(const struct ctx *x, const struct cmp_group *w, char *buf, size_t size)
+{
+	struct cmp_runs in = runs_of(x);
+	json_t *sum = cmp_group_host_causes(&in, w);
+	const char *name;
+	json_t *n;
+	size_t len = 0;
+
+	snprintf(buf, size, "%s", sum ? "0" : "-");
+	json_object_foreach(sum, name, n) {
+		if (json_integer_value(n) > 0 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s %lld", len ? ", " : "", name,
+						(long long)json_integer_value(n));
+	}
+	json_decref(sum);
 }
 
 static int fill_table(const struct ctx *x, struct table *t, bool raw)
@@ -272,8 +298,11 @@ static int fill_table(const struct ctx *x, struct table *t, bool raw)
 		for (size_t c = 0; c < x->ncols; c++) {
 			const struct column *col = &x->cols[c];
 			char v[64], runs[256];
-			if (col->kind == COL_RUNS) {
-				runs_text(x, w, runs, sizeof(runs));
+			if (col->kind == COL_RUNS || col->kind == COL_HOST) {
+				if (col->kind == COL_RUNS)
+					runs_text(x, w, runs, sizeof(runs));
+				else
+					host_text(x, w, runs, sizeof(runs));
 				table_set(t, (size_t)ri, nkey + c, "%s", runs);
 				continue;
 			}
@@ -353,6 +382,7 @@ static json_t *real_or_null(double v)
 static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], const struct gate_outcome *o, size_t no)
 {
 	json_t *doc = json_object(), *rows = json_array(), *verdicts = json_array(), *gates = json_array();
+	const struct cmp_runs in = runs_of(x);
 	json_object_set_new(doc, "probe", json_string(x->res[0].probe));
 	json_object_set_new(doc, "metric", json_string(x->res[0].metric_names[x->metric]));
 	json_object_set_new(doc, "cpu", x->cpu < 0 ? json_string("all") : json_integer(x->cpu));
@@ -376,6 +406,9 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 		json_object_set_new(row, "labels", key);
 		json_object_set_new(row, "runs", runs);
 		json_object_set_new(row, "figures", figs);
+		json_t *host = cmp_group_host_causes(&in, w);
+		if (host)
+			json_object_set_new(row, "host_causes", host);
 		json_array_append_new(rows, row);
 		if (g == x->rows.ref)
 			continue;

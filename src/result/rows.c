@@ -179,3 +179,26 @@ void cmp_group_name(const struct cmp_runs *in, const struct cmp_group *w, char *
 		len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", k ? " " : "", in->by[k],
 					w->key.items[k].value);
 }
+
+json_t *cmp_group_host_causes(const struct cmp_runs *in, const struct cmp_group *w)
+{
+	json_t *sum = NULL;
+
+	for (size_t k = 0; k < w->nruns; k++) {
+		const json_t *causes = json_object_get(in->res[w->runs[k]].host, "causes");
+		const char *name;
+		const json_t *n;
+		if (!json_is_object(causes))
+			continue;
+		if (!sum && !(sum = json_object()))
+			return NULL;
+		json_object_foreach((json_t *)causes, name, n) {
+			const json_int_t had = json_integer_value(json_object_get(sum, name));
+			if (json_object_set_new(sum, name, json_integer(had + json_integer_value(n))) < 0) {
+				json_decref(sum);
+				return NULL;
+			}
+		}
+	}
+	return sum;
+}

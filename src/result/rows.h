@@ -42,6 +42,11 @@ struct cmp_rows {
 
 /* The value of r's label key, or NULL. */
 const char *result_label(const struct result *r, const char *key);
+/* The spikes of w's runs counted by the host's cause (each run's host.causes,
+ * --host), summed by cause name: a new object, or NULL when no run asked a
+ * host (or out of memory). */
+json_t *cmp_group_host_causes(const struct cmp_runs *in, const struct cmp_group *w);
+
 /* r's figures of cpu (-1: all merged), or NULL when r did not measure it. */
 const struct cpu_result *result_block(const struct result *r, int cpu);
 
