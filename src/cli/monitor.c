@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "measure/exitcode.h"
+#include "measure/hostask.h"
 #include "cli/monphase.h"
 #include "measure/outputs.h"
 #include "measure/storecmd.h"
@@ -44,6 +45,7 @@ struct monitor_cmd {
 	bool per_cpu_hist;
 	uint64_t trace_spikes_ns;
 	const char *report;             /* --report FILE; NULL: none */
+	struct hostask host;            /* --host's secret, read */
 	bool help;
 };
 
@@ -53,7 +55,7 @@ static const enum timer_opt from_timer[] = {
 	TIMER_OPT_CPUS, TIMER_OPT_INTERVAL, TIMER_OPT_PRIORITY, TIMER_OPT_POLICY, TIMER_OPT_MODE,
 	TIMER_OPT_TIMER_SLACK, TIMER_OPT_THRESHOLD, TIMER_OPT_WINDOW, TIMER_OPT_LABEL, TIMER_OPT_DB,
 	TIMER_OPT_NO_STORE, TIMER_OPT_CHECKPOINT, TIMER_OPT_QUIET, TIMER_OPT_LIVE, TIMER_OPT_NO_PM_QOS,
-	TIMER_OPT_NO_CONTEXT, TIMER_OPT_STRICT,
+	TIMER_OPT_NO_CONTEXT, TIMER_OPT_STRICT, TIMER_OPT_HOST, TIMER_OPT_HOST_SECRET,
 };
 
 static const struct opt own_opts[] = {
@@ -125,7 +127,8 @@ static const char synopsis[] =
 	"                        [--listen ADDR:PORT|none] [--rotate DUR] [--keep DUR|N]\n"
 	"                        [--noise-every DUR --noise-for DUR [--noise-cpus CPUS]]\n"
 	"                        [--threshold DUR] [--window DUR] [--label K=V]... [--db PATH | --no-store]\n"
-	"                        [--checkpoint DUR] [--trace-spikes DUR] [--per-cpu-histograms] [--report FILE] [-q]";
+	"                        [--checkpoint DUR] [--trace-spikes DUR [--host SPEC [--host-secret FILE]]]\n"
+	"                        [--per-cpu-histograms] [--report FILE] [-q]";
 
 static void print_help(void)
 {
@@ -183,6 +186,10 @@ static int check(struct monitor_cmd *m, const struct opt_result *given, struct m
 	if (m->report && m->t.out.no_store)
 		return err_set(err, -EINVAL, "option '--report' needs a store");
 	if (m->report && (r = check_report(m, err)) < 0)
+		return r;
+	if (m->t.out.host && !m->trace_spikes_ns)
+		return err_set(err, -EINVAL, "option '--host' needs '--trace-spikes': the host is asked about explained spikes");
+	if ((r = hostask_check(&m->host, m->t.out.host, m->t.out.host_secret, err)) < 0)
 		return r;
 	bool every = opt_given(table, ntable, given, "noise-every"), dur = opt_given(table, ntable, given, "noise-for");
 	if (every != dur)
@@ -244,7 +251,9 @@ static int monitor(struct monitor_cmd *m, struct monitor_phases *mp, const struc
 		.noise_cpus = nc ? &nc->run.cpus : NULL, .period_id = &tid, .noise_id = nc ? &nid : NULL,
 		.rotate_ns = m->rotate_ns, .noise_every_ns = m->noise_every_ns, .noise_for_ns = m->noise_for_ns,
 		.keep = m->keep ? keep : NULL, .keep_text = m->keep, .report = m->report,
-		.trace_spikes_ns = m->trace_spikes_ns, .context = !m->t.run.no_context,
+		.trace_spikes_ns = m->trace_spikes_ns, .host = m->t.out.host,
+		.host_secret = m->host.has_secret ? m->host.secret : NULL, .host_secret_len = m->host.secret_len,
+		.context = !m->t.run.no_context,
 		.measure = monitor_measure_phase, .measure_ctx = mp, .say = say,
 	};
 	quiet = m->t.out.quiet;

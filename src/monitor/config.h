@@ -56,6 +56,9 @@ struct mon_config {
 	const char *keep_text;          /* as given, for what is said */
 	const char *report;             /* --report FILE; NULL: none */
 	uint64_t trace_spikes_ns;       /* 0: no explanations */
+	const char *host;               /* --host: the VM's host agent; NULL: not asked */
+	const uint8_t *host_secret;     /* NULL: none */
+	size_t host_secret_len;
 	bool context;                   /* read steal and interrupts of the CPUs for /metrics */
 	mon_measure_fn *measure;
 	void *measure_ctx;

@@ -99,7 +99,7 @@ static void wait_turn(struct mon_engine *e)
 {
 	uint64_t until = e->next_render_ns;
 
-	if ((e->spikes && e->spikes->nqueue) || e->reporter.pid)
+	if ((e->spikes && (e->spikes->nqueue || e->spikes->nhq)) || e->reporter.pid)
 		until = mono_ns() + MON_TURN_NS < until ? mono_ns() + MON_TURN_NS : until;
 	const struct timespec ts = ns_to_ts(until);
 	while (!e->news && !e->finishing && !e->done && mono_ns() < until)
@@ -118,10 +118,12 @@ static void explain_spikes(struct mon_engine *e)
 		 * last seconds, and a turn may come only every MON_TURN_NS */
 		while (spikes_explain_one(e->spikes, e->metrics, e->origin_ns))
 			;
+		spikes_host_turn(e->spikes, e->metrics, e->origin_ns);
 		return;
 	}
 	while (spikes_explain_one(e->spikes, e->metrics, e->finishing->origin_ns))
 		;
+	spikes_host_turn(e->spikes, e->metrics, e->finishing->origin_ns);
 	spikes_note(e->spikes, e->finishing);
 	e->finishing = NULL;
 	pthread_cond_signal(&e->noted);

@@ -35,6 +35,9 @@ struct mon_metrics {
 	const char *cause_kind[MON_CAUSE_KINDS];
 	size_t ncause_kinds;
 	uint64_t causes[MON_CAUSE_KINDS];
+	const char *host_cause[MON_CAUSE_KINDS];
+	size_t nhost_causes;
+	uint64_t host_causes[MON_CAUSE_KINDS];
 	size_t ncpus;
 	struct mon_cpu cpus[];
 };
@@ -136,6 +139,19 @@ void mon_metrics_add_cause(struct mon_metrics *m, size_t kind)
 {
 	if (kind < m->ncause_kinds)
 		add_capped(&m->causes[kind], 1);
+}
+
+void mon_metrics_set_host_causes(struct mon_metrics *m, const char *const *causes, size_t n)
+{
+	m->nhost_causes = n < MON_CAUSE_KINDS ? n : MON_CAUSE_KINDS;
+	for (size_t i = 0; i < m->nhost_causes; i++)
+		m->host_cause[i] = causes[i];
+}
+
+void mon_metrics_add_host_cause(struct mon_metrics *m, size_t cause)
+{
+	if (cause < m->nhost_causes)
+		add_capped(&m->host_causes[cause], 1);
 }
 
 void mon_metrics_set_up(struct mon_metrics *m, bool up)
@@ -405,6 +421,16 @@ static void causes(const struct out *o)
 	}
 }
 
+static void host_causes(const struct out *o)
+{
+	char v[48];
+
+	for (size_t k = 0; k < o->m->nhost_causes; k++) {
+		u64(v, sizeof(v), o->m->host_causes[k]);
+		sample_x(o, "latscope_spike_host_causes_total", true, NULL, "cause", o->m->host_cause[k], v);
+	}
+}
+
 static void context(const struct out *o)
 {
 	const struct mon_metrics *m = o->m;
@@ -470,6 +496,14 @@ char *mon_metrics_render(const struct mon_metrics *const *ms, size_t n, enum mon
 		family(&o, "latscope_spike_causes_total", "counter", NULL,
 		       "Spikes explained from the trace ring (--trace-spikes), by the kind of what held the CPU.");
 		each_probe(&o, ms, n, causes);
+	}
+	bool hosted = false;
+	for (size_t k = 0; k < n; k++)
+		hosted |= ms[k]->nhost_causes > 0;
+	if (hosted) {
+		family(&o, "latscope_spike_host_causes_total", "counter", NULL,
+		       "Spikes explained from the trace ring, by what the VM's host did to the vCPU (--host).");
+		each_probe(&o, ms, n, host_causes);
 	}
 	context(&o);                    /* the CPUs', once: the first probe's */
 	if (f == MON_OPENMETRICS)

@@ -77,6 +77,11 @@ void mon_metrics_set_cause_kinds(struct mon_metrics *m, const char *const *kinds
 /* One more spike explained as kinds[kind]; a kind out of range is ignored. */
 void mon_metrics_add_cause(struct mon_metrics *m, size_t kind);
 
+/* --host: latscope_spike_host_causes_total{cause} counts the explained spikes
+ * by what the VM's host did, causes[0..n-1] its label values, as above. */
+void mon_metrics_set_host_causes(struct mon_metrics *m, const char *const *causes, size_t n);
+void mon_metrics_add_host_cause(struct mon_metrics *m, size_t cause);
+
 /* latscope_monitor_up: 1 while measuring. */
 void mon_metrics_set_up(struct mon_metrics *m, bool up);
 

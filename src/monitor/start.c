@@ -27,6 +27,28 @@ static void housekeeping(const struct cpuset *measured)
 		cpus_pin(&rest);
 }
 
+/* --host: the agent asked about each explained spike; out of reach it is tried again every 5 s. */
+static void start_host(struct mon_engine *e)
+{
+	static const char *causes[HOST_CAUSES];
+	struct lat_error err = { { 0 } };
+	const uint64_t min = e->c.trace_spikes_ns / 4u;
+	const struct host_guest_opts o = { .spec = e->c.host, .secret = e->c.host_secret,
+					   .secret_len = e->c.host_secret_len, .vcpus = *e->c.cpus,
+					   .min_ns = min > 50000u ? min : 50000u, .keep_trying = true };
+
+	for (size_t c = 0; c < HOST_CAUSES; c++)
+		causes[c] = host_cause_name((enum host_cause)c);
+	int r = host_guest_start(&o, &e->spikes->host, &err);
+	if (r < 0) {
+		mon_say(e, MON_WARN, "--host: %s; measuring without the host", err.msg);
+		return;
+	}
+	if (r > 0)
+		mon_say(e, MON_WARN, "--host: %s; trying again every 5 s", err.msg);
+	mon_metrics_set_host_causes(e->metrics, causes, HOST_CAUSES);
+}
+
 /* Tracing is asked for, not needed: without it the monitor goes on, and says why. */
 static void start_spikes(struct mon_engine *e)
 {
@@ -37,6 +59,8 @@ static void start_spikes(struct mon_engine *e)
 		return;
 	}
 	mon_metrics_set_cause_kinds(e->metrics, spike_kinds(), SPIKE_KINDS);
+	if (e->c.host)
+		start_host(e);
 	if (spike_ring_mounted(e->spikes->ring))
 		mon_say(e, MON_WARN, "--trace-spikes: tracefs was not mounted: latscope mounted it at '%s' for the monitor",
 		    spike_ring_mounted(e->spikes->ring));

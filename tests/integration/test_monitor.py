@@ -19,7 +19,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from harness import LAT_INJECT, LATSCOPE, TempDirCase, main, needs, run
+from harness import LAT_INJECT, LATSCOPE, TempDirCase, kill_and_close, main, needs, run
 
 SBIN_PATH = os.environ.get("PATH", os.defpath) + ":/usr/sbin:/sbin"      # where harness.lacking looks too
 PROMETHEUS = shutil.which("prometheus", path=SBIN_PATH)
@@ -540,6 +540,54 @@ class TestTraceSpikes(MonitorCase):
         self.assertGreaterEqual(task[0], 1)
         self.assertEqual(sorted(re.findall(r'kind="(\w+)"', "".join(k for k in scraped if "spike_causes" in k))),
                          ["irq", "no_event", "softirq", "task"])
+
+    def test_with_host_each_explained_spike_is_answered_by_the_agent_naming_the_injector(self):
+        """A known answer on this machine alone: the agent follows the monitor itself as the "VM",
+        its measuring thread on CPU 1 as vCPU 1, while lat-inject takes CPU 1 at FIFO 90 for 20 ms
+        every 500 ms.  The monitor is started before the agent: it says the host is out of reach and
+        reaches it on a later try.  Stalls of this machine may take a window's max now and then, so
+        most answers, not all, must name the injector."""
+        sock = self.path("host.sock")
+        mon = Monitor(self, "-a", "1", "-p", "80", "--rotate", "1h", "--window", "500ms", "--trace-spikes", "10ms",
+                      "--host", "unix:" + sock, "-q")
+        tid = None
+        deadline = time.monotonic() + 30
+        while tid is None and time.monotonic() < deadline:
+            for t in os.listdir("/proc/%d/task" % mon.pid()):
+                try:
+                    if os.sched_getaffinity(int(t)) == {1} and os.sched_getscheduler(int(t)) == os.SCHED_FIFO:
+                        tid = int(t)
+                except OSError:
+                    continue
+            time.sleep(0.05)
+        self.assertIsNotNone(tid, "the monitor's measuring thread on CPU 1")
+        agent = subprocess.Popen([LATSCOPE, "host", "--vm", str(mon.pid()), "--vcpu", "1=%d" % tid, "--listen",
+                                  "unix:" + sock], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(kill_and_close, agent)
+        os.sched_setaffinity(agent.pid, {0})
+        for line in agent.stdout:                # the monitor tries again every 5 s
+            if re.match(r"latscope host: client .* connected", line):
+                break
+        inject = subprocess.Popen([LAT_INJECT, "1", "90", "20ms", "500ms", "5"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        inject.communicate(timeout=30)
+        key = 'latscope_spike_host_causes_total{'
+        body = mon.wait_for(lambda t: any(k.startswith(key) and 'cause="not_running"' in k and v >= 3
+                                          for k, v in samples(t).items()), timeout=40)
+        rc, out, err = mon.stop()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("--host: ", err)
+        self.assertIn("trying again every 5 s", err)
+        self.assertEqual(sorted(re.findall(r'cause="(\w+)"', "".join(k for k in samples(body) if key in k))),
+                         ["halted", "in_host", "none", "not_running", "unsupported"])
+        notes = self.stored(self.monitor_runs()[0]["id"])["notes"]
+        summary = [n for n in notes if n.startswith("--host: spikes by the host's cause: ")]
+        self.assertEqual(len(summary), 1, notes)
+        answers = [n for n in notes if re.match(r"spike on cpu 1 at \S+: the host: ", n)]
+        self.assertTrue(answers, notes)
+        named = [n for n in answers if "not running for" in n and
+                 "host CPU 1 ran lat-inject (pid %d, FIFO 90)" % inject.pid in n]
+        self.assertGreaterEqual(len(named), (len(answers) + 1) // 2, answers)
 
     @needs(root=True, programs=("runuser",))     # root, to run the monitor as nobody
     def test_without_root_the_monitor_says_it_cannot_trace_and_measures(self):
