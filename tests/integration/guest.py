@@ -341,8 +341,8 @@ class _Stream:
 class Guest:
     """A TCG guest of Debian's kernel running this machine's / read-only (the module's doc)."""
 
-    def __init__(self, tmpdir, serial_socket=None, cpus=2, memory="1G", boot_timeout=BOOT_TIMEOUT):
-        self.tmpdir, self.serial_socket = tmpdir, serial_socket
+    def __init__(self, tmpdir, serial_socket=None, cpus=2, memory="1G", boot_timeout=BOOT_TIMEOUT, accel="tcg"):
+        self.tmpdir, self.serial_socket, self.accel = tmpdir, serial_socket, accel
         self.cpus, self.memory, self.boot_timeout = cpus, memory, boot_timeout
         self.qmp_socket = os.path.join(tmpdir, "qmp.sock")
         self.console = os.path.join(tmpdir, "guest-console.log")
@@ -355,7 +355,7 @@ class Guest:
         self._listener = self._conn = self._stream = None
 
     def command_line(self, kernel, initrd):
-        args = [QEMU, "-accel", "tcg,thread=multi", "-smp", str(self.cpus), "-m", self.memory,
+        args = [QEMU, "-accel", "tcg,thread=multi" if self.accel == "tcg" else self.accel, "-smp", str(self.cpus), "-m", self.memory,
                 "-nographic", "-no-reboot", "-nic", "none", "-name", "guest,debug-threads=on",
                 "-kernel", kernel, "-initrd", initrd, "-append", "console=ttyS0 panic=-1 quiet",
                 # multidevs=remap: the file ids of the host's several file systems under / stay apart.

@@ -44,10 +44,22 @@ def read_line(proc, pattern, timeout=60):
 @harness.needs(root=True)
 class InjectedHostPreemption(TempDirCase):
     def test_guest_spikes_in_injected_host_preemption_are_explained_by_the_host_naming_the_hog(self):
+        self.injected_preemption("tcg")
+
+    def test_the_same_with_kvm_names_the_hog_and_sees_the_vcpus_exits(self):
+        """On a host with KVM the guest runs with -accel kvm, and the agent records kvm_exit and
+        kvm_entry besides.  Where /dev/kvm cannot run it this is skipped: a nested KVM guest of a
+        stock kernel stops after real-mode setup on this machine, whose tests are the TCG one's and
+        the recorded kvm event fixtures (tests/unit/test-trace-evconv.c)."""
+        if not os.path.exists("/dev/kvm"):
+            self.skipTest("this machine has no /dev/kvm: a KVM guest cannot run here")
+        self.injected_preemption("kvm")
+
+    def injected_preemption(self, accel):
         if len(harness.online_cpus()) < 2:
             self.skipTest("needs 2 CPUs: the vCPU and the hog on one, QEMU's other threads and the agent on another")
         sock = self.path("serial.sock")
-        with Guest(self.tmp, serial_socket=sock) as g:
+        with Guest(self.tmp, serial_socket=sock, accel=accel) as g:
             vcpus = g.vcpu_threads()
             for task in os.listdir("/proc/%d/task" % g.pid):
                 os.sched_setaffinity(int(task), {0})
@@ -59,7 +71,9 @@ class InjectedHostPreemption(TempDirCase):
             os.sched_setaffinity(agent.pid, {0})
             start = read_line(agent, r"^latscope host: VM pid")
             self.assertIn("by QMP query-cpus-fast: 0=%d 1=%d;" % (vcpus[0], vcpus[1]), start)
-            read_line(agent, r"^latscope host: recording every host CPU")
+            rec = read_line(agent, r"^latscope host: recording every host CPU")
+            if accel == "kvm":
+                self.assertIn("with KVM's exits", rec)
             read_line(agent, r"^latscope host: client .* connected")      # QEMU's chardev, reconnecting each second
             log = self.path("bursts")
             hog = subprocess.Popen([harness.LAT_INJECT, "1", "50", "30ms", PERIOD, "16", log],
@@ -119,6 +133,9 @@ class InjectedHostPreemption(TempDirCase):
         self.assertGreaterEqual(soon * 3, right * 2, [(s["host"]["host_to_ns"], b) for s, b in injected])
         for s, _ in clean:
             self.assertNotIn("lat-inject", s["host"]["line"], s["host"])
+        if accel == "kvm":
+            self.assertTrue(any(s["host"].get("episode", {}).get("kvm") for s, _ in injected),
+                            "the agent saw the vCPU's kvm_exit and kvm_entry")
         self.assertEqual(host["causes"]["not_running"] + host["causes"]["none"] + host["causes"]["in_host"] +
                          host["causes"]["halted"] + host["causes"]["unsupported"], host["spikes_answered"])
         # Stored (imported here), the run shows and compares by its host causes.
