@@ -10,11 +10,13 @@
 #include "measure/storecmd.h"
 #include "core/array.h"
 #include "report/text.h"
+#include "report/tailtext.h"
 #include "result/json.h"
 #include "report/tprint.h"
 
 struct show_cmd {
 	bool json;
+	bool tail;
 	const char *db;
 	bool help;
 };
@@ -22,13 +24,16 @@ struct show_cmd {
 static const struct opt show_opts[] = {
 	{ "json", 0, OPT_FLAG, offsetof(struct show_cmd, json),
 	  .help = "print the result as JSON, as --json wrote it at run time, with the run's \"id\" added" },
+	{ "tail", 0, OPT_FLAG, offsetof(struct show_cmd, tail),
+	  .help = "print the tail estimate's fit in full: the threshold and why, the shape at each candidate threshold, "
+		  "every level and the tests (doc/tail-method.md)" },
 	DB_OPT(struct show_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct show_cmd, help), .help = "show this help" },
 };
 
 static const struct cmd_spec show_spec = {
 	.name = "show",
-	.synopsis = "ID [--json] [--db PATH]",
+	.synopsis = "ID [--json | --tail] [--db PATH]",
 	.about = "Print a stored run: where and how it ran, its notes, and its summary table.",
 	.opts = show_opts,
 	.nopts = ARRAY_SIZE(show_opts),
@@ -77,6 +82,10 @@ int cmd_show(int argc, char **argv)
 	}
 	if ((code = storecmd_open("show", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		goto out;
+	if (c.json && c.tail) {
+		code = storecmd_usage("show", "options '--json' and '--tail' exclude each other (the JSON has the tail)");
+		goto out;
+	}
 	if (c.json) {
 		struct lat_error serr;
 		char *text = NULL;
@@ -96,7 +105,10 @@ int cmd_show(int argc, char **argv)
 	}
 	if ((code = storecmd_load("show", st, ids, 1, &res)) != EXIT_OK)
 		goto out;
-	text_result(stdout, res, ids[0]);
+	if (c.tail)
+		text_tail_full(stdout, res);
+	else
+		text_result(stdout, res, ids[0]);
 	storecmd_free_results(res, 1);
 out:
 	store_close(st);

@@ -64,3 +64,11 @@ void fmt_utc(uint64_t realtime_ns, char *buf, size_t size)
 	if (!gmtime_r(&secs, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
 		snprintf(buf, size, "?");
 }
+
+void fmt_duration3(uint64_t ns, char *buf, size_t size)
+{
+	uint64_t unit = 1;
+	while (ns / unit >= 1000u)
+		unit *= 10u;
+	fmt_duration((ns + unit / 2u) / unit * unit, buf, size);
+}

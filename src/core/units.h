@@ -8,6 +8,8 @@
 /* The largest unit that keeps it short: "1ms", "250us", "1.5s", "0ns".  Up to
  * three decimals, trailing zeros dropped. */
 void fmt_duration(uint64_t ns, char *buf, size_t size);
+/* fmt_duration of ns rounded to three significant digits: "12.1ms", "1.9ms", "30ms". */
+void fmt_duration3(uint64_t ns, char *buf, size_t size);
 /* ns in the largest unit that holds it whole ("2083ms", "125s", "5m"): what a
  * user would type, and parse_duration gives back exactly. */
 void fmt_duration_exact(uint64_t ns, char *buf, size_t size);

@@ -7,13 +7,9 @@
 #include "core/units.h"
 #include "host/exitreason.h"
 
-/* Three significant digits: "12.1ms", "1.9ms", "30ms". */
 static void dur(uint64_t ns, char *buf, size_t size)
 {
-	uint64_t unit = 1;
-	while (ns / unit >= 1000u)
-		unit *= 10u;
-	fmt_duration((ns + unit / 2u) / unit * unit, buf, size);
+	fmt_duration3(ns, buf, size);
 }
 
 /* "FIFO 50", "RT 50" (policy unknown), "DEADLINE", "nice 0", "BATCH nice 5". */

@@ -1,6 +1,7 @@
 #include "report/text.h"
 #include "report/tprint.h"
 #include "report/hosttext.h"
+#include "report/tailtext.h"
 #include "report/tracetext.h"
 
 #include <string.h>
@@ -382,6 +383,8 @@ void text_summary(FILE *out, const struct result *res, bool separate)
 	tprintf(out, "threshold %s; warm max leaves out the first %llu window(s)\n", t,
 		(unsigned long long)res->warmup);
 	long_run_lines(out, res, u);
+	if (!(ops && ops->per_op_costs))
+		text_tail(out, res);
 	/* A probe's other metrics (such as wake's wake_call), each in the same table. */
 	for (unsigned m = 1; m < res->nmetrics; m++) {
 		tprintf(out, "%s (%s)\n", res->metric_names[m], u.name);

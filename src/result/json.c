@@ -9,6 +9,8 @@
 
 #include "config.h"
 #include "core/nstime.h"
+#include "result/tail_json.h"
+#include "result/tailrun.h"
 
 /* jansson's setters take ownership even on failure; remember failure once. */
 struct builder {
@@ -281,6 +283,10 @@ static json_t *cpu_json(struct builder *b, const struct result *res, const struc
 	put(b, o, "largest", largest_json(b, cr));
 	if (res->long_run)
 		put(b, o, "long_run", long_run_json(b, cr));
+	struct tail_fit tail;
+	struct lat_error terr;
+	if (cpu_result_tail(res, cr, &tail, &terr) == 0)
+		put(b, o, "tail", tail_to_json(&tail));
 	if (cr->has_context) {
 		put(b, o, "interrupts", counts_json(b, &cr->irqs));
 		put(b, o, "softirqs", counts_json(b, &cr->softirqs));

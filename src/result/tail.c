@@ -13,7 +13,11 @@
 #include "result/tail_prob.h"
 
 /* Thresholds tried: from the 0.90 quantile, where a latency histogram's body
- * usually ends, to the 0.999, past which few runs keep 30 samples. */
+ * usually ends, to the 0.999, past which few runs keep 30 samples.  A run of
+ * many samples (noise counts every turn of its loop: hundreds of millions)
+ * moves them up so the lowest keeps at most CAND_TOP samples above it: its
+ * 0.9 quantile is still the body, and the tail that matters lies far past it. */
+#define CAND_TOP 20000.0
 static const double quantiles[TAIL_MAX_CANDIDATES] = { 0.90, 0.925, 0.95,  0.96,  0.97,
 						       0.98, 0.99,  0.995, 0.998, 0.999 };
 
@@ -280,13 +284,16 @@ static void describe_choice(struct tail_fit *f)
 static bool candidates(const struct hist *h, struct work *w, struct tail_fit *f)
 {
 	unsigned last = HIST_BUCKETS;
+	const double top = (double)h->total * (1.0 - quantiles[0]);
+	const double scale = top > CAND_TOP ? CAND_TOP / top : 1.0;
 
 	for (unsigned q = 0; q < TAIL_MAX_CANDIDATES; q++) {
+		const double quantile = 1.0 - (1.0 - quantiles[q]) * scale;
 		/* the bucket above the quantile's: which one that is depends on
 		 * how many samples lie above it, never on where, so the
 		 * exceedances stay a sample of the tail (the quantile's own bucket
 		 * would be the one the ranks fell in, its count size-biased) */
-		unsigned first = hist_index(hist_percentile(h, 100.0 * quantiles[q])) + 1u;
+		unsigned first = hist_index(hist_percentile(h, 100.0 * quantile)) + 1u;
 		if (first >= HIST_BUCKETS)
 			first = HIST_BUCKETS -
 				1u; /* the quantile in the top bucket: nothing above */
@@ -298,8 +305,8 @@ static bool candidates(const struct hist *h, struct work *w, struct tail_fit *f)
 		if (q == 0 && (n < TAIL_MIN_EXCEED || buckets < 3)) {
 			snprintf(f->why, sizeof(f->why),
 				 "too few samples above any threshold: %" PRIu64
-				 " above the 0.9 quantile, in %u bucket%s (%u and 3 needed)",
-				 n, buckets, buckets == 1 ? "" : "s", TAIL_MIN_EXCEED);
+				 " above the %.6g quantile, in %u bucket%s (%u and 3 needed)",
+				 n, quantile, buckets, buckets == 1 ? "" : "s", TAIL_MIN_EXCEED);
 			return false;
 		}
 		if (first == last || n < TAIL_MIN_EXCEED || buckets < 3)
@@ -307,7 +314,7 @@ static bool candidates(const struct hist *h, struct work *w, struct tail_fit *f)
 		last = first;
 		w->first[f->ncand] = first;
 		f->cand[f->ncand++] = (struct tail_candidate){
-			.quantile = quantiles[q],
+			.quantile = quantile,
 			.threshold_ns = hist_bucket_low(first),
 			.n_exceed = n,
 		};
