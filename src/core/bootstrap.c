@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "core/count.h"
+#include "core/normal.h"
 
 /*
  * The units (blocks, or groups of blocks) of one side.  Their histograms are
@@ -507,20 +508,6 @@ static struct batches side_batches(struct side *s, bool pct, double p)
 	return b;
 }
 
-/* The p-quantile of the standard normal distribution, p in (0.5, 1): bisection on erfc, to double precision. */
-static double z_quantile(double p)
-{
-	double lo = 0.0, hi = 40.0;
-	for (int k = 0; k < 80; k++) {
-		double mid = (lo + hi) / 2.0;
-		if (0.5 * erfc(-mid / M_SQRT2) < p)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return (lo + hi) / 2.0;
-}
-
 /*
  * The p-quantile of Student's t with df degrees of freedom, p in (0.5, 1):
  * exact for 1 and 2, otherwise the Cornish-Fisher expansion to 1 / df^4
@@ -532,7 +519,7 @@ static double t_quantile(double p, unsigned df)
 		return tan(M_PI * (p - 0.5));
 	if (df == 2u)
 		return (2.0 * p - 1.0) / sqrt(2.0 * p * (1.0 - p));
-	double z = z_quantile(p), z2 = z * z, n = (double)df;
+	double z = normal_quantile(p), z2 = z * z, n = (double)df;
 	double g1 = (z2 + 1.0) * z / 4.0;
 	double g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0;
 	double g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0;

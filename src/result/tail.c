@@ -1,4 +1,5 @@
 #include "result/tail.h"
+#include "core/normal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -140,7 +141,7 @@ static unsigned choose(struct work *w, struct tail_fit *f)
 		unsigned m = 0;
 		for (unsigned j = k + 1; j < f->ncand; j++)
 			m += w->fitted[j];
-		double z = m ? tail_normal_quantile(1.0 - CHOICE_ALPHA / (2.0 * m)) : 0.0;
+		double z = m ? normal_quantile(1.0 - CHOICE_ALPHA / (2.0 * m)) : 0.0;
 		bool stable = true;
 		for (unsigned j = k + 1; j < f->ncand && stable; j++) {
 			if (!w->fitted[j])
@@ -351,7 +352,7 @@ int tail_fit(const struct hist *h, uint64_t observed_ns, const uint64_t *win_max
 		free(f);
 		return err_set(err, -ENOMEM, "tail fit: out of memory");
 	}
-	double z = tail_normal_quantile(1.0 - (1.0 - TAIL_CONF) / 2.0);
+	double z = normal_quantile(1.0 - (1.0 - TAIL_CONF) / 2.0);
 	double observed_s = (double)observed_ns / 1e9;
 	w->above[HIST_BUCKETS] = 0;
 	for (unsigned i = HIST_BUCKETS; i-- > 0;)
@@ -428,7 +429,7 @@ int tail_rate_above(const struct tail_fit *f, const struct hist *h, uint64_t obs
 		return TAIL_FROM_COUNT;
 	}
 	const double d = 1e-6;
-	double z = tail_normal_quantile(1.0 - (1.0 - TAIL_CONF) / 2.0);
+	double z = normal_quantile(1.0 - (1.0 - TAIL_CONF) / 2.0);
 	double y = (double)(x_ns - f->threshold_ns), xi = f->xi.est, ls = log(f->sigma_ns.est);
 	double L = log_rate(f, xi, ls, y);
 	if (L == -HUGE_VAL) {

@@ -64,21 +64,3 @@ double tail_chi2_upper(double x, double df)
 		return 1.0 - gamma_lower_series(a, y);
 	return gamma_upper_fraction(a, y);
 }
-
-double tail_normal_quantile(double p)
-{
-	double lo = -40.0, hi = 40.0;
-
-	if (!(p > 0.0 && p < 1.0))
-		return (double)NAN;
-	/* Bisection on the distribution function: 100 halvings of 80 reach the
-	 * spacing of doubles, and it is called a few times per fit. */
-	for (int i = 0; i < 100; i++) {
-		double mid = (lo + hi) / 2.0;
-		if (0.5 * erfc(-mid / M_SQRT2) < p)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return (lo + hi) / 2.0;
-}

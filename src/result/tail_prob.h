@@ -1,7 +1,7 @@
 /*
- * The two distribution functions the tail estimate's tests and intervals
- * need, which libm does not have: the chi-square upper tail (the p-value of
- * Ljung-Box and of the goodness of fit) and the standard normal quantile.
+ * The distribution function the tail estimate's tests need, which libm does
+ * not have: the chi-square upper tail (the p-value of
+ * Ljung-Box and of the goodness of fit).
  */
 #ifndef LATSCOPE_RESULT_TAIL_PROB_H
 #define LATSCOPE_RESULT_TAIL_PROB_H
@@ -9,7 +9,5 @@
 /* P(X > x) for X chi-square with df > 0 degrees of freedom; 1 for x <= 0. */
 double tail_chi2_upper(double x, double df);
 
-/* z with P(Z <= z) = p for a standard normal Z, p in (0, 1); NaN outside. */
-double tail_normal_quantile(double p);
 
 #endif
