@@ -225,8 +225,11 @@ int cmd_host(int argc, char **argv)
 		return storecmd_refuse(NAME, "option '--vm' is required: the VM's pid, its name, or qmp:SOCKET");
 	if (check_reach(&c, &where, allow, &err) < 0)
 		return storecmd_usage(NAME, err.msg);
-	if (c.secret && (r = host_secret_read(c.secret, secret, &secret_len, &err)) < 0)
-		return refused(r, err.msg);
+	if (c.secret && (r = host_secret_read(c.secret, secret, &secret_len, &err)) < 0) {
+		char msg[sizeof(err.msg) + 32];
+		snprintf(msg, sizeof(msg), "option '--secret': %s", err.msg);
+		return refused(r, msg);
+	}
 	if ((r = host_vm_find(NULL, c.vm, c.vcpu.items, c.vcpu.n, &vm, &err)) < 0)
 		return refused(r, err.msg);
 	r = serve(&c, &where, allow, &vm, c.secret ? secret : NULL, secret_len);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/nstime.h"
+#include "serve/addr.h"
 #include "report/tprint.h"
 
 /* Episodes shorter than this explain no spike above the threshold on their own. */
@@ -17,6 +18,11 @@ int hostask_check(struct hostask *h, const char *host, const char *host_secret,
 	memset(h, 0, sizeof(*h));
 	if (host_secret && !host)
 		return err_set(err, -EINVAL, "option '--host-secret' needs '--host'");
+	/* A TCP address is checked before the run, as the other forms' files can only be at connect time. */
+	struct listen_addr a;
+	if (host && strncmp(host, "serial:", 7) && strncmp(host, "unix:", 5) &&
+	    strncmp(host, "vsock:", 6) && sock_addr_parse("--host", host, &a, err) < 0)
+		return -EINVAL;
 	if (!host_secret)
 		return 0;
 	int r = host_secret_read(host_secret, h->secret, &h->secret_len, &why);

@@ -510,6 +510,10 @@ class TestGuestSide(harness.TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertTrue(p.stderr.startswith("latscope timer: option '--host-secret': "), p.stderr)
         self.assertIn(secret, p.stderr.splitlines()[0])
+        p = run("timer", "-l", "10", "--no-store", "--host", "junk")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.splitlines()[0],
+                         "latscope timer: option '--host': 'junk' is not ADDR:PORT (an IPv4 address or [IPv6])")
 
     def test_a_run_lined_up_with_its_host_keeps_the_agent_the_line_up_and_what_it_asked(self):
         vm = FakeVM(self)

@@ -56,7 +56,7 @@ static void test_a_file_others_may_read_an_empty_one_and_a_directory_are_refused
 	snprintf(path, sizeof(path), "%s/s", dir);
 	write_file(path, "s3cret\n", 0644);
 	assert_int_equal(host_secret_read(path, buf, &len, &err), -EPERM);
-	snprintf(want, sizeof(want), "option '--secret': '%s' has mode 0644: others may read it; a secret must be 0600 or "
+	snprintf(want, sizeof(want), "'%s' has mode 0644: others may read it; a secret must be 0600 or "
 		 "stricter (chmod 600 '%s')", path, path);
 	assert_string_equal(err.msg, want);
 	write_file(path, "\n", 0600);
