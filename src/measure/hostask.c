@@ -1,6 +1,7 @@
 #include "measure/hostask.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "core/nstime.h"
@@ -20,8 +21,9 @@ int hostask_check(struct hostask *h, const char *host, const char *host_secret,
 		return err_set(err, -EINVAL, "option '--host-secret' needs '--host'");
 	/* A TCP address is checked before the run, as the other forms' files can only be at connect time. */
 	struct listen_addr a;
-	if (host && strncmp(host, "serial:", 7) && strncmp(host, "unix:", 5) &&
-	    strncmp(host, "vsock:", 6) && sock_addr_parse("--host", host, &a, err) < 0)
+	bool tcp = host && strncmp(host, "serial:", 7) != 0 && strncmp(host, "unix:", 5) != 0 &&
+		   strncmp(host, "vsock:", 6) != 0;
+	if (tcp && sock_addr_parse("--host", host, &a, err) < 0)
 		return -EINVAL;
 	if (!host_secret)
 		return 0;

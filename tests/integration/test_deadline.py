@@ -49,7 +49,8 @@ class DeadlineRuns(TempDirCase):
     def test_a_period_longer_than_the_start_lead_still_has_every_period_a_sample_or_missed(self):
         """A relation a stall cannot turn: a period a stall covers is counted missed, and so is one
         the kernel skips (in this guest about one a second); 10 of the 50 (200 ms of stalls and
-        skips) would have to be missed to fail.  Seen over 428 threads: at most 6 missed."""
+        skips) would have to be missed to fail.  Seen over 428 threads: at most 6 missed.  As in
+        the test above, a stall of several periods may make the grid estimate count one twice."""
         # 20ms is past the runner's 5ms lead: period 0 is the origin's first period the
         # thread can reach, the periods before it count missed and period 0 is a sample.
         db = self.path("runs.db")
@@ -59,7 +60,7 @@ class DeadlineRuns(TempDirCase):
         check_consistent(self, doc)
         for c in doc["cpus"]:
             m = c["metrics"]["latency"]
-            self.assertIn(m["count"] + c["missed"], (50, 51), c)
+            self.assertIn(m["count"] + c["missed"], (50, 51, 52), c)
             self.assertGreaterEqual(m["count"], 40, c)
 
     def test_bandwidth_over_the_admission_limit_is_refused_in_one_line(self):
