@@ -29,7 +29,7 @@ struct host_cmd {
 	const char *vm, *listen, *secret;
 	uint64_t keep_ns;
 	struct strlist vcpu, allow;
-	bool quiet, help;
+	bool no_record, quiet, help;
 };
 
 static const struct opt host_opts[] = {
@@ -46,6 +46,8 @@ static const struct opt host_opts[] = {
 	{ "keep", 0, OPT_DURATION, offsetof(struct host_cmd, keep_ns), .min = NS_PER_SEC, .max = 600u * NS_PER_SEC,
 	  .unit = NS_PER_SEC, .metavar = "DUR",
 	  .help = "hold the last DUR of the host's trace to answer from; a bare number is seconds" },
+	{ "no-record", 0, OPT_FLAG, offsetof(struct host_cmd, no_record),
+	  .help = "record nothing: answer the clock line-up only (no root or tracefs needed; explain says why)" },
 	{ "quiet", 'q', OPT_FLAG, offsetof(struct host_cmd, quiet),
 	  .help = "print the start-up line and errors only, not a line per client" },
 	{ "help", 'h', OPT_HELP, offsetof(struct host_cmd, help), .help = "show this help" },
@@ -65,7 +67,7 @@ static void help_more(FILE *out)
 static const struct cmd_spec host_spec = {
 	.name = NAME,
 	.synopsis = "--vm PID|NAME|qmp:SOCKET [--listen unix:PATH|ADDR:PORT|vsock:PORT] [--vcpu N=TID]...\n"
-		    "                     [--secret FILE] [--allow CIDR]... [--keep DUR] [-q]",
+		    "                     [--secret FILE] [--allow CIDR]... [--keep DUR | --no-record] [-q]",
 	.about = "The agent on a VM's host: it finds the VM's vCPU threads (by QMP query-cpus-fast, by their thread\n"
 		 "names or from --vcpu), says how, and answers a guest run's questions over one connection at a\n"
 		 "time: hello, time exchanges that line the guest's clock up with this host's, and what the host did\n"
@@ -128,7 +130,9 @@ static struct host_record *record(const struct host_cmd *c, struct host_source *
 {
 	struct host_record *r = NULL;
 
-	if (host_record_start(c->keep_ns, &r, why) < 0) {
+	if (c->no_record)
+		err_set(why, -ENODATA, "--no-record");
+	if (c->no_record || host_record_start(c->keep_ns, &r, why) < 0) {
 		*src = (struct host_source){ .episodes = not_recording, .ctx = why->msg };
 		return NULL;
 	}

@@ -103,7 +103,10 @@ class FakeVM:
 class Agent:
     """latscope host started in the background; its start-up line read."""
 
-    def __init__(self, tc, *args):
+    def __init__(self, tc, *args, record=False):
+        # Recording is TestRecording's subject (and the guest tests' in test_guest_host.py); elsewhere
+        # it only costs time, a lot of it under AddressSanitizer (libtracefs's page buffers).
+        args = args if record else (*args, "--no-record")
         self.proc = subprocess.Popen([LATSCOPE, "host", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, preexec_fn=harness.hangup_as_default)
         tc.addCleanup(self.close)
@@ -266,7 +269,7 @@ class TestProtocol(harness.TempDirCase):
 
     @harness.needs(root=True)
     def test_explain_answers_an_existing_vcpu_and_names_a_missing_one(self):
-        c = Agent(self, "--vm", str(self.vm.pid), "--listen", "unix:" + self.path("h.sock")).connect()
+        c = Agent(self, "--vm", str(self.vm.pid), "--listen", "unix:" + self.path("h.sock"), record=True).connect()
         c.hello()
         now = time.monotonic_ns()
         r = c.ask({"op": "explain", "seq": 4, "vcpu": 1, "from_ns": now - 10**9, "to_ns": now})
@@ -433,7 +436,7 @@ class TestRecording(harness.TempDirCase):
         vm = FakeVM(self, spin="CPU 1/KVM")
         tid = vm.tids["CPU 1/KVM"]
         os.sched_setaffinity(tid, {1})
-        agent = Agent(self, "--vm", str(vm.pid), "--listen", "unix:" + self.path("h.sock"))
+        agent = Agent(self, "--vm", str(vm.pid), "--listen", "unix:" + self.path("h.sock"), record=True)
         os.sched_setaffinity(agent.proc.pid, {0})
         log = self.path("bursts")
         start = time.monotonic_ns()
@@ -517,7 +520,7 @@ class TestGuestSide(harness.TempDirCase):
 
     def test_a_run_lined_up_with_its_host_keeps_the_agent_the_line_up_and_what_it_asked(self):
         vm = FakeVM(self)
-        agent = Agent(self, "--vm", str(vm.pid), "--listen", "unix:" + self.path("h.sock"))
+        agent = Agent(self, "--vm", str(vm.pid), "--listen", "unix:" + self.path("h.sock"), record=True)
         p, doc = self.timer("-D", "4", "--host", agent.where)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
