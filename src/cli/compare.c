@@ -379,7 +379,70 @@ static json_t *real_or_null(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], const struct gate_outcome *o, size_t no)
+/* Each row's tail fit, and every row's levels judged against the baseline's
+ * (compare's tail verdicts: doc/tail-method.md).  NULL *ret_fits when the
+ * rows have no tail (operations, or a metric but the leading one). */
+struct tail_verdicts {
+	struct tail_fit *fits;                          /* one a row */
+	struct cmp_tail_verdict (*v)[CMP_TAIL_LEVELS];  /* one a row and level */
+};
+
+static int judge_tails(const struct ctx *x, struct tail_verdicts *ret)
+{
+	struct lat_error err;
+
+	ret->fits = NULL;
+	ret->v = NULL;
+	if (x->per_op || x->metric != 0)
+		return 0;
+	ret->fits = calloc(x->rows.n, sizeof(*ret->fits));
+	ret->v = calloc(x->rows.n, sizeof(*ret->v));
+	if (!ret->fits || !ret->v)
+		return -ENOMEM;
+	for (size_t g = 0; g < x->rows.n; g++)
+		if (cmp_row_tail(&x->rows.row[g].fig, &ret->fits[g], &err) < 0)
+			return -ENOMEM;
+	for (size_t g = 0; g < x->rows.n; g++)
+		for (unsigned k = 0; k < CMP_TAIL_LEVELS; k++)
+			cmp_tail_judge(&ret->fits[x->rows.ref], &ret->fits[g], cmp_tail_periods[k], &ret->v[g][k]);
+	return 0;
+}
+
+static json_t *interval_json(const struct tail_interval *t)
+{
+	return json_pack("{s:o, s:o, s:o}", "est", real_or_null(t->est), "lo", real_or_null(t->lo), "hi",
+			 real_or_null(t->hi));
+}
+
+/* A row's "tail": its once-an-hour and once-a-day levels and whether the fit is reliable. */
+static json_t *row_tail_json(const struct tail_fit *f)
+{
+	json_t *o = json_pack("{s:b, s:s}", "reliable", f->reliable, "why", f->why);
+	for (unsigned k = 0; o && k < CMP_TAIL_LEVELS; k++) {
+		char key[32];
+		snprintf(key, sizeof(key), "level_%s_ns", tail_period_name(cmp_tail_periods[k]));
+		json_object_set_new(o, key, f->status == TAIL_OK ? interval_json(&f->level_ns[cmp_tail_periods[k]])
+								 : json_null());
+	}
+	return o;
+}
+
+static json_t *tail_verdict_json(size_t g, size_t ref, unsigned period, const struct cmp_tail_verdict *v)
+{
+	char stat[32];
+	snprintf(stat, sizeof(stat), "level_%s", tail_period_name(period));
+	json_t *jv = json_pack("{s:I, s:I, s:s, s:b, s:o, s:o, s:o, s:s}", "row", (json_int_t)g, "against_row",
+			       (json_int_t)ref, "statistic", stat, "reliable", v->judged, "ratio", real_or_null(v->ratio),
+			       "ci95_low", real_or_null(v->lo), "ci95_high", real_or_null(v->hi), "verdict",
+			       !v->judged ? "not reliable" : v->direction > 0 ? "higher" : v->direction < 0 ? "lower"
+				       : "no significant difference");
+	if (jv && !v->judged)
+		json_object_set_new(jv, "why", json_string(v->why));
+	return jv;
+}
+
+static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], const struct tail_verdicts *tv,
+			   const struct gate_outcome *o, size_t no)
 {
 	json_t *doc = json_object(), *rows = json_array(), *verdicts = json_array(), *gates = json_array();
 	const struct cmp_runs in = runs_of(x);
@@ -409,9 +472,12 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 		json_t *host = cmp_group_host_causes(&in, w);
 		if (host)
 			json_object_set_new(row, "host_causes", host);
+		if (tv->fits)
+			json_object_set_new(row, "tail", row_tail_json(&tv->fits[g]));
 		json_array_append_new(rows, row);
 		if (g == x->rows.ref)
 			continue;
+
 		for (int k = 0; k < 2; k++) {
 			const struct verdict *vd = &v[g][k];
 			json_t *jv = json_object();
@@ -428,6 +494,8 @@ static json_t *json_output(const struct ctx *x, const struct verdict (*v)[2], co
 								  : vd->direction < 0 ? "faster" : "no significant difference"));
 			json_array_append_new(verdicts, jv);
 		}
+		for (unsigned k = 0; tv->v && k < CMP_TAIL_LEVELS; k++)
+			json_array_append_new(verdicts, tail_verdict_json(g, x->rows.ref, cmp_tail_periods[k], &tv->v[g][k]));
 	}
 	for (size_t i = 0; i < no; i++) {
 		json_t *jg = json_object();
@@ -463,10 +531,11 @@ static int report(struct ctx *x, json_t *groups, struct gate_outcome **all, size
 	struct verdict (*v)[2] = calloc(x->rows.n, sizeof(*v));
 	struct gate_outcome *o = calloc((size_t)x->c.fail_if.n * x->rows.n + 1u, sizeof(*o));
 	struct table t = { 0 };
+	struct tail_verdicts tv = { 0 };
 	size_t no = 0;
 	int r = -ENOMEM;
 
-	if (!v || !o)
+	if (!v || !o || judge_tails(x, &tv) < 0)
 		goto out;
 	for (size_t g = 0; g < x->rows.n; g++)
 		if (g != x->rows.ref && ((r = judge(x, g, BOOT_MEAN, &v[g][0])) < 0 ||
@@ -476,7 +545,7 @@ static int report(struct ctx *x, json_t *groups, struct gate_outcome **all, size
 		goto out;
 	r = -ENOMEM;
 	if (x->c.format == FMT_JSON) {
-		json_t *doc = json_output(x, (const struct verdict (*)[2])v, o, no);
+		json_t *doc = json_output(x, (const struct verdict (*)[2])v, &tv, o, no);
 		if (!doc || json_array_append_new(groups, doc) < 0)
 			goto out;
 	} else {
@@ -502,12 +571,18 @@ static int report(struct ctx *x, json_t *groups, struct gate_outcome **all, size
 					cmp_verdict_text(bname, aname, k ? "p99" : "mean", &v[g][k], line, sizeof(line));
 					tprintf(stdout, "%s%s\n", x->c.format == FMT_MARKDOWN ? "- " : "", line);
 				}
+				for (unsigned k = 0; tv.v && k < CMP_TAIL_LEVELS; k++) {
+					cmp_tail_text(bname, aname, cmp_tail_periods[k], &tv.v[g][k], line, sizeof(line));
+					tprintf(stdout, "%s%s\n", x->c.format == FMT_MARKDOWN ? "- " : "", line);
+				}
 			}
 		}
 	}
 	r = keep_outcomes(all, nall, o, no);
 out:
 	table_free(&t);
+	free(tv.fits);
+	free(tv.v);
 	free(v);
 	free(o);
 	return r;

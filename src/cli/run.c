@@ -33,6 +33,7 @@ struct run_cmd {
 	struct strlist load;
 	const char *load_cmd;
 	const char *host, *host_secret;
+	const char *until;
 	const char *db;
 	bool no_store;
 	uint64_t checkpoint_ns;
@@ -58,6 +59,9 @@ static const struct opt run_opts[] = {
 		  "--help)" },
 	{ "host-secret", 0, OPT_STRING, offsetof(struct run_cmd, host_secret), .metavar = "FILE",
 	  .help = "with --host: the secret file the agent was started with" },
+	{ "until", 0, OPT_STRING, offsetof(struct run_cmd, until), .metavar = "EXPR",
+	  .help = "end each probe when EXPR is decided, such as 'level(1h) < 100us' (see latscope timer --help); "
+		  "its share of -D is the most it runs" },
 	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH",
 	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
 	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
@@ -70,7 +74,7 @@ static const struct opt run_opts[] = {
 static const struct cmd_spec run_spec = {
 	.name = "run",
 	.synopsis = "[--quick | -D DURATION] [-a CPUS] [--label KEY=VALUE]... [--load SPEC]... [--load-cmd CMD]\n"
-		    "                    [--host SPEC [--host-secret FILE]] [--db PATH | --no-store] [--checkpoint DUR] [-q]",
+		    "                    [--host SPEC [--host-secret FILE]] [--until EXPR] [--db PATH | --no-store] [--checkpoint DUR] [-q]",
 	.about = "The suite to start with: timer wakeup latency, OS and hypervisor noise, and thread wakeup cost,\n"
 		 "in turn (about a minute; --quick for 10 s), each stored as a run with a shared label suite=...,\n"
 		 "then one table of all three and what `latscope sys` advises.  Works without root, saying what\n"
@@ -163,6 +167,10 @@ static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t 
 	x->load_cmd = c->load_cmd;
 	x->host = c->host;
 	x->host_secret = c->host_secret;
+	if (c->until) {
+		x->until_text = c->until;
+		opt_mark(mc->opts, mc->nopts, given, "until");
+	}
 	x->no_store = c->no_store;
 	x->db_path = c->db;
 	if (c->checkpoint_given) {
@@ -319,8 +327,11 @@ static int run_phases(struct run_cmd *c, struct suite_run *s, int argc, char **a
 			worst = code;
 			break;
 		}
-		if (code != EXIT_OK && code != EXIT_THRESHOLD)
+		/* the worst: an error, then above (3), then undecided (4) */
+		if (code != EXIT_OK && code != EXIT_THRESHOLD && code != EXIT_UNDECIDED)
 			worst = EXIT_ERROR;
+		else if (worst != EXIT_ERROR && (code == EXIT_THRESHOLD || (code == EXIT_UNDECIDED && worst == EXIT_OK)))
+			worst = code;
 		if (s->res[i].nmetrics == 0)    /* nothing came of it: the error is said */
 			continue;
 		s->ids[i] = out.stored_id;

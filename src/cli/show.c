@@ -9,6 +9,7 @@
 #include "measure/exitcode.h"
 #include "measure/storecmd.h"
 #include "core/array.h"
+#include "core/nstime.h"
 #include "report/text.h"
 #include "report/tailtext.h"
 #include "result/json.h"
@@ -17,6 +18,7 @@
 struct show_cmd {
 	bool json;
 	bool tail;
+	uint64_t above_ns;
 	const char *db;
 	bool help;
 };
@@ -27,13 +29,17 @@ static const struct opt show_opts[] = {
 	{ "tail", 0, OPT_FLAG, offsetof(struct show_cmd, tail),
 	  .help = "print the tail estimate's fit in full: the threshold and why, the shape at each candidate threshold, "
 		  "every level and the tests (doc/tail-method.md)" },
+	{ "above", 0, OPT_DURATION, offsetof(struct show_cmd, above_ns), .min = 1, .max = 3600u * NS_PER_SEC,
+	  .unit = NS_PER_US, .metavar = "DUR",
+	  .help = "with --tail: also how often per hour a value is above DUR, from the fit above its threshold "
+		  "(else counted); a bare number is microseconds" },
 	DB_OPT(struct show_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct show_cmd, help), .help = "show this help" },
 };
 
 static const struct cmd_spec show_spec = {
 	.name = "show",
-	.synopsis = "ID [--json | --tail] [--db PATH]",
+	.synopsis = "ID [--json | --tail [--above DUR]] [--db PATH]",
 	.about = "Print a stored run: where and how it ran, its notes, and its summary table.",
 	.opts = show_opts,
 	.nopts = ARRAY_SIZE(show_opts),
@@ -82,6 +88,10 @@ int cmd_show(int argc, char **argv)
 	}
 	if ((code = storecmd_open("show", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		goto out;
+	if (c.above_ns && !c.tail) {
+		code = storecmd_usage("show", "option '--above' needs '--tail'");
+		goto out;
+	}
 	if (c.json && c.tail) {
 		code = storecmd_usage("show", "options '--json' and '--tail' exclude each other (the JSON has the tail)");
 		goto out;
@@ -106,7 +116,7 @@ int cmd_show(int argc, char **argv)
 	if ((code = storecmd_load("show", st, ids, 1, &res)) != EXIT_OK)
 		goto out;
 	if (c.tail)
-		text_tail_full(stdout, res);
+		text_tail_full(stdout, res, c.above_ns);
 	else
 		text_result(stdout, res, ids[0]);
 	storecmd_free_results(res, 1);

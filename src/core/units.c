@@ -1,5 +1,6 @@
 #include "core/units.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -63,6 +64,14 @@ void fmt_utc(uint64_t realtime_ns, char *buf, size_t size)
 
 	if (!gmtime_r(&secs, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
 		snprintf(buf, size, "?");
+}
+
+void fmt_per_hour(double per_hour, char *buf, size_t size)
+{
+	if (!isfinite(per_hour) || per_hour < 0.0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, per_hour < 100.0 ? "%.2g/h" : "%.0f/h", per_hour);
 }
 
 void fmt_duration3(uint64_t ns, char *buf, size_t size)

@@ -103,6 +103,7 @@ static const struct front_opt cyc_opts[] = {
 	FRONT_LABEL_ROW,
 	/* the timer's own row reads it: the same range and the same message */
 	{ .name = "checkpoint", .arg = FRONT_ARG, .kind = FRONT_MAP, .to = FRONT_TO(TIMER_OPT_CHECKPOINT) },
+	{ .name = "until", .arg = FRONT_ARG, .kind = FRONT_MAP, .to = FRONT_TO(TIMER_OPT_UNTIL) },
 	FRONT_HELP_ROW(0),
 	SET("breaktrace", 'b', FRONT_ARG, K_BREAK, 0),
 	SET("clock", 'c', FRONT_ARG, K_CLOCK, FRONT_TO(TIMER_OPT_CLOCK)),
@@ -177,6 +178,8 @@ static void usage_help(void)
 	       "      --no-store           do not store the run\n"
 	       "      --label=KEY=VALUE    tag the stored run; repeatable\n"
 	       "      --checkpoint=DUR     store the run so far every DUR, marked partial (see latscope timer --help)\n"
+	       "      --until=EXPR         measure until EXPR is decided, such as 'level(1h) < 100us'; exit 3 above,\n"
+	       "                           4 undecided at the end (see latscope timer --help)\n"
 	       "      --latscope-verbose   latscope's notes and the stored run's id on stderr (else only cyclictest's)\n"
 	       "      --help               show this help\n\n"
 	       "Differences: threads are always pinned (without -a, thread N runs on the Nth usable CPU), one\n"

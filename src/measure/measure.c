@@ -1,6 +1,7 @@
 #include "measure/measure.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -63,8 +64,11 @@ static void print_help(const struct measure_cmd *mc)
 		opt_print_help(stdout, mc->opts, mc->nopts, defaults);
 		free(defaults);
 	}
+	const bool until = opt_find(mc->opts, mc->nopts, "until") != NULL;
 	tprintf(stdout, "\nExit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage,\n"
-	       "3 --fail-above exceeded or --on-threshold stop ended the run.  See latscope-%s(1).\n", measure_name(mc));
+	       "3 --fail-above exceeded, --on-threshold stop ended the run%s%s.  See latscope-%s(1).\n",
+	       until ? " or --until decided above,\n" : "", until ? "4 --until still undecided at the end" : "",
+	       measure_name(mc));
 }
 
 int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err)
@@ -144,6 +148,14 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 	return 0;
 }
 
+/* --until parsed afresh from its text (checks may run twice). */
+static int check_until(struct measure_extras *x, struct lat_error *err)
+{
+	if (x->until_text && until_parse(x->until_text, &x->until, err) < 0)
+		return err_prefix(err, -EINVAL, "option '--until': ");
+	return 0;
+}
+
 struct live {
 	bool windows;
 	bool verbose;
@@ -157,6 +169,11 @@ struct live {
 	struct checkpoint *ck;
 	uint64_t duration_ns;
 	unsigned notes_shown;
+	const struct until *until;      /* --until, or NULL */
+	uint64_t windows_added;         /* windows of any CPU so far */
+	uint64_t judged_at;             /* windows_added when --until was last judged */
+	uint64_t next_judge_ns;         /* CLOCK_MONOTONIC: not before */
+	bool until_failed;              /* judging ran out of memory: said once, not tried again */
 };
 
 /* The scheduling the measuring threads got, not the one asked for. */
@@ -197,18 +214,48 @@ static void on_prepared(void *ctx, const struct result *res)
 		lv->mh->prepared(lv->mh->ctx, res);
 }
 
-static void on_tick(void *ctx, struct result *res)
+/* --until between windows, on the main thread: true when decided (the run then stops).
+ * At most once a second, as the tail fit over many windows takes milliseconds. */
+static bool judge_until(struct live *lv, struct result *res)
 {
-	const struct live *lv = ctx;
+	struct until_state s;
+	struct lat_error err;
+	char what[256];
+
+	if (!lv->until || lv->until_failed || lv->windows_added == lv->judged_at || mono_ns() < lv->next_judge_ns)
+		return false;
+	lv->judged_at = lv->windows_added;
+	lv->next_judge_ns = mono_ns() + NS_PER_SEC;
+	if (until_judge(lv->until, res, &s, &err) < 0) {
+		lv->until_failed = true;
+		result_note(res, "--until was not judged while measuring: %s", err.msg);
+		return false;
+	}
+	if (lv->windows) {
+		until_describe(lv->until, &s.at, what, sizeof(what));
+		tprintf(stdout, "until %s: %s, %s\n", lv->until->text,
+			s.decision == UNTIL_OPEN ? "open" : until_decision_name(s.decision), what);
+	}
+	if (s.decision == UNTIL_OPEN)
+		return false;
+	snprintf(res->stop_reason, sizeof(res->stop_reason), "until");
+	return true;
+}
+
+static bool on_tick(void *ctx, struct result *res)
+{
+	struct live *lv = ctx;
 	checkpoint_tick(lv->ck, res);
 	if (lv->mh && lv->mh->tick)
 		lv->mh->tick(lv->mh->ctx, res);
+	return judge_until(lv, res);
 }
 
 static void on_window(void *ctx, const struct result *res, const struct cpu_result *cr,
 		      const struct result_window *w)
 {
-	const struct live *lv = ctx;
+	struct live *lv = ctx;
+	lv->windows_added++;
 	if (lv->windows)
 		text_window(stdout, res, cr, w);
 	if (lv->mh && lv->mh->progress)
@@ -439,7 +486,7 @@ static int check_params(const struct measure_cmd *mc, void *params, const struct
 	int r;
 
 	if (check_common(mc, measure_run_params(mc, params), x, given, err) < 0 ||
-	    check_actions(mc, measure_run_params(mc, params), x, given, err) < 0)
+	    check_actions(mc, measure_run_params(mc, params), x, given, err) < 0 || check_until(x, err) < 0)
 		return -EINVAL;
 	if ((r = loadrun_parse(&x->load, x->load_cmd, lr, err)) < 0)
 		return r;
@@ -515,6 +562,7 @@ struct measuring {
 	struct hostask host;
 	unsigned notes_shown;
 	bool verbose;
+	struct until_state until;       /* --until's final judgement */
 };
 
 /* The parameters checked, and --json and the store opened: 0, or the exit code. */
@@ -568,6 +616,18 @@ static int prepare_result(struct measuring *m, int argc, char **argv)
 	return 0;
 }
 
+/* --until judged on the finalized result, kept in it: what the exit code says. */
+static void final_until(struct measuring *m)
+{
+	struct lat_error err;
+
+	if (until_judge(&m->x->until, &m->res, &m->until, &err) < 0) {
+		m->until = (struct until_state){ .decision = UNTIL_OPEN, .more_s = (double)NAN };
+		snprintf(m->until.at.why, sizeof(m->until.at.why), "%.180s", err.msg);
+	}
+	m->res.until = until_to_json(&m->x->until, &m->until);
+}
+
 /* The load and the probe, start to end, and the result summed up: 0 or -1 (said). */
 static int measure_probe(struct measuring *m)
 {
@@ -594,7 +654,7 @@ static int measure_probe(struct measuring *m)
 	struct live lv = { .windows = !x->quiet && !m->silent && (x->live || isatty(STDOUT_FILENO)),
 			   .verbose = !x->quiet && !m->silent, .silent = m->silent, .header = !x->quiet && !m->silent,
 			   .name = name, .what = what, .rp = m->rp, .mh = m->mh, .ck = &m->ck,
-			   .duration_ns = m->rp->duration_ns,
+			   .duration_ns = m->rp->duration_ns, .until = x->until_text ? &x->until : NULL,
 			   .load = !(lr->n || lr->cmd) ? NULL : lr->text[0] ? lr->text : "(too long for a label; see params)" };
 	struct runner_hooks hooks = { .prepared = on_prepared, .window = on_window, .tick = on_tick, .ctx = &lv };
 	hostask_start(&m->host, x->host, m->rp, &m->res);
@@ -613,11 +673,38 @@ static int measure_probe(struct measuring *m)
 		tprintf(stderr, "latscope %s: cannot summarize: %s\n", name, strerror(-r));
 		return -1;
 	}
+	if (x->until_text)
+		final_until(m);
 	if (m->mc->after)
 		m->mc->after(m->params, &m->res);
 	if (m->mh && m->mh->finished)
 		m->mh->finished(m->mh->ctx, &m->res);
 	return 0;
+}
+
+/* --until's decision said: below on stdout (a done run), above and undecided on
+ * stderr as --fail-above's.  EXIT_OK, EXIT_THRESHOLD or EXIT_UNDECIDED. */
+static int until_outcome(const char *name, const struct until *u, const struct until_state *s, bool silent)
+{
+	char what[256], more[32];
+
+	until_describe(u, &s->at, what, sizeof(what));
+	if (s->decision == UNTIL_BELOW) {
+		/* silent: a front end's standard output is its tool's, which parsers read */
+		tprintf(silent ? stderr : stdout, "%s%s%suntil %s: below on every CPU (the closest, %s)\n",
+			silent ? "latscope " : "", silent ? name : "", silent ? ": --" : "", u->text, what);
+		return EXIT_OK;
+	}
+	if (s->decision == UNTIL_ABOVE) {
+		tprintf(stderr, "latscope %s: --until '%s': above: %s\n", name, u->text, what);
+		return EXIT_THRESHOLD;
+	}
+	if (isfinite(s->more_s) && s->more_s < 1e9)
+		fmt_duration3((uint64_t)(s->more_s * 1e9 < 1e9 ? 1e9 : s->more_s * 1e9), more, sizeof(more));
+	tprintf(stderr, "latscope %s: --until '%s': undecided: %s: %s; %s%s%s\n", name, u->text, what, s->at.why,
+		isfinite(s->more_s) ? "the current rate suggests about " : "how much longer cannot be told yet",
+		isfinite(s->more_s) ? (s->more_s < 1e9 ? more : "ages") : "", isfinite(s->more_s) ? " more" : "");
+	return EXIT_UNDECIDED;
 }
 
 /* The summary, the JSON, the stored run and the --on-end actions: the exit code. */
@@ -656,6 +743,11 @@ static int deliver(struct measuring *m, struct measure_outcome *out)
 		code = check_fail_above(m->mc, x, res);
 	if (code == EXIT_OK && result_threshold_stopped(res))
 		code = EXIT_THRESHOLD;
+	if (x->until_text) {
+		int until = until_outcome(name, &x->until, &m->until, m->silent);
+		if (code == EXIT_OK)
+			code = until;
+	}
 	if (out && out->res) {
 		*out->res = *res;       /* the caller owns it now */
 		memset(res, 0, sizeof(*res));

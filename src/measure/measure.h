@@ -13,6 +13,7 @@
 #include "core/nstime.h"
 #include "probe/probe.h"
 #include "result/result.h"
+#include "result/until.h"
 #include "sys/cpuidle.h"
 
 /* The statistic --fail-above compares. */
@@ -41,6 +42,8 @@ struct measure_extras {
 	struct action_list end_actions; /* on_end parsed: done after the result is written */
 	const char *host;               /* --host: latscope host's address; NULL: none */
 	const char *host_secret;        /* --host-secret FILE; NULL: none */
+	const char *until_text;         /* --until EXPR, as given; NULL: none */
+	struct until until;             /* until_text parsed */
 };
 
 struct measure_cmd {
@@ -153,6 +156,12 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 #define CHECKPOINT_OPT(off, text) \
 	{ "checkpoint", 0, OPT_DURATION, (off), .min = NS_PER_SEC, .max = 30u * 24u * 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM | OPT_ZERO_OFF, .help = (text) }
+
+/* --until's row, for the commands whose values have a tail (timer, noise, wake). */
+#define UNTIL_OPT(T) \
+	{ "until", 0, OPT_STRING, offsetof(T, out.until_text), .metavar = "EXPR", .flags = OPT_NOT_PARAM, \
+	  .help = "measure until EXPR is decided at 95 %: 'level(1h) < 100us' (the latency exceeded once an " \
+		  "hour) or 'rate(>100us) < 1/h'; exit 0 below, 3 above, 4 still undecided at the end" }
 
 /* The options every measuring command takes, for a params struct T with members run, out and help. */
 #define RUN_OPTS(T) \

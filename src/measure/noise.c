@@ -31,6 +31,7 @@ static const struct opt noise_opts[] = {
 	[NOISE_OPT_TRACE_BACKEND] = { "trace-backend", 0, OPT_ENUM, offsetof(struct noise_cmd, run.trace_backend), .choices = trace_backend_choices,
 	  .help = "with --trace: where the events are gathered: auto (BPF where the kernel allows, else tracefs), "
 		  "bpf (every event of the CPU, handed over in batches) or tracefs (both: timer only)" },
+	[NOISE_OPT_UNTIL] = UNTIL_OPT(struct noise_cmd),
 	/* RUN_OPTS fills the rows from NOISE_OPT_CPUS on, in RUN_OPT_ROWS's order */
 	[NOISE_OPT_CPUS] = RUN_OPTS(struct noise_cmd),
 };
@@ -139,7 +140,7 @@ static void noise_describe(const void *params, char *buf, size_t size)
 
 const struct measure_cmd noise_command = {
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-D DURATION] [--threshold DUR]\n"
-		    "                      [--clock tsc|monotonic] [--burst DUR [--rest DUR]] [--window DUR]\n"
+		    "                      [--clock tsc|monotonic] [--burst DUR [--rest DUR]] [--window DUR] [--until EXPR]\n"
 		    "                      [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure what the OS and the hypervisor take from a CPU that only wants to run: one thread per\n"
 		 "CPU (by default every online CPU) reads a clock in a tight loop and records every gap between two reads.  Gaps above the\n"

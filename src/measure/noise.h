@@ -18,7 +18,7 @@ struct noise_cmd {
 
 /* The rows of noise_command.opts: front ends (src/front/) name them by these. */
 enum noise_opt {
-	NOISE_OPT_CLOCK, NOISE_OPT_BURST, NOISE_OPT_REST, NOISE_OPT_TRACE, NOISE_OPT_TRACE_BACKEND,
+	NOISE_OPT_CLOCK, NOISE_OPT_BURST, NOISE_OPT_REST, NOISE_OPT_TRACE, NOISE_OPT_TRACE_BACKEND, NOISE_OPT_UNTIL,
 	RUN_OPT_ROWS(NOISE_OPT),
 	NOISE_NOPTS
 };

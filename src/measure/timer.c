@@ -74,6 +74,7 @@ static const struct opt timer_opts[] = {
 	  .help = "with --trace: where the events are gathered: auto (BPF where the kernel allows, else tracefs), "
 		  "bpf (in the kernel, one record a sample), tracefs (every event, paired afterwards), or both (BPF's "
 		  "result, each sample checked against tracefs's)" },
+	[TIMER_OPT_UNTIL] = UNTIL_OPT(struct timer_cmd),
 	/* RUN_OPTS fills the rows from TIMER_OPT_CPUS on, in RUN_OPT_ROWS's order */
 	[TIMER_OPT_CPUS] = RUN_OPTS(struct timer_cmd),
 };
@@ -291,7 +292,7 @@ const struct measure_cmd timer_command = {
 		    "                      [--policy deadline [--runtime DUR] [--deadline DUR] [--period DUR]]\n"
 		    "                      [--mode nanosleep|timerfd|posix] [--clock monotonic|realtime|tai|boottime]\n"
 		    "                      [--timer-slack DUR] [--threshold DUR] [--window DUR] [--warmup N]\n"
-		    "                      [--fail-above DUR] [--trigger DUR] [--on-threshold ACTION]... [--on-end ACTION]...\n"
+		    "                      [--until EXPR] [--fail-above DUR] [--trigger DUR] [--on-threshold ACTION]... [--on-end ACTION]...\n"
 		    "                      [--deepest-idle-state N] [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure how late a periodic timer wakes a real-time thread on each chosen CPU (by default every\n"
 		 "online CPU): the time read on wakeup minus the deadline.  Deadlines passed while late are counted\n"

@@ -28,6 +28,7 @@ static const struct opt wake_opts[] = {
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
 	  .help = "pause between wakeups, at least 10us, or 0 (back to back, the default) with --pingpong; "
 		  "a bare number is microseconds" },
+	UNTIL_OPT(struct wake_cmd),
 	RUN_OPTS_BUT_CPUS(struct wake_cmd),
 };
 
@@ -174,7 +175,7 @@ static void wake_describe(const void *params, char *buf, size_t size)
 const struct measure_cmd wake_command = {
 	.synopsis = "[--cpus A,B] [--via futex|eventfd|pipe|cond] [--pingpong] [-i INTERVAL] [-p PRIO]\n"
 		    "                     [--policy fifo|rr|other] [-D DURATION | -l LOOPS] [--threshold DUR] [--window DUR]\n"
-		    "                     [--warmup N] [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
+		    "                     [--warmup N] [--until EXPR] [--fail-above DUR] [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure what it costs one thread to wake another: the waker on CPU A wakes a sleeper on CPU B\n"
 		 "(A and B may be the same) and reads the clock around its wake call; the sleeper reads it as soon\n"
 		 "as its wait returns.  latency is that read minus the one before the wake, wake_call the time in\n"

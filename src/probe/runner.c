@@ -650,8 +650,11 @@ static int supervise(struct runner *rn, size_t started, uint64_t end_ns)
 			stopping = true;
 			request_stop(rn);
 		}
-		if (rn->hooks && rn->hooks->tick)
-			rn->hooks->tick(rn->hooks->ctx, rn->res);
+		if (rn->hooks && rn->hooks->tick && rn->hooks->tick(rn->hooks->ctx, rn->res) && !stopping) {
+			rn->res->interrupted = true;
+			stopping = true;
+			request_stop(rn);
+		}
 	}
 	/* Threads that stop on a window's end do so just before its context is due. */
 	if (rn->ctx && !stopping && mono_ns() + CONTEXT_DELAY_NS >= next_ctx && context_sample(rn->ctx, rn->ctx_index) == 0)

@@ -20,8 +20,10 @@ struct runner_hooks {
 		       const struct result_window *w);
 	/* Now and then while measuring (a few times a second at most), on the main
 	 * thread between two drains: res may be finalized there (a checkpoint), as
-	 * the runner reads only the CPUs' rows and appends to their windows. */
-	void (*tick)(void *ctx, struct result *res);
+	 * the runner reads only the CPUs' rows and appends to their windows.
+	 * true ends the run as a stop signal would, for the reason the hook put
+	 * in res->stop_reason. */
+	bool (*tick)(void *ctx, struct result *res);
 	void *ctx;
 };
 

@@ -85,6 +85,32 @@ static const enum expr_stat cmp_cols[] = {
 #define NCOLS ARRAY_SIZE(cmp_cols)
 
 /* The table and verdicts of `latscope compare` for the runs of one probe, the first the baseline. */
+/* compare's tail lines: each run's once-an-hour and once-a-day levels against the first run's. */
+static int tail_verdicts(FILE *out, const struct report_group *g, const struct cmp_row *rows)
+{
+	struct tail_fit base, fit;
+	struct lat_error err;
+
+	if (g->runs[0].res->ops.per_op)
+		return 0;
+	if (cmp_row_tail(&rows[0], &base, &err) < 0)
+		return -ENOMEM;
+	for (size_t i = 1; i < g->n; i++) {
+		char a[32], b[32], line[640];
+		if (cmp_row_tail(&rows[i], &fit, &err) < 0)
+			return -ENOMEM;
+		snprintf(a, sizeof(a), "run %lld", (long long)g->runs[0].id);
+		snprintf(b, sizeof(b), "run %lld", (long long)g->runs[i].id);
+		for (unsigned k = 0; k < CMP_TAIL_LEVELS; k++) {
+			struct cmp_tail_verdict v;
+			cmp_tail_judge(&base, &fit, cmp_tail_periods[k], &v);
+			cmp_tail_text(b, a, cmp_tail_periods[k], &v, line, sizeof(line));
+			html_elem(out, "li", v.direction ? "warn" : NULL, "%s", line);
+		}
+	}
+	return 0;
+}
+
 static int comparison(FILE *out, const struct report_group *g)
 {
 	struct cmp_row *rows = calloc(g->n, sizeof(*rows));
@@ -153,6 +179,8 @@ static int comparison(FILE *out, const struct report_group *g)
 			cmp_verdict_text(b, a, k ? "p99" : "mean", &v, line, sizeof(line));
 			html_elem(out, "li", v.direction ? "warn" : NULL, "%s", line);
 		}
+	if (r == 0)
+		r = tail_verdicts(out, g, rows);
 	fputs("</ul>\n", out);
 	html_elem(out, "p", "muted", "The verdict, against the first run of the probe, takes the wider of a block "
 		  "bootstrap over the runs' windows and batch means over their contiguous parts, the mean and p99 each at "
@@ -188,6 +216,8 @@ static int group_section(FILE *out, struct report_group *g)
 		r = fig_windows(out, g);
 	if (r == 0)
 		r = fig_bands(out, g);
+	if (r == 0 && !(ops && ops->per_op_costs))
+		r = fig_tail(out, g);
 	if (r == 0 && ops && ops->values_tile_time)
 		r = fig_noise(out, g);
 	if (r == 0 && ops && ops->per_op_costs)

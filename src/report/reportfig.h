@@ -55,6 +55,8 @@ int fig_windows(FILE *out, const struct report_group *g);
 int fig_noise(FILE *out, const struct report_group *g);
 /* The maximum of every 5 minutes, for runs of two bands or more; nothing for shorter ones. */
 int fig_bands(FILE *out, const struct report_group *g);
+/* The tail: measured share above each value against the fit and its band (doc/tail-method.md). */
+int fig_tail(FILE *out, const struct report_group *g);
 /* Throughput per window and the CPU time per operation by category (io). */
 int fig_io(FILE *out, const struct report_group *g);
 

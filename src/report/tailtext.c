@@ -4,6 +4,7 @@
 
 #include "core/units.h"
 #include "report/tprint.h"
+#include "result/tail_gpd.h"
 #include "result/tailrun.h"
 
 static void dur(double ns, char *buf, size_t size)
@@ -59,7 +60,48 @@ void text_tail(FILE *out, const struct result *res)
 		one_line(out, res, &res->all, "all");
 }
 
-static void full(FILE *out, const struct result *res, const struct cpu_result *cr, const char *name)
+/* Fitted against measured quantiles of the exceedances: a fit that holds
+ * keeps each pair close, and where they part the tail bends away from it. */
+static void qq(FILE *out, const struct cpu_result *cr, const struct tail_fit *f)
+{
+	static const double probs[] = { 0.5, 0.75, 0.9, 0.95, 0.99, 0.999 };
+	char m[32], e[32];
+
+	tprintf(out, "  quantiles of the exceedances, fitted against measured:");
+	for (size_t i = 0; i < sizeof(probs) / sizeof(probs[0]); i++) {
+		/* fewer exceedances than the quantile needs: nothing measured to set against it */
+		if ((1.0 - probs[i]) * (double)f->n_exceed < 1.0)
+			break;
+		double rank = (double)(f->samples - f->n_exceed) + probs[i] * (double)f->n_exceed;
+		uint64_t measured = hist_percentile(&cr->hist[0], 100.0 * rank / (double)f->samples);
+		dur((double)f->threshold_ns + gpd_excess(f->xi.est, f->sigma_ns.est, 1.0 / (1.0 - probs[i])), m,
+		    sizeof(m));
+		dur((double)measured, e, sizeof(e));
+		tprintf(out, "%s %g%% %s/%s", i ? "," : "", 100.0 * probs[i], m, e);
+	}
+	tprintf(out, "\n");
+}
+
+/* How often x is crossed, per hour: "above the threshold 100us: 37/h (29/h..46/h), counted". */
+static void above(FILE *out, const struct result *res, const struct cpu_result *cr, const struct tail_fit *f,
+		  const char *what, uint64_t x)
+{
+	struct tail_interval r;
+	char t[32], e[32], lo[32], hi[32];
+	int from = x ? tail_rate_above(f, &cr->hist[0], cpu_result_observed(res, cr), x, &r) : -1;
+
+	if (from < 0)
+		return;
+	fmt_duration(x, t, sizeof(t));
+	fmt_per_hour(r.est, e, sizeof(e));
+	fmt_per_hour(r.lo, lo, sizeof(lo));
+	fmt_per_hour(r.hi, hi, sizeof(hi));
+	tprintf(out, "  above %s%s: %s (%s..%s), %s\n", what, t, e, lo, hi,
+		from == TAIL_FROM_MODEL ? "from the fit" : "counted");
+}
+
+static void full(FILE *out, const struct result *res, const struct cpu_result *cr, const char *name,
+		 uint64_t above_ns)
 {
 	struct tail_fit f;
 	struct lat_error err;
@@ -95,20 +137,23 @@ static void full(FILE *out, const struct result *res, const struct cpu_result *c
 			f.level_observed[p] ? " (below the threshold: read from the histogram)"
 					    : "");
 	}
+	qq(out, cr, &f);
+	above(out, res, cr, &f, "the threshold ", res->threshold_ns);
+	above(out, res, cr, &f, "", above_ns);
 	tprintf(out,
 		"  tests: window maxima independent p=%.3g, first and second half alike p=%.3g, "
 		"fit p=%.3g\n",
 		f.p_independent, f.p_stationary, f.p_fit);
 }
 
-void text_tail_full(FILE *out, const struct result *res)
+void text_tail_full(FILE *out, const struct result *res, uint64_t above_ns)
 {
 	char name[16];
 
 	for (size_t i = 0; i < res->ncpus; i++) {
 		snprintf(name, sizeof(name), "cpu%d", res->cpus[i].cpu);
-		full(out, res, &res->cpus[i], name);
+		full(out, res, &res->cpus[i], name, above_ns);
 	}
 	if (res->ncpus > 1)
-		full(out, res, &res->all, "all");
+		full(out, res, &res->all, "all", above_ns);
 }

@@ -11,7 +11,9 @@
 void text_tail(FILE *out, const struct result *res);
 
 /* Everything of each CPU's fit: threshold and why, the candidates' shapes
- * (the stability table), every level, the tests with their p-values. */
-void text_tail_full(FILE *out, const struct result *res);
+ * (the stability table), every level, the fitted against the measured
+ * quantiles, how often the run's threshold and above_ns (0: none) are
+ * crossed per hour, the tests with their p-values. */
+void text_tail_full(FILE *out, const struct result *res, uint64_t above_ns);
 
 #endif

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 
 #include "core/count.h"
+#include "core/normal.h"
+#include "core/units.h"
+
+const unsigned cmp_tail_periods[CMP_TAIL_LEVELS] = { TAIL_HOUR, TAIL_HOUR + 1u };
 
 int cmp_row_init(struct cmp_row *w)
 {
@@ -23,6 +27,10 @@ int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric)
 	if (!blocks)
 		return -ENOMEM;
 	w->blocks = blocks;
+	uint64_t *max = realloc(w->win_max, (w->nwin_max + cr->nwin + 1u) * sizeof(*max));
+	if (!max)
+		return -ENOMEM;
+	w->win_max = max;
 	/* A row adds runs up: they may hold together more than a count can (core/count.h). */
 	struct stats st = w->st;
 	if (stats_merge(&st, &cr->st[metric]) < 0 || !count_add(&w->above, cr->above[metric]) ||
@@ -40,6 +48,13 @@ int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric)
 	for (size_t k = 0; k < cr->nwin; k++)
 		w->blocks[w->nblocks++] = (struct block){ .st = cr->win[k].w.m[metric].st,
 							  .hist = &cr->win[k].hist[metric] };
+	/* as cpu_result_tail takes them: a folded window's maximum covers a longer span */
+	for (size_t k = 0; k < cr->nwin; k++)
+		if (cr->win[k].span <= 1 && cr->win[k].w.m[metric].st.n)
+			w->win_max[w->nwin_max++] = cr->win[k].w.m[metric].st.max;
+	w->tail_unknown = w->tail_unknown || metric != 0;
+	w->tail_observed_ns += cr->lr.observed_ns ? cr->lr.observed_ns
+			       : cr->nwin ? cr->win[cr->nwin - 1u].w.end_ns - cr->win[0].w.start_ns : 0;
 	return 0;
 }
 
@@ -83,9 +98,11 @@ void cmp_row_free(struct cmp_row *w)
 {
 	free(w->hist);
 	free(w->blocks);
+	free(w->win_max);
 	w->hist = NULL;
 	w->blocks = NULL;
-	w->nblocks = 0;
+	w->win_max = NULL;
+	w->nblocks = w->nwin_max = 0;
 }
 
 bool cmp_stat_is_time(enum expr_stat s)
@@ -194,4 +211,82 @@ void cmp_verdict_text(const char *bname, const char *aname, const char *what, co
 	else
 		snprintf(buf, size, "%s vs %s at %s: no significant difference (%s, 95%% CI %s..%s; drift within runs %s)",
 			 bname, aname, what, p, lo, hi, drift);
+}
+
+int cmp_row_tail(const struct cmp_row *w, struct tail_fit *ret, struct lat_error *err)
+{
+	if (w->tail_unknown || w->tail_observed_ns == 0) {
+		*ret = (struct tail_fit){ .status = TAIL_TOO_FEW, .samples = w->st.n };
+		snprintf(ret->why, sizeof(ret->why), "%s",
+			 w->tail_unknown ? "the tail is the leading metric's only" : "no time observed");
+		return 0;
+	}
+	return tail_fit(w->hist, w->tail_observed_ns, w->win_max, w->nwin_max, ret, err);
+}
+
+/* The standard error of ln(level) from its interval, which is symmetric on a log scale. */
+static double log_se(const struct tail_interval *t, double z)
+{
+	return (log(t->hi) - log(t->lo)) / (2.0 * z);
+}
+
+void cmp_tail_judge(const struct tail_fit *a, const struct tail_fit *b, unsigned period,
+		    struct cmp_tail_verdict *ret)
+{
+	const double z = normal_quantile(1.0 - (1.0 - TAIL_CONF) / 2.0);
+	struct cmp_tail_verdict v = { .ratio = (double)NAN, .lo = (double)NAN, .hi = (double)NAN };
+
+	v.a = a->level_ns[period];
+	v.b = b->level_ns[period];
+	if (a->status != TAIL_OK || b->status != TAIL_OK) {
+		snprintf(v.why, sizeof(v.why), "%s has no fit: %s", a->status != TAIL_OK ? "the baseline" : "it",
+			 a->status != TAIL_OK ? a->why : b->why);
+	} else if (!a->reliable || !b->reliable) {
+		snprintf(v.why, sizeof(v.why), "%s fit is %s", !a->reliable ? "the baseline's" : "its",
+			 !a->reliable ? a->why : b->why);
+	} else if (!(v.a.est > 0.0 && v.a.lo > 0.0 && v.b.est > 0.0 && v.b.lo > 0.0)) {
+		snprintf(v.why, sizeof(v.why), "a level without an interval");
+	} else {
+		double d = log(v.b.est) - log(v.a.est);
+		double se = sqrt(pow(log_se(&v.a, z), 2.0) + pow(log_se(&v.b, z), 2.0));
+		v.judged = true;
+		v.ratio = exp(d);
+		v.lo = exp(d - z * se);
+		v.hi = exp(d + z * se);
+		v.direction = v.lo > 1.0 ? 1 : v.hi < 1.0 ? -1 : 0;
+	}
+	*ret = v;
+}
+
+static void level_text(const struct tail_interval *t, char *buf, size_t size)
+{
+	char e[32], lo[32], hi[32];
+	if (!(t->est >= 0.0) || !isfinite(t->est)) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	fmt_duration3((uint64_t)llround(t->est), e, sizeof(e));
+	fmt_duration3(isfinite(t->lo) ? (uint64_t)llround(t->lo) : 0, lo, sizeof(lo));
+	fmt_duration3(isfinite(t->hi) ? (uint64_t)llround(t->hi) : 0, hi, sizeof(hi));
+	snprintf(buf, size, "%s (%s..%s)", e, lo, hi);
+}
+
+void cmp_tail_text(const char *bname, const char *aname, unsigned period, const struct cmp_tail_verdict *v,
+		   char *buf, size_t size)
+{
+	static const char *const names[] = { "once a second", "once a minute", "once an hour", "once a day",
+					     "once a year" };
+	const char *when = period < sizeof(names) / sizeof(names[0]) ? names[period] : "?";
+	char a[128], b[128];
+
+	level_text(&v->a, a, sizeof(a));
+	level_text(&v->b, b, sizeof(b));
+	if (!v->judged)
+		snprintf(buf, size, "%s vs %s %s: %s against %s; not judged: %s", bname, aname, when, b, a, v->why);
+	else if (v->direction == 0)
+		snprintf(buf, size, "%s vs %s %s: no significant difference: %s against %s (x%.2f, 95%% CI x%.2f..x%.2f)",
+			 bname, aname, when, b, a, v->ratio, v->lo, v->hi);
+	else
+		snprintf(buf, size, "%s is %s than %s %s: %s against %s (x%.2f, 95%% CI x%.2f..x%.2f)", bname,
+			 v->direction > 0 ? "higher" : "lower", aname, when, b, a, v->ratio, v->lo, v->hi);
 }

@@ -13,6 +13,7 @@
 #include "core/bootstrap.h"
 #include "core/expr.h"
 #include "result/result.h"
+#include "result/tail.h"
 
 #define CMP_BOOT_REPS 2000
 /* compare judges the mean and p99 together: each interval is at 97.5 % so that
@@ -36,6 +37,25 @@ struct cmp_row {
 	bool ops_unknown, bytes_unknown, cpu_unknown;   /* a run without them */
 	double ops, op_secs, op_bytes;
 	double op_cpu_ns[CPU_TIME_KINDS];
+	/* the tail (result/tail.h) of the leading metric: its windows' maxima (of
+	 * unfolded windows) and the time the runs observed */
+	uint64_t *win_max;
+	size_t nwin_max;
+	uint64_t tail_observed_ns;
+	bool tail_unknown;              /* a block of another metric: no tail */
+};
+
+/* compare's tail verdicts: the once-an-hour and once-a-day levels. */
+#define CMP_TAIL_LEVELS 2u
+extern const unsigned cmp_tail_periods[CMP_TAIL_LEVELS];
+
+/* What compare says of one level of two rows' tails. */
+struct cmp_tail_verdict {
+	bool judged;                    /* both fits are there and reliable */
+	struct tail_interval a, b;      /* the levels, ns */
+	double ratio, lo, hi;           /* b / a with its 95 % interval */
+	int direction;                  /* +1 b higher (lo > 1), -1 lower (hi < 1), 0 no significant difference */
+	char why[200];                  /* not judged: why */
 };
 
 /* An empty row.  -ENOMEM. */
@@ -57,6 +77,18 @@ double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none);
 void cmp_stat_text(enum expr_stat s, double v, bool raw, double unit_ns, char *buf, size_t size);
 /* v's change from base in percent; from 0: 0 when v is 0 too, else +infinity. */
 double cmp_change_pct(double v, double base);
+
+/* The row's tail fit: 0 with ret filled (its status says whether there are
+ * levels), or -errno with err. */
+int cmp_row_tail(const struct cmp_row *w, struct tail_fit *ret, struct lat_error *err);
+
+/* b's level at tail period `period` against a's, from the fits' intervals
+ * (independent fits: the log ratio's variance is the sum of theirs). */
+void cmp_tail_judge(const struct tail_fit *a, const struct tail_fit *b, unsigned period,
+		    struct cmp_tail_verdict *ret);
+/* "run 9 is higher than run 1 once an hour: 4.6ms (..) against 1.2ms (..), x3.8 (95% CI x2.4..x6.1)" */
+void cmp_tail_text(const char *bname, const char *aname, unsigned period, const struct cmp_tail_verdict *v,
+		   char *buf, size_t size);
 
 /* Row b judged against row a at BOOT_MEAN or a percentile.  0, -ENOMEM or -EINVAL. */
 int cmp_judge(const struct cmp_row *a, const struct cmp_row *b, double stat, struct verdict *ret);

@@ -285,8 +285,15 @@ static json_t *cpu_json(struct builder *b, const struct result *res, const struc
 		put(b, o, "long_run", long_run_json(b, cr));
 	struct tail_fit tail;
 	struct lat_error terr;
-	if (cpu_result_tail(res, cr, &tail, &terr) == 0)
-		put(b, o, "tail", tail_to_json(&tail));
+	if (cpu_result_tail(res, cr, &tail, &terr) == 0) {
+		json_t *t = tail_to_json(&tail);
+		struct tail_interval above;
+		int from = res->threshold_ns ? tail_rate_above(&tail, &cr->hist[0], cpu_result_observed(res, cr),
+							      res->threshold_ns, &above) : -1;
+		if (t && from >= 0)
+			put(b, t, "above_threshold", tail_above_json(res->threshold_ns, &above, from));
+		put(b, o, "tail", t);
+	}
 	if (cr->has_context) {
 		put(b, o, "interrupts", counts_json(b, &cr->irqs));
 		put(b, o, "softirqs", counts_json(b, &cr->softirqs));
@@ -380,6 +387,8 @@ json_t *result_to_json(const struct result *res)
 		put(&b, doc, "host", json_incref(res->host));
 	if (res->on_threshold)
 		put(&b, doc, "on_threshold", json_incref(res->on_threshold));
+	if (res->until)
+		put(&b, doc, "until", json_incref(res->until));
 	if (b.failed || !tool || !argv || !labels || !applied || !notes || !metrics || !cpus)
 		goto fail;
 

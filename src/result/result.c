@@ -179,7 +179,8 @@ void result_free(struct result *res)
 	json_decref(res->host);
 	json_decref(res->tool);
 	json_decref(res->on_threshold);
-	res->fingerprint = res->findings = res->trace = res->host = res->tool = res->on_threshold = NULL;
+	json_decref(res->until);
+	res->fingerprint = res->findings = res->trace = res->host = res->tool = res->on_threshold = res->until = NULL;
 }
 
 int result_set_argv(struct result *res, int argc, char *const *argv)

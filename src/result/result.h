@@ -178,7 +178,7 @@ struct result {
 	uint64_t elapsed_ns;
 	bool interrupted;
 	bool failed;                    /* a measuring thread stopped on an error (see notes) */
-	char stop_reason[32];           /* RESULT_STOP_THRESHOLD: --on-threshold stop */
+	char stop_reason[32];           /* RESULT_STOP_THRESHOLD: --on-threshold stop; "until": --until decided */
 	bool partial;                   /* a checkpoint of a run still measuring (measure/checkpoint.h) */
 
 	struct sysdesc sys;
@@ -189,6 +189,7 @@ struct result {
 	json_t *trace;                  /* owned, or NULL: --trace's decomposition and explanations */
 	json_t *host;                   /* owned, or NULL: --host's agent, clock line-up and answers */
 	json_t *on_threshold;           /* owned, or NULL: --on-threshold's trigger, first sample and actions done */
+	json_t *until;                  /* owned, or NULL: --until's rule and what was decided (result/until.h) */
 	struct labels labels;
 	struct applied applied;
 	unsigned nnotes;

@@ -62,6 +62,16 @@ static json_t *candidates(const struct tail_fit *f)
 	return a;
 }
 
+json_t *tail_above_json(uint64_t threshold_ns, const struct tail_interval *per_hour, int from)
+{
+	json_t *o = interval(per_hour);
+	if (o && put(o, "threshold_ns", json_integer((json_int_t)threshold_ns)) &&
+	    put(o, "from", json_string(from == TAIL_FROM_MODEL ? "fit" : "count")))
+		return o;
+	json_decref(o);
+	return NULL;
+}
+
 json_t *tail_to_json(const struct tail_fit *f)
 {
 	json_t *o = json_object(), *tests = json_object();

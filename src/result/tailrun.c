@@ -3,6 +3,15 @@
 #include <errno.h>
 #include <stdlib.h>
 
+uint64_t cpu_result_observed(const struct result *res, const struct cpu_result *cr)
+{
+	if (cr->lr.observed_ns)
+		return cr->lr.observed_ns;
+	if (cr->nwin)
+		return cr->win[cr->nwin - 1u].w.end_ns - cr->win[0].w.start_ns;
+	return res->elapsed_ns;
+}
+
 int cpu_result_tail(const struct result *res, const struct cpu_result *cr, struct tail_fit *ret,
 		    struct lat_error *err)
 {
@@ -14,8 +23,7 @@ int cpu_result_tail(const struct result *res, const struct cpu_result *cr, struc
 	for (size_t i = 0; i < cr->nwin; i++)
 		if (cr->win[i].span <= 1 && cr->win[i].w.m[0].st.n)
 			max[n++] = cr->win[i].w.m[0].st.max;
-	const uint64_t observed = cr->lr.observed_ns ? cr->lr.observed_ns : res->elapsed_ns;
-	int r = tail_fit(&cr->hist[0], observed, max, n, ret, err);
+	int r = tail_fit(&cr->hist[0], cpu_result_observed(res, cr), max, n, ret, err);
 	free(max);
 	return r;
 }

@@ -12,6 +12,10 @@
 #include "result/result.h"
 #include "result/tail.h"
 
+/* The time cr's samples span: the run's observed time once finalized, while
+ * measuring its windows' span so far. */
+uint64_t cpu_result_observed(const struct result *res, const struct cpu_result *cr);
+
 /* 0 with ret filled (its status says whether there are levels), or -errno with err. */
 int cpu_result_tail(const struct result *res, const struct cpu_result *cr, struct tail_fit *ret,
 		    struct lat_error *err);

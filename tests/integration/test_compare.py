@@ -24,16 +24,20 @@ class CompareCase(TempDirCase):
     def lat(self, *args, timeout=120):
         return run(*args, "--db", self.db, timeout=timeout)
 
+    def frame(self):
+        """A real result, a frame for synth.result: its figures are replaced."""
+        p = run("timer", "-a", str(CPU), "-D", "200ms", "--window", "100ms", "-q", "--no-store", "--json",
+                self.path("t.json"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return load(self.path("t.json"))
+
 
 class Gates(CompareCase):
     """Known answers: runs the test makes from values it chose."""
 
     def setUp(self):
         super().setUp()
-        p = run("timer", "-a", str(CPU), "-D", "200ms", "--window", "100ms", "-q", "--no-store", "--json",
-                self.path("t.json"))       # a frame for synth.result: its figures are replaced
-        self.assertEqual(p.returncode, 0, p.stderr)
-        template = load(self.path("t.json"))
+        template = self.frame()
         rng = random.Random(7)
 
         def windows(scale, halves):
@@ -79,6 +83,82 @@ class Gates(CompareCase):
         self.assertEqual(failed, {"run 2", "run 3"}, "the max has no verdict: compared raw")
         p, failed = self.gates("max>50")          # a bare number is microseconds
         self.assertEqual(failed, {"run 3"})
+
+
+class Tails(CompareCase):
+    """Known answers: two runs the test makes of exponential latencies (independent windows, so
+    their tail fits are reliable), the second with four times the first's scale, the third as the
+    first (other draws): 50 windows of a
+    second with 300 samples each.  The level exceeded once an hour is about 1 us + scale x
+    ln(1.08e6 samples an hour): 140 us and 557 us."""
+
+    def setUp(self):
+        super().setUp()
+        template = self.frame()
+        rng = random.Random(11)
+        files = []
+        for i, scale in enumerate((10000, 40000, 10000)):
+            windows = [[1000 + int(rng.expovariate(1 / scale)) for _ in range(300)] for _ in range(50)]
+            files.append(self.path("e%d.json" % i))
+            with open(files[-1], "w") as f:
+                json.dump(synth.result(template, windows, 1764580000000000000 + i * 10**12), f)
+        p = self.lat("import", *files)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_compare_judges_the_once_an_hour_and_once_a_day_levels_from_the_fits(self):
+        p = self.lat("compare", "1", "2", "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = parse(p.stdout, "compare", "compare --format json")
+        hour = [r["tail"]["level_1h_ns"] for r in doc["rows"]]
+        self.assertTrue(all(r["tail"]["reliable"] for r in doc["rows"]), doc["rows"])
+        self.assertTrue(hour[0]["lo"] < 140000 < hour[0]["hi"], hour[0])
+        self.assertTrue(hour[1]["lo"] < 557000 < hour[1]["hi"], hour[1])
+        tails = {v["statistic"]: v for v in doc["verdicts"] if v["statistic"].startswith("level_")}
+        self.assertEqual({k: v["verdict"] for k, v in tails.items()}, {"level_1h": "higher", "level_1day": "higher"})
+        self.assertTrue(tails["level_1h"]["ci95_low"] < 557 / 140 < tails["level_1h"]["ci95_high"], tails)
+        p = self.lat("compare", "1", "2")
+        self.assertRegex(p.stdout, r"\nrun 2 is higher than run 1 once an hour: [0-9.]+us \([0-9.]+us\.\.[0-9.]+us\) "
+                                   r"against [0-9.]+us \([0-9.]+us\.\.[0-9.]+us\) \(x[0-9.]+, 95% CI x[0-9.]+\.\.x[0-9.]+\)\n")
+        # a repeat: no difference
+        p = self.lat("compare", "1", "3", "--format", "json")
+        same = [v for v in parse(p.stdout, "compare")["verdicts"] if v["statistic"] == "level_1h"]
+        self.assertEqual(same[0]["verdict"], "no significant difference")
+
+    def test_show_tail_gives_the_rate_above_a_latency_from_the_fit(self):
+        # above 100 us at a scale of 10 us: e^-9.9 of 1.08e6 samples an hour, about 54 an hour
+        p = self.lat("show", "1", "--tail", "--above", "100us")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = re.search(r"\n  above 100us: ([0-9.]+)/h \(([0-9.]+)/h\.\.([0-9.]+)/h\), from the fit\n", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        est, lo, hi = map(float, m.groups())
+        self.assertTrue(lo < 54 < hi, m.group(0))
+        self.assertIn("\n  quantiles of the exceedances, fitted against measured: 50% ", p.stdout)
+        self.assertRegex(p.stdout, r"\n  once per 1h    [0-9.]+us \(")
+        # the summary's line: the hour's and the day's levels with their intervals, and the verdict
+        p = self.lat("show", "1")
+        self.assertRegex(p.stdout, r"\ntail \(latency exceeded once per period of this workload, 95% interval; "
+                                   r"doc/tail-method.md\):\n  cpu\d+ +once an hour [0-9.]+us \([0-9.]+us\.\.[0-9.]+us\), "
+                                   r"once a day [0-9.]+us \([0-9.]+us\.\.[0-9.]+us\); reliable\n")
+        p = self.lat("show", "1", "--above", "100us")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.splitlines()[0], "latscope show: option '--above' needs '--tail'")
+
+
+    def test_report_draws_the_tail_measured_against_the_fit(self):
+        out = self.path("r.html")
+        p = self.lat("report", "1", "2", "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            html = f.read()
+        fig = html[html.index('<svg id="tail-timer"'):]
+        fig = fig[:fig.index("</figure>")]
+        # each run: its measured points from the fit's threshold up, and the fit with its band (three lines)
+        self.assertEqual(fig.count('stroke-dasharray="4 3"'), 4, fig[:2000])
+        self.assertGreater(fig.count("<circle"), 20)
+        self.assertIn("run 1 timer: ", fig)
+        self.assertIn("run 2 timer: ", fig)
+        self.assertIn("once-a-day level, dashed its 95 % band", html)
+        self.assertIn("run 2 is higher than run 1 once an hour: ", html)
 
 
 class Units(CompareCase):

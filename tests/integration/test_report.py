@@ -118,7 +118,7 @@ class SelfContained(ReportCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         for line in p.stdout.splitlines():
             if line.startswith("run 2 "):
-                self.assertIn(line.replace("&", "&amp;"), html)
+                self.assertIn(line.replace("&", "&amp;").replace("'", "&#39;"), html)
 
     def test_label_and_probe_filters_choose_the_runs(self):
         _, html = self.make("--label", "config=b")

@@ -10,10 +10,10 @@ from test_store import CPU, StoreCase
 @needs(root=True)
 class Verdict(StoreCase):
     def injected_run(self, label):
-        # A third of the CPU in bursts of 900 us: the mean rises several times, p99 tens of times.
-        # 3 s (15 windows of 200 ms, each with 74 bursts): the load is even over the run, so
-        # its windows agree and the verdict needs no more of them.
-        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "900us", "2700us", "5s"], stdout=subprocess.PIPE,
+        # Half the CPU in bursts of 10 ms: the mean rises by about 2.5 ms, twenty to eighty
+        # times a quiet run's.  3 s (15 windows of 200 ms, each with 10 bursts): the load is
+        # even over the run, so its windows agree and the verdict needs no more of them.
+        inj = subprocess.Popen([LAT_INJECT, str(CPU), "90", "10ms", "20ms", "5s"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         self.assertEqual(inj.stdout.readline().strip(), "ready")
         try:
@@ -25,14 +25,18 @@ class Verdict(StoreCase):
     def verdicts(self, a, b):
         p = self.lat("compare", str(a), str(b), "--format", "json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        return {v["statistic"]: v for v in parse(p.stdout, "compare", "compare --format json")["verdicts"]}
+        # the mean's and p99's: the tails' levels are judged by their fits (test_compare.py)
+        return {v["statistic"]: v for v in parse(p.stdout, "compare", "compare --format json")["verdicts"]
+                if v["statistic"] in ("mean", "p99")}
 
     def test_a_real_difference_is_told_apart_and_a_repeat_is_not(self):
-        """Injected far above the stalls, in the statistic judged: a third of the deadlines
-        wait up to 900 us, which adds about 150 us to the mean and puts p99 near 870 us; a
-        stall of the host's (3-5 ms, 20 ms at worst) makes one sample late (the deadlines it
-        covers are missed, not samples), 1-4 us on the mean of 5000, and no p99 of a quiet run
-        reaches 870 us without 50 of them.  Quiet against quiet is the one measurement with a
+        """Injected far above the stalls, in the statistic judged: half the deadlines wait up
+        to 10 ms, which adds about 2.5 ms to the mean; a stall of the host's (3-5 ms,
+        20 ms at worst) makes one sample late (the deadlines it covers are missed, not
+        samples), 1-4 us on the mean of 5000.  The verdict calls a difference only beyond the
+        drift within the runs, which a noisy hour of this guest has put at 3.1 times for a
+        quiet run's mean (a mean of 100 us, a tenth of the samples above 100 us): the
+        injected mean stands at several times that.  Quiet against quiet is the one measurement with a
         retry (said below): a stall widens the intervals (the windows' spread, the drift
         between a run's parts) rather than turning them, but the host's load can shift
         between two runs."""

@@ -384,6 +384,12 @@ static void expect_stop(struct timer_cmd *c)
 }
 static void expect_host(struct timer_cmd *c) { c->out.host = "serial:/dev/virtio-ports/org.latscope.0"; }
 static void expect_host_secret(struct timer_cmd *c) { c->out.host_secret = "secret"; }
+static void expect_until(struct timer_cmd *c)
+{
+	struct lat_error err;
+	c->out.until_text = "level(1h) < 1ms";
+	assert_int_equal(until_parse(c->out.until_text, &c->out.until, &err), 0);
+}
 static void expect_trigger(struct timer_cmd *c)
 {
 	expect_stop(c);         /* from the extra arguments */
@@ -477,6 +483,7 @@ static const struct opt_case cases[] = {
 	{ "load-cmd", "sleep 1", expect_load_cmd, "", "the value is empty", { NULL } },
 	{ "host", "serial:/dev/virtio-ports/org.latscope.0", expect_host, "", "the value is empty", { NULL } },
 	{ "host-secret", "secret", expect_host_secret, "", "the value is empty", { NULL } },
+	{ "until", "level(1h) < 1ms", expect_until, "level(2h) < 1ms", "the period of level(P) is one of", { NULL } },
 	{ "runtime", "50", expect_runtime, "123abc", "is not a duration", { "--policy", "deadline", NULL } },
 	{ "deadline", "500us", expect_deadline, "-5", "cannot be negative", { "--policy", "deadline", NULL } },
 	{ "period", "1ms", expect_period, "1.5ns", "is not a duration", { "--policy", "deadline", NULL } },
