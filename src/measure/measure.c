@@ -66,9 +66,10 @@ static void print_help(const struct measure_cmd *mc)
 	}
 	const bool until = opt_find(mc->opts, mc->nopts, "until") != NULL;
 	tprintf(stdout, "\nExit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage,\n"
-	       "3 --fail-above exceeded, --on-threshold stop ended the run%s%s.  See latscope-%s(1).\n",
-	       until ? " or --until decided above,\n" : "", until ? "4 --until still undecided at the end" : "",
-	       measure_name(mc));
+	       "3 --fail-above exceeded, --on-threshold stop ended the run");
+	if (until)
+		tprintf(stdout, " or --until decided above,\n4 --until still undecided at the end");
+	tprintf(stdout, ".  See latscope-%s(1).\n", measure_name(mc));
 }
 
 int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err)

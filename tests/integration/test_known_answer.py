@@ -49,11 +49,11 @@ def wait_ready(proc):
 # The injector needs SCHED_FIFO.
 @needs(root=True)
 class KnownAnswer(TempDirCase):
-    def measure(self, seconds, inject, threshold=f"{THRESHOLD_US}us", burst=()):
+    def measure(self, seconds, inject, threshold=f"{THRESHOLD_US}us", burst=(), window="1s"):
         """The CPU block of a timer run; inject: with the injector's bursts (busy, period: burst)."""
         out = self.path("r.json")
         args = [LATSCOPE, "timer", "-a", str(CPU), "-p", "80", "-i", "1ms", "-D", f"{seconds}s",
-                "--threshold", threshold, "-q", "--json", out]
+                "--threshold", threshold, "-q", "--json", out, "--window", window]
         inj = injected(seconds + 2, *burst) if inject else None
         if inj:
             wait_ready(inj)
@@ -98,18 +98,36 @@ class KnownAnswer(TempDirCase):
         self.assertLess(share, EXPECTED + base + TOLERANCE, msg)
         return share
 
+    def quiet_quarter(self, cpu):
+        """The share above the threshold in the quietest quarter of the run's windows: the
+        host's noise comes in bursts of seconds (a run at 27 % over a baseline of 4 % measured
+        just after it), and leaves the windows between them as they are."""
+        shares = sorted(w["latency"]["above"] / w["latency"]["count"] for w in cpu["windows"]
+                        if w["latency"]["count"])
+        self.assertGreaterEqual(len(shares), 16)
+        return shares[len(shares) // 4]
+
     def test_injected_delay_gives_the_expected_share_above_threshold(self):
-        """A relation a stall cannot turn, the machine's own share allowed for (assert_expected_share);
-        a stall only raises the max."""
-        runs = []
-
-        def measure_share():
-            runs.append(self.measure(INJECTED_S, inject=True))
-            return self.share(runs[-1])
-
-        self.assert_expected_share(measure_share)
+        """Two relations a stall cannot turn.  The whole run's share is at least the injected
+        one: a stall adds samples above the threshold and takes none away.  The quietest
+        quarter of its half-second windows holds the injected share and little else (at most
+        TOLERANCE over it): a count that added anything of its own (missed deadlines as
+        samples, a window counted twice) would show in every window.  A machine whose own
+        windows are noisy even in their quietest quarter (measured without injection when
+        the injected one fails) skips the test; a stall only raises the max."""
+        cpu = self.measure(INJECTED_S, inject=True, window="500ms")
+        share, quiet = self.share(cpu), self.quiet_quarter(cpu)
+        msg = f"share above {THRESHOLD_US}us: {share:.4f} in all, {quiet:.4f} in the quietest quarter of " \
+              f"the windows; expected {EXPECTED:.4f}"
+        self.assertGreater(share, EXPECTED - TOLERANCE, msg)
+        if quiet >= EXPECTED + TOLERANCE:
+            own = self.quiet_quarter(self.measure(BASELINE_S * 2, inject=False, window="500ms"))
+            if own >= TOLERANCE:
+                self.skipTest("this machine is too noisy for a known answer: %.1f%% of samples above %dus "
+                              "without injection in the quietest quarter of its windows" % (100 * own, THRESHOLD_US))
+        self.assertLess(quiet, EXPECTED + TOLERANCE, msg)
         # The injected latency reaches at least most of the burst.
-        self.assertGreater(runs[-1]["metrics"]["latency"]["max_ns"], 0.8 * BUSY_US * 1000)
+        self.assertGreater(cpu["metrics"]["latency"]["max_ns"], 0.8 * BUSY_US * 1000)
 
     def test_injected_burst_longer_than_the_interval_is_counted_as_missed(self):
         """A relation a stall cannot turn: a stall only adds missed deadlines (one per ms it
