@@ -1,9 +1,7 @@
 #include "sys/cpuidle.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +12,7 @@
 #include "sys/atomicfile.h"
 #include "sys/mkdirs.h"
 #include "sys/pidns.h"
-#include "sys/procpid.h"
+#include "sys/statefile.h"
 #include "sys/textfile.h"
 
 #define STATE_PREFIX "cpuidle-"
@@ -78,54 +76,6 @@ void cpuidle_hold_init(struct cpuidle_hold *h)
 
 /* ---- the state file ------------------------------------------------------ */
 
-struct owner {
-	unsigned long pidns;
-	long pid;
-	unsigned long long start;       /* when it started (sys/procpid.h); 0: a file without it */
-};
-
-/* The header of a state file: its owner; -EINVAL when it is not one. */
-static int read_owner(FILE *in, struct owner *o)
-{
-	char line[128];
-	if (!fgets(line, sizeof(line), in) || strcmp(line, STATE_MAGIC "\n") != 0)
-		return -EINVAL;
-	if (!fgets(line, sizeof(line), in) || sscanf(line, "pid %ld", &o->pid) != 1 || o->pid <= 0)
-		return -EINVAL;
-	if (!fgets(line, sizeof(line), in) || sscanf(line, "pidns %lu", &o->pidns) != 1)
-		return -EINVAL;
-	o->start = 0;
-	long at = ftell(in);
-	if (!fgets(line, sizeof(line), in) || sscanf(line, "start %llu", &o->start) != 1)
-		return at >= 0 && fseek(in, at, SEEK_SET) == 0 ? 0 : -EINVAL;     /* written before it was kept */
-	return 0;
-}
-
-/* Whether the state file's process may still be holding its states. */
-static bool owner_alive(const struct owner *o, unsigned long self_ns)
-{
-	if (self_ns == PIDNS_UNKNOWN || o->pidns != self_ns)
-		return true;                    /* not ours to judge */
-	if (o->pid == (long)getpid())
-		return false;                   /* a killed process's, whose pid this one got */
-	if (kill((pid_t)o->pid, 0) < 0 && errno == ESRCH)
-		return false;
-	/* The pid may since have gone to another process: the owner is the one
-	 * that started when it did, whatever name it runs under (rtla, oslat). */
-	if (o->start) {
-		struct proc_pid_stat st;
-		int r = proc_pid_stat(o->pid, &st);
-		return r == -ENOENT ? false : r < 0 ? true : st.start == o->start;
-	}
-	/* A file of an older latscope: only a latscope (its copies too,
-	 * "latscope-nobody") can hold the states. */
-	char path[64], comm[32];
-	snprintf(path, sizeof(path), "/proc/%ld/comm", o->pid);
-	if (textfile_read(path, comm, sizeof(comm)) < 0)
-		return true;                    /* cannot tell: leave it alone */
-	return strncmp(comm, "latscope", strlen("latscope")) == 0;
-}
-
 static int write_state_file(struct cpuidle_hold *h, const char *dir, struct lat_error *err)
 {
 	struct atomic_file f = { .fd = -1 };
@@ -142,11 +92,9 @@ static int write_state_file(struct cpuidle_hold *h, const char *dir, struct lat_
 		h->file[0] = '\0';
 		return r;
 	}
-	struct proc_pid_stat self = { .start = 0 };
-	proc_pid_stat(getpid(), &self);         /* start 0 when /proc cannot say: judged by name then */
-	snprintf(head, sizeof(head), STATE_MAGIC "\npid %ld\npidns %lu\nstart %llu\n", (long)getpid(), pidns_self(),
-		 self.start);
-	r = atomic_file_write(&f, head, strlen(head));
+	r = statefile_head(STATE_MAGIC, head, sizeof(head));
+	if (r == 0)
+		r = atomic_file_write(&f, head, strlen(head));
 	for (size_t i = 0; r == 0 && i < h->n; i++) {
 		char line[64];
 		snprintf(line, sizeof(line), "cpu %u state %u\n", h->ch[i].cpu, h->ch[i].state);
@@ -162,33 +110,6 @@ static int write_state_file(struct cpuidle_hold *h, const char *dir, struct lat_
 	return r;
 }
 
-/* The state files of dir, each opened, to fn; stops at fn's negative return. */
-static int each_state_file(const char *dir, int (*fn)(const char *path, FILE *in, void *data), void *data,
-			   struct lat_error *err)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int r = 0;
-
-	if (!d)
-		return errno == ENOENT ? 0 : err_set(err, -errno, "cannot open '%s': %s", dir, strerror(errno));
-	while (r >= 0 && (e = readdir(d)) != NULL) {
-		char path[768];
-		if (strncmp(e->d_name, STATE_PREFIX, strlen(STATE_PREFIX)) != 0)
-			continue;
-		int n = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (n < 0 || (size_t)n >= sizeof(path))
-			continue;
-		FILE *in = fopen(path, "re");
-		if (!in)
-			continue;               /* gone meanwhile */
-		r = fn(path, in, data);
-		fclose(in);
-	}
-	closedir(d);
-	return r;
-}
-
 struct busy {
 	unsigned long self_ns;
 	struct lat_error *err;
@@ -197,8 +118,9 @@ struct busy {
 static int busy_one(const char *path, FILE *in, void *data)
 {
 	struct busy *b = data;
-	struct owner o;
-	if (read_owner(in, &o) < 0 || !owner_alive(&o, b->self_ns) || o.pidns != b->self_ns)
+	struct statefile_owner o;
+	if (statefile_read_owner(in, STATE_MAGIC, &o) < 0 || !statefile_owner_alive(&o, b->self_ns) ||
+	    o.pidns != b->self_ns)
 		return 0;
 	return err_set(b->err, -EBUSY, "idle states are limited by latscope pid %ld already (its state file '%s')",
 		       o.pid, path);
@@ -285,7 +207,7 @@ int cpuidle_limit(const struct cpuidle_where *w, const struct cpuset *cpus, unsi
 		goto fail;
 	}
 	struct busy b = { .self_ns = pidns_self(), .err = err };
-	if ((r = each_state_file(state_dir(w), busy_one, &b, err)) < 0)
+	if ((r = statefile_each(state_dir(w), STATE_PREFIX, busy_one, &b, err)) < 0)
 		goto fail;
 	cpuset_foreach(c, cpus) {
 		size_t nstates;
@@ -359,12 +281,12 @@ struct stale {
 static int stale_one(const char *path, FILE *in, void *data)
 {
 	struct stale *st = data;
-	struct owner o;
+	struct statefile_owner o;
 	char line[64];
 	int first = 0;
 	unsigned states = 0;
 
-	if (read_owner(in, &o) < 0 || owner_alive(&o, st->self_ns))
+	if (statefile_read_owner(in, STATE_MAGIC, &o) < 0 || statefile_owner_alive(&o, st->self_ns))
 		return 0;
 	while (fgets(line, sizeof(line), in)) {
 		struct cpuidle_change c;
@@ -397,7 +319,7 @@ int cpuidle_restore_stale(const struct cpuidle_where *w, struct cpuidle_stale *r
 	if ((r = root_of(w, root, sizeof(root))) < 0)
 		return err_set(err, r, "the sysfs root is too long");
 	struct stale st = { .root = root, .self_ns = pidns_self(), .out = ret, .err = err };
-	if ((r = each_state_file(state_dir(w), stale_one, &st, err)) < 0)
+	if ((r = statefile_each(state_dir(w), STATE_PREFIX, stale_one, &st, err)) < 0)
 		return r;
 	return st.first;
 }
