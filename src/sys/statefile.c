@@ -46,8 +46,11 @@ bool statefile_owner_alive(const struct statefile_owner *o, unsigned long self_n
 {
 	if (self_ns == PIDNS_UNKNOWN || o->pidns != self_ns)
 		return true; /* not ours to judge */
-	if (o->pid == (long)getpid())
-		return false; /* a killed process's, whose pid this one got */
+	if (o->pid == (long)getpid()) {
+		/* This process's own, or a killed one's whose pid this one got. */
+		struct proc_pid_stat self;
+		return o->start && proc_pid_stat(getpid(), &self) == 0 && self.start == o->start;
+	}
 	if (kill((pid_t)o->pid, 0) < 0 && errno == ESRCH)
 		return false;
 	/* The pid may since have gone to another process: the owner is the one
