@@ -6,6 +6,7 @@
 #ifndef LATSCOPE_TESTS_SYSTREE_H
 #define LATSCOPE_TESTS_SYSTREE_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -59,6 +60,20 @@ static int systree_unlink(const char *path, const struct stat *st, int flag, str
 static void systree_remove(const char *dir)
 {
 	assert_int_equal(nftw(dir, systree_unlink, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+/* How many files of dir (absent: none) have names starting with prefix: the state files a hold left. */
+static inline unsigned systree_count(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
 }
 
 #endif

@@ -73,13 +73,7 @@ static struct cpuset set_of(const char *list)
 /* The state files in the tree's state directory. */
 static unsigned state_files(const struct tree *t)
 {
-	char cmd[256], out[16] = "";
-	snprintf(cmd, sizeof(cmd), "ls %s 2>/dev/null | grep -c '^cpuidle-'", t->states);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	assert_non_null(fgets(out, sizeof(out), p));
-	pclose(p);
-	return (unsigned)atoi(out);
+	return systree_count(t->states, "cpuidle-");
 }
 
 static void write_file(const char *path, const char *text)
