@@ -17,6 +17,7 @@ const struct command commands[] = {
 	{ "io", cmd_io, &io_command, "read throughput, per-read latency and the CPU cost of each read" },
 	{ "clock", NULL, &clock_command, "what each clock costs to read per CPU, vDSO or system call, resolution" },
 	{ "sys", cmd_sys, NULL, "system fingerprint and latency advice" },
+	{ "tune", cmd_tune, NULL, "try each fix sys would suggest, measured off and on, and keep what helps" },
 	{ "monitor", cmd_monitor, NULL, "measure timer latency continuously, serve it to Prometheus, store each period" },
 	{ "host", cmd_host, NULL, "the agent on a VM's host: finds its vCPU threads, lines a guest's clock up with the host's" },
 	{ "cyclictest", cmd_cyclictest, NULL, "cyclictest's options and output, measured and stored by latscope" },

@@ -26,6 +26,7 @@ extern const size_t ncommands;
 /* The entry points of the commands that are not just a measurement. */
 int cmd_run(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_import(int argc, char **argv);

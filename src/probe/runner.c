@@ -19,6 +19,7 @@
 #include "probe/tracerun.h"
 #include "probe/trigger.h"
 #include "sys/cpuidle.h"
+#include "sys/filehold.h"
 #include "sys/cpus.h"
 #include "sys/prep.h"
 
@@ -403,6 +404,13 @@ static int limit_idle(struct runner *rn, struct cpuidle_hold *h, struct lat_erro
 	struct cpuidle_stale st;
 	struct lat_error why;
 
+	unsigned tuned = 0;
+	/* latscope tune's settings of a tune killed with SIGKILL (sys/filehold.h): any root run puts them back */
+	if (geteuid() == 0 && file_hold_restore_stale(NULL, &tuned, &why) < 0)
+		result_note(rn->res, "settings a killed latscope tune left changed could not be restored: %s", why.msg);
+	else if (tuned)
+		result_note(rn->res, "restored the settings of %u latscope tune run%s that were killed", tuned,
+			    tuned == 1 ? "" : "s");
 	int r = cpuidle_restore_stale(NULL, &st, &why);
 	if (st.files)
 		result_note(rn->res, "restored %u idle state%s that latscope pid %ld, killed, left disabled", st.states,

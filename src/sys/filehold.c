@@ -22,10 +22,12 @@ void file_hold_init(struct file_hold *h)
 }
 
 /* What a kernel answers for one object that cannot take the value: an
- * optional write (a managed IRQ's affinity) is passed over for it. */
+ * optional write (a managed IRQ's affinity) is passed over for it.  EPERM
+ * too: a managed interrupt refuses root with it on some kernels (6.18: a
+ * virtio block queue's), and only root applies a hold. */
 static bool refused(int r)
 {
-	return r == -EIO || r == -EINVAL;
+	return r == -EIO || r == -EINVAL || r == -EPERM;
 }
 
 static const char *needs_root(int r)

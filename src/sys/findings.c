@@ -8,6 +8,7 @@
 #include "core/array.h"
 #include "core/units.h"
 #include "sys/textfile.h"
+#include "sys/tunefix.h"
 
 /* Idle states that take longer than this to leave are "deep". */
 #define DEEP_IDLE_US 10
@@ -713,6 +714,20 @@ const char *severity_name(enum severity s)
 	return "?";
 }
 
+/* Where latscope tune can measure the fix, the finding says how: "latscope tune --only a,b". */
+static void point_to_tune(struct finding *f)
+{
+	char names[160] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < tune_nfixes; i++)
+		if (tune_fixes[i].finding && tune_fixes[i].kind != TUNE_BOOT && strcmp(tune_fixes[i].finding, f->id) == 0 &&
+		    len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "", tune_fixes[i].name);
+	if (len)
+		add(f->fix, " latscope tune --only %s measures whether it helps here.", names);
+}
+
 size_t findings_evaluate(const struct fingerprint *fp, const struct findings_context *ctx,
 			 struct finding *out, size_t max)
 {
@@ -729,6 +744,7 @@ size_t findings_evaluate(const struct fingerprint *fp, const struct findings_con
 			continue;
 		if (f->fix[0] == '\0')
 			add(f->fix, "%s", rules[i].fix);
+		point_to_tune(f);
 		/* Insertion keeps table order within a severity. */
 		struct finding tmp = *f;
 		size_t at = n;
