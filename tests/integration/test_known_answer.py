@@ -243,6 +243,13 @@ class KnownAnswer(TempDirCase):
             pairs.append(f"latscope {ours:.4f} vs cyclictest {theirs:.4f}")
             if abs(ours - theirs) < TOLERANCE:
                 break
+        if abs(ours - theirs) >= TOLERANCE:
+            # Two pairs apart: a machine whose own share is as large as the tolerance cannot tell
+            # (it skips, saying so, as quiet_share does); a quiet one fails.
+            own = self.share(self.measure(BASELINE_S, inject=False))
+            if own >= TOLERANCE:
+                self.skipTest("this machine is too noisy for a known answer: %.1f%% of samples above %dus "
+                              "without injection (%s)" % (100 * own, THRESHOLD_US, "; ".join(pairs)))
         self.assertLess(abs(ours - theirs), TOLERANCE, "; ".join(pairs))
 
     def test_injected_share_reads_right_from_latscope_cyclictest_by_cyclictests_parser(self):
