@@ -66,6 +66,14 @@ void fmt_utc(uint64_t realtime_ns, char *buf, size_t size)
 		snprintf(buf, size, "?");
 }
 
+void fmt_duration3_ns(double ns, char *buf, size_t size)
+{
+	if (!isfinite(ns) || ns < 0.0)
+		snprintf(buf, size, "-");
+	else
+		fmt_duration3((uint64_t)llround(ns), buf, size);
+}
+
 void fmt_per_hour(double per_hour, char *buf, size_t size)
 {
 	if (!isfinite(per_hour) || per_hour < 0.0)

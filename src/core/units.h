@@ -10,6 +10,8 @@
 void fmt_duration(uint64_t ns, char *buf, size_t size);
 /* fmt_duration of ns rounded to three significant digits: "12.1ms", "1.9ms", "30ms". */
 void fmt_duration3(uint64_t ns, char *buf, size_t size);
+/* fmt_duration3 of a computed figure: "-" when it is not finite or below 0. */
+void fmt_duration3_ns(double ns, char *buf, size_t size);
 /* A rate per hour as people read it: "0.52/h", "37/h", "331240/h"; "-" when not finite. */
 void fmt_per_hour(double per_hour, char *buf, size_t size);
 /* ns in the largest unit that holds it whole ("2083ms", "125s", "5m"): what a

@@ -7,24 +7,6 @@
 #include "result/tail_gpd.h"
 #include "result/tailrun.h"
 
-static void dur(double ns, char *buf, size_t size)
-{
-	if (!isfinite(ns) || ns < 0)
-		snprintf(buf, size, "-");
-	else
-		fmt_duration3((uint64_t)llround(ns), buf, size);
-}
-
-/* "13.2ms (7.85ms..23.4ms)" */
-static void level(const struct tail_interval *t, char buf[128], size_t size)
-{
-	char e[32], lo[32], hi[32];
-	dur(t->est, e, sizeof(e));
-	dur(t->lo, lo, sizeof(lo));
-	dur(t->hi, hi, sizeof(hi));
-	snprintf(buf, size, "%s (%s..%s)", e, lo, hi);
-}
-
 static void one_line(FILE *out, const struct result *res, const struct cpu_result *cr,
 		     const char *name)
 {
@@ -40,8 +22,8 @@ static void one_line(FILE *out, const struct result *res, const struct cpu_resul
 		tprintf(out, "  %-5s %s\n", name, f.why);
 		return;
 	}
-	level(&f.level_ns[TAIL_HOUR], h, sizeof(h));
-	level(&f.level_ns[TAIL_HOUR + 1], d, sizeof(d));
+	tail_level_text(&f.level_ns[TAIL_HOUR], h, sizeof(h));
+	tail_level_text(&f.level_ns[TAIL_HOUR + 1], d, sizeof(d));
 	tprintf(out, "  %-5s once an hour %s, once a day %s; %s\n", name, h, d,
 		f.reliable ? "reliable" : f.why);
 }
@@ -74,9 +56,9 @@ static void qq(FILE *out, const struct cpu_result *cr, const struct tail_fit *f)
 			break;
 		double rank = (double)(f->samples - f->n_exceed) + probs[i] * (double)f->n_exceed;
 		uint64_t measured = hist_percentile(&cr->hist[0], 100.0 * rank / (double)f->samples);
-		dur((double)f->threshold_ns + gpd_excess(f->xi.est, f->sigma_ns.est, 1.0 / (1.0 - probs[i])), m,
+		fmt_duration3_ns((double)f->threshold_ns + gpd_excess(f->xi.est, f->sigma_ns.est, 1.0 / (1.0 - probs[i])), m,
 		    sizeof(m));
-		dur((double)measured, e, sizeof(e));
+		fmt_duration3_ns((double)measured, e, sizeof(e));
 		tprintf(out, "%s %g%% %s/%s", i ? "," : "", 100.0 * probs[i], m, e);
 	}
 	tprintf(out, "\n");
@@ -121,7 +103,7 @@ static void full(FILE *out, const struct result *res, const struct cpu_result *c
 	tprintf(out, "  threshold stability (the shape at each candidate; * stable):\n");
 	for (unsigned c = 0; c < f.ncand; c++) {
 		const struct tail_candidate *k = &f.cand[c];
-		dur((double)k->threshold_ns, t, sizeof(t));
+		fmt_duration3_ns((double)k->threshold_ns, t, sizeof(t));
 		tprintf(out, "    %s q%-6.4g %10s %7llu above  shape %+.3f (%+.3f..%+.3f)%s\n",
 			c == f.chosen ? ">" : " ", k->quantile, t, (unsigned long long)k->n_exceed,
 			k->xi.est, k->xi.lo, k->xi.hi, k->stable ? " *" : "");
@@ -129,10 +111,10 @@ static void full(FILE *out, const struct result *res, const struct cpu_result *c
 	tprintf(out,
 		"  shape %+.3f (%+.3f..%+.3f), scale %s, %.3g exceedances a second; bucket "
 		"resolution %s\n",
-		f.xi.est, f.xi.lo, f.xi.hi, (dur(f.sigma_ns.est, t, sizeof(t)), t), f.exceed_per_s,
-		(dur(f.bucket_error_ns, buf, sizeof(buf)), buf));
+		f.xi.est, f.xi.lo, f.xi.hi, (fmt_duration3_ns(f.sigma_ns.est, t, sizeof(t)), t), f.exceed_per_s,
+		(fmt_duration3_ns(f.bucket_error_ns, buf, sizeof(buf)), buf));
 	for (unsigned p = 0; p < TAIL_PERIODS; p++) {
-		level(&f.level_ns[p], buf, sizeof(buf));
+		tail_level_text(&f.level_ns[p], buf, sizeof(buf));
 		tprintf(out, "  once per %-5s %s%s\n", tail_period_name(p), buf,
 			f.level_observed[p] ? " (below the threshold: read from the histogram)"
 					    : "");

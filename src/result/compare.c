@@ -258,17 +258,13 @@ void cmp_tail_judge(const struct tail_fit *a, const struct tail_fit *b, unsigned
 	*ret = v;
 }
 
+/* A level compare shows: "-" where the fit gave none. */
 static void level_text(const struct tail_interval *t, char *buf, size_t size)
 {
-	char e[32], lo[32], hi[32];
-	if (!(t->est >= 0.0) || !isfinite(t->est)) {
+	if (!(t->est >= 0.0) || !isfinite(t->est))
 		snprintf(buf, size, "-");
-		return;
-	}
-	fmt_duration3((uint64_t)llround(t->est), e, sizeof(e));
-	fmt_duration3(isfinite(t->lo) ? (uint64_t)llround(t->lo) : 0, lo, sizeof(lo));
-	fmt_duration3(isfinite(t->hi) ? (uint64_t)llround(t->hi) : 0, hi, sizeof(hi));
-	snprintf(buf, size, "%s (%s..%s)", e, lo, hi);
+	else
+		tail_level_text(t, buf, size);
 }
 
 void cmp_tail_text(const char *bname, const char *aname, unsigned period, const struct cmp_tail_verdict *v,

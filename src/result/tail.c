@@ -1,5 +1,6 @@
 #include "result/tail.h"
 #include "core/normal.h"
+#include "core/units.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -400,14 +401,32 @@ int tail_fit(const struct hist *h, uint64_t observed_ns, const uint64_t *win_max
 
 /* The rate above x counted: samples in buckets wholly above x, per hour,
  * with the exact Poisson interval of their count. */
+void tail_count_above(const struct hist *h, uint64_t x, uint64_t *sure, uint64_t *maybe)
+{
+	*sure = *maybe = 0;
+	for (unsigned i = hist_next(h, hist_index(x)); i < HIST_BUCKETS; i = hist_next(h, i + 1u)) {
+		if (hist_bucket_low(i) > x)
+			*sure += h->counts[i];
+		if (hist_bucket_high(i) > x)
+			*maybe += h->counts[i];
+	}
+}
+
+void tail_level_text(const struct tail_interval *t, char *buf, size_t size)
+{
+	char e[32], lo[32], hi[32];
+	fmt_duration3_ns(t->est, e, sizeof(e));
+	fmt_duration3_ns(t->lo, lo, sizeof(lo));
+	fmt_duration3_ns(t->hi, hi, sizeof(hi));
+	snprintf(buf, size, "%s (%s..%s)", e, lo, hi);
+}
+
 static void counted_rate(const struct hist *h, double hours, uint64_t x, struct tail_interval *out)
 {
-	uint64_t k = 0;
-	unsigned b = hist_index(x);
+	uint64_t k, unused;
 	double lo, hi;
 
-	for (unsigned i = hist_next(h, b + 1u); i < HIST_BUCKETS; i = hist_next(h, i + 1))
-		k += h->counts[i];
+	tail_count_above(h, x, &k, &unused);
 	poisson_interval(k, TAIL_CONF, &lo, &hi);
 	*out = (struct tail_interval){ (double)k / hours, lo / hours, hi / hours };
 }

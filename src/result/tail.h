@@ -91,6 +91,13 @@ enum { TAIL_FROM_MODEL = 0, TAIL_FROM_COUNT = 1 };
 int tail_rate_above(const struct tail_fit *f, const struct hist *h, uint64_t observed_ns,
 		    uint64_t x_ns, struct tail_interval *per_hour);
 
+/* The samples of h above x: in buckets wholly above it (*sure), and those
+ * plus x's own bucket's when it reaches past x (*maybe). */
+void tail_count_above(const struct hist *h, uint64_t x, uint64_t *sure, uint64_t *maybe);
+
+/* A level with its interval: "13.2ms (7.85ms..23.4ms)", "-" for what is not a number. */
+void tail_level_text(const struct tail_interval *t, char *buf, size_t size);
+
 /* "1s", "1min", "1h", "1day", "1year"; NULL for i >= TAIL_PERIODS. */
 const char *tail_period_name(unsigned i);
 /* The period in seconds (a year is 365 days); 0 for i >= TAIL_PERIODS. */

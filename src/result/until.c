@@ -142,19 +142,6 @@ static double more_time(double t_s, const struct tail_interval *v, double x)
 	return f > 1.0 ? t_s * (f * f - 1.0) : 0.0;
 }
 
-/* Samples above x for sure (in buckets wholly above it) and perhaps (also x's own bucket). */
-static void count_above(const struct hist *h, uint64_t x, uint64_t *sure, uint64_t *maybe)
-{
-	unsigned b = hist_index(x);
-	*sure = *maybe = 0;
-	for (unsigned i = hist_next(h, b); i < HIST_BUCKETS; i = hist_next(h, i + 1u)) {
-		if (hist_bucket_low(i) > x)
-			*sure += h->counts[i];
-		if (hist_bucket_high(i) > x)
-			*maybe += h->counts[i];
-	}
-}
-
 static void decide(struct until_cpu *c, double limit)
 {
 	c->decision = c->value.hi < limit   ? UNTIL_BELOW
@@ -178,7 +165,7 @@ static int judge_cpu(const struct until *u, const struct result *res, const stru
 		return 0;
 	}
 	/* The counts: exact, whatever the tail's shape. */
-	count_above(&cr->hist[0], u->x_ns, &sure, &maybe);
+	tail_count_above(&cr->hist[0], u->x_ns, &sure, &maybe);
 	poisson_interval(sure, TAIL_CONF, &lo, &unused);
 	poisson_interval(maybe, TAIL_CONF, &unused, &hi);
 	c->is_rate = c->counted = true;
@@ -272,14 +259,6 @@ int until_judge(const struct until *u, const struct result *res, struct until_st
 	return 0;
 }
 
-static void dur(double ns, char *buf, size_t size)
-{
-	if (!isfinite(ns) || ns < 0.0)
-		snprintf(buf, size, "-");
-	else
-		fmt_duration3((uint64_t)llround(ns), buf, size);
-}
-
 void until_describe(const struct until *u, const struct until_cpu *c, char *buf, size_t size)
 {
 	char e[32], lo[32], hi[32], x[32];
@@ -299,9 +278,9 @@ void until_describe(const struct until *u, const struct until_cpu *c, char *buf,
 		}
 		return;
 	}
-	dur(c->value.est, e, sizeof(e));
-	dur(c->value.lo, lo, sizeof(lo));
-	dur(c->value.hi, hi, sizeof(hi));
+	fmt_duration3_ns(c->value.est, e, sizeof(e));
+	fmt_duration3_ns(c->value.lo, lo, sizeof(lo));
+	fmt_duration3_ns(c->value.hi, hi, sizeof(hi));
 	snprintf(buf, size, "cpu %d: level(%s) %s (95 %% %s..%s)", c->cpu,
 		 tail_period_name(u->period), e, lo, hi);
 }
