@@ -70,22 +70,27 @@ static int greet(struct host_client *c, uint64_t deadline_ns, struct host_greeti
 	struct host_msg m = { .op = HOST_OP_GREET };
 	const char *line;
 	char *out;
-	int r;
+	int r, sent;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return err_set(err, -EIO, "has no random token to greet with");
 	host_hex(rnd, sizeof(rnd), m.token);
 	if ((r = host_encode_msg(&m, false, &out)) < 0)
 		return err_set(err, r, "cannot be greeted: out of memory");
-	r = host_link_send(&c->link, out, deadline_ns);
+	sent = host_link_send(&c->link, out, deadline_ns);
 	free(out);
-	if (r < 0)
-		return err_set(err, r, "cannot be written to: %s", strerror(-r));
 	for (;;) {
 		struct lat_error why;
 		struct host_msg old;
-		if ((r = host_link_recv(&c->link, &line, deadline_ns)) < 0)
+		/*
+		 * A peer that said its own line and closed (another service on the
+		 * port) refuses our greeting; what it said tells the user more.
+		 */
+		if ((r = host_link_recv(&c->link, &line, deadline_ns)) < 0) {
+			if (sent < 0)
+				return err_set(err, sent, "cannot be written to: %s", strerror(-sent));
 			return err_set(err, r, "did not greet: %s", r == -ETIMEDOUT ? "nothing came in time" : strerror(-r));
+		}
 		if (host_decode_greeting(line, strlen(line), ret, &why) == 0) {
 			if (strcmp(ret->token, m.token) == 0)
 				break;
