@@ -94,6 +94,7 @@ static const struct cmd_spec compare_spec = {
 	.help_offset = offsetof(struct compare_cmd, help),
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
+	.exits = ", 3 a --fail-if gate failed",
 };
 
 /* ---- columns ---- */

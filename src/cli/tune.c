@@ -70,11 +70,11 @@ static void help_more(FILE *out)
 		fprintf(out, "  %-20s %s\n", tune_fixes[i].name, tune_fixes[i].about);
 	fprintf(out, "\nEvery trial is a stored run labelled tune=START, fix=NAME and state=a|b: "
 		     "latscope compare --label\n"
-		     "tune=START --by fix,state shows them again.  Needs root.  Exit status: 0 "
-		     "done (also when stopped by\n"
-		     "Ctrl-C, SIGTERM or SIGHUP: everything is restored and the table so far "
-		     "printed), 1 error, 2 bad usage\n"
-		     "or not root.  See latscope-tune(1).\n");
+		     "tune=START --by fix,state shows them again.  Needs root; one tune at a "
+		     "time.  Ctrl-C,\n"
+		     "SIGTERM or SIGHUP end it: everything is restored and the table so far "
+		     "printed (exit 0).  See\n"
+		     "latscope-tune(1).\n");
 }
 
 static const struct cmd_spec tune_spec = {
@@ -94,6 +94,7 @@ static const struct cmd_spec tune_spec = {
 	.help_offset = offsetof(struct tune_cmd, help),
 	.help_more = help_more,
 	.pos_name = "argument",
+	.exits = " or not root",
 };
 
 /* The probe's command: a suite probe of that name (the command table, not a list of names). */
@@ -364,6 +365,11 @@ int cmd_tune(int argc, char **argv)
 	struct tune_run tr = { .rounds = (unsigned)c.rounds };
 	struct lat_error err;
 	unsigned stale = 0;
+	int lock = file_hold_lock(NULL, &err);
+	if (lock < 0) {
+		tprintf(stderr, "latscope tune: %s\n", err.msg);
+		return EXIT_ERROR;
+	}
 	if (file_hold_restore_stale(NULL, &stale, &err) < 0)
 		tprintf(stderr, "latscope tune: %s\n", err.msg);
 	else if (stale)
@@ -373,6 +379,7 @@ int cmd_tune(int argc, char **argv)
 	tr.t = calloc(tune_nfixes, sizeof(*tr.t));
 	if (!tr.t) {
 		tprintf(stderr, "latscope tune: out of memory\n");
+		file_hold_unlock(NULL, lock);
 		return EXIT_ERROR;
 	}
 	time_t now = time(NULL);
@@ -390,6 +397,7 @@ int cmd_tune(int argc, char **argv)
 	if (code == EXIT_OK && c.write_config)
 		code = tuneout_write_config(&tr, c.write_config);
 	tune_run_free(&tr);
+	file_hold_unlock(NULL, lock);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return code;
 }

@@ -172,11 +172,13 @@ int tuneout_write_config(const struct tune_run *tr, const char *dir)
 				fprintf(f, "# %s: %s\n", t->fix->name, line);
 			if (sysctl)
 				fprintf(f, "%s = %s\n", key, w->value);
+			else if (w->optional) /* "-": a refused write must not stop the rest */
+				fprintf(f,
+					"# may be refused (a managed interrupt)\n"
+					"ExecStart=-/bin/sh -c 'echo %s > /%s'\n",
+					w->value, w->path);
 			else
-				fprintf(f, "ExecStart=/bin/sh -c 'echo %s > /%s'%s\n", w->value,
-					w->path,
-					w->optional ? "  # may be refused (a managed interrupt)"
-						    : "");
+				fprintf(f, "ExecStart=/bin/sh -c 'echo %s > /%s'\n", w->value, w->path);
 		}
 	}
 	if (cf.f[CFG_UNIT])

@@ -45,7 +45,7 @@ int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *par
 		if (spec->help_more)
 			spec->help_more(stdout);
 		tprintf(stdout, "\nExit status: 0 done, 1 error, 2 bad usage%s.\n",
-		       strcmp(spec->name, "compare") == 0 ? ", 3 a --fail-if gate failed" : "");
+			spec->exits ? spec->exits : "");
 		return LAT_DONE;
 	}
 	if (ret->npos < spec->min_pos) {

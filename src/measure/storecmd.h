@@ -59,6 +59,7 @@ struct cmd_spec {
 	void (*help_more)(FILE *out);   /* optional: printed after the options by --help */
 	size_t min_pos, max_pos;        /* positional arguments allowed */
 	const char *pos_name;           /* what they are, for messages ("run id") */
+	const char *exits;              /* optional: the exit status line's codes after "2 bad usage" */
 };
 
 /*

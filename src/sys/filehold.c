@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sys/atomicfile.h"
@@ -305,6 +307,11 @@ static int stale_one(const char *path, FILE *in, void *data)
 	return 0;
 }
 
+static void lock_path(const struct tune_where *w, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/tune.lock", w && w->state_dir ? w->state_dir : TUNE_STATE_DIR);
+}
+
 int file_hold_restore_stale(const struct tune_where *w, unsigned *ret_files, struct lat_error *err)
 {
 	const char *root = w && w->sysroot ? w->sysroot : "/";
@@ -320,5 +327,76 @@ int file_hold_restore_stale(const struct tune_where *w, unsigned *ret_files, str
 	int r = statefile_each(w && w->state_dir ? w->state_dir : TUNE_STATE_DIR, STATE_PREFIX,
 			       stale_one, &st, err);
 	*ret_files = st.files;
+	/* A killed tune's lock file, which nobody holds: removed as its holder would have. */
+	char path[512];
+	lock_path(w, path, sizeof(path));
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+		unlink(path);
+	if (fd >= 0)
+		close(fd);
 	return r < 0 ? r : st.first;
+}
+
+/* Locked: the holder's pid in the file, for the one refused. */
+static int lock_taken(int fd, const char *path, struct lat_error *err)
+{
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+		int r = -errno;
+		close(fd);
+		return err_set(err, r, "cannot write '%s': %s", path, strerror(-r));
+	}
+	return fd;
+}
+
+int file_hold_lock(const struct tune_where *w, struct lat_error *err)
+{
+	const char *dir = w && w->state_dir ? w->state_dir : TUNE_STATE_DIR;
+	char path[512];
+	int r;
+
+	lock_path(w, path, sizeof(path));
+	if ((r = make_dirs(dir, 0755)) < 0)
+		return err_set(err, r, "cannot make '%s': %s%s", dir, strerror(-r), needs_root(r));
+	for (;;) {
+		struct stat st, now;
+		char holder[32] = "";
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			r = -errno;
+			return err_set(err, r, "cannot open '%s': %s%s", path, strerror(-r),
+				       needs_root(r));
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			/* The holder before removes the file as it lets go: lock the one there now. */
+			if (fstat(fd, &st) == 0 && stat(path, &now) == 0 && st.st_ino == now.st_ino &&
+			    st.st_dev == now.st_dev)
+				return lock_taken(fd, path, err);
+			close(fd);
+			continue;
+		}
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		ssize_t n = pread(fd, holder, sizeof(holder) - 1, 0);
+		holder[n > 0 ? n : 0] = '\0';
+		holder[strcspn(holder, "\n")] = '\0';
+		close(fd);
+		if (r != -EBUSY)
+			return err_set(err, r, "cannot lock '%s': %s", path, strerror(-r));
+		return err_set(err, r,
+			       "another latscope tune is running (pid %s): two would measure each "
+			       "other and undo each other's changes",
+			       holder[0] ? holder : "unknown");
+	}
+}
+
+void file_hold_unlock(const struct tune_where *w, int fd)
+{
+	char path[512];
+	if (fd < 0)
+		return;
+	lock_path(w, path, sizeof(path));
+	unlink(path); /* still locked: one who opened it meanwhile sees it gone and opens anew */
+	close(fd);
 }

@@ -50,4 +50,15 @@ int file_hold_restore(struct file_hold *h, struct lat_error *err);
  */
 int file_hold_restore_stale(const struct tune_where *w, unsigned *ret_files, struct lat_error *err);
 
+/*
+ * One tune at a time on a machine: two would measure each other, and each
+ * would read the other's trial setting as the machine's own and put it back
+ * at its end.  An flock on tune.lock in the state dir, held while the
+ * returned fd is open; the kernel drops it when the process ends, SIGKILL
+ * too.  -EBUSY with err naming the holder's pid, or another -errno.
+ */
+int file_hold_lock(const struct tune_where *w, struct lat_error *err);
+/* Let go of the lock: its file is removed, then fd closed.  fd < 0: nothing. */
+void file_hold_unlock(const struct tune_where *w, int fd);
+
 #endif

@@ -373,6 +373,49 @@ static void test_a_fix_name_that_is_no_word_is_refused(void **state)
 	systree_remove(t.dir);
 }
 
+static void test_a_second_tune_is_refused_while_one_holds_the_lock_and_let_in_after_it_dies(void **state)
+{
+	(void)state;
+	struct tree t;
+	struct lat_error err = { "" };
+	char said[64];
+
+	tree_make(&t);
+	int first = file_hold_lock(&t.w, &err);
+	assert_true(first >= 0);
+	assert_int_equal(file_hold_lock(&t.w, &err), -EBUSY);
+	snprintf(said, sizeof(said), "another latscope tune is running (pid %ld)", (long)getpid());
+	assert_non_null(strstr(err.msg, said));
+	assert_int_equal(state_files(&t), 0); /* the lock is no state file to restore */
+	file_hold_unlock(&t.w, first);
+	assert_int_equal(systree_count(t.states, "tune.lock"), 0); /* nothing left behind */
+
+	/* a holder killed with SIGKILL leaves the lock free */
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct lat_error e;
+		_exit(file_hold_lock(&t.w, &e) >= 0 && write(ready[1], "x", 1) == 1 && pause() ? 0 : 1);
+	}
+	char x;
+	assert_int_equal(read(ready[0], &x, 1), 1);
+	assert_int_equal(file_hold_lock(&t.w, &err), -EBUSY);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unsigned files;
+	assert_int_equal(systree_count(t.states, "tune.lock"), 1); /* the killed one's */
+	assert_int_equal(file_hold_restore_stale(&t.w, &files, &err), 0);
+	assert_int_equal(systree_count(t.states, "tune.lock"), 0); /* the next run's cleaning */
+	int again = file_hold_lock(&t.w, &err);
+	assert_true(again >= 0);
+	file_hold_unlock(&t.w, again);
+	close(ready[0]);
+	close(ready[1]);
+	systree_remove(t.dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +433,8 @@ int main(void)
 		cmocka_unit_test(
 			test_a_file_removed_between_apply_and_restore_is_reported_not_crashed_on),
 		cmocka_unit_test(test_a_fix_name_that_is_no_word_is_refused),
+		cmocka_unit_test(
+			test_a_second_tune_is_refused_while_one_holds_the_lock_and_let_in_after_it_dies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
