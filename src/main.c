@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "measure/exitcode.h"
 #include "config.h"
+#include "describe.h"
 #include "core/suggest.h"
 #include "front/driver.h"
 #include "report/tprint.h"
@@ -58,7 +59,11 @@ int main(int argc, char **argv)
 		return finish(EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("latscope %s\n", LATSCOPE_VERSION);
+		/* "0.2.0", or from git "0.2.0 (v0.2.0-14-g666b0e5)" */
+		if (strcmp(LATSCOPE_DESCRIBE, LATSCOPE_VERSION) == 0)
+			printf("latscope %s\n", LATSCOPE_VERSION);
+		else
+			printf("latscope %s (%s)\n", LATSCOPE_VERSION, LATSCOPE_DESCRIBE);
 		return finish(EXIT_OK);
 	}
 	for (size_t i = 0; i < ncommands; i++)
