@@ -258,7 +258,7 @@ int storecmd_select(const char *name, const struct opt_result *given, const char
 	struct lat_error err;
 	struct lat_error serr;
 	bool filtered = labels->n || probe;
-	struct run_info *runs;
+	int64_t *ids;
 	size_t n;
 
 	if (given->npos && filtered)
@@ -271,23 +271,14 @@ int storecmd_select(const char *name, const struct opt_result *given, const char
 	if (!filtered)
 		return storecmd_usage(name, "give run ids, or at least one --label or --probe filter");
 	struct run_filter f = { .probe = probe, .labels = *labels };
-	if (store_list(st, &f, &runs, &n, &serr) < 0) {
+	if (store_ids(st, &f, &ids, &n, &serr) < 0) {
 		tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
 		return EXIT_ERROR;
 	}
 	if (n == 0) {
-		free(runs);
+		free(ids);
 		return storecmd_refuse(name, "no stored run matches the filter");
 	}
-	int64_t *ids = malloc(n * sizeof(*ids));
-	if (!ids) {
-		free(runs);
-		tprintf(stderr, "latscope %s: out of memory\n", name);
-		return EXIT_ERROR;
-	}
-	for (size_t i = 0; i < n; i++)
-		ids[i] = runs[i].id;
-	free(runs);
 	*ret = ids;
 	*ret_n = n;
 	return EXIT_OK;
