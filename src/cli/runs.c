@@ -27,7 +27,7 @@ struct runs_cmd {
 
 static const struct opt runs_opts[] = {
 	{ "probe", 0, OPT_STRING, offsetof(struct runs_cmd, probe), .metavar = "PROBE",
-	  .help = "only runs of this probe (timer, ...)" },
+	  .values = OPT_VALUES_WORDS, .words = storecmd_probe_word, .help = "only runs of this probe (timer, ...)" },
 	{ "label", 0, OPT_LABEL, offsetof(struct runs_cmd, labels), .help = "only runs with this label; repeatable" },
 	{ "since", 0, OPT_STRING, offsetof(struct runs_cmd, since), .metavar = "WHEN",
 	  .help = "only runs started since WHEN: a UTC date (2026-11-30), date and time (2026-11-30T08:00:00), "
@@ -54,6 +54,11 @@ static const struct cmd_spec runs_spec = {
 	.help_offset = offsetof(struct runs_cmd, help),
 	.pos_name = "argument",
 };
+
+const struct cmd_spec *cmd_runs_spec(void)
+{
+	return &runs_spec;
+}
 
 /* The last second a stored time can hold: the store keeps nanoseconds as INT64. */
 #define LAST_STORABLE_S ((time_t)(INT64_MAX / (int64_t)NS_PER_SEC))

@@ -11,6 +11,7 @@
 #include "measure/exitcode.h"
 #include "measure/storepath.h"
 #include "core/parse.h"
+#include "probe/probe.h"
 #include "result/json.h"
 #include "report/tprint.h"
 
@@ -62,6 +63,12 @@ int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *par
 int storecmd_exit(int r)
 {
 	return r == LAT_DONE ? EXIT_OK : r < 0 ? EXIT_USAGE : EXIT_ERROR;
+}
+
+const char *storecmd_probe_word(size_t i)
+{
+	const struct probe_ops *ops = probe_at(i);
+	return ops ? ops->name : NULL;
 }
 
 int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct store **ret)
