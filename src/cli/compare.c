@@ -52,25 +52,30 @@ struct compare_cmd {
 	"spikes_per_hour mtbf, and for io ops_per_sec bytes_per_sec cpu_KIND_per_op (KIND: user nice system idle " \
 	"iowait irq softirq steal)"
 
+static const char *column_word(size_t i);
+
 static const struct opt compare_opts[] = {
 	{ "label", 0, OPT_LABEL, offsetof(struct compare_cmd, labels),
 	  .help = "compare the runs with this label (repeatable: all must match) instead of listing ids" },
 	{ "probe", 0, OPT_STRING, offsetof(struct compare_cmd, probe), .metavar = "PROBE",
+	  .values = OPT_VALUES_WORDS, .words = storecmd_probe_word,
 	  .help = "only the runs of this probe (of the ids given, or of the --label selection)" },
 	{ "by", 0, OPT_STRING, offsetof(struct compare_cmd, by), .metavar = "KEYS",
 	  .help = "one row per group of runs with the same values of these labels (config,domain,sched), in that order" },
 	{ "columns", 0, OPT_STRING, offsetof(struct compare_cmd, columns), .metavar = "LIST",
+	  .values = OPT_VALUES_WORD_LIST, .words = column_word,
 	  .help = "figures to show: " FIGURE_NAMES ", runs, host (spikes by the host's cause, for --host runs; shown by "
 		  "default when a run has it), or a label (default " DEFAULT_COLUMNS "; for io "
 		  DEFAULT_OP_COLUMNS ")" },
 	{ "baseline", 0, OPT_STRING, offsetof(struct compare_cmd, baseline), .metavar = "ID",
+	  .values = OPT_VALUES_RUN_ID,
 	  .help = "the run (or its group) every other row is measured against (default: the first row)" },
 	{ "format", 0, OPT_ENUM, offsetof(struct compare_cmd, format), .choices = format_choices,
 	  .help = "text and markdown in the probe's unit (us, or ns for noise); csv and json in nanoseconds" },
 	{ "fail-if", 0, OPT_STRLIST, offsetof(struct compare_cmd, fail_if), .metavar = "EXPR",
 	  .help = "exit with status 3 when a row fails this gate: p99>+10% (against the baseline, when the verdict "
 		  "also calls it real; p99>+10%! compares raw), max>200us, missed>0; repeatable" },
-	{ "junit", 0, OPT_STRING, offsetof(struct compare_cmd, junit), .metavar = "FILE",
+	{ "junit", 0, OPT_STRING, offsetof(struct compare_cmd, junit), .metavar = "FILE", .values = OPT_VALUES_FILE,
 	  .help = "write the gates' outcome as JUnit XML to FILE" },
 	{ "cpu", 0, OPT_STRING, offsetof(struct compare_cmd, cpu), .metavar = "CPU",
 	  .help = "compare this CPU's figures instead of all CPUs merged" },
@@ -94,8 +99,14 @@ static const struct cmd_spec compare_spec = {
 	.help_offset = offsetof(struct compare_cmd, help),
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
+	.pos_values = OPT_VALUES_RUN_ID,
 	.exits = ", 3 a --fail-if gate failed",
 };
+
+const struct cmd_spec *cmd_compare_spec(void)
+{
+	return &compare_spec;
+}
 
 /* ---- columns ---- */
 
@@ -115,6 +126,21 @@ static const enum expr_stat all_stats[] = {
 	EXPR_OPS_PER_SEC, EXPR_BYTES_PER_SEC, EXPR_CPU_USER_PER_OP, EXPR_CPU_NICE_PER_OP, EXPR_CPU_SYSTEM_PER_OP,
 	EXPR_CPU_IDLE_PER_OP, EXPR_CPU_IOWAIT_PER_OP, EXPR_CPU_IRQ_PER_OP, EXPR_CPU_SOFTIRQ_PER_OP, EXPR_CPU_STEAL_PER_OP,
 };
+
+/* The columns that are no figure, by name. */
+static const struct {
+	const char *name;
+	enum col_kind kind;
+} named_columns[] = { { "runs", COL_RUNS }, { "host", COL_HOST } };
+
+/* What --columns takes but a label: the figures, then the named columns. */
+static const char *column_word(size_t i)
+{
+	if (i < ARRAY_SIZE(all_stats))
+		return expr_stat_name(all_stats[i]);
+	i -= ARRAY_SIZE(all_stats);
+	return i < ARRAY_SIZE(named_columns) ? named_columns[i].name : NULL;
+}
 
 static bool is_op_stat(enum expr_stat s)
 {
@@ -204,11 +230,14 @@ static int parse_columns(struct ctx *x)
 		struct column *col = &x->cols[x->ncols++];
 		memset(col, 0, sizeof(*col));
 		snprintf(col->name, sizeof(col->name), "%.*s", LABEL_KEY_MAX - 1, names[i]);
-		if (strcmp(names[i], "runs") == 0 || strcmp(names[i], "host") == 0) {
-			col->kind = names[i][0] == 'r' ? COL_RUNS : COL_HOST;
-			continue;
-		}
 		bool found = false;
+		for (size_t k = 0; k < ARRAY_SIZE(named_columns) && !found; k++)
+			if (strcmp(named_columns[k].name, names[i]) == 0) {
+				col->kind = named_columns[k].kind;
+				found = true;
+			}
+		if (found)
+			continue;
 		for (size_t k = 0; k < ARRAY_SIZE(all_stats); k++)
 			if (strcmp(expr_stat_name(all_stats[k]), names[i]) == 0) {
 				col->kind = COL_STAT;

@@ -38,6 +38,11 @@ static const struct export_format *format_named(const char *name)
 	return NULL;
 }
 
+static const char *format_word(size_t i)
+{
+	return i < ARRAY_SIZE(formats) ? formats[i].name : NULL;
+}
+
 static void list_formats(FILE *out)
 {
 	fprintf(out, "\nFormats:\n");
@@ -54,8 +59,9 @@ struct export_cmd {
 
 static const struct opt export_opts[] = {
 	{ "format", 0, OPT_STRING, offsetof(struct export_cmd, format), .metavar = "FORMAT",
+	  .values = OPT_VALUES_WORDS, .words = format_word,
 	  .help = "one of the formats below (default openmetrics)" },
-	{ "output", 'o', OPT_STRING, offsetof(struct export_cmd, output), .metavar = "FILE",
+	{ "output", 'o', OPT_STRING, offsetof(struct export_cmd, output), .metavar = "FILE", .values = OPT_VALUES_FILE,
 	  .help = "write to FILE (replaced whole) instead of standard output" },
 	DB_OPT(struct export_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct export_cmd, help), .help = "show this help" },
@@ -74,7 +80,13 @@ static const struct cmd_spec export_spec = {
 	.min_pos = 1,
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
+	.pos_values = OPT_VALUES_RUN_ID,
 };
+
+const struct cmd_spec *cmd_export_spec(void)
+{
+	return &export_spec;
+}
 
 int cmd_export(int argc, char **argv)
 {

@@ -39,7 +39,7 @@ static const struct opt host_opts[] = {
 	  .help = "where guests connect (port 0: a free one; default " HOST_DEFAULT_LISTEN ")" },
 	{ "vcpu", 0, OPT_STRLIST, offsetof(struct host_cmd, vcpu), .metavar = "N=TID",
 	  .help = "vCPU N is run by thread TID of the VM (repeat for each; instead of finding them by thread names)" },
-	{ "secret", 0, OPT_STRING, offsetof(struct host_cmd, secret), .metavar = "FILE",
+	{ "secret", 0, OPT_STRING, offsetof(struct host_cmd, secret), .metavar = "FILE", .values = OPT_VALUES_FILE,
 	  .help = "a client must prove it holds this file's bytes (HMAC-SHA256 of a nonce); mode 0600 or stricter" },
 	{ "allow", 0, OPT_STRLIST, offsetof(struct host_cmd, allow), .metavar = "CIDR",
 	  .help = "answer TCP clients from this address block only (repeatable; needed off loopback)" },
@@ -78,6 +78,11 @@ static const struct cmd_spec host_spec = {
 	.help_more = help_more,
 	.pos_name = "argument",
 };
+
+const struct cmd_spec *cmd_host_spec(void)
+{
+	return &host_spec;
+}
 
 /* Where and to whom: the checks of --listen, --allow and --secret together. */
 static int check_reach(const struct host_cmd *c, struct host_listen *l, struct host_cidr *allow,

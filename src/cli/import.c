@@ -39,7 +39,13 @@ static const struct cmd_spec import_spec = {
 	.min_pos = 1,
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "file",
+	.pos_values = OPT_VALUES_FILE,
 };
+
+const struct cmd_spec *cmd_import_spec(void)
+{
+	return &import_spec;
+}
 
 /* The whole file, refused unread when larger than a result may be. */
 static int read_file(const char *path, char **ret_text, size_t *ret_len, struct lat_error *err)

@@ -24,7 +24,7 @@ struct merge_cmd {
 };
 
 static const struct opt merge_opts[] = {
-	{ "json", 0, OPT_STRING, offsetof(struct merge_cmd, json_path), .metavar = "FILE",
+	{ "json", 0, OPT_STRING, offsetof(struct merge_cmd, json_path), .metavar = "FILE", .values = OPT_VALUES_FILE,
 	  .help = "write the merged result as JSON to FILE" },
 	{ "no-store", 0, OPT_FLAG, offsetof(struct merge_cmd, no_store), .help = "do not keep the merged result in the store" },
 	{ "quiet", 'q', OPT_FLAG, offsetof(struct merge_cmd, quiet), .help = "print nothing but errors" },
@@ -47,7 +47,13 @@ static const struct cmd_spec merge_spec = {
 	.min_pos = 1,
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
+	.pos_values = OPT_VALUES_RUN_ID,
 };
+
+const struct cmd_spec *cmd_merge_spec(void)
+{
+	return &merge_spec;
+}
 
 /* What each run is, wherever it is stored: the merge is made of these.
  * One allocation: n pointers, then the n identities they point to. */

@@ -84,6 +84,7 @@ static const struct opt own_opts[] = {
 		  "above DUR, counted on /metrics by cause and noted in the period's run (root); a bare number is "
 		  "microseconds" },
 	{ "report", 0, OPT_STRING, offsetof(struct monitor_cmd, report), .metavar = "FILE", .flags = OPT_NOT_PARAM,
+	  .values = OPT_VALUES_FILE,
 	  .help = "after each period, write `latscope report --monitor ID` of this monitor to FILE and serve it on "
 		  "/report" },
 	{ "help", 'h', OPT_HELP, offsetof(struct monitor_cmd, help), .flags = OPT_NOT_PARAM, .help = "show this help" },
@@ -129,6 +130,17 @@ static const char synopsis[] =
 	"                        [--threshold DUR] [--window DUR] [--label K=V]... [--db PATH | --no-store]\n"
 	"                        [--checkpoint DUR] [--trace-spikes DUR [--host SPEC [--host-secret FILE]]]\n"
 	"                        [--per-cpu-histograms] [--report FILE] [-q]";
+
+/* The table as a spec, for what reads every command's options (latscope completion). */
+const struct cmd_spec *cmd_monitor_spec(void)
+{
+	static struct cmd_spec spec = { .name = "monitor", .synopsis = synopsis, .opts = table,
+					.help_offset = offsetof(struct monitor_cmd, help), .pos_name = "argument" };
+
+	build_table();
+	spec.nopts = ntable;
+	return &spec;
+}
 
 static void print_help(void)
 {

@@ -29,11 +29,12 @@ static const struct opt report_opts[] = {
 	{ "label", 0, OPT_LABEL, offsetof(struct report_cmd, labels),
 	  .help = "report the runs with this label (repeatable: all must match) instead of listing ids" },
 	{ "probe", 0, OPT_STRING, offsetof(struct report_cmd, probe), .metavar = "PROBE",
+	  .values = OPT_VALUES_WORDS, .words = storecmd_probe_word,
 	  .help = "only runs of this probe (instead of ids, or with --label)" },
 	{ "monitor", 0, OPT_STRING, offsetof(struct report_cmd, monitor), .metavar = "ID",
 	  .help = "the long-run view of a monitor: every run labelled monitor=ID, any number; latest: the monitor "
 		  "whose newest run was stored last (alone: no run ids, --label or --probe)" },
-	{ "output", 'o', OPT_STRING, offsetof(struct report_cmd, output), .metavar = "FILE",
+	{ "output", 'o', OPT_STRING, offsetof(struct report_cmd, output), .metavar = "FILE", .values = OPT_VALUES_FILE,
 	  .help = "write the page to FILE, replaced whole; - for standard output (default report.html)" },
 	DB_OPT(struct report_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct report_cmd, help), .help = "show this help" },
@@ -57,7 +58,13 @@ static const struct cmd_spec report_spec = {
 	.help_offset = offsetof(struct report_cmd, help),
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
+	.pos_values = OPT_VALUES_RUN_ID,
 };
+
+const struct cmd_spec *cmd_report_spec(void)
+{
+	return &report_spec;
+}
 
 /* The page of the runs chosen by ids or filters into out; *ret_n of them. */
 static int report_runs(const struct report_cmd *c, const struct opt_result *given, struct store *st, FILE *out,

@@ -30,7 +30,13 @@ static const struct cmd_spec rm_spec = {
 	.min_pos = 1,
 	.max_pos = sizeof(((struct opt_result *)0)->pos) / sizeof(((struct opt_result *)0)->pos[0]),
 	.pos_name = "run id",
+	.pos_values = OPT_VALUES_RUN_ID,
 };
+
+const struct cmd_spec *cmd_rm_spec(void)
+{
+	return &rm_spec;
+}
 
 int cmd_rm(int argc, char **argv)
 {

@@ -47,10 +47,11 @@ static const struct opt run_opts[] = {
 	{ "duration", 'D', OPT_DURATION, offsetof(struct run_cmd, duration_ns), .min = 5u * NS_PER_SEC,
 	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC,
 	  .help = "the whole suite's length, shared 5:5:2 by timer, noise and wake; a bare number is seconds" },
-	{ "cpus", 'a', OPT_STRING, offsetof(struct run_cmd, cpus), .metavar = "CPUS",
+	{ "cpus", 'a', OPT_STRING, offsetof(struct run_cmd, cpus), .metavar = "CPUS", .values = OPT_VALUES_CPUS,
 	  .help = "CPUs for the timer and noise probes (default: every online CPU)" },
 	{ "label", 0, OPT_LABEL, offsetof(struct run_cmd, labels), .help = "tag every run of the suite; repeatable" },
 	{ "load", 0, OPT_STRLIST, offsetof(struct run_cmd, load), .metavar = "SPEC",
+	  .values = OPT_VALUES_WORDS, .words = loadrun_kind_word,
 	  .help = "measure every probe under this load (see latscope timer --help); repeatable" },
 	{ "load-cmd", 0, OPT_STRING, offsetof(struct run_cmd, load_cmd), .metavar = "CMD",
 	  .help = "measure every probe while CMD runs (started anew for each probe)" },
@@ -58,11 +59,12 @@ static const struct opt run_opts[] = {
 	  .help = "in a VM: ask its host's agent what it did to the vCPUs at each probe's spikes (see latscope timer "
 		  "--help)" },
 	{ "host-secret", 0, OPT_STRING, offsetof(struct run_cmd, host_secret), .metavar = "FILE",
+	  .values = OPT_VALUES_FILE,
 	  .help = "with --host: the secret file the agent was started with" },
 	{ "until", 0, OPT_STRING, offsetof(struct run_cmd, until), .metavar = "EXPR",
 	  .help = "end each probe when EXPR is decided, such as 'level(1h) < 100us' (see latscope timer --help); "
 		  "its share of -D is the most it runs" },
-	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH",
+	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH", .values = OPT_VALUES_FILE,
 	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
 	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
 	CHECKPOINT_OPT(offsetof(struct run_cmd, checkpoint_ns),
@@ -84,6 +86,11 @@ static const struct cmd_spec run_spec = {
 	.help_offset = offsetof(struct run_cmd, help),
 	.pos_name = "argument",
 };
+
+const struct cmd_spec *cmd_run_spec(void)
+{
+	return &run_spec;
+}
 
 /* The suite: every measuring command of the command table whose probe has a
  * share of it, in the table's order.  Nothing here names a probe. */

@@ -1,5 +1,6 @@
 /* latscope runs: one line per stored run. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,14 @@ struct runs_cmd {
 	const char *since;
 	uint64_t limit;
 	bool partial;
+	bool ids;
 	const char *db;
 	bool help;
 };
 
 static const struct opt runs_opts[] = {
 	{ "probe", 0, OPT_STRING, offsetof(struct runs_cmd, probe), .metavar = "PROBE",
-	  .help = "only runs of this probe (timer, ...)" },
+	  .values = OPT_VALUES_WORDS, .words = storecmd_probe_word, .help = "only runs of this probe (timer, ...)" },
 	{ "label", 0, OPT_LABEL, offsetof(struct runs_cmd, labels), .help = "only runs with this label; repeatable" },
 	{ "since", 0, OPT_STRING, offsetof(struct runs_cmd, since), .metavar = "WHEN",
 	  .help = "only runs started since WHEN: a UTC date (2026-11-30), date and time (2026-11-30T08:00:00), "
@@ -34,13 +36,15 @@ static const struct opt runs_opts[] = {
 	  .help = "only the last N runs stored" },
 	{ "partial", 0, OPT_FLAG, offsetof(struct runs_cmd, partial),
 	  .help = "only partial runs: the last checkpoint of a run that is still measuring or never finished" },
+	{ "ids", 0, OPT_FLAG, offsetof(struct runs_cmd, ids),
+	  .help = "print only the ids, one per line (for scripts and shell completion)" },
 	DB_OPT(struct runs_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct runs_cmd, help), .help = "show this help" },
 };
 
 static const struct cmd_spec runs_spec = {
 	.name = "runs",
-	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--partial] [--db PATH]",
+	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--partial] [--ids] [--db PATH]",
 	.about = "List the stored runs in the order they were stored (by id), oldest first: id, start time\n"
 		 "(UTC), probe, host, headline figures of the\n"
 		 "leading metric in the probe's own unit (us, or ns for noise), and labels; \"(partial)\" marks\n"
@@ -50,6 +54,11 @@ static const struct cmd_spec runs_spec = {
 	.help_offset = offsetof(struct runs_cmd, help),
 	.pos_name = "argument",
 };
+
+const struct cmd_spec *cmd_runs_spec(void)
+{
+	return &runs_spec;
+}
 
 /* The last second a stored time can hold: the store keeps nanoseconds as INT64. */
 #define LAST_STORABLE_S ((time_t)(INT64_MAX / (int64_t)NS_PER_SEC))
@@ -79,6 +88,25 @@ static int parse_since(const char *text, uint64_t now_ns, uint64_t *ret)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* The ids alone: no figure or label is read, so that a shell completing one waits for nothing. */
+static int print_ids(struct store *st, const struct run_filter *f)
+{
+	struct lat_error err;
+	int64_t *ids;
+	size_t n;
+
+	if (store_ids(st, f, &ids, &n, &err) < 0) {
+		tprintf(stderr, "latscope runs: %s\n", err.msg);
+		store_close(st);
+		return EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n; i++)
+		printf("%" PRId64 "\n", ids[i]);
+	free(ids);
+	store_close(st);
+	return EXIT_OK;
 }
 
 int cmd_runs(int argc, char **argv)
@@ -113,6 +141,8 @@ int cmd_runs(int argc, char **argv)
 	f.partial_only = c.partial;
 	if ((code = storecmd_open("runs", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		return code;
+	if (c.ids)
+		return print_ids(st, &f);
 	if (store_list(st, &f, &runs, &n, &serr) < 0) {
 		tprintf(stderr, "latscope runs: %s\n", serr.msg);
 		store_close(st);

@@ -47,7 +47,13 @@ static const struct cmd_spec show_spec = {
 	.min_pos = 1,
 	.max_pos = 1,
 	.pos_name = "run id",
+	.pos_values = OPT_VALUES_RUN_ID,
 };
+
+const struct cmd_spec *cmd_show_spec(void)
+{
+	return &show_spec;
+}
 
 static int print_json(const char *text, int64_t id)
 {

@@ -30,7 +30,7 @@ static const struct opt sys_opts[] = {
 	  .help = "print {\"fingerprint\": ..., \"findings\": [...]} as JSON" },
 	{ "findings-only", 0, OPT_FLAG, offsetof(struct sys_cmd, findings_only),
 	  .help = "print the findings without the fingerprint" },
-	{ "sysroot", 0, OPT_STRING, offsetof(struct sys_cmd, sysroot), .metavar = "DIR",
+	{ "sysroot", 0, OPT_STRING, offsetof(struct sys_cmd, sysroot), .metavar = "DIR", .values = OPT_VALUES_DIR,
 	  .help = "read /proc and /sys under DIR: a copied tree, or a fake one for testing (default /)" },
 	{ "help", 'h', OPT_HELP, offsetof(struct sys_cmd, help), .help = "show this help" },
 };
@@ -47,6 +47,11 @@ static const struct cmd_spec sys_spec = {
 	.help_offset = offsetof(struct sys_cmd, help),
 	.pos_name = "argument",
 };
+
+const struct cmd_spec *cmd_sys_spec(void)
+{
+	return &sys_spec;
+}
 
 static const char *known(const char *s)
 {

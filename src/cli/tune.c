@@ -36,10 +36,44 @@ struct tune_cmd {
 	bool apply, no_store, quiet, help;
 };
 
+/* The i-th command of a suite probe, what --probe takes (the command table, not a list of names). */
+static const struct measure_cmd *suite_command(size_t i)
+{
+	for (size_t k = 0; k < ncommands; k++) {
+		const struct measure_cmd *mc = commands[k].mc;
+		if (mc && mc->ops->suite_share && i-- == 0)
+			return mc;
+	}
+	return NULL;
+}
+
+/* The probe's command: a suite probe of that name. */
+static const struct measure_cmd *probe_command(const char *name)
+{
+	const struct measure_cmd *mc;
+
+	for (size_t i = 0; (mc = suite_command(i)); i++)
+		if (strcmp(mc->ops->name, name) == 0)
+			return mc;
+	return NULL;
+}
+
+static const char *probe_word(size_t i)
+{
+	const struct measure_cmd *mc = suite_command(i);
+	return mc ? mc->ops->name : NULL;
+}
+
+static const char *fix_word(size_t i)
+{
+	return i < tune_nfixes ? tune_fixes[i].name : NULL;
+}
+
 static const struct opt tune_opts[] = {
-	{ "cpus", 'a', OPT_STRING, offsetof(struct tune_cmd, cpus), .metavar = "CPUS",
+	{ "cpus", 'a', OPT_STRING, offsetof(struct tune_cmd, cpus), .metavar = "CPUS", .values = OPT_VALUES_CPUS,
 	  .help = "the CPUs to measure and to keep work off (default: every online CPU)" },
 	{ "probe", 0, OPT_STRING, offsetof(struct tune_cmd, probe), .metavar = "PROBE",
+	  .values = OPT_VALUES_WORDS, .words = probe_word,
 	  .help = "what each trial measures: timer (the default), noise or wake" },
 	{ "duration", 'D', OPT_DURATION, offsetof(struct tune_cmd, trial_ns), .min = NS_PER_SEC,
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC,
@@ -47,12 +81,15 @@ static const struct opt tune_opts[] = {
 	{ "rounds", 0, OPT_UINT, offsetof(struct tune_cmd, rounds), .min = 1, .max = 50,
 	  .help = "trials of each state (A, the machine as it is, then B, the fix) for each fix" },
 	{ "only", 0, OPT_STRING, offsetof(struct tune_cmd, only), .metavar = "FIX,...",
+	  .values = OPT_VALUES_WORD_LIST, .words = fix_word,
 	  .help = "try only these fixes" },
 	{ "skip", 0, OPT_STRING, offsetof(struct tune_cmd, skip), .metavar = "FIX,...",
+	  .values = OPT_VALUES_WORD_LIST, .words = fix_word,
 	  .help = "do not try these fixes" },
 	{ "apply", 0, OPT_FLAG, offsetof(struct tune_cmd, apply),
 	  .help = "keep the fixes judged better, until the next reboot" },
 	{ "write-config", 0, OPT_STRING, offsetof(struct tune_cmd, write_config), .metavar = "DIR",
+	  .values = OPT_VALUES_DIR,
 	  .help = "write into DIR what would make the fixes judged better persistent (nothing "
 		  "elsewhere)" },
 	DB_OPT(struct tune_cmd),
@@ -97,15 +134,9 @@ static const struct cmd_spec tune_spec = {
 	.exits = " or not root",
 };
 
-/* The probe's command: a suite probe of that name (the command table, not a list of names). */
-static const struct measure_cmd *probe_command(const char *name)
+const struct cmd_spec *cmd_tune_spec(void)
 {
-	for (size_t i = 0; i < ncommands; i++) {
-		const struct measure_cmd *mc = commands[i].mc;
-		if (mc && mc->ops->suite_share && strcmp(mc->ops->name, name) == 0)
-			return mc;
-	}
-	return NULL;
+	return &tune_spec;
 }
 
 /* "a,b,c" has name. */

@@ -76,17 +76,20 @@ enum {
 #define FLAG(n, l, field, t) \
 	{ .name = (n), .letter = (l), .kind = FRONT_FLAG, .key = offsetof(struct cyc_state, o.field), .to = (t) }
 #define SET(n, l, a, k, t) { .name = (n), .letter = (l), .arg = (a), .kind = FRONT_SET, .key = (k), .to = (t) }
+#define SET_CPUS(n, l, a, k, t) \
+	{ .name = (n), .letter = (l), .arg = (a), .kind = FRONT_SET, .key = (k), .to = (t), .values = OPT_VALUES_CPUS }
 #define IGNORED(n, l) { .name = (n), .letter = (l), .kind = FRONT_IGNORE }
 #define REFUSED(n, l, a, w) { .name = (n), .letter = (l), .arg = (a), .kind = FRONT_REFUSE, .why = (w) }
 #define NO_SPIKES "the stored run keeps the largest samples with their times ('latscope show')"
 
 /* cyclictest's options; the refused ones in the order the help lists them (latscope-cyclictest(1) says the same). */
 static const struct front_opt cyc_opts[] = {
-	SET("affinity", 'a', FRONT_OPT_ARG, K_AFFINITY, FRONT_TO(TIMER_OPT_CPUS)),
+	SET_CPUS("affinity", 'a', FRONT_OPT_ARG, K_AFFINITY, FRONT_TO(TIMER_OPT_CPUS)),
 	SET("duration", 'D', FRONT_ARG, K_DURATION, FRONT_TO(TIMER_OPT_DURATION)),
 	SET("histogram", 'h', FRONT_ARG, K_HIST, 0),
 	SET("histofall", 'H', FRONT_ARG, K_HISTOFALL, 0),
-	{ .name = "histfile", .arg = FRONT_ARG, .kind = FRONT_TEXT, .key = offsetof(struct cyc_state, o.histfile) },
+	{ .name = "histfile", .arg = FRONT_ARG, .kind = FRONT_TEXT, .key = offsetof(struct cyc_state, o.histfile),
+	  .values = OPT_VALUES_FILE },
 	SET("interval", 'i', FRONT_ARG, K_INTERVAL, FRONT_TO(TIMER_OPT_INTERVAL)),
 	SET("distance", 'd', FRONT_ARG, K_DISTANCE, FRONT_TO(TIMER_OPT_DISTANCE)),
 	SET("loops", 'l', FRONT_ARG, K_LOOPS, FRONT_TO(TIMER_OPT_LOOPS)),
@@ -111,7 +114,8 @@ static const struct front_opt cyc_opts[] = {
 	FLAG("default-system", 0, default_system, FRONT_TO(TIMER_OPT_NO_PM_QOS)),
 	FLAG("laptop", 0, default_system, FRONT_TO(TIMER_OPT_NO_PM_QOS)),
 	SET("latency", 0, FRONT_ARG, K_LATENCY, 0),
-	{ .name = "mainaffinity", .arg = FRONT_ARG, .kind = FRONT_TEXT, .key = offsetof(struct cyc_state, o.mainaffinity) },
+	{ .name = "mainaffinity", .arg = FRONT_ARG, .kind = FRONT_TEXT, .key = offsetof(struct cyc_state, o.mainaffinity),
+	  .values = OPT_VALUES_CPUS },
 	IGNORED("unbuffered", 'u'),     /* every line is flushed as written */
 	IGNORED("refresh_on_max", 'M'), /* the live lines are redrawn a few times a second, max or not */
 	IGNORED("dbg_cyclictest", 0),   /* latscope's details are in the stored run */

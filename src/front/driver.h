@@ -46,6 +46,9 @@ struct front_opt {
 	int to;                 /* FRONT_TO(row): latscope's row it sets, marked given with it; 0: none */
 	const char *why;        /* FRONT_REFUSE */
 	unsigned modes;         /* FRONT_MODE(m) of the modes that take it; 0: all */
+	/* What a shell offers as the value (latscope completion); a FRONT_MAP
+	 * row's is its latscope row's. */
+	enum opt_values values;
 };
 
 /* A mode of a tool with subcommands (rtla timerlat hist and top), fr->mode. */
@@ -54,10 +57,10 @@ struct front_opt {
 /* A row of the latscope command's table (enum timer_opt, enum noise_opt); 0 stays "none". */
 #define FRONT_TO(row) ((row) + 1)
 
-#define FRONT_DB_ROW { .name = "db", .arg = FRONT_ARG, .kind = FRONT_DB }
+#define FRONT_DB_ROW { .name = "db", .arg = FRONT_ARG, .kind = FRONT_DB, .values = OPT_VALUES_FILE }
 #define FRONT_NO_STORE_ROW { .name = "no-store", .arg = FRONT_NO_ARG, .kind = FRONT_NO_STORE }
 #define FRONT_LABEL_ROW { .name = "label", .arg = FRONT_ARG, .kind = FRONT_LABEL }
-#define FRONT_JSON_ROW { .name = "json", .arg = FRONT_ARG, .kind = FRONT_JSON }
+#define FRONT_JSON_ROW { .name = "json", .arg = FRONT_ARG, .kind = FRONT_JSON, .values = OPT_VALUES_FILE }
 /* latscope's notes and the stored run's id on stderr */
 #define FRONT_VERBOSE_ROW(n, l) { .name = (n), .letter = (l), .arg = FRONT_NO_ARG, .kind = FRONT_VERBOSE }
 #define FRONT_HELP_ROW(l) { .name = "help", .letter = (l), .arg = FRONT_NO_ARG, .kind = FRONT_HELP }
@@ -83,7 +86,9 @@ struct front_end {
 	const int *sets;                /* latscope's rows the translation always sets (given) */
 	size_t nsets;
 	const char *refused;            /* between a refused option and its row's why */
-	const char *const *mode_names; /* by fr->mode, for "option 'X' is not an option of NAME" */
+	/* by fr->mode, for "option 'X' is not an option of NAME", NULL-terminated;
+	 * their words are the arguments a shell offers */
+	const char *const *mode_names;
 	bool empty_args_ok;             /* words left over that are empty are ignored, not refused */
 	size_t state_size;              /* the tool's own options and run state */
 	void (*defaults)(void *st);

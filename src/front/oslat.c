@@ -50,13 +50,15 @@ enum { K_BUCKET, K_CPUS, K_MAIN, K_DURATION, K_RTPRIO, K_MEM, K_VERSION, K_WORKL
 
 #define FLAG(n, l, field) { .name = (n), .letter = (l), .kind = FRONT_FLAG, .key = offsetof(struct oslat_state, field) }
 #define SET(n, l, a, k, t) { .name = (n), .letter = (l), .arg = (a), .kind = FRONT_SET, .key = (k), .to = (t) }
+#define SET_CPUS(n, l, k, t) \
+	{ .name = (n), .letter = (l), .arg = FRONT_ARG, .kind = FRONT_SET, .key = (k), .to = (t), .values = OPT_VALUES_CPUS }
 #define REFUSED(n, l, w) { .name = (n), .letter = (l), .arg = FRONT_ARG, .kind = FRONT_REFUSE, .why = (w) }
 
 static const struct front_opt oslat_opts[] = {
 	SET("bucket-size", 'b', FRONT_ARG, K_BUCKET, 0),
 	FLAG("bias", 'B', bias),
-	SET("cpu-list", 'c', FRONT_ARG, K_CPUS, FRONT_TO(NOISE_OPT_CPUS)),
-	SET("cpu-main-thread", 'C', FRONT_ARG, K_MAIN, 0),
+	SET_CPUS("cpu-list", 'c', K_CPUS, FRONT_TO(NOISE_OPT_CPUS)),
+	SET_CPUS("cpu-main-thread", 'C', K_MAIN, 0),
 	SET("duration", 'D', FRONT_ARG, K_DURATION, FRONT_TO(NOISE_OPT_DURATION)),
 	FRONT_JSON_ROW,
 	SET("rtprio", 'f', FRONT_ARG, K_RTPRIO, FRONT_TO(NOISE_OPT_PRIORITY)),

@@ -93,11 +93,12 @@ static const struct front_opt rtla_opts[] = {
 	FLAG("quiet", 'q', quiet, TOP),
 	SET("stack", 's', K_STACK, 0, 0),               /* checked, no effect */
 	SET("thread", 'T', K_THREAD, 0, 0),
-	{ .name = "trace", .letter = 't', .arg = FRONT_OPT_NEXT, .kind = FRONT_SET, .key = K_TRACE },
+	{ .name = "trace", .letter = 't', .arg = FRONT_OPT_NEXT, .kind = FRONT_SET, .key = K_TRACE, .values = OPT_VALUES_FILE },
 	FLAG("user-threads", 'u', user, 0),
 	FLAG("kernel-threads", 'k', kernel, 0),         /* Thr is the same thread's wakeup */
 	REFUSED("user-load", 'U', FRONT_NO_ARG, ": latscope runs its own measuring threads; no other workload can attach to them"),
-	SET("cpus", 'c', K_CPUS, FRONT_TO(TIMER_OPT_CPUS), 0),
+	{ .name = "cpus", .letter = 'c', .arg = FRONT_ARG, .kind = FRONT_SET, .key = K_CPUS, .to = FRONT_TO(TIMER_OPT_CPUS),
+	  .values = OPT_VALUES_CPUS },
 	IGNORED("cgroup", 'C', FRONT_OPT_NEXT),         /* threads stay in latscope's own cgroup */
 	FRONT_VERBOSE_ROW("debug", 'D'),
 	SET("duration", 'd', K_DURATION, FRONT_TO(TIMER_OPT_DURATION), 0),
@@ -135,7 +136,7 @@ static const int rtla_sets[] = {
 	TIMER_OPT_POLICY, TIMER_OPT_INTERVAL, TIMER_OPT_WINDOW, TIMER_OPT_LABEL, TIMER_OPT_NO_PM_QOS, TIMER_OPT_WARMUP,
 };
 
-static const char *const rtla_modes[] = { [RTLA_HIST] = "timerlat hist", [RTLA_TOP] = "timerlat top" };
+static const char *const rtla_modes[] = { [RTLA_HIST] = "timerlat hist", [RTLA_TOP] = "timerlat top", NULL };
 
 static void usage_help(void)
 {

@@ -47,6 +47,7 @@ static const struct opt io_opts[] = {
 	{ "count", 'n', OPT_UINT, offsetof(struct io_cmd, count), .min = 1, .max = UINT64_C(1) << 48,
 	  .help = "stop after N reads per thread" },
 	{ "make", 0, OPT_STRING, offsetof(struct io_cmd, make), .metavar = "FILE", .flags = OPT_NOT_PARAM,
+	  .values = OPT_VALUES_FILE,
 	  .help = "instead of measuring, create FILE (which must not exist) filled with --size of random data" },
 	{ "size", 0, OPT_SIZE, offsetof(struct io_cmd, make_size), .min = 4096, .max = UINT64_C(1) << 42,
 	  .flags = OPT_NOT_PARAM, .help = "with --make: how much" },

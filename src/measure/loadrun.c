@@ -1,6 +1,7 @@
 #include "measure/loadrun.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -125,4 +126,9 @@ void loadrun_stop(struct loadrun *lr, struct result *res)
 			result_note(res, "the load command was killed by signal %d after %.1f s: the rest was measured "
 				    "without it", WTERMSIG(out.cmd_status), s);
 	}
+}
+
+const char *loadrun_kind_word(size_t i)
+{
+	return i < (size_t)INT_MAX ? load_kind_name((enum load_kind)i) : NULL;
 }

@@ -27,4 +27,7 @@ int loadrun_start(struct loadrun *lr, struct lat_error *err);
 /* Stop it, and say in res what the command did.  No-op without a load. */
 void loadrun_stop(struct loadrun *lr, struct result *res);
 
+/* --load's kinds, for a shell to offer: the i-th, NULL past the last. */
+const char *loadrun_kind_word(size_t i);
+
 #endif

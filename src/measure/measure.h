@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "measure/loadrun.h"
 #include "measure/opt.h"
 #include "core/error.h"
 #include "core/nstime.h"
@@ -202,8 +203,10 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 	{ "on-end", 0, OPT_STRLIST, offsetof(T, out.on_end), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
 	  .help = "after the result is written: exec CMD or signal PID:SIG; repeatable" }, \
 	{ "json", 0, OPT_STRING, offsetof(T, out.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
+	  .values = OPT_VALUES_FILE, \
 	  .help = "write the whole result as JSON to FILE (replaced atomically)" }, \
 	{ "db", 0, OPT_STRING, offsetof(T, out.db_path), .metavar = "PATH", .flags = OPT_NOT_PARAM, \
+	  .values = OPT_VALUES_FILE, \
 	  .help = "keep the run in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }, \
 	{ "no-store", 0, OPT_FLAG, offsetof(T, out.no_store), .flags = OPT_NOT_PARAM, \
 	  .help = "do not keep the run in the store" }, \
@@ -226,6 +229,7 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 	{ "strict", 0, OPT_FLAG, offsetof(T, run.strict), \
 	  .help = "refuse to run when the policy, memory lock or PM QoS cannot be applied" }, \
 	{ "load", 0, OPT_STRLIST, offsetof(T, out.load), .metavar = "SPEC", \
+	  .values = OPT_VALUES_WORDS, .words = loadrun_kind_word, \
 	  .help = "run a load while measuring: cpu, mem, syscall, sched, io or console, with :cpus=LIST,intensity=N%; repeatable" }, \
 	{ "load-cmd", 0, OPT_STRING, offsetof(T, out.load_cmd), .metavar = "CMD", \
 	  .help = "run CMD (with /bin/sh) as the load while measuring; it and its children are stopped at the end" }, \
@@ -233,6 +237,7 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 	  .help = "in a VM: ask its host's agent (latscope host) what it did to this guest's vCPUs at each spike: " \
 		  "serial:DEVICE, vsock:CID:PORT, unix:PATH or ADDR:PORT" }, \
 	{ "host-secret", 0, OPT_STRING, offsetof(T, out.host_secret), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
+	  .values = OPT_VALUES_FILE, \
 	  .help = "with --host: the secret file the agent was started with (mode 0600)" }, \
 	{ "help", 'h', OPT_HELP, offsetof(T, help), .flags = OPT_NOT_PARAM, .help = "show this help" }
 

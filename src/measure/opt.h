@@ -40,6 +40,21 @@ enum opt_kind {
 #define OPT_UNSET_NULL 0x8u
 #define OPT_UNSET UINT64_MAX
 
+/*
+ * What a shell offers as an option's value (latscope completion), for a value
+ * whose kind does not say it (OPT_ENUM offers its .choices, OPT_CPUS the
+ * online CPUs).
+ */
+enum opt_values {
+	OPT_VALUES_TYPED,               /* nothing to offer: the user types it */
+	OPT_VALUES_FILE,
+	OPT_VALUES_DIR,
+	OPT_VALUES_CPUS,                /* a list of the online CPUs */
+	OPT_VALUES_RUN_ID,              /* a stored run's id */
+	OPT_VALUES_WORDS,               /* one of .words' */
+	OPT_VALUES_WORD_LIST,           /* a comma-separated list of .words' */
+};
+
 struct opt {
 	const char *name;               /* long name, without "--" */
 	char short_name;                /* 0: none */
@@ -51,6 +66,10 @@ struct opt {
 	const char *metavar;
 	const char *help;
 	unsigned flags;
+	enum opt_values values;         /* what a shell offers; OPT_VALUES_TYPED: what .kind says */
+	/* OPT_VALUES_WORDS, _WORD_LIST: the i-th word the parser takes, NULL past
+	 * the last, read from the table the parser reads (never a copy of it). */
+	const char *(*words)(size_t i);
 };
 
 #define OPT_MAX 64                  /* options per table: the "seen" bitmap is 64 bits */

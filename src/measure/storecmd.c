@@ -11,6 +11,7 @@
 #include "measure/exitcode.h"
 #include "measure/storepath.h"
 #include "core/parse.h"
+#include "probe/probe.h"
 #include "result/json.h"
 #include "report/tprint.h"
 
@@ -62,6 +63,12 @@ int storecmd_parse(const struct cmd_spec *spec, int argc, char **argv, void *par
 int storecmd_exit(int r)
 {
 	return r == LAT_DONE ? EXIT_OK : r < 0 ? EXIT_USAGE : EXIT_ERROR;
+}
+
+const char *storecmd_probe_word(size_t i)
+{
+	const struct probe_ops *ops = probe_at(i);
+	return ops ? ops->name : NULL;
 }
 
 int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct store **ret)
@@ -258,7 +265,7 @@ int storecmd_select(const char *name, const struct opt_result *given, const char
 	struct lat_error err;
 	struct lat_error serr;
 	bool filtered = labels->n || probe;
-	struct run_info *runs;
+	int64_t *ids;
 	size_t n;
 
 	if (given->npos && filtered)
@@ -271,23 +278,14 @@ int storecmd_select(const char *name, const struct opt_result *given, const char
 	if (!filtered)
 		return storecmd_usage(name, "give run ids, or at least one --label or --probe filter");
 	struct run_filter f = { .probe = probe, .labels = *labels };
-	if (store_list(st, &f, &runs, &n, &serr) < 0) {
+	if (store_ids(st, &f, &ids, &n, &serr) < 0) {
 		tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
 		return EXIT_ERROR;
 	}
 	if (n == 0) {
-		free(runs);
+		free(ids);
 		return storecmd_refuse(name, "no stored run matches the filter");
 	}
-	int64_t *ids = malloc(n * sizeof(*ids));
-	if (!ids) {
-		free(runs);
-		tprintf(stderr, "latscope %s: out of memory\n", name);
-		return EXIT_ERROR;
-	}
-	for (size_t i = 0; i < n; i++)
-		ids[i] = runs[i].id;
-	free(runs);
 	*ret = ids;
 	*ret_n = n;
 	return EXIT_OK;

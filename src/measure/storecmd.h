@@ -13,7 +13,7 @@
 
 /* The --db option of a command whose params struct T has a member db. */
 #define DB_OPT(T) \
-	{ "db", 0, OPT_STRING, offsetof(T, db), .metavar = "PATH", \
+	{ "db", 0, OPT_STRING, offsetof(T, db), .metavar = "PATH", .values = OPT_VALUES_FILE, \
 	  .help = "the store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }
 
 /*
@@ -44,6 +44,9 @@ void storecmd_free_results(struct result *res, size_t n);
 int storecmd_select(const char *name, const struct opt_result *given, const char *probe, const struct labels *labels,
 		    struct store *st, int64_t **ret, size_t *ret_n);
 
+/* The probes --probe filters on, for a shell to offer: the i-th of the registry, NULL past the last. */
+const char *storecmd_probe_word(size_t i);
+
 /* Usage error: the message, then the hint to --help; EXIT_USAGE.  Every exit
  * with status 2 says why through these, so every one carries the hint. */
 int storecmd_usage(const char *name, const char *msg);
@@ -60,6 +63,8 @@ struct cmd_spec {
 	size_t min_pos, max_pos;        /* positional arguments allowed */
 	const char *pos_name;           /* what they are, for messages ("run id") */
 	const char *exits;              /* optional: the exit status line's codes after "2 bad usage" */
+	enum opt_values pos_values;     /* what a shell offers as an argument (as struct opt's .values) */
+	const char *(*pos_words)(size_t i);
 };
 
 /*

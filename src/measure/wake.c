@@ -17,7 +17,7 @@ static const char *const via_choices[] = { "futex", "eventfd", "pipe", "cond", N
 #define MIN_INTERVAL_NS (10u * NS_PER_US)
 
 static const struct opt wake_opts[] = {
-	{ "cpus", 'a', OPT_STRING, offsetof(struct wake_cmd, pair), .metavar = "A,B",
+	{ "cpus", 'a', OPT_STRING, offsetof(struct wake_cmd, pair), .metavar = "A,B", .values = OPT_VALUES_CPUS,
 	  .help = "the waker's CPU, then the sleeper's; the same CPU twice measures on one CPU "
 		  "(default: the first two usable CPUs, or the only one twice)" },
 	{ "via", 0, OPT_ENUM, offsetof(struct wake_cmd, p.via), .choices = via_choices,

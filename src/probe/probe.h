@@ -79,6 +79,8 @@ struct probe_ops {
 
 /* Every probe, by name (NULL when unknown): what reports need to know of a stored result's probe. */
 const struct probe_ops *probe_find(const char *name);
+/* Every probe in turn: the i-th of the registry, NULL past the last. */
+const struct probe_ops *probe_at(size_t i);
 
 /* Whether probe's samples are explained by --trace as kind says (false for a
  * probe unknown here or without a trace description). */

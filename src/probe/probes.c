@@ -69,3 +69,8 @@ const struct probe_ops *probe_find(const char *name)
 			return probes[i];
 	return NULL;
 }
+
+const struct probe_ops *probe_at(size_t i)
+{
+	return i < ARRAY_SIZE(probes) ? probes[i] : NULL;
+}

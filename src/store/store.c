@@ -871,16 +871,14 @@ static int fill_identities(struct store *s, struct lat_error *err)
 	return rc == SQLITE_OK ? 0 : db_fail(err, s->path, s->db, rc, "cannot upgrade");
 }
 
-/* The ids of every run, collected before any row is changed. */
-static int all_ids(struct store *s, int64_t **ret, size_t *ret_n, struct lat_error *err)
+/* Column 0 of every row st steps to, finalized; what: the failure's words. */
+static int step_ids(struct store *s, sqlite3_stmt *st, const char *what, int64_t **ret, size_t *ret_n,
+		    struct lat_error *err)
 {
-	sqlite3_stmt *st;
 	int64_t *ids = NULL;
 	size_t n = 0, cap = 0;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs ORDER BY id", -1, &st, NULL);
+	int rc;
 
-	if (rc != SQLITE_OK)
-		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2u : 64u;
@@ -897,11 +895,22 @@ static int all_ids(struct store *s, int64_t **ret, size_t *ret_n, struct lat_err
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		free(ids);
-		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
+		return db_fail(err, s->path, s->db, rc, what);
 	}
 	*ret = ids;
 	*ret_n = n;
 	return 0;
+}
+
+/* The ids of every run, collected before any row is changed. */
+static int all_ids(struct store *s, int64_t **ret, size_t *ret_n, struct lat_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM runs ORDER BY id", -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot upgrade");
+	return step_ids(s, st, "cannot upgrade", ret, ret_n, err);
 }
 
 /* Run id's result as doc with its windows apart (split_windows). */
@@ -1163,20 +1172,20 @@ int store_info(struct store *s, int64_t id, struct run_info *ret, struct lat_err
 	return r < 0 ? r : load_labels(s, ret, err);
 }
 
-int store_list(struct store *s, const struct run_filter *f, struct run_info **ret, size_t *ret_n,
-	       struct lat_error *err)
+/*
+ * The runs matching f, columns selected, every filter bound: in the order they
+ * were stored (id), not their start, since a merge or an import of old runs is
+ * the newest the user made.  Newest first, so that LIMIT keeps the newest.
+ */
+static int list_query(struct store *s, const struct run_filter *f, const char *columns, sqlite3_stmt **ret,
+		      struct lat_error *err)
 {
 	char sql[2048];
-	size_t len, n = 0, cap = 0;
-	struct run_info *out = NULL;
+	size_t len;
 	sqlite3_stmt *st;
-	int rc, r = 0, k = 1;
+	int rc, k = 1;
 
-	err->msg[0] = '\0';
-	/* In the order they were stored (id), not their start: a merge or an import
-	 * of old runs is the newest the user made.  Newest first so LIMIT keeps
-	 * the newest; handed back oldest first. */
-	len = (size_t)snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE start_ns >= ?%s%s", INFO_COLUMNS(s),
+	len = (size_t)snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE start_ns >= ?%s%s", columns,
 			       f->probe ? " AND probe = ?" : "", f->partial_only ? " AND partial" : "");
 	for (unsigned i = 0; i < f->labels.n && len < sizeof(sql); i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
@@ -1198,6 +1207,21 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 	}
 	if (f->limit)
 		sqlite3_bind_int64(st, k++, (int64_t)(f->limit > INT64_MAX ? INT64_MAX : f->limit));
+	*ret = st;
+	return 0;
+}
+
+int store_list(struct store *s, const struct run_filter *f, struct run_info **ret, size_t *ret_n,
+	       struct lat_error *err)
+{
+	size_t n = 0, cap = 0;
+	struct run_info *out = NULL;
+	sqlite3_stmt *st;
+	int rc, r;
+
+	err->msg[0] = '\0';
+	if ((r = list_query(s, f, INFO_COLUMNS(s), &st, err)) < 0)
+		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2u : 16u;
@@ -1219,12 +1243,33 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 		free(out);
 		return r;
 	}
+	/* handed back oldest first */
 	for (size_t i = 0; i < n / 2u; i++) {
 		struct run_info t = out[i];
 		out[i] = out[n - 1u - i];
 		out[n - 1u - i] = t;
 	}
 	*ret = out;
+	*ret_n = n;
+	return 0;
+}
+
+int store_ids(struct store *s, const struct run_filter *f, int64_t **ret, size_t *ret_n, struct lat_error *err)
+{
+	sqlite3_stmt *st;
+	int64_t *ids;
+	size_t n;
+	int r;
+
+	err->msg[0] = '\0';
+	if ((r = list_query(s, f, "id", &st, err)) < 0 || (r = step_ids(s, st, "cannot read", &ids, &n, err)) < 0)
+		return r;
+	for (size_t i = 0; i < n / 2u; i++) {
+		int64_t t = ids[i];
+		ids[i] = ids[n - 1u - i];
+		ids[n - 1u - i] = t;
+	}
+	*ret = ids;
 	*ret_n = n;
 	return 0;
 }

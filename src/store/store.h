@@ -94,6 +94,9 @@ struct run_filter {
  * array); f->limit keeps the last stored. */
 int store_list(struct store *s, const struct run_filter *f, struct run_info **ret, size_t *ret_n,
 	       struct lat_error *err);
+/* The ids of the same runs, in the same order (malloc'ed array): what a
+ * caller that needs no more reads, without their figures and labels. */
+int store_ids(struct store *s, const struct run_filter *f, int64_t **ret, size_t *ret_n, struct lat_error *err);
 /* One run's info.  -ENOENT for an unknown id. */
 int store_info(struct store *s, int64_t id, struct run_info *ret, struct lat_error *err);
 

@@ -60,7 +60,7 @@ class CommandLine(TempDirCase):
                 return f.read().replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "")
         general = page("latscope.1")
         for cmd in ("run", "timer", "noise", "wake", "io", "runs", "show", "compare", "report", "export", "import",
-                    "merge", "rm", "sys", "cyclictest", "rtla", "oslat", "monitor", "host"):
+                    "merge", "rm", "sys", "cyclictest", "rtla", "oslat", "monitor", "host", "completion"):
             own = os.path.exists(os.path.join(doc, "latscope-%s.1" % cmd))
             text = page("latscope-%s.1" % cmd) if own else general
             p = run(cmd, "--help")

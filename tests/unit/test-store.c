@@ -1,7 +1,7 @@
 /*
  * Unit tests for the run store (src/store): what makes two runs the same
  * (identity.c and its SHA-256), how the store file is opened and created
- * (no symbolic link followed, private modes), what store_list, store_info
+ * (no symbolic link followed, private modes), what store_list, store_ids, store_info
  * and store_rm give back, the migration of a schema 1 and a schema 3 store,
  * windows kept apart (schema 4) and partial runs replaced by what follows.  The
  * commands on top are tested end to end in tests/integration/test_store.py
@@ -321,18 +321,24 @@ static void add_label(struct run_filter *f, const char *key, const char *value)
 	snprintf(l->value, sizeof(l->value), "%s", value);
 }
 
-/* The ids store_list gives for f, as "1,2,3". */
+/* The ids store_list gives for f, as "1,2,3", after checking that store_ids gives the same. */
 static const char *listed(struct store *st, const struct run_filter *f)
 {
 	static char out[256];
 	struct lat_error err;
 	struct run_info *ri;
-	size_t n, len = 0;
+	int64_t *ids;
+	size_t n, nids, len = 0;
 
 	assert_int_equal(store_list(st, f, &ri, &n, &err), 0);
+	assert_int_equal(store_ids(st, f, &ids, &nids, &err), 0);
+	assert_int_equal(nids, n);
 	out[0] = '\0';
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(ids[i], ri[i].id);
 		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%lld", i ? "," : "", (long long)ri[i].id);
+	}
+	free(ids);
 	free(ri);
 	return out;
 }
@@ -351,7 +357,7 @@ static struct store *five_runs(const char *name)
 	return st;
 }
 
-static void test_store_list_gives_the_runs_in_stored_order_and_filters_by_probe_labels_and_start(void **state)
+static void test_store_list_and_ids_give_the_runs_in_stored_order_and_filter_by_probe_labels_and_start(void **state)
 {
 	(void)state;
 	struct store *st = five_runs("list.db");
@@ -812,7 +818,7 @@ int main(void)
 		cmocka_unit_test(test_a_measured_run_stored_twice_is_already_stored),
 		cmocka_unit_test(test_a_store_path_that_is_a_symbolic_link_is_refused_and_nothing_created),
 		cmocka_unit_test(test_a_new_store_and_its_new_directories_are_private),
-		cmocka_unit_test(test_store_list_gives_the_runs_in_stored_order_and_filters_by_probe_labels_and_start),
+		cmocka_unit_test(test_store_list_and_ids_give_the_runs_in_stored_order_and_filter_by_probe_labels_and_start),
 		cmocka_unit_test(test_store_list_limit_keeps_the_last_stored_oldest_first),
 		cmocka_unit_test(test_store_info_gives_a_runs_listed_figures_and_labels_and_an_unknown_id_is_enoent),
 		cmocka_unit_test(test_store_rm_removes_all_or_none_and_their_labels_go_too),
