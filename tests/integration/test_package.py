@@ -73,7 +73,8 @@ class Package(TempDirCase):
                      "/usr/share/doc/latscope/tail-method.md.gz", "/usr/share/latscope/result.schema.json",
                      "/usr/share/latscope/contrib/prometheus/latscope.rules.yml",
                      "/usr/share/latscope/contrib/grafana/latscope.json", "/lib/systemd/system/latscope-monitor.service",
-                     "/etc/default/latscope", "/var/lib/latscope/"):
+                     "/etc/default/latscope", "/var/lib/latscope/",
+                     "/usr/share/bash-completion/completions/latscope"):
             self.assertIn(want, paths)
         # the stand-ins for rt-tests' tools: never in /usr/bin, where they would shadow rt-tests'
         for name in ("cyclictest", "rtla", "oslat"):
