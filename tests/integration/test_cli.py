@@ -1,5 +1,7 @@
 """The command line: help, and one clear line with exit status 2 for every bad input."""
 import os
+import re
+import subprocess
 import time
 import unittest
 
@@ -25,7 +27,16 @@ class CommandLine(TempDirCase):
     def test_version_prints_the_version(self):
         p = run("--version")
         self.assertEqual(p.returncode, 0)
-        self.assertRegex(p.stdout, r"^latscope \d+\.\d+\.\d+\n$")
+        m = re.match(r"^latscope (\d+\.\d+\.\d+)(?: \((\S+)\))?\n$", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        if os.path.exists(os.path.join(root, ".git")):
+            # from git: the commit it was built from, as git describe names it ("0.2.0-14-g666b0e5")
+            head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+            self.assertIsNotNone(m.group(2), p.stdout)
+            short = re.search(r"(?:^|-g)([0-9a-f]{7,})(?:-dirty)?$", m.group(2))
+            self.assertIsNotNone(short, p.stdout)
+            self.assertTrue(head.startswith(short.group(1)), (p.stdout, head))
 
     def test_no_command_is_a_usage_error(self):
         p = run()
