@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "core/array.h"
+#include "core/nstime.h"
 #include "serve/accept.h"
 #include "serve/addr.h"
+#include "serve/guard.h"
 #include "serve/mhd.h"
 
 enum text_kind { TEXT_PROMETHEUS, TEXT_OPENMETRICS, TEXT_HTML, TEXT_REPORT, TEXT_KINDS };
@@ -28,6 +30,7 @@ struct metrics_server {
 	const struct mhd_api *mhd;
 	struct MHD_Daemon *daemon;
 	unsigned port;
+	struct serve_guard *guard;
 	pthread_mutex_t lock; /* guards cur and report: held only to swap one or take a reference */
 	struct texts *cur;
 	struct texts *report; /* apart: large, and published once a period, not once a window */
@@ -150,6 +153,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct metrics_server *s = cls;
 	(void)upload_data, (void)upload_data_size;
 
+	serve_guard_answering(s->guard, c);
 	if (*req_cls != (const void *)version)
 		return send_text(s, c, MHD_HTTP_NOT_FOUND, "not found\n");
 
@@ -176,6 +180,37 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 	}
 	return send_text(s, c, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* The guard's view of the connections (serve/guard.h); MHD calls these from
+ * its one thread, the guard's watcher cuts from its own. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	const struct metrics_server *s = cls;
+	(void)addr, (void)len;
+	return serve_guard_admit(s->guard, mono_ns()) ? MHD_YES : MHD_NO;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const struct metrics_server *s = cls;
+	(void)socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		serve_guard_closed(s->guard, c);
+		return;
+	}
+	const union MHD_ConnectionInfo *info =
+		s->mhd->connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	serve_guard_opened(s->guard, c, info ? (int)info->connect_fd : -1, mono_ns());
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	const struct metrics_server *s = cls;
+	(void)req_cls, (void)why;
+	serve_guard_answered(s->guard, c, mono_ns());
 }
 
 /* MHD's unescaper would turn "%00" into a NUL that ends the path early. */
@@ -232,14 +267,30 @@ int metrics_server_start(const char *addr_port, struct metrics_server **ret, str
 		free(s);
 		return fd;
 	}
+	/* Deadlines are checked 8 times per request time: none is overrun by more than an eighth. */
+	const uint64_t request_ns = SERVE_REQUEST_TIMEOUT_MS * NS_PER_MS;
+	r = serve_guard_new(SERVE_MAX_CONNECTIONS, request_ns, NULL, &s->guard);
+	if (r == 0 && (r = serve_guard_watch(s->guard, request_ns / 8)) < 0)
+		serve_guard_free(s->guard);
+	if (r < 0) {
+		close(fd);
+		free(s);
+		return err_set(err, r, "cannot start the HTTP server on %s: %s", addr_port,
+			       strerror(-r));
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	/* One epoll thread: every answer is a copy from memory, so 1,000 idle
 	 * sockets cost it nothing and a scrape is never queued behind a request.
 	 * No MHD_USE_ERROR_LOG: library code never prints. */
 	s->daemon = s->mhd->start_daemon(
-		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL, NULL, on_request, s,
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC, 0, on_accept, s, on_request, s,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
+		/* The guard decides who is let in and cuts the slow: MHD's own limit
+		 * only leaves room for the cut connections it has yet to close (at
+		 * its limit it would stop accepting, and a scraper would queue). */
+		MHD_OPTION_CONNECTION_LIMIT, SERVE_GUARD_SLOTS(SERVE_MAX_CONNECTIONS),
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_MAX_PER_ADDRESS,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_IDLE_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_REQUEST_MEMORY,
@@ -249,6 +300,7 @@ int metrics_server_start(const char *addr_port, struct metrics_server **ret, str
 	if (!s->daemon) {
 		const int e = errno ? errno : EIO;
 		close(fd);
+		serve_guard_free(s->guard);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
 		return err_set(err, -e, "cannot start the HTTP server on %s: %s", addr_port,
@@ -329,6 +381,7 @@ void metrics_server_stop(struct metrics_server *s)
 	if (!s)
 		return;
 	s->mhd->stop_daemon(s->daemon); /* joins its thread and closes the listening socket */
+	serve_guard_free(s->guard);	/* after: MHD reports each close to it as it stops */
 	texts_unref(s->cur);
 	texts_unref(s->report);
 	pthread_mutex_destroy(&s->lock);

@@ -11,8 +11,11 @@
  *   GET|HEAD /healthz   "ok"
  *   any other path      404;  any other method  405 with "Allow: GET, HEAD"
  *
- * Limits (SERVE_* below): connections in all and per client address, an
- * idle timeout, and the memory of one request (its headers) per connection.
+ * Limits (SERVE_* below): connections in all and per client address, the
+ * time to send a whole request, an idle timeout, and the memory of one
+ * request (its headers) per connection.  When the connections are all
+ * taken, a new one drops the one that has waited longest for its request
+ * (serve/guard.h), so a slow or idle client never keeps a scraper out.
  */
 #ifndef LATSCOPE_SERVE_HTTP_H
 #define LATSCOPE_SERVE_HTTP_H
@@ -22,10 +25,11 @@
 #include "core/error.h"
 
 enum {
-	SERVE_MAX_CONNECTIONS = 64,   /* in all */
-	SERVE_MAX_PER_ADDRESS = 8,    /* from one client address */
-	SERVE_IDLE_TIMEOUT_S = 5,     /* a connection silent this long is closed */
-	SERVE_REQUEST_MEMORY = 16384, /* bytes per connection for the request line and headers */
+	SERVE_MAX_CONNECTIONS = 64,      /* in all */
+	SERVE_MAX_PER_ADDRESS = 8,       /* from one client address */
+	SERVE_REQUEST_TIMEOUT_MS = 2000, /* to send a whole request, from accept or last answer */
+	SERVE_IDLE_TIMEOUT_S = 5,        /* a connection silent this long is closed */
+	SERVE_REQUEST_MEMORY = 16384,    /* bytes per connection for the request line and headers */
 };
 
 struct metrics_server;

@@ -41,6 +41,7 @@ static void load(void)
 	LOAD(queue_response, "MHD_queue_response");
 	LOAD(destroy_response, "MHD_destroy_response");
 	LOAD(lookup_value, "MHD_lookup_connection_value");
+	LOAD(connection_info, "MHD_get_connection_info");
 }
 
 int mhd_load(const struct mhd_api **ret, struct lat_error *err)

@@ -27,6 +27,8 @@ struct mhd_api {
 					  struct MHD_Response *response);
 	void (*destroy_response)(struct MHD_Response *response);
 	const char *(*lookup_value)(struct MHD_Connection *connection, enum MHD_ValueKind kind, const char *key);
+	const union MHD_ConnectionInfo *(*connection_info)(struct MHD_Connection *connection,
+							   enum MHD_ConnectionInfoType info_type, ...);
 };
 
 /* The library's functions, loaded once (later calls return the same).

@@ -9,6 +9,7 @@ import http.client
 import os
 import re
 import resource
+import selectors
 import shutil
 import socket
 import subprocess
@@ -24,11 +25,15 @@ OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 # What Prometheus 2.42 sends when it scrapes.
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
                      "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
-# The server's idle timeout (SERVE_IDLE_TIMEOUT_S in src/serve/http.h).
+# The server's idle timeout and the time it gives a whole request (SERVE_IDLE_TIMEOUT_S and
+# SERVE_REQUEST_TIMEOUT_MS in src/serve/http.h).
 IDLE_TIMEOUT = 5
+REQUEST_TIMEOUT = 2
 # A scraper on another host: every loopback address is local, so the
 # well-behaved client comes from 127.0.0.2 while hostile ones use 127.0.0.1.
 OTHER_CLIENT = "127.0.0.2"
+# The scraper of the attack tests: an address none of their attackers use.
+SCRAPER = "127.0.0.100"
 
 
 class Fixture:
@@ -81,6 +86,88 @@ def raw(port, data, timeout=5.0):
     finally:
         s.close()
     return out
+
+
+class Attack(threading.Thread):
+    """Keeps count connections open to port, from sources in turn, until stop(): each sends
+    a request line at once and then one header line every interval seconds (a slowloris),
+    or, with interval None, nothing at all.  A connection the server closes is opened
+    again at once, as a real attacker would.  It waits in epoll, so that the attacker's own
+    CPU time does not starve the server it attacks on this 2-CPU machine."""
+
+    def __init__(self, port, sources, count, interval):
+        super().__init__()
+        self.port, self.sources, self.count, self.interval = port, sources, count, interval
+        self.socks = [None] * count
+        self.next_line = [0.0] * count
+        self.sel = selectors.DefaultSelector()
+        self.started = threading.Event()
+        self.halt = threading.Event()
+
+    def open(self, i):
+        try:
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=5,
+                                         source_address=(self.sources[i % len(self.sources)], 0))
+        except OSError:
+            self.socks[i] = None
+            return
+        s.setblocking(False)
+        self.socks[i] = s
+        self.sel.register(s, selectors.EVENT_READ, i)
+        if self.interval is not None:
+            self.send(i, b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+
+    def send(self, i, data):
+        try:
+            self.socks[i].send(data)
+        except OSError:
+            pass
+        self.next_line[i] = time.monotonic() + self.interval
+
+    def reopen_if_closed(self, i):
+        s = self.socks[i]
+        try:
+            if s.recv(65536) != b"":
+                return
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        self.sel.unregister(s)
+        s.close()
+        self.open(i)
+
+    def run(self):
+        try:
+            for i in range(self.count):
+                self.open(i)
+            self.started.set()
+            while not self.halt.is_set():
+                for key, _ in self.sel.select(timeout=0.05):
+                    self.reopen_if_closed(key.data)
+                now = time.monotonic()
+                for i, s in enumerate(self.socks):
+                    if s is None:
+                        self.open(i)
+                    elif self.interval is not None and now >= self.next_line[i]:
+                        self.send(i, b"X-Slow: y\r\n")
+        finally:
+            self.started.set()
+            for s in self.socks:
+                if s is not None:
+                    s.close()
+            self.sel.close()
+
+    def stop(self):
+        self.halt.set()
+        self.join()
+
+
+def raise_fd_limit(want):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def status_of(response):
@@ -269,9 +356,78 @@ class TestHostile(ServeCase):
             for s in slow:
                 s.close()
 
+    def scrapes_answered_during(self, attack):
+        """How many of 20 scrapes from an address no attacker uses are answered whole within
+        1 s while attack goes on (a bound 30 times this host's worst stall; a server that
+        lets the attack keep the scraper out takes seconds or never answers)."""
+        attack.start()
+        try:
+            self.assertTrue(attack.started.wait(60))
+            time.sleep(1)  # the attack in full swing: every header line sent at least once
+            answered, seen = 0, []
+            for _ in range(20):
+                try:
+                    status, _, body, took = get(self.fx.port, source=SCRAPER, timeout=1.0)
+                    ok = status == 200 and took < 1.0 and ticks(body) >= 0
+                    seen.append("%d in %.2fs" % (status, took))
+                except (OSError, http.client.HTTPException) as e:
+                    ok = False
+                    seen.append(type(e).__name__)
+                answered += ok
+                time.sleep(0.25)
+            return answered, seen
+        finally:
+            attack.stop()
+
+    def test_a_slowloris_from_four_addresses_does_not_keep_a_scraper_out(self):
+        """64 connections from 127.0.0.2-5, each sending one header line every 3 s and opened
+        again when the server closes it: at least 19 of 20 scrapes are answered within 1 s.
+        (8 connections from one address at most already held this one to 32 of the 64.)"""
+        raise_fd_limit(1024)
+        answered, seen = self.scrapes_answered_during(
+            Attack(self.fx.port, ["127.0.0.%d" % a for a in range(2, 6)], 64, interval=3.0))
+        self.assertGreaterEqual(answered, 19, seen)
+
+    def test_a_slowloris_from_sixteen_addresses_does_not_keep_a_scraper_out(self):
+        """The same from 127.0.0.2-17, 128 connections: enough to take every connection the
+        server has even with 8 from one address at most."""
+        raise_fd_limit(1024)
+        answered, seen = self.scrapes_answered_during(
+            Attack(self.fx.port, ["127.0.0.%d" % a for a in range(2, 18)], 128, interval=3.0))
+        self.assertGreaterEqual(answered, 19, seen)
+
+    def test_a_thousand_idle_connections_from_five_hundred_addresses_do_not_keep_a_scraper_out(self):
+        """1,000 connections that send nothing, two from each of 500 addresses and opened
+        again when the server closes them: at least 19 of 20 scrapes answered within 1 s."""
+        self.assertGreaterEqual(raise_fd_limit(1000 + 256), 1000 + 256, "too few file descriptors for the test")
+        sources = ["127.1.%d.%d" % (i // 250, 1 + i % 250) for i in range(500)]
+        answered, seen = self.scrapes_answered_during(Attack(self.fx.port, sources, 1000, interval=None))
+        self.assertGreaterEqual(answered, 19, seen)
+
+    def test_a_request_trickled_in_is_closed_at_its_deadline_though_never_idle(self):
+        """A header line every 0.5 s keeps the idle timeout away; the request's own time
+        (2 s) still ends it, within three of it."""
+        s = socket.create_connection(("127.0.0.1", self.fx.port), timeout=0.5)
+        try:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            start, closed = time.monotonic(), False
+            while not closed and time.monotonic() - start < REQUEST_TIMEOUT * 3:
+                try:
+                    closed = s.recv(1024) == b""
+                except socket.timeout:
+                    try:
+                        s.sendall(b"X-Slow: y\r\n")
+                    except OSError:
+                        closed = True
+                except OSError:
+                    closed = True
+            self.assertTrue(closed, "still open after %.1f s" % (time.monotonic() - start))
+        finally:
+            s.close()
+
     def test_a_silent_half_request_is_closed_after_the_idle_timeout(self):
-        """The server's own timeout (5 s, a constant of src/serve) is the wait; three of them are
-        allowed, far above any stall of this host."""
+        """The server's own timeouts (constants of src/serve: the request's 2 s comes before the
+        idle 5 s) are the wait; three idle timeouts are allowed, far above any stall of this host."""
         s = socket.create_connection(("127.0.0.1", self.fx.port), timeout=IDLE_TIMEOUT * 3)
         try:
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")

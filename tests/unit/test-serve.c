@@ -1,5 +1,6 @@
-/* The monitor's HTTP endpoint: its --listen parser, content negotiation and
- * the server's life cycle (the requests themselves: tests/integration/test_serve.py). */
+/* The monitor's HTTP endpoint: its --listen parser, content negotiation, the
+ * connection guard and the server's life cycle (the requests themselves, and
+ * the guard against real slow clients: tests/integration/test_serve.py). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,14 +12,17 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/array.h"
+#include "core/nstime.h"
 #include "serve/accept.h"
 #include "serve/addr.h"
+#include "serve/guard.h"
 #include "serve/http.h"
 
 static void test_listen_reads_ipv4_and_bracketed_ipv6_with_their_port(void **state)
@@ -239,6 +243,131 @@ static void test_texts_published_while_clients_read_are_served_whole(void **stat
 	assert_int_equal(sc.whole, 200);
 }
 
+/* The guard's cuts, recorded instead of made. */
+static int cuts[16];
+static unsigned ncuts;
+
+static void record_cut(int fd)
+{
+	assert_true(ncuts < ARRAY_SIZE(cuts));
+	cuts[ncuts++] = fd;
+}
+
+static struct serve_guard *recording_guard(unsigned max_open, uint64_t request_ns)
+{
+	struct serve_guard *g;
+	ncuts = 0;
+	assert_int_equal(serve_guard_new(max_open, request_ns, record_cut, &g), 0);
+	return g;
+}
+
+/* Keys are any distinct pointers; these stand for MHD's connections. */
+static const char conn[8];
+
+static void test_guard_cuts_a_request_late_at_its_deadline_but_never_one_being_answered(void **state)
+{
+	(void)state;
+	struct serve_guard *g = recording_guard(4, 2000);
+	serve_guard_opened(g, &conn[0], 10, 1000);
+	serve_guard_opened(g, &conn[1], 11, 1000);
+	serve_guard_answering(g, &conn[1]);
+	assert_int_equal(serve_guard_expire(g, 2999), 0);
+	assert_int_equal(serve_guard_expire(g, 3000), 1);
+	assert_int_equal(ncuts, 1);
+	assert_int_equal(cuts[0], 10);
+	assert_int_equal(serve_guard_expire(g, 1000000), 0); /* cut once; answering: never */
+	assert_int_equal(serve_guard_open(g), 1);
+	serve_guard_free(g);
+}
+
+static void test_guard_starts_the_next_request_s_deadline_at_the_end_of_an_answer(void **state)
+{
+	(void)state;
+	struct serve_guard *g = recording_guard(4, 2000);
+	serve_guard_opened(g, &conn[0], 10, 0);
+	serve_guard_answering(g, &conn[0]);
+	serve_guard_answered(g, &conn[0], 5000);
+	assert_int_equal(serve_guard_expire(g, 6999), 0);
+	assert_int_equal(serve_guard_expire(g, 7000), 1);
+	serve_guard_free(g);
+}
+
+static void test_guard_lets_a_newcomer_in_at_the_limit_by_cutting_the_longest_waiting(void **state)
+{
+	(void)state;
+	struct serve_guard *g = recording_guard(3, 2000);
+	serve_guard_opened(g, &conn[0], 10, 300);
+	serve_guard_opened(g, &conn[1], 11, 100); /* waiting longest, though opened second */
+	serve_guard_opened(g, &conn[2], 12, 200);
+	assert_true(serve_guard_admit(g, 400));
+	assert_int_equal(ncuts, 1);
+	assert_int_equal(cuts[0], 11);
+	assert_int_equal(serve_guard_open(g), 2);
+	serve_guard_opened(g, &conn[3], 13, 400);
+	assert_true(serve_guard_admit(g, 500));
+	assert_int_equal(cuts[1], 12);
+	serve_guard_free(g);
+}
+
+static void test_guard_refuses_a_newcomer_only_while_all_are_being_answered(void **state)
+{
+	(void)state;
+	struct serve_guard *g = recording_guard(2, 2000);
+	assert_true(serve_guard_admit(g, 0));
+	serve_guard_opened(g, &conn[0], 10, 0);
+	serve_guard_opened(g, &conn[1], 11, 0);
+	serve_guard_answering(g, &conn[0]);
+	serve_guard_answering(g, &conn[1]);
+	assert_false(serve_guard_admit(g, 10));
+	assert_int_equal(ncuts, 0);
+	serve_guard_closed(g, &conn[1]);
+	assert_true(serve_guard_admit(g, 20));
+	assert_int_equal(ncuts, 0);
+	serve_guard_free(g);
+}
+
+static void test_guard_keeps_a_cut_connection_s_slot_until_closed_and_then_frees_it(void **state)
+{
+	(void)state;
+	struct serve_guard *g = recording_guard(1, 2000);
+	/* one open and one cut: every slot of SERVE_GUARD_SLOTS(1) taken */
+	serve_guard_opened(g, &conn[0], 10, 0);
+	assert_true(serve_guard_admit(g, 1));
+	serve_guard_opened(g, &conn[1], 11, 1);
+	assert_int_equal(serve_guard_open(g), 1);
+	/* a third the server should not have taken is cut at once */
+	serve_guard_opened(g, &conn[2], 12, 2);
+	assert_int_equal(ncuts, 2);
+	assert_int_equal(cuts[1], 12);
+	serve_guard_closed(g, &conn[0]);
+	assert_true(serve_guard_admit(g, 3));
+	serve_guard_opened(g, &conn[3], 13, 3);
+	assert_int_equal(ncuts, 3); /* conn[1], the longest waiting, made room */
+	assert_int_equal(cuts[2], 11);
+	serve_guard_free(g);
+}
+
+static void test_guard_watcher_cuts_an_overdue_socket_on_its_own(void **state)
+{
+	(void)state;
+	struct serve_guard *g;
+	int sv[2];
+	char b;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(serve_guard_new(4, 50 * NS_PER_MS, NULL, &g), 0);
+	assert_int_equal(serve_guard_watch(g, 10 * NS_PER_MS), 0);
+	serve_guard_opened(g, &conn[0], sv[0], mono_ns());
+	/* the peer sees the end of the stream: shutdown(2), not a timeout of ours */
+	struct timeval tv = { .tv_sec = 10 };
+	setsockopt(sv[1], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(recv(sv[1], &b, 1, 0), 0);
+	assert_int_equal(serve_guard_open(g), 0);
+	serve_guard_closed(g, &conn[0]);
+	serve_guard_free(g);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +379,12 @@ int main(void)
 		cmocka_unit_test(test_port_zero_binds_a_port_that_a_second_server_cannot_take),
 		cmocka_unit_test(test_texts_published_while_clients_read_are_served_whole),
 		cmocka_unit_test(test_the_report_is_503_until_published_then_served_beside_the_figures),
+		cmocka_unit_test(test_guard_cuts_a_request_late_at_its_deadline_but_never_one_being_answered),
+		cmocka_unit_test(test_guard_starts_the_next_request_s_deadline_at_the_end_of_an_answer),
+		cmocka_unit_test(test_guard_lets_a_newcomer_in_at_the_limit_by_cutting_the_longest_waiting),
+		cmocka_unit_test(test_guard_refuses_a_newcomer_only_while_all_are_being_answered),
+		cmocka_unit_test(test_guard_keeps_a_cut_connection_s_slot_until_closed_and_then_frees_it),
+		cmocka_unit_test(test_guard_watcher_cuts_an_overdue_socket_on_its_own),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
