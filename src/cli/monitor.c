@@ -30,6 +30,7 @@
 #include "monitor/signals.h"
 #include "report/tprint.h"
 #include "serve/addr.h"
+#include "serve/webcfg.h"
 #include "sys/atomicfile.h"
 
 #define MONITOR_DEFAULT_LISTEN "127.0.0.1:9464"
@@ -45,6 +46,7 @@ struct monitor_cmd {
 	bool per_cpu_hist;
 	uint64_t trace_spikes_ns;
 	const char *report;             /* --report FILE; NULL: none */
+	const char *web_config;         /* --web-config FILE; NULL: none */
 	struct hostask host;            /* --host's secret, read */
 	bool help;
 };
@@ -87,6 +89,10 @@ static const struct opt own_opts[] = {
 	  .values = OPT_VALUES_FILE,
 	  .help = "after each period, write `latscope report --monitor ID` of this monitor to FILE and serve it on "
 		  "/report" },
+	{ "web-config", 0, OPT_STRING, offsetof(struct monitor_cmd, web_config), .metavar = "FILE",
+	  .flags = OPT_NOT_PARAM, .values = OPT_VALUES_FILE,
+	  .help = "serve over TLS and ask for a password as this Prometheus web configuration says (node_exporter's "
+		  "--web.config.file format); read once, at the start" },
 	{ "help", 'h', OPT_HELP, offsetof(struct monitor_cmd, help), .flags = OPT_NOT_PARAM, .help = "show this help" },
 };
 
@@ -129,7 +135,7 @@ static const char synopsis[] =
 	"                        [--noise-every DUR --noise-for DUR [--noise-cpus CPUS]]\n"
 	"                        [--threshold DUR] [--window DUR] [--label K=V]... [--db PATH | --no-store]\n"
 	"                        [--checkpoint DUR] [--trace-spikes DUR [--host SPEC [--host-secret FILE]]]\n"
-	"                        [--per-cpu-histograms] [--report FILE] [-q]";
+	"                        [--per-cpu-histograms] [--report FILE] [--web-config FILE] [-q]";
 
 /* The table as a spec, for what reads every command's options (latscope completion). */
 const struct cmd_spec *cmd_monitor_spec(void)
@@ -236,7 +242,8 @@ static void say(enum mon_say level, const char *line)
 }
 
 /* The engine's configuration from the checked options, and its run. */
-static int monitor(struct monitor_cmd *m, struct monitor_phases *mp, const struct keep_rule *keep, const char *id)
+static int monitor(struct monitor_cmd *m, struct monitor_phases *mp, const struct keep_rule *keep, const char *id,
+		   const struct web_config *web)
 {
 	char host[256], store[4096];
 	bool chosen;
@@ -259,7 +266,7 @@ static int monitor(struct monitor_cmd *m, struct monitor_phases *mp, const struc
 	nid.probe = noise_command.ops->name;
 	nid.threshold_ns = nc ? nc->run.threshold_ns : 0;
 	const struct mon_config c = {
-		.id = id, .store = store[0] ? store : NULL, .listen = m->listen, .cpus = &m->t.run.cpus,
+		.id = id, .store = store[0] ? store : NULL, .listen = m->listen, .web = web, .cpus = &m->t.run.cpus,
 		.noise_cpus = nc ? &nc->run.cpus : NULL, .period_id = &tid, .noise_id = nc ? &nid : NULL,
 		.rotate_ns = m->rotate_ns, .noise_every_ns = m->noise_every_ns, .noise_for_ns = m->noise_for_ns,
 		.keep = m->keep ? keep : NULL, .keep_text = m->keep, .report = m->report,
@@ -286,6 +293,7 @@ int cmd_monitor(int argc, char **argv)
 	struct opt_result given;
 	struct lat_error err = { { 0 } };
 	struct keep_rule keep = { 0 };
+	struct web_config *web = NULL;
 	char id[32];
 	int code = EXIT_ERROR;
 
@@ -311,9 +319,15 @@ int cmd_monitor(int argc, char **argv)
 	if (check(m, &given, &mp, nc, &keep, id, &err) < 0)
 		/* an empty reason: the check that failed has said it (outputs_check) */
 		code = err.msg[0] ? storecmd_usage("monitor", err.msg) : EXIT_USAGE;
-	else
-		code = monitor(m, &mp, &keep, id);
+	else if (m->web_config && web_config_load(m->web_config, &web, &err) < 0) {
+		/* one line, as node_exporter refuses it: the file is wrong, not the usage */
+		tprintf(stderr, "latscope monitor: option '--web-config': %s\n", err.msg);
+		code = EXIT_USAGE;
+	} else {
+		code = monitor(m, &mp, &keep, id, web);
+	}
 out:
+	web_config_free(web);
 	free(nc);
 	free(m);
 	return code;

@@ -14,6 +14,7 @@
 #include "monitor/metrics.h"
 #include "monitor/schedule.h"
 #include "result/result.h"
+#include "serve/webcfg.h"
 
 /* What one phase came to. */
 struct mon_measured {
@@ -46,6 +47,7 @@ struct mon_config {
 	const char *id;                 /* the monitor's start, UTC: the label's value (monitor=ID) */
 	const char *store;              /* where the periods are stored; NULL: not stored */
 	const char *listen;             /* serve /metrics here; "none": serve nothing */
+	const struct web_config *web;   /* --web-config: TLS and basic auth; NULL: none */
 	const struct cpuset *cpus;      /* the timer probe's */
 	const struct cpuset *noise_cpus;
 	const struct mon_identity *period_id;   /* the series of each probe */

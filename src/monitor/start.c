@@ -86,7 +86,7 @@ static void serving_at(const struct mon_engine *e, char *where, size_t size)
 static int serve(struct mon_engine *e, struct lat_error *err)
 {
 	char where[80];
-	int r = metrics_server_start(e->c.listen, &e->server, err);
+	int r = metrics_server_start_web(e->c.listen, e->c.web, &e->server, err);
 
 	if (r < 0 || !e->server)
 		return r;
@@ -95,7 +95,8 @@ static int serve(struct mon_engine *e, struct lat_error *err)
 	mon_metrics_set_up(e->metrics, true);
 	mon_publish_now(e);
 	/* on stderr whatever -q says: the one line a service's log must have */
-	mon_say(e, MON_WARN, "serving http://%s/metrics", where);
+	mon_say(e, MON_WARN, "serving %s://%s/metrics", e->c.web && e->c.web->tls ? "https" : "http",
+		where);
 	return 0;
 }
 

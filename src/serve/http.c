@@ -14,8 +14,10 @@
 #include "core/nstime.h"
 #include "serve/accept.h"
 #include "serve/addr.h"
+#include "serve/basicauth.h"
 #include "serve/guard.h"
 #include "serve/mhd.h"
+#include "serve/mhdtls.h"
 
 enum text_kind { TEXT_PROMETHEUS, TEXT_OPENMETRICS, TEXT_HTML, TEXT_REPORT, TEXT_KINDS };
 
@@ -34,6 +36,7 @@ struct metrics_server {
 	pthread_mutex_t lock; /* guards cur and report: held only to swap one or take a reference */
 	struct texts *cur;
 	struct texts *report; /* apart: large, and published once a period, not once a window */
+	const struct web_config *web; /* --web-config (NULL: none): TLS and who may ask */
 };
 
 static const char *const content_type[TEXT_KINDS] = {
@@ -156,6 +159,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	serve_guard_answering(s->guard, c);
 	if (*req_cls != (const void *)version)
 		return send_text(s, c, MHD_HTTP_NOT_FOUND, "not found\n");
+	/* every path, /healthz too, as exporter-toolkit does: the users decide who may probe */
+	if (!basic_auth_allows(s->web, s->mhd->lookup_value(c, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_AUTHORIZATION)))
+		return send_body(s, c, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8",
+				 "unauthorized\n", sizeof("unauthorized\n") - 1u, NULL,
+				 MHD_HTTP_HEADER_WWW_AUTHENTICATE, BASIC_AUTH_CHALLENGE);
 
 	/* Answered at the first call, once the headers are in: a body, if any, is
 	 * never read (MHD closes the connection after the answer instead). */
@@ -200,6 +209,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		serve_guard_closed(s->guard, c);
 		return;
 	}
+	/* MHD keeps one notifier: this one sets the TLS client certificate policy too */
+	mhd_tls_started(s->web, c);
 	const union MHD_ConnectionInfo *info =
 		s->mhd->connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	serve_guard_opened(s->guard, c, info ? (int)info->connect_fd : -1, mono_ns());
@@ -247,6 +258,13 @@ static int listen_on(const struct listen_addr *a, const char *spec, unsigned *po
 
 int metrics_server_start(const char *addr_port, struct metrics_server **ret, struct lat_error *err)
 {
+	return metrics_server_start_web(addr_port, NULL, ret, err);
+}
+
+int metrics_server_start_web(const char *addr_port, const struct web_config *web,
+			     struct metrics_server **ret, struct lat_error *err)
+{
+	struct mhd_tls tls;
 	struct listen_addr a;
 	int r = listen_addr_parse(addr_port, &a, err);
 	if (r < 0)
@@ -256,12 +274,13 @@ int metrics_server_start(const char *addr_port, struct metrics_server **ret, str
 		return 0;
 	}
 	const struct mhd_api *mhd;
-	if ((r = mhd_load(&mhd, err)) < 0)
+	if ((r = mhd_load(&mhd, err)) < 0 || (r = mhd_tls_options(web, &tls, err)) < 0)
 		return r;
 	struct metrics_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return err_set(err, -ENOMEM, "cannot start the HTTP server: out of memory");
 	s->mhd = mhd;
+	s->web = web;
 	const int fd = listen_on(&a, addr_port, &s->port, err);
 	if (fd < 0) {
 		free(s);
@@ -283,7 +302,7 @@ int metrics_server_start(const char *addr_port, struct metrics_server **ret, str
 	 * sockets cost it nothing and a scrape is never queued behind a request.
 	 * No MHD_USE_ERROR_LOG: library code never prints. */
 	s->daemon = s->mhd->start_daemon(
-		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC, 0, on_accept, s, on_request, s,
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | tls.flags, 0, on_accept, s, on_request, s,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 		/* The guard decides who is let in and cuts the slow: MHD's own limit
 		 * only leaves room for the cut connections it has yet to close (at
@@ -296,6 +315,7 @@ int metrics_server_start(const char *addr_port, struct metrics_server **ret, str
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_REQUEST_MEMORY,
 		MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
 		MHD_OPTION_URI_LOG_CALLBACK, mark_target_end, NULL,
+		MHD_OPTION_ARRAY, tls.options, /* --web-config's TLS (serve/mhdtls.h) */
 		MHD_OPTION_END);
 	if (!s->daemon) {
 		const int e = errno ? errno : EIO;

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "serve/webcfg.h"
 
 enum {
 	SERVE_MAX_CONNECTIONS = 64,      /* in all */
@@ -42,6 +43,12 @@ struct metrics_server;
  * ADDR: reason"); *ret untouched.
  */
 int metrics_server_start(const char *addr_port, struct metrics_server **ret, struct lat_error *err);
+
+/* The same, with --web-config's TLS and basic_auth_users (web NULL: none;
+ * else it must outlive the server).  Without the password a request gets
+ * 401; with TLS, plain HTTP gets no answer. */
+int metrics_server_start_web(const char *addr_port, const struct web_config *web,
+			     struct metrics_server **ret, struct lat_error *err);
 
 /* Replace the served texts with copies of these (NULL: keep the last one).
  * Returns 0 or -ENOMEM (the old texts stay served). */
