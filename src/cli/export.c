@@ -4,12 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "measure/exitcode.h"
 #include "measure/outputs.h"
 #include "measure/storecmd.h"
 #include "core/array.h"
+#include "core/quote.h"
+#include "core/termtext.h"
 #include "report/gnuplot.h"
 #include "report/jsonexport.h"
 #include "report/openmetrics.h"
@@ -62,7 +65,7 @@ static const struct opt export_opts[] = {
 	  .values = OPT_VALUES_WORDS, .words = format_word,
 	  .help = "one of the formats below (default openmetrics)" },
 	{ "output", 'o', OPT_STRING, offsetof(struct export_cmd, output), .metavar = "FILE", .values = OPT_VALUES_FILE,
-	  .help = "write to FILE (replaced whole) instead of standard output" },
+	  .help = "write to FILE (replaced whole; a device or FIFO written in place; - for standard output)" },
 	DB_OPT(struct export_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct export_cmd, help), .help = "show this help" },
 };
@@ -88,6 +91,35 @@ const struct cmd_spec *cmd_export_spec(void)
 	return &export_spec;
 }
 
+/*
+ * The document, whole, to -o's file or standard output.  A terminal gets it
+ * escaped (core/termtext.h): OpenMetrics and gnuplot would pass an imported
+ * host name's escape sequences to it raw.  A file or pipe gets the format's
+ * own text (JSON's escapes are jansson's: every C0 control as \u00NN).
+ */
+static int put_out(const struct export_cmd *c, const struct export_format *fmt, struct atomic_file *sink,
+		   const char *text, size_t len)
+{
+	char *safe = NULL;
+	int r = 0;
+
+	if (c->output ? atomic_file_is_terminal(sink) : isatty(STDOUT_FILENO)) {
+		if (!(safe = term_escape_doc(text, strcmp(fmt->name, "json") == 0, &len))) {
+			tprintf(stderr, "latscope export: out of memory\n");
+			return EXIT_ERROR;
+		}
+		text = safe;
+	}
+	if (!c->output) {
+		/* Standard output that failed is main's to report (a closed pipe quietly). */
+		r = fwrite(text, 1, len, stdout) == len ? 0 : -EIO;
+	} else if ((r = atomic_file_write(sink, text, len)) < 0 || (r = atomic_file_commit(sink)) < 0) {
+		tprintf(stderr, "latscope export: cannot write '%s': %s\n", c->output, strerror(-r));
+	}
+	free(safe);
+	return r < 0 ? EXIT_ERROR : EXIT_OK;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct export_cmd c = { 0 };
@@ -98,7 +130,7 @@ int cmd_export(int argc, char **argv)
 	struct atomic_file sink = { .fd = -1 };
 	int64_t *ids = NULL;
 	size_t n = 0;
-	FILE *out = stdout;
+	FILE *out = NULL;
 	char *buf = NULL;
 	size_t buflen = 0;
 	int code = storecmd_parse(&export_spec, argc, argv, &c, &given), r;
@@ -119,19 +151,16 @@ int cmd_export(int argc, char **argv)
 		free(ids);
 		return code;
 	}
-	if (c.output) {
-		/* Collected in memory, then written whole: a scraper never reads half a file. */
-		if ((r = atomic_file_open(c.output, &sink)) < 0) {
-			char msg[320];
-			snprintf(msg, sizeof(msg), "option '--output': cannot write '%s': %s", c.output, strerror(-r));
-			free(ids);
-			return storecmd_usage("export", msg);
-		}
-		out = open_memstream(&buf, &buflen);
-		if (!out) {
-			code = EXIT_ERROR;
-			goto done;
-		}
+	if (c.output && (r = atomic_file_open(c.output, &sink)) < 0) {
+		char msg[320], q[QUOTE_MAX];
+		snprintf(msg, sizeof(msg), "option '--output': cannot write %s: %s", quote_short(c.output, q), strerror(-r));
+		free(ids);
+		return storecmd_usage("export", msg);
+	}
+	/* Collected in memory, then written whole: a scraper never reads half a file. */
+	if (!(out = open_memstream(&buf, &buflen))) {
+		code = EXIT_ERROR;
+		goto done;
 	}
 	if ((code = storecmd_open("export", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		goto done;
@@ -143,10 +172,9 @@ int cmd_export(int argc, char **argv)
 			list[i] = &res[i];
 		struct lat_error why = { "" };
 		r = list ? fmt->write(out, list, ids, n, &why) : 0;
-		/* Standard output that failed is main's to report (a closed pipe quietly). */
 		if (r == -EINVAL)               /* runs that cannot go together */
 			code = storecmd_usage("export", why.msg);
-		else if (r < 0 && (c.output || !ferror(stdout)))
+		else if (r < 0)
 			tprintf(stderr, "latscope export: cannot write %s: %s\n", fmt->name, why.msg[0] ? why.msg : strerror(-r));
 		if (r < 0 && r != -EINVAL)
 			code = EXIT_ERROR;
@@ -154,15 +182,12 @@ int cmd_export(int argc, char **argv)
 		storecmd_free_results(res, n);
 	}
 done:
-	if (c.output && out) {
-		fclose(out);
-		out = NULL;
-		if (code == EXIT_OK && ((r = atomic_file_write(&sink, buf ? buf : "", buflen)) < 0 ||
-					(r = atomic_file_commit(&sink)) < 0)) {
-			tprintf(stderr, "latscope export: cannot write '%s': %s\n", c.output, strerror(-r));
-			code = EXIT_ERROR;
-		}
+	if (out && fclose(out) != 0 && code == EXIT_OK) {
+		tprintf(stderr, "latscope export: out of memory\n");
+		code = EXIT_ERROR;
 	}
+	if (code == EXIT_OK)
+		code = put_out(&c, fmt, &sink, buf ? buf : "", buflen);
 	free(buf);
 	atomic_file_close(&sink);
 	store_close(st);

@@ -10,6 +10,7 @@
 #include "measure/storecmd.h"
 #include "measure/unstored.h"
 #include "core/array.h"
+#include "core/quote.h"
 #include "report/text.h"
 #include "report/tprint.h"
 #include "result/json.h"
@@ -103,7 +104,8 @@ int cmd_merge(int argc, char **argv)
 		return code;
 	}
 	if (c.json_path && (r = atomic_file_open(c.json_path, &sink)) < 0) {
-		err_set(&msg, 0, "option '--json': cannot write '%s': %s", c.json_path, strerror(-r));
+		char q[QUOTE_MAX];
+		err_set(&msg, 0, "option '--json': cannot write %s: %s", quote_short(c.json_path, q), strerror(-r));
 		free(ids);
 		return storecmd_usage("merge", msg.msg);
 	}

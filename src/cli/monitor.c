@@ -24,6 +24,7 @@
 #include "measure/timer.h"
 #include "config.h"
 #include "core/array.h"
+#include "core/quote.h"
 #include "core/units.h"
 #include "monitor/engine.h"
 #include "monitor/label.h"
@@ -182,7 +183,11 @@ static int check_report(const struct monitor_cmd *m, struct lat_error *err)
 	if (outputs_check("monitor", &out, 1, m->t.out.db_path, true) != 0)
 		return err_set(err, -EINVAL, "%s", "");     /* outputs_check said why */
 	if ((r = atomic_file_open(m->report, &f)) < 0)
-		return err_set(err, -EINVAL, "option '--report': cannot write '%s': %s", m->report, strerror(-r));
+	{
+		char q[QUOTE_MAX];
+		return err_set(err, -EINVAL, "option '--report': cannot write %s: %s", quote_short(m->report, q),
+			       strerror(-r));
+	}
 	atomic_file_close(&f);          /* not committed: nothing is written */
 	return 0;
 }

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "measure/exitcode.h"
 #include "measure/storecmd.h"
 #include "core/array.h"
 #include "core/nstime.h"
+#include "core/termtext.h"
 #include "report/text.h"
 #include "report/tailtext.h"
 #include "result/json.h"
@@ -70,7 +72,17 @@ static int print_json(const char *text, int64_t id)
 			doc ? "out of memory" : err.msg);
 		return EXIT_ERROR;
 	}
-	puts(out);
+	/* A terminal gets it escaped and still JSON (core/termtext.h); a pipe gets jansson's text. */
+	size_t len = strlen(out);
+	char *safe = NULL;
+	if (isatty(STDOUT_FILENO) && !(safe = term_escape_doc(out, true, &len))) {
+		free(out);
+		tprintf(stderr, "latscope show: out of memory\n");
+		return EXIT_ERROR;
+	}
+	fwrite(safe ? safe : out, 1, len, stdout);
+	putchar('\n');
+	free(safe);
 	free(out);
 	return EXIT_OK;
 }

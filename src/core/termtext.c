@@ -14,7 +14,10 @@ static bool invisible(uint32_t cp)
 	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-size_t term_escape(const char *s, char *buf, size_t size)
+/* How a piece is escaped: a line of text, or a whole document, kept JSON or not. */
+enum style { LINE, DOC, DOC_JSON };
+
+static size_t escape(const char *s, char *buf, size_t size, enum style style)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t need = 0, out = 0;
@@ -24,9 +27,11 @@ size_t term_escape(const char *s, char *buf, size_t size)
 		char esc[8];
 		const char *piece = esc;
 		uint32_t cp = 0;
-		size_t n = *p < 0x20 || *p == 0x7f ? 0 : utf8_decode(p, &cp), len;
+		const bool layout = style != LINE && (*p == '\n' || *p == '\t');
+		size_t n = (*p < 0x20 && !layout) || *p == 0x7f ? 0 : utf8_decode(p, &cp), len;
 		if (n == 0) {
-			len = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", *p);
+			/* In JSON only a string can hold such a byte, and \u00NN keeps it one. */
+			len = (size_t)snprintf(esc, sizeof(esc), style == DOC_JSON ? "\\u%04x" : "\\x%02x", *p);
 			n = 1;
 		} else if (invisible(cp)) {
 			len = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
@@ -47,6 +52,22 @@ size_t term_escape(const char *s, char *buf, size_t size)
 	if (size)
 		buf[out] = '\0';
 	return need;
+}
+
+size_t term_escape(const char *s, char *buf, size_t size)
+{
+	return escape(s, buf, size, LINE);
+}
+
+char *term_escape_doc(const char *text, bool json, size_t *ret_len)
+{
+	const enum style style = json ? DOC_JSON : DOC;
+	size_t need = escape(text, NULL, 0, style) + 1u;
+	char *buf = malloc(need);
+
+	if (buf)
+		*ret_len = escape(text, buf, need, style);
+	return buf;
 }
 
 char *term_escape_dup(const char *s)

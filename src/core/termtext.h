@@ -6,6 +6,7 @@
 #ifndef LATSCOPE_CORE_TERMTEXT_H
 #define LATSCOPE_CORE_TERMTEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -19,5 +20,14 @@ size_t term_escape(const char *s, char *buf, size_t size);
 
 /* The same, malloc'ed (NULL when out of memory). */
 char *term_escape_dup(const char *s);
+
+/*
+ * A whole document (OpenMetrics, a gnuplot script, JSON) about to reach a
+ * terminal, escaped as above but for the newlines and tabs that lay it out;
+ * json: every escape as "\uNNNN", which a JSON string holds as the same
+ * character, so the document stays JSON.  Malloc'ed, its length in *ret_len;
+ * NULL when out of memory.  A file or pipe gets the document as it is.
+ */
+char *term_escape_doc(const char *text, bool json, size_t *ret_len);
 
 #endif

@@ -18,6 +18,7 @@
 #include "measure/storecmd.h"
 #include "measure/storepath.h"
 #include "measure/unstored.h"
+#include "core/quote.h"
 #include "core/units.h"
 #include "probe/runner.h"
 #include "report/text.h"
@@ -406,9 +407,10 @@ static int open_store(const struct measure_extras *x, struct store **ret, struct
 	return err_set(err, r, "the default store: %.440s (use --db PATH or --no-store)", serr.msg);
 }
 
-/* A run the store cannot take is kept in a file instead (measure/unstored.h). */
+/* A run the store cannot take is kept in a file instead (measure/unstored.h),
+ * beside the --json file when there is one on disk. */
 static int store_result(const struct measure_cmd *mc, struct store *st, const char *text, const struct result *res,
-			const struct measure_extras *x, bool quiet, int64_t *ret_id)
+			const struct measure_extras *x, const char *beside, bool quiet, int64_t *ret_id)
 {
 	struct lat_error serr;
 	int64_t id;
@@ -416,7 +418,7 @@ static int store_result(const struct measure_cmd *mc, struct store *st, const ch
 
 	if (r < 0) {
 		tprintf(stderr, "latscope %s: cannot store the run: %s\n", measure_name(mc), serr.msg);
-		return unstored_keep(measure_name(mc), text, res, false, x->json_path, x->db_path);
+		return unstored_keep(measure_name(mc), text, res, false, beside, x->db_path);
 	}
 	if (ret_id)
 		*ret_id = id;
@@ -580,7 +582,8 @@ static int open_outputs(struct measuring *m, const struct opt_result *given)
 	if ((code = outputs_check(name, &json, 1, m->x->db_path, !m->x->no_store)) != 0)
 		return code;
 	if (m->x->json_path && (r = atomic_file_open(m->x->json_path, &m->sink)) < 0) {
-		err_set(&err, 0, "option '--json': cannot write '%s': %s", m->x->json_path, strerror(-r));
+		char q[QUOTE_MAX];
+		err_set(&err, 0, "option '--json': cannot write %s: %s", quote_short(m->x->json_path, q), strerror(-r));
 		return usage_error(m->mc, err.msg);
 	}
 	if ((r = open_store(m->x, &m->st, &err)) < 0) {
@@ -650,7 +653,8 @@ static int measure_probe(struct measuring *m)
 		return -1;
 	}
 	m->mc->describe(m->params, what, sizeof(what));
-	checkpoint_init(&m->ck, name, x->checkpoint_ns, x->json_path, m->st);
+	/* A device, FIFO or pipe takes the result once, at the end: no partial ones. */
+	checkpoint_init(&m->ck, name, x->checkpoint_ns, m->sink.through ? NULL : x->json_path, m->st);
 	const struct loadrun *lr = m->lr;
 	struct live lv = { .windows = !x->quiet && !m->silent && (x->live || isatty(STDOUT_FILENO)),
 			   .verbose = !x->quiet && !m->silent, .silent = m->silent, .header = !x->quiet && !m->silent,
@@ -727,7 +731,8 @@ static int deliver(struct measuring *m, struct measure_outcome *out)
 		if (text && x->json_path)
 			code = write_json(m->mc, &m->sink, text);
 		/* -q keeps the run's id: a CI log needs it to find the run again */
-		if (text && m->st && store_result(m->mc, m->st, text, res, x, m->silent, &stored_id) != EXIT_OK)
+		if (text && m->st && store_result(m->mc, m->st, text, res, x, m->sink.through ? NULL : x->json_path, m->silent,
+					   &stored_id) != EXIT_OK)
 			code = EXIT_ERROR;
 		free(text);
 	}

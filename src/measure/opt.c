@@ -8,6 +8,7 @@
 #include "core/array.h"
 #include "core/cpuset.h"
 #include "core/parse.h"
+#include "core/quote.h"
 #include "core/suggest.h"
 #include "core/units.h"
 #include "probe/params.h"
@@ -30,7 +31,8 @@ static void choices_text(const char *const *choices, char *buf, size_t size)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", choices[i]);
 }
 
-static int set_duration(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
+static int set_duration(const struct opt *o, const char *as, const char *val, const char *q, void *params,
+		            struct lat_error *err)
 {
 	uint64_t ns = 0;
 	char lim[32];
@@ -42,68 +44,71 @@ static int set_duration(const struct opt *o, const char *as, const char *val, vo
 		return 0;
 	}
 	if (r == -EINVAL && val[0] == '-' && val[1] >= '0' && val[1] <= '9')
-		return err_set(err, -EINVAL, "option '%s': '%s': a duration cannot be negative", as, val);
+		return err_set(err, -EINVAL, "option '%s': %s: a duration cannot be negative", as, q);
 	if (r == -EINVAL)
-		return err_set(err, -EINVAL, "option '%s': '%s' is not a duration (a number with an optional unit: ns, us, ms, s, m, h, d)",
-			    as, val);
+		return err_set(err, -EINVAL, "option '%s': %s is not a duration (a number with an optional unit: ns, us, ms, s, m, h, d)",
+			    as, q);
 	if (r == -ERANGE || ns > o->max) {
 		fmt_duration(o->max, lim, sizeof(lim));
-		return err_set(err, -EINVAL, "option '%s': '%s' is above the maximum of %s", as, val, lim);
+		return err_set(err, -EINVAL, "option '%s': %s is above the maximum of %s", as, q, lim);
 	}
 	if (ns < o->min) {
 		fmt_duration(o->min, lim, sizeof(lim));
-		return err_set(err, -EINVAL, "option '%s': '%s' is below the minimum of %s", as, val, lim);
+		return err_set(err, -EINVAL, "option '%s': %s is below the minimum of %s", as, q, lim);
 	}
 	*(uint64_t *)field(params, o) = ns;
 	return 0;
 }
 
-static int set_size(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
+static int set_size(const struct opt *o, const char *as, const char *val, const char *q, void *params,
+		        struct lat_error *err)
 {
 	uint64_t v;
 	char lim[32];
 	int r = parse_size(val, &v);
 
 	if (r == -EINVAL)
-		return err_set(err, -EINVAL, "option '%s': '%s' is not a size (a number with an optional unit: k, M, G, T)", as, val);
+		return err_set(err, -EINVAL, "option '%s': %s is not a size (a number with an optional unit: k, M, G, T)", as, q);
 	if (r == -ERANGE || v > o->max) {
 		fmt_size(o->max, lim, sizeof(lim));
-		return err_set(err, -EINVAL, "option '%s': '%s' is above the maximum of %s", as, val, lim);
+		return err_set(err, -EINVAL, "option '%s': %s is above the maximum of %s", as, q, lim);
 	}
 	if (v < o->min) {
 		fmt_size(o->min, lim, sizeof(lim));
-		return err_set(err, -EINVAL, "option '%s': '%s' is below the minimum of %s", as, val, lim);
+		return err_set(err, -EINVAL, "option '%s': %s is below the minimum of %s", as, q, lim);
 	}
 	*(uint64_t *)field(params, o) = v;
 	return 0;
 }
 
-static int set_uint(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
+static int set_uint(const struct opt *o, const char *as, const char *val, const char *q, void *params,
+		        struct lat_error *err)
 {
 	uint64_t v;
 	int r = parse_u64(val, &v);
 
 	if (r == -EINVAL)
-		return err_set(err, -EINVAL, "option '%s': '%s' is not a whole number", as, val);
+		return err_set(err, -EINVAL, "option '%s': %s is not a whole number", as, q);
 	if (r == -ERANGE || v < o->min || v > o->max)
-		return err_set(err, -EINVAL, "option '%s': '%s' is out of range (%llu to %llu)", as, val,
+		return err_set(err, -EINVAL, "option '%s': %s is out of range (%llu to %llu)", as, q,
 			    (unsigned long long)o->min, (unsigned long long)o->max);
 	*(uint64_t *)field(params, o) = v;
 	return 0;
 }
 
-static int set_label(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
+static int set_label(const struct opt *o, const char *as, const char *val, const char *q, void *params,
+		         struct lat_error *err)
 {
 	struct labels *ls = field(params, o);
 	struct label l;
 	int r = parse_label(val, &l);
 
 	if (r == -E2BIG)
-		return err_set(err, -EINVAL, "option '%s': '%s' is too long (key up to %d, value up to %d characters)", as, val,
+		return err_set(err, -EINVAL, "option '%s': %s is too long (key up to %d, value up to %d characters)", as, q,
 			    LABEL_KEY_MAX - 1, LABEL_VALUE_MAX - 1);
 	if (r < 0)
-		return err_set(err, -EINVAL, "option '%s': '%s' is not KEY=VALUE (KEY: a letter, then letters, digits, '_', '-', '.'; "
-			    "VALUE: non-empty UTF-8 text)", as, val);
+		return err_set(err, -EINVAL, "option '%s': %s is not KEY=VALUE (KEY: a letter, then letters, digits, '_', '-', '.'; "
+			    "VALUE: non-empty UTF-8 text)", as, q);
 	for (unsigned i = 0; i < ls->n; i++)
 		if (strcmp(ls->items[i].key, l.key) == 0)
 			return err_set(err, -EINVAL, "option '%s': label '%s' is given twice", as, l.key);
@@ -113,22 +118,23 @@ static int set_label(const struct opt *o, const char *as, const char *val, void 
 	return 0;
 }
 
-static int set_value(const struct opt *o, const char *as, const char *val, void *params, struct lat_error *err)
+static int set_value(const struct opt *o, const char *as, const char *val, const char *q, void *params,
+		         struct lat_error *err)
 {
 	switch (o->kind) {
 	case OPT_DURATION:
-		return set_duration(o, as, val, params, err);
+		return set_duration(o, as, val, q, params, err);
 	case OPT_SIZE:
-		return set_size(o, as, val, params, err);
+		return set_size(o, as, val, q, params, err);
 	case OPT_UINT:
-		return set_uint(o, as, val, params, err);
+		return set_uint(o, as, val, q, params, err);
 	case OPT_CPUS: {
 		struct cpuset set;
 		int r = cpuset_parse(val, &set);
 		if (r == -ERANGE)
-			return err_set(err, -EINVAL, "option '%s': '%s' names a CPU above %u", as, val, CPUSET_MAX - 1u);
+			return err_set(err, -EINVAL, "option '%s': %s names a CPU above %u", as, q, CPUSET_MAX - 1u);
 		if (r < 0)
-			return err_set(err, -EINVAL, "option '%s': '%s' is not a CPU list (such as 0-3,6)", as, val);
+			return err_set(err, -EINVAL, "option '%s': %s is not a CPU list (such as 0-3,6)", as, q);
 		*(struct cpuset *)field(params, o) = set;
 		return 0;
 	}
@@ -140,9 +146,9 @@ static int set_value(const struct opt *o, const char *as, const char *val, void 
 			}
 		char list[128];
 		choices_text(o->choices, list, sizeof(list));
-		return err_set(err, -EINVAL, "option '%s': '%s' is not one of %s", as, val, list);
+		return err_set(err, -EINVAL, "option '%s': %s is not one of %s", as, q, list);
 	case OPT_LABEL:
-		return set_label(o, as, val, params, err);
+		return set_label(o, as, val, q, params, err);
 	case OPT_STRING:
 		if (!*val)
 			return err_set(err, -EINVAL, "option '%s': the value is empty", as);
@@ -227,7 +233,8 @@ static int apply(const struct opt *opts, const struct opt *o, const char *as, co
 		*(bool *)field(params, o) = true;
 		return o->kind == OPT_HELP;
 	}
-	return set_value(o, as, val, params, err);
+	char q[QUOTE_MAX];
+	return set_value(o, as, val, quote_short(val, q), params, err);
 }
 
 int opt_set_at(const struct opt *opts, size_t nopts, size_t row, const char *as, const char *val, void *params,
@@ -313,8 +320,9 @@ int opt_parse(const struct opt *opts, size_t nopts, int argc, char **argv, void 
 		const char *arg = argv[i];
 		int r;
 		if (only_pos || arg[0] != '-' || arg[1] == '\0') {
+			char q[QUOTE_MAX];
 			if (res.npos >= ARRAY_SIZE(res.pos))
-				return err_set(err, -EINVAL, "too many arguments at '%s'", arg);
+				return err_set(err, -EINVAL, "too many arguments at %s", quote_short(arg, q));
 			res.pos[res.npos++] = arg;
 			continue;
 		}

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -144,6 +146,91 @@ static int open_unnamed(int dirfd)
 	return fd;
 }
 
+/* Standard output or error, when path is a link to the file it is open on; else -1. */
+static int std_fd_behind(const char *path, const struct stat *st)
+{
+	struct stat link, s;
+
+	if (lstat(path, &link) < 0 || !S_ISLNK(link.st_mode))
+		return -1;
+	for (int fd = 1; fd <= 2; fd++)
+		if (fstat(fd, &s) == 0 && s.st_dev == st->st_dev && s.st_ino == st->st_ino)
+			return fd;
+	return -1;
+}
+
+/* A socket's file, connected to: stream or datagram, whichever it is. */
+static int connect_socket(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	const int types[] = { SOCK_STREAM, SOCK_DGRAM };
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(a.sun_path, path, strlen(path) + 1u);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		int fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (const struct sockaddr *)&a, sizeof(a)) == 0)
+			return fd;
+		int e = errno;
+		close(fd);
+		if (e != EPROTOTYPE)
+			return -e;
+	}
+	return -EPROTOTYPE;
+}
+
+/* The descriptor a file written in place is written through. */
+static int open_through(const char *path)
+{
+	struct stat st;
+	int fd = strcmp(path, "-") == 0 ? 1 : -1;
+
+	if (fd < 0 && stat(path, &st) < 0)
+		return -errno;
+	if (fd < 0)
+		fd = std_fd_behind(path, &st);
+	if (fd >= 0)
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	else if (S_ISSOCK(st.st_mode))
+		return connect_socket(path);
+	else
+		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Written in place (see the header): "-", a device, FIFO or socket, or standard output behind a link. */
+static bool written_in_place(const char *path, const struct stat *st, bool exists)
+{
+	if (strcmp(path, "-") == 0)
+		return true;
+	if (!exists || S_ISDIR(st->st_mode))
+		return false;
+	return !S_ISREG(st->st_mode) || std_fd_behind(path, st) >= 0;
+}
+
+static int open_in_place(const char *path, bool fifo, struct atomic_file *ret)
+{
+	struct atomic_file f = { .fd = -1, .dirfd = -1, .through = true };
+
+	if (!(f.path = strdup(path)))
+		return -ENOMEM;
+	/* Proved writable now, as a file to replace is; a FIFO only when its reader is there. */
+	if (fifo && access(path, W_OK) < 0) {
+		free(f.path);
+		return -errno;
+	}
+	if (!fifo && (f.fd = open_through(path)) < 0) {
+		int r = f.fd;
+		free(f.path);
+		return r;
+	}
+	*ret = f;
+	return 0;
+}
+
 static int open_in_dir(const char *path, bool named, struct atomic_file *ret)
 {
 	struct stat st;
@@ -155,9 +242,15 @@ static int open_in_dir(const char *path, bool named, struct atomic_file *ret)
 		r = -ENOENT;
 		goto fail;
 	}
-	if ((stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || path[strlen(path) - 1] == '/') {
+	const bool exists = stat(path, &st) == 0;
+	if ((exists && S_ISDIR(st.st_mode)) || path[strlen(path) - 1] == '/') {
 		r = -EISDIR;
 		goto fail;
+	}
+	if (written_in_place(path, &st, exists)) {
+		free(dcopy);
+		free(bcopy);
+		return open_in_place(path, exists && S_ISFIFO(st.st_mode), ret);
 	}
 	if (!dcopy || !bcopy || !(f.path = strdup(path)) || !(f.name = strdup(basename(bcopy))))
 		goto fail;
@@ -218,9 +311,48 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+bool atomic_file_is_terminal(const struct atomic_file *f)
+{
+	return f->through && f->fd >= 0 && isatty(f->fd);
+}
+
+/* A file written in place, open (a FIFO's first write opens it) and after what stdio holds. */
+static int through_ready(struct atomic_file *f)
+{
+	if (f->fd < 0 && (f->fd = open_through(f->path)) < 0) {
+		int r = f->fd;
+		f->fd = -1;
+		return r;
+	}
+	/* Standard output may be the same file: what was printed to it comes first. */
+	fflush(NULL);
+	return 0;
+}
+
 int atomic_file_write(struct atomic_file *f, const void *data, size_t len)
 {
+	int r;
+
+	if (f->through && (r = through_ready(f)) < 0)
+		return r;
 	return f->fd < 0 ? -EBADF : write_all(f->fd, data, len);
+}
+
+/* The end of a file written in place: what the device or reader says of the data. */
+static int commit_in_place(struct atomic_file *f, bool replace)
+{
+	int r;
+
+	if (!replace)
+		return -EEXIST;
+	if ((r = through_ready(f)) < 0)
+		return r;
+	/* Only a disk's data is made durable: a terminal, pipe or socket has no fsync. */
+	r = fsync(f->fd) < 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP ? -errno : 0;
+	if (close(f->fd) < 0 && r == 0)
+		r = -errno;
+	f->fd = -1;
+	return r;
 }
 
 /* The file being replaced lends its permission bits and owner (set-id bits
@@ -282,6 +414,8 @@ static int commit(struct atomic_file *f, bool replace)
 {
 	int r;
 
+	if (f->through)
+		return commit_in_place(f, replace);
 	if (f->fd < 0)
 		return -EBADF;
 	if ((replace && (r = keep_mode(f)) < 0) || (r = fsync(f->fd) < 0 ? -errno : 0) < 0)
@@ -312,7 +446,7 @@ void atomic_file_close(struct atomic_file *f)
 	/* Only an opened one has a path; a zeroed one's fd 0 is not ours. */
 	if (!f->path)
 		return;
-	if (f->tmp)
+	if (f->tmp && f->dirfd >= 0)
 		unlinkat(f->dirfd, f->tmp, 0);
 	if (f->fd >= 0)
 		close(f->fd);

@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -206,6 +207,24 @@ def load(path, part=None):
     """A JSON file latscope wrote (a result unless part names another $defs entry), checked."""
     with open(path) as f:
         return parse(f.read(), part, path)
+
+
+def read_terminal(fd, until=None, timeout=30):
+    """What a terminal's master fd gives: until the text until came, or all of it, to the end
+    (or what came in timeout seconds)."""
+    got, deadline = b"", time.monotonic() + timeout
+    while until is None or until.encode() not in got:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:                 # EIO: every slave end is closed
+            break
+        if not chunk:
+            break
+        got += chunk
+    return got.decode(errors="replace")
 
 
 class TempDirCase(unittest.TestCase):

@@ -162,6 +162,17 @@ class CommandLine(TempDirCase):
         self.assert_usage_error(["timer", "--label", "novalue"], "not KEY=VALUE")
         self.assert_usage_error(["timer", "--label", "a=1", "--label", "a=2"], "given twice")
 
+    def test_a_long_value_is_shortened_in_the_middle_and_the_reason_kept(self):
+        """A message quotes a long value by its two ends and its length, so its reason and closing quote
+        still fit: once, 600 characters of --label cut it after the value."""
+        cases = [(["timer", "--label", "k=" + "y" * 600], "'k=yyy", "' (602 bytes) is too long"),
+                 (["timer", "-i", "9" * 600], "'999", "' (600 bytes) is above the maximum"),
+                 (["timer", "--json", self.path("d/" * 300 + "r.json")], "/d/d/", ": No such file or directory")]
+        for args, start, end in cases:
+            with self.subTest(args=args[:2]):
+                line = self.assert_usage_error(args, start, "\u2026", end)
+                self.assertLess(len(line), 400, line)
+
     def test_no_json_file_is_left_behind_by_a_usage_error(self):
         target = self.path("r.json")
         self.assert_usage_error(["timer", "--json", target, "-i", "0"], "'-i'")

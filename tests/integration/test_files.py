@@ -105,6 +105,23 @@ class FilesCase(TempDirCase):
         self.assertEqual(shown, load(kept))
         return rid
 
+    def make_two_runs(self):
+        for _ in range(2):
+            p = self.quick()
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+    def outputs(self):
+        """Every command that writes a result file, and the file it writes."""
+        o = self.path
+        return [(("timer", "-a", str(CPU), "-l", "20", "-q", "--no-store", "--json", o("timer.json")), o("timer.json")),
+                (("cyclictest", "-l20", "-q", "-h", "10", "--histfile=" + o("hist.txt"), "--json=" + o("cyc.json"),
+                  "--no-store"), o("hist.txt")),
+                (("cyclictest", "-l20", "-q", "--json=" + o("cyc.json"), "--no-store"), o("cyc.json")),
+                (("merge", "1", "2", "-q", "--no-store", "--json", o("merged.json")), o("merged.json")),
+                (("report", "1", "2", "-o", o("report.html")), o("report.html")),
+                (("export", "1", "-o", o("metrics.prom")), o("metrics.prom")),
+                (("compare", "1", "2", "--junit", o("junit.xml")), o("junit.xml"))]
+
 
 class StorePath(FilesCase):
     def test_a_db_path_that_is_a_symbolic_link_is_refused_and_its_target_is_not_created(self):
@@ -186,23 +203,6 @@ class StorePath(FilesCase):
 
 
 class ResultFiles(FilesCase):
-    def make_two_runs(self):
-        for _ in range(2):
-            p = self.quick()
-            self.assertEqual(p.returncode, 0, p.stderr)
-
-    def outputs(self):
-        """Every command that writes a result file, and the file it writes."""
-        o = self.path
-        return [(("timer", "-a", str(CPU), "-l", "20", "-q", "--no-store", "--json", o("timer.json")), o("timer.json")),
-                (("cyclictest", "-l20", "-q", "-h", "10", "--histfile=" + o("hist.txt"), "--json=" + o("cyc.json"),
-                  "--no-store"), o("hist.txt")),
-                (("cyclictest", "-l20", "-q", "--json=" + o("cyc.json"), "--no-store"), o("cyc.json")),
-                (("merge", "1", "2", "-q", "--no-store", "--json", o("merged.json")), o("merged.json")),
-                (("report", "1", "2", "-o", o("report.html")), o("report.html")),
-                (("export", "1", "-o", o("metrics.prom")), o("metrics.prom")),
-                (("compare", "1", "2", "--junit", o("junit.xml")), o("junit.xml"))]
-
     def test_new_result_files_are_readable_only_by_their_owner(self):
         self.make_two_runs()
         for args, out in self.outputs():
@@ -245,6 +245,100 @@ class ResultFiles(FilesCase):
         self.assertTrue(stat.S_ISREG(os.lstat(out).st_mode))
         self.assertEqual(mode(out), 0o600, "the link's target lends no mode")
         load(out)
+
+
+class DeviceOutputs(FilesCase):
+    """Only a regular file is replaced: a device, a FIFO, a link to one or standard output is written in
+    place, as a shell's redirection would.  The devices are copies made with mknod in the private directory,
+    and /dev/stdout is stood for by a link to /proc/self/fd/1 there: a failing test leaves the machine as it was."""
+
+    def node(self, name, like, directory=None):
+        """A character device like the one at like (/dev/null, /dev/full), readable and writable by all."""
+        path = os.path.join(directory or self.tmp, name)
+        os.mknod(path, stat.S_IFCHR | 0o666, os.stat(like).st_rdev)
+        os.chmod(path, 0o666)
+        return path
+
+    def assert_char_device(self, path, what):
+        self.assertTrue(stat.S_ISCHR(os.lstat(path).st_mode), f"{what}: {path} is no longer a device")
+
+    @needs(root=True)
+    def test_every_output_writes_through_a_device_and_leaves_it_a_device(self):
+        self.make_two_runs()
+        null = self.node("null", "/dev/null")
+        link = self.path("null-link")
+        os.symlink(null, link)
+        for target in (null, link):
+            for args, out in self.outputs():
+                args = [a.replace(out, target) for a in args]
+                p = self.lat(*args)
+                self.assertEqual(p.returncode, 0, f"{args}: {p.stderr}")
+                self.assert_char_device(null, args)
+            self.assertTrue(os.path.islink(link), "the link is followed, not replaced")
+
+    @needs(root=True)
+    def test_a_full_device_fails_the_command_with_one_line_naming_it(self):
+        self.make_two_runs()
+        full = self.node("full", "/dev/full")
+        for args in (("export", "1", "-o", full),
+                     ("timer", "-a", str(CPU), "-l", "20", "-q", "--no-store", "--json", full)):
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 1, f"{args}: {p.stderr}")
+            said = [l for l in p.stderr.splitlines() if "cannot write" in l]
+            self.assertEqual(said, [f"latscope {args[0]}: cannot write '{full}': No space left on device"], p.stderr)
+            self.assert_char_device(full, args)
+
+    def test_a_fifo_gets_the_output_and_stays_a_fifo(self):
+        self.make_two_runs()
+        fifo = self.path("fifo")
+        os.mkfifo(fifo, 0o600)
+        for args, check in ((("export", "1", "-o", fifo), lambda text: self.assertIn("# TYPE latscope_", text)),
+                            (("timer", "-a", str(CPU), "-l", "20", "-q", "--no-store", "--json", fifo), parse)):
+            reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE, text=True)
+            try:
+                p = self.lat(*args, timeout=60)
+                self.assertEqual(p.returncode, 0, f"{args}: {p.stderr}")
+                self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), f"{args}: the FIFO was replaced")
+                text, _ = reader.communicate(timeout=10)
+                check(text)
+            finally:
+                if reader.poll() is None:   # a FIFO replaced under it: its reader waits for no writer
+                    reader.kill()
+                    reader.wait()
+
+    def test_a_dash_or_a_link_to_standard_output_writes_to_standard_output(self):
+        self.make_two_runs()
+        link = self.path("stdout")
+        os.symlink("/proc/self/fd/1", link)
+        for target in ("-", link):
+            p = self.lat("export", "1", "-o", target, cwd=self.tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("# TYPE latscope_", p.stdout, target)
+            self.assertFalse(os.path.exists(self.path("-")), "'-' is standard output, not a file")
+            self.assertTrue(os.path.islink(link), "the link is followed, not replaced")
+        out = self.path("out.prom")
+        with open(out, "w") as f:       # standard output a file: written through it, the link kept
+            p = subprocess.run([LATSCOPE, "export", "1", "-o", link, "--db", self.db], stdout=f,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("# TYPE latscope_", open(out).read())
+        self.assertTrue(os.path.islink(link))
+
+    def test_a_directory_as_an_output_is_refused_with_one_line(self):
+        self.make_two_runs()
+        p = self.lat("export", "1", "-o", self.tmp)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("Is a directory", p.stderr.splitlines()[0])
+
+    @needs(**AS_NOBODY)
+    def test_nobody_writes_through_a_device_in_a_directory_only_root_may_write(self):
+        """nobody may write /dev/null but not create in /dev: a device is written, not replaced."""
+        d = self.path("dev")
+        os.mkdir(d, 0o755)
+        null = self.node("null", "/dev/null", d)
+        p = self.as_nobody("timer", "-a", str(CPU), "-l", "20", "-q", "--no-store", "--json", null)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assert_char_device(null, "as nobody")
 
 
 class Locked(FilesCase):

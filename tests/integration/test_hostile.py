@@ -1,17 +1,35 @@
 """Text from an imported run reaches the terminal as harmless text: no escape sequence acts, no line is forged."""
 import json
 import os
+import pty
 import re
 import subprocess
+import tty
 import unittest
 
-from harness import TempDirCase, load, main, online_cpus, run
+from harness import LATSCOPE, TempDirCase, load, main, online_cpus, read_terminal, run
 
 CPU = online_cpus()[-1]
 ESC = "\x1b]0;owned\x07\x1b[2J"
 FORGED = "\n    99  2026-01-01 00:00:00  timer  forged"
 # What a terminal acts on: C0 controls but newline, DEL, and C1 controls (U+0080-U+009F).
 RAW_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f\u0080-\u009f\u202a-\u202e\u2066-\u2069]")
+# The same but tab, which lays out a document and acts on no terminal.
+RAW_IN_DOCUMENT = re.compile("[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u202a-\u202e\u2066-\u2069]")
+
+
+def on_terminal(*args):
+    """latscope with its standard output on a terminal (a pty, raw: no CR added): the exit status, what
+    the terminal got, and the standard error."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    proc = subprocess.Popen([LATSCOPE, *args], stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    got = read_terminal(master, timeout=60)
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    os.close(master)
+    return proc.returncode, got, err.decode("utf-8", "replace")
 
 
 class HostileText(TempDirCase):
@@ -97,6 +115,39 @@ class HostileText(TempDirCase):
             self.assertNotEqual(p.returncode, 0)
             self.assert_harmless(p)
             self.assertEqual(len(p.stderr.splitlines()), 2, p.stderr)     # the reason, then the hint
+
+    def test_every_export_format_and_show_json_reach_a_terminal_escaped(self):
+        self.import_all()
+        cases = [("export", "1", "--format", fmt) for fmt in ("openmetrics", "json", "gnuplot")]
+        cases += [("export", "2", "--format", fmt) for fmt in ("openmetrics", "json", "gnuplot")]
+        cases += [("show", rid, "--json") for rid in ("1", "2")]
+        for args in cases:
+            with self.subTest(args=args):
+                rc, text, err = on_terminal(*args, "--db", self.path("runs.db"))
+                self.assertEqual(rc, 0, err)
+                m = RAW_IN_DOCUMENT.search(text)
+                self.assertIsNone(m, f"the terminal got a raw {m and repr(m.group())}")
+                if args[0] == "show" or "json" in args:
+                    json.loads(text)        # escaped, and still JSON
+        rc, text, _ = on_terminal("show", "2", "--json", "--db", self.path("runs.db"))
+        self.assertIn("\\u202eevil", text)
+        self.assertEqual(json.loads(text)["notes"][1], "\u009b31mred\u202eevil", "the same text, escaped")
+        rc, text, _ = on_terminal("export", "1", "--db", self.path("runs.db"))
+        self.assertIn('host="x\\x1b]0;owned', text)
+
+    def test_files_and_pipes_get_each_formats_own_text(self):
+        """OpenMetrics escapes only backslash, quote and newline in a label value; JSON every C0 control
+        as \\u00NN (jansson), the rest of Unicode as it is.  A terminal is the reader that needs more."""
+        self.import_all()
+        p = self.lat("export", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('host="x\x1b]0;owned\x07\x1b[2J\\n', p.stdout)
+        for args in (("export", "2", "--format", "json"), ("show", "2", "--json")):
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIsNone(re.search("[\x00-\x09\x0b-\x1f]", p.stdout), "JSON escapes every C0 control")
+            self.assertIn("\\u001b]0;owned", p.stdout.lower())
+            self.assertIn("\u202eevil", p.stdout)
 
     def test_markdown_keeps_a_pipe_in_a_label_inside_its_cell(self):
         def label(doc):

@@ -3,35 +3,17 @@
 import os
 import pty
 import re
-import select
 import signal
 import subprocess
 import time
 
-from harness import LATSCOPE, TempDirCase, is_root, lacking, main, run
+from harness import LATSCOPE, TempDirCase, is_root, lacking, main, read_terminal, run
 
 
 def suite_label(stdout):
     m = re.search(r"with the label (suite=\d{8}T\d{6}Z)", stdout)
     return m.group(1) if m else None
 
-
-def read_terminal(fd, until=None, timeout=30):
-    """What a terminal's master fd gives: until the text until came, or all of it, to the end
-    (or what came in timeout seconds)."""
-    got, deadline = b"", time.monotonic() + timeout
-    while until is None or until.encode() not in got:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            break
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:                 # EIO: every slave end is closed
-            break
-        if not chunk:
-            break
-        got += chunk
-    return got.decode(errors="replace")
 
 
 class Suite(TempDirCase):

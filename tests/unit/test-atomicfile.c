@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -315,6 +316,96 @@ static void test_a_directory_or_a_name_ending_in_a_slash_is_refused(void **state
 	assert_int_equal(f.fd, -1);
 }
 
+/* A reader of path that is there before the writer: the writer's open does not wait. */
+static int fifo_reader(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void test_a_fifo_or_a_link_to_one_is_written_in_place_and_stays_a_fifo(void **state)
+{
+	(void)state;
+	struct stat st;
+	char buf[64];
+
+	assert_int_equal(mkfifo(in_tmpdir("fifo"), 0600), 0);
+	assert_int_equal(symlink(in_tmpdir("fifo"), in_tmpdir("fifo-link")), 0);
+	for (size_t i = 0; i < 2; i++) {
+		const char *name = i ? "fifo-link" : "fifo";
+		int rd = fifo_reader(in_tmpdir("fifo"));
+		put(openers[i], in_tmpdir(name), "through\n");
+		ssize_t n = read(rd, buf, sizeof(buf) - 1u);
+		assert_int_equal(n, 8);
+		buf[n] = '\0';
+		assert_string_equal(buf, "through\n");
+		close(rd);
+		assert_int_equal(lstat(in_tmpdir("fifo"), &st), 0);
+		assert_true(S_ISFIFO(st.st_mode));
+		assert_int_equal(lstat(in_tmpdir("fifo-link"), &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+	}
+	/* Nothing is ever new there: commit_new says so. */
+	struct atomic_file f = { .fd = -1 };
+	int rd = fifo_reader(in_tmpdir("fifo"));
+	assert_int_equal(atomic_file_open(in_tmpdir("fifo"), &f), 0);
+	assert_int_equal(atomic_file_commit_new(&f), -EEXIST);
+	atomic_file_close(&f);
+	close(rd);
+	unlink(in_tmpdir("fifo-link"));
+	unlink(in_tmpdir("fifo"));
+}
+
+static void test_a_device_is_written_in_place_and_its_write_error_returned(void **state)
+{
+	(void)state;
+	struct atomic_file f = { .fd = -1 };
+	struct stat st;
+
+	/* Copies of /dev/null and /dev/full here: the real ones are never a test's to risk. */
+	if (mknod(in_tmpdir("null"), S_IFCHR | 0666, makedev(1, 3)) < 0 ||
+	    mknod(in_tmpdir("full"), S_IFCHR | 0666, makedev(1, 7)) < 0) {
+		skip();         /* not root */
+	}
+	put(atomic_file_open, in_tmpdir("null"), "gone\n");
+	assert_int_equal(atomic_file_open(in_tmpdir("full"), &f), 0);
+	assert_false(atomic_file_is_terminal(&f));
+	assert_int_equal(atomic_file_write(&f, "x", 1), -ENOSPC);
+	atomic_file_close(&f);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(lstat(in_tmpdir(i ? "full" : "null"), &st), 0);
+		assert_true(S_ISCHR(st.st_mode));
+	}
+	unlink(in_tmpdir("null"));
+	unlink(in_tmpdir("full"));
+}
+
+static void test_a_dash_is_standard_output(void **state)
+{
+	(void)state;
+	struct atomic_file f = { .fd = -1 };
+	int pipefd[2], saved = dup(STDOUT_FILENO);
+	char buf[16] = "";
+
+	assert_true(saved >= 0);
+	fflush(stdout);         /* what cmocka printed goes where it belongs, not into the pipe */
+	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(dup2(pipefd[1], STDOUT_FILENO), STDOUT_FILENO);
+	close(pipefd[1]);
+	int r = atomic_file_open("-", &f);
+	if (r == 0 && (r = atomic_file_write(&f, "out\n", 4)) == 0)
+		r = atomic_file_commit(&f);
+	atomic_file_close(&f);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	assert_int_equal(r, 0);
+	assert_int_equal(read(pipefd[0], buf, sizeof(buf) - 1u), 4);
+	assert_string_equal(buf, "out\n");
+	close(pipefd[0]);
+	assert_int_equal(access("-", F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +419,9 @@ int main(void)
 		cmocka_unit_test(test_commit_new_leaves_an_existing_file_alone),
 		cmocka_unit_test(test_closing_without_commit_leaves_nothing_and_an_unopened_file_closes_harmlessly),
 		cmocka_unit_test(test_a_directory_or_a_name_ending_in_a_slash_is_refused),
+		cmocka_unit_test(test_a_fifo_or_a_link_to_one_is_written_in_place_and_stays_a_fifo),
+		cmocka_unit_test(test_a_device_is_written_in_place_and_its_write_error_returned),
+		cmocka_unit_test(test_a_dash_is_standard_output),
 	};
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

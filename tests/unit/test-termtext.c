@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "core/termtext.h"
 #include "report/tprint.h"
@@ -79,6 +80,39 @@ static void test_tprintf_passes_every_other_conversion_through(void **state)
 	assert_string_equal(buf, "1   |3.14");
 }
 
+static void test_a_document_keeps_its_layout_and_escapes_the_rest(void **state)
+{
+	(void)state;
+	size_t len;
+	char *doc = term_escape_doc("a{host=\"x\x1b[2J\"}\t1\n\xe2\x80\xae" "b\x7f\n", false, &len);
+
+	assert_non_null(doc);
+	assert_string_equal(doc, "a{host=\"x\\x1b[2J\"}\t1\n\\u202eb\\x7f\n");
+	assert_int_equal(len, strlen(doc));
+	free(doc);
+}
+
+static void test_a_json_document_is_escaped_as_json_and_reads_back_the_same(void **state)
+{
+	(void)state;
+	const char *text = "note \xc2\x9b" "31m \xe2\x80\xae evil \x7f";
+	json_t *in = json_pack("{s:s}", "note", text), *back;
+	char *dumped = json_dumps(in, JSON_INDENT(1)), *doc;
+	size_t len;
+
+	assert_non_null(dumped);
+	doc = term_escape_doc(dumped, true, &len);
+	assert_non_null(doc);
+	assert_non_null(strstr(doc, "\\u009b31m \\u202e evil \\u007f"));
+	back = json_loads(doc, 0, NULL);
+	assert_non_null(back);
+	assert_string_equal(json_string_value(json_object_get(back, "note")), text);
+	json_decref(back);
+	json_decref(in);
+	free(dumped);
+	free(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -88,6 +122,8 @@ int main(void)
 		cmocka_unit_test(test_a_small_buffer_is_cut_between_pieces_and_the_full_length_returned),
 		cmocka_unit_test(test_tprintf_escapes_string_arguments_and_keeps_the_format),
 		cmocka_unit_test(test_tprintf_passes_every_other_conversion_through),
+		cmocka_unit_test(test_a_document_keeps_its_layout_and_escapes_the_rest),
+		cmocka_unit_test(test_a_json_document_is_escaped_as_json_and_reads_back_the_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
