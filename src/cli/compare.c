@@ -41,6 +41,7 @@ struct compare_cmd {
 	const char *cpu;
 	const char *metric;
 	const char *db;
+	bool db_trust;
 	bool help;
 };
 

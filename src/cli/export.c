@@ -57,6 +57,7 @@ struct export_cmd {
 	const char *format;
 	const char *output;
 	const char *db;
+	bool db_trust;
 	bool help;
 };
 

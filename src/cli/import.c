@@ -17,6 +17,7 @@
 
 struct import_cmd {
 	const char *db;
+	bool db_trust;
 	bool help;
 };
 
@@ -153,7 +154,7 @@ int cmd_import(int argc, char **argv)
 			code = EXIT_USAGE;
 	if (code == EXIT_USAGE)
 		fprintf(stderr, "Try 'latscope import --help'.\n");    /* once, after each file's reason */
-	if (code == EXIT_OK && (code = storecmd_open("import", c.db, STORE_CREATE | STORE_MKDIR, &st)) == EXIT_OK) {
+	if (code == EXIT_OK && (code = storecmd_open("import", c.db, STORE_CREATE | STORE_MKDIR | (c.db_trust ? STORE_TRUST : 0u), &st)) == EXIT_OK) {
 		struct lat_error serr;
 		int64_t *ids = calloc(given.npos, sizeof(*ids));
 		bool *dup = calloc(given.npos, sizeof(*dup));

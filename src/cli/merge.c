@@ -21,6 +21,7 @@ struct merge_cmd {
 	bool no_store;
 	bool quiet;
 	const char *db;
+	bool db_trust;
 	bool help;
 };
 
@@ -109,7 +110,7 @@ int cmd_merge(int argc, char **argv)
 		free(ids);
 		return storecmd_usage("merge", msg.msg);
 	}
-	if ((code = storecmd_open("merge", c.db, c.no_store ? STORE_READONLY : 0, &st)) != EXIT_OK)
+	if ((code = storecmd_open("merge", c.db, c.no_store ? STORE_READONLY : c.db_trust ? STORE_TRUST : 0u, &st)) != EXIT_OK)
 		goto out;
 	if ((code = storecmd_load("merge", st, ids, n, &in)) != EXIT_OK) {
 		in = NULL;

@@ -57,7 +57,7 @@ struct monitor_cmd {
 static const enum timer_opt from_timer[] = {
 	TIMER_OPT_CPUS, TIMER_OPT_INTERVAL, TIMER_OPT_PRIORITY, TIMER_OPT_POLICY, TIMER_OPT_MODE,
 	TIMER_OPT_TIMER_SLACK, TIMER_OPT_THRESHOLD, TIMER_OPT_WINDOW, TIMER_OPT_LABEL, TIMER_OPT_DB,
-	TIMER_OPT_NO_STORE, TIMER_OPT_CHECKPOINT, TIMER_OPT_QUIET, TIMER_OPT_LIVE, TIMER_OPT_NO_PM_QOS,
+	TIMER_OPT_DB_TRUST, TIMER_OPT_NO_STORE, TIMER_OPT_CHECKPOINT, TIMER_OPT_QUIET, TIMER_OPT_LIVE, TIMER_OPT_NO_PM_QOS,
 	TIMER_OPT_NO_CONTEXT, TIMER_OPT_STRICT, TIMER_OPT_HOST, TIMER_OPT_HOST_SECRET,
 };
 
@@ -271,7 +271,8 @@ static int monitor(struct monitor_cmd *m, struct monitor_phases *mp, const struc
 	nid.probe = noise_command.ops->name;
 	nid.threshold_ns = nc ? nc->run.threshold_ns : 0;
 	const struct mon_config c = {
-		.id = id, .store = store[0] ? store : NULL, .listen = m->listen, .web = web, .cpus = &m->t.run.cpus,
+		.id = id, .store = store[0] ? store : NULL, .store_trust = m->t.out.db_trust, .listen = m->listen, .web = web,
+		.cpus = &m->t.run.cpus,
 		.noise_cpus = nc ? &nc->run.cpus : NULL, .period_id = &tid, .noise_id = nc ? &nid : NULL,
 		.rotate_ns = m->rotate_ns, .noise_every_ns = m->noise_every_ns, .noise_for_ns = m->noise_for_ns,
 		.keep = m->keep ? keep : NULL, .keep_text = m->keep, .report = m->report,

@@ -60,6 +60,7 @@ int monitor_noise_phase(struct monitor_phase *ph, struct noise_cmd *nc, const st
 	nc->run.duration_ns = for_ns;
 	nc->run.period_signal = true;
 	nc->out.db_path = out->db_path;
+	nc->out.db_trust = out->db_trust;
 	nc->out.no_store = out->no_store;
 	nc->out.labels = out->labels;
 	nc->out.quiet = out->quiet;

@@ -22,6 +22,7 @@ struct report_cmd {
 	const char *monitor;
 	const char *output;
 	const char *db;
+	bool db_trust;
 	bool help;
 };
 

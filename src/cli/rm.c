@@ -11,6 +11,7 @@
 
 struct rm_cmd {
 	const char *db;
+	bool db_trust;
 	bool help;
 };
 
@@ -53,7 +54,7 @@ int cmd_rm(int argc, char **argv)
 		return storecmd_exit(code);
 	if (storecmd_parse_ids(given.pos, given.npos, &ids, &n, &err) < 0)
 		return storecmd_usage("rm", err.msg);
-	if ((code = storecmd_open("rm", c.db, 0, &st)) == EXIT_OK) {
+	if ((code = storecmd_open("rm", c.db, c.db_trust ? STORE_TRUST : 0u, &st)) == EXIT_OK) {
 		int r = store_rm(st, ids, n, &serr);
 		if (r < 0) {
 			if (r == -ENOENT) {

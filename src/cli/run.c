@@ -35,6 +35,7 @@ struct run_cmd {
 	const char *host, *host_secret;
 	const char *until;
 	const char *db;
+	bool db_trust;
 	bool no_store;
 	uint64_t checkpoint_ns;
 	bool checkpoint_given;          /* else each probe's default (measure/checkpoint.h) */
@@ -66,6 +67,7 @@ static const struct opt run_opts[] = {
 		  "its share of -D is the most it runs" },
 	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH", .values = OPT_VALUES_FILE,
 	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
+	{ "db-trust", 0, OPT_FLAG, offsetof(struct run_cmd, db_trust), .help = DB_TRUST_HELP },
 	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
 	CHECKPOINT_OPT(offsetof(struct run_cmd, checkpoint_ns),
 		       "store each probe's result so far every DUR while it measures (see latscope timer --help)"),
@@ -180,6 +182,7 @@ static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t 
 	}
 	x->no_store = c->no_store;
 	x->db_path = c->db;
+	x->db_trust = c->db_trust;
 	if (c->checkpoint_given) {
 		x->checkpoint_ns = c->checkpoint_ns;
 		opt_mark(mc->opts, mc->nopts, given, "checkpoint");

@@ -22,6 +22,7 @@ struct runs_cmd {
 	bool partial;
 	bool ids;
 	const char *db;
+	bool db_trust;
 	bool help;
 };
 

@@ -22,6 +22,7 @@ struct show_cmd {
 	bool tail;
 	uint64_t above_ns;
 	const char *db;
+	bool db_trust;
 	bool help;
 };
 

@@ -32,6 +32,7 @@
 
 struct tune_cmd {
 	const char *cpus, *probe, *only, *skip, *write_config, *db;
+	bool db_trust;
 	uint64_t trial_ns, rounds;
 	bool apply, no_store, quiet, help;
 };
@@ -209,6 +210,7 @@ static int set_params(const struct tune_cmd *c, const struct measure_cmd *mc,
 	x->quiet = true;
 	x->no_store = c->no_store;
 	x->db_path = c->db;
+	x->db_trust = c->db_trust;
 	/* The fixes the runner holds itself: A is without them, B with them. */
 	if (t->fix->kind == TUNE_PMQOS) {
 		rp->no_pm_qos = !b;

@@ -102,6 +102,7 @@ static const struct front_opt cyc_opts[] = {
 	FLAG("smp", 'S', smp, 0),
 	FRONT_JSON_ROW,
 	FRONT_DB_ROW,
+	FRONT_DB_TRUST_ROW,
 	FRONT_NO_STORE_ROW,
 	FRONT_LABEL_ROW,
 	/* the timer's own row reads it: the same range and the same message */
@@ -179,6 +180,7 @@ static void usage_help(void)
 	       "      --json=FILE          write cyclictest's JSON result to FILE\n"
 	       "latscope's own:\n"
 	       "      --db=PATH            store the run here (default: as latscope timer)\n"
+	       "      --db-trust           store it even in a store another user owns or may write\n"
 	       "      --no-store           do not store the run\n"
 	       "      --label=KEY=VALUE    tag the stored run; repeatable\n"
 	       "      --checkpoint=DUR     store the run so far every DUR, marked partial (see latscope timer --help)\n"

@@ -132,6 +132,7 @@ static int apply(struct front_run *fr, const struct front_opt *o, const char *as
 	case FRONT_REFUSE:
 		return front_refuse(fe, "option '%s'%s%s", as, fe->refused, o->why);
 	case FRONT_DB: x->db_path = arg; break;
+	case FRONT_DB_TRUST: x->db_trust = true; break;
 	case FRONT_NO_STORE: x->no_store = true; break;
 	case FRONT_JSON: fr->json = arg; break;
 	case FRONT_VERBOSE: fr->verbose = true; break;

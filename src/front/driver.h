@@ -34,7 +34,7 @@ enum front_kind {
 	FRONT_IGNORE,           /* accepted; changes nothing (the help says why) */
 	FRONT_REFUSE,           /* refused: "option 'X'", the description's .refused, then .why */
 	/* the rows every front end shares (FRONT_*_ROW below) */
-	FRONT_DB, FRONT_NO_STORE, FRONT_LABEL, FRONT_JSON, FRONT_VERBOSE, FRONT_HELP,
+	FRONT_DB, FRONT_DB_TRUST, FRONT_NO_STORE, FRONT_LABEL, FRONT_JSON, FRONT_VERBOSE, FRONT_HELP,
 };
 
 struct front_opt {
@@ -58,6 +58,7 @@ struct front_opt {
 #define FRONT_TO(row) ((row) + 1)
 
 #define FRONT_DB_ROW { .name = "db", .arg = FRONT_ARG, .kind = FRONT_DB, .values = OPT_VALUES_FILE }
+#define FRONT_DB_TRUST_ROW { .name = "db-trust", .arg = FRONT_NO_ARG, .kind = FRONT_DB_TRUST }
 #define FRONT_NO_STORE_ROW { .name = "no-store", .arg = FRONT_NO_ARG, .kind = FRONT_NO_STORE }
 #define FRONT_LABEL_ROW { .name = "label", .arg = FRONT_ARG, .kind = FRONT_LABEL }
 #define FRONT_JSON_ROW { .name = "json", .arg = FRONT_ARG, .kind = FRONT_JSON, .values = OPT_VALUES_FILE }

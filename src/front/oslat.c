@@ -70,6 +70,7 @@ static const struct front_opt oslat_opts[] = {
 	SET("workload", 'w', FRONT_ARG, K_WORKLOAD, 0),
 	FLAG("zero-omit", 'z', zero_omit),
 	FRONT_DB_ROW,
+	FRONT_DB_TRUST_ROW,
 	FRONT_NO_STORE_ROW,
 	FRONT_LABEL_ROW,
 	FRONT_VERBOSE_ROW("verbose", 0),
@@ -108,6 +109,7 @@ static void usage_help(void)
 	       "-z, --zero-omit        Don't display buckets in the output histogram if all zeros.\n"
 	       "latscope's own:\n"
 	       "    --db=PATH          store the run here (default: as latscope noise)\n"
+	       "    --db-trust         store it even in a store another user owns or may write\n"
 	       "    --no-store         do not store the run\n"
 	       "    --label=KEY=VALUE  tag the stored run; repeatable\n"
 	       "    --verbose          say on standard error what latscope noted and where the run is stored\n"

@@ -126,6 +126,7 @@ static const struct front_opt rtla_opts[] = {
 	SET("stack-format", 0, K_STACK_FORMAT, 0, 0),   /* checked, no effect */
 	SET("aa-only", 0, K_AA_ONLY, 0, TOP),
 	FRONT_DB_ROW,
+	FRONT_DB_TRUST_ROW,
 	FRONT_NO_STORE_ROW,
 	FRONT_LABEL_ROW,
 	FRONT_VERBOSE_ROW("verbose", 0),
@@ -174,6 +175,7 @@ static void usage_help(void)
 	       "  -D, --debug              as --verbose\n"
 	       "latscope's own:\n"
 	       "      --db=PATH            store the run here (default: as latscope timer)\n"
+	       "      --db-trust           store it even in a store another user owns or may write\n"
 	       "      --no-store           do not store the run\n"
 	       "      --label=KEY=VALUE    tag the stored run; repeatable\n"
 	       "      --verbose            latscope's notes and the stored run's id on standard error\n"

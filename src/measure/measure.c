@@ -399,7 +399,7 @@ static int open_store(const struct measure_extras *x, struct store **ret, struct
 	if (r < 0) {
 		return err_set(err, r, "%s: path too long", x->db_path ? "option '--db'" : "LATSCOPE_DB");
 	}
-	r = store_open(path, STORE_CREATE | STORE_MKDIR, ret, &serr);
+	r = store_open(path, STORE_CREATE | STORE_MKDIR | (x->db_trust ? STORE_TRUST : 0u), ret, &serr);
 	if (r == 0)
 		return 0;
 	if (chosen)

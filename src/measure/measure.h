@@ -10,6 +10,7 @@
 
 #include "measure/loadrun.h"
 #include "measure/opt.h"
+#include "measure/storepath.h"
 #include "core/error.h"
 #include "core/nstime.h"
 #include "probe/probe.h"
@@ -28,6 +29,7 @@ enum fail_stat { FAIL_MAX, FAIL_WARM_MAX, FAIL_P99, FAIL_P999, FAIL_P9999, FAIL_
 struct measure_extras {
 	const char *json_path;          /* NULL: none */
 	const char *db_path;            /* --db; NULL: $LATSCOPE_DB or the default store */
+	bool db_trust;                  /* --db-trust: write it whoever owns it (store/trust.h) */
 	bool no_store;
 	struct labels labels;
 	bool quiet;
@@ -208,6 +210,7 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 	{ "db", 0, OPT_STRING, offsetof(T, out.db_path), .metavar = "PATH", .flags = OPT_NOT_PARAM, \
 	  .values = OPT_VALUES_FILE, \
 	  .help = "keep the run in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }, \
+	{ "db-trust", 0, OPT_FLAG, offsetof(T, out.db_trust), .flags = OPT_NOT_PARAM, .help = DB_TRUST_HELP }, \
 	{ "no-store", 0, OPT_FLAG, offsetof(T, out.no_store), .flags = OPT_NOT_PARAM, \
 	  .help = "do not keep the run in the store" }, \
 	CHECKPOINT_OPT(offsetof(T, out.checkpoint_ns), "write the result so far (--json, the store) every DUR while " \

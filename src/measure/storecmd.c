@@ -86,8 +86,9 @@ int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct s
 	if (r == 0)
 		return EXIT_OK;
 	/* A path the user named that cannot serve is their input, and so is a
-	 * symbolic link put where the store goes; the rest is ours. */
-	if (r == -ENOENT || r == -ELOOP || (chosen && (r == -EINVAL || r == -EACCES)))
+	 * symbolic link put where the store goes or a store not the user's alone
+	 * (--db-trust); the rest is ours. */
+	if (r == -ENOENT || r == -ELOOP || r == -EPERM || (chosen && (r == -EINVAL || r == -EACCES)))
 		return storecmd_usage(name, err.msg);
 	tprintf(stderr, "latscope %s: %s\n", name, err.msg);
 	return EXIT_ERROR;

@@ -9,12 +9,14 @@
 #include "measure/opt.h"
 #include "core/error.h"
 #include "result/result.h"
+#include "measure/storepath.h"
 #include "store/store.h"
 
-/* The --db option of a command whose params struct T has a member db. */
+/* The --db and --db-trust options of a command whose params struct T has members db and db_trust. */
 #define DB_OPT(T) \
 	{ "db", 0, OPT_STRING, offsetof(T, db), .metavar = "PATH", .values = OPT_VALUES_FILE, \
-	  .help = "the store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }
+	  .help = "the store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }, \
+	{ "db-trust", 0, OPT_FLAG, offsetof(T, db_trust), .help = DB_TRUST_HELP }
 
 /*
  * Open the store for command name, saying why not on stderr.  Returns an exit

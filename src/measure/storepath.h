@@ -13,6 +13,9 @@
  */
 int store_path_resolve(const char *db_opt, char *buf, size_t size, bool *ret_chosen);
 
+/* What --db-trust, beside every --db, says in its command's help (store/trust.h). */
+#define DB_TRUST_HELP "write to the store even when another user owns it or others may write it (reading never needs this)"
+
 /* What chose the store, for messages: "'--db'", "LATSCOPE_DB" or "the default store". */
 const char *store_path_source(const char *db_opt);
 

@@ -46,6 +46,7 @@ typedef void mon_say_fn(enum mon_say level, const char *line);
 struct mon_config {
 	const char *id;                 /* the monitor's start, UTC: the label's value (monitor=ID) */
 	const char *store;              /* where the periods are stored; NULL: not stored */
+	bool store_trust;               /* --db-trust: write it whoever owns it (store/trust.h) */
 	const char *listen;             /* serve /metrics here; "none": serve nothing */
 	const struct web_config *web;   /* --web-config: TLS and basic auth; NULL: none */
 	const struct cpuset *cpus;      /* the timer probe's */

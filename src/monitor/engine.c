@@ -152,7 +152,7 @@ static void after_period(struct mon_engine *e)
 	size_t removed;
 
 	if (e->c.keep && e->c.store) {
-		if (keep_prune(e->c.store, e->c.keep, realtime_ns(), &removed, &err) < 0)
+		if (keep_prune(e->c.store, e->c.store_trust, e->c.keep, realtime_ns(), &removed, &err) < 0)
 			mon_say(e, MON_WARN, "%s", err.msg);
 		else if (removed)
 			mon_say(e, MON_INFO, "--keep %s: removed %zu monitor run%s", e->c.keep_text, removed,

@@ -85,7 +85,7 @@ size_t keep_select(const struct run_info *runs, size_t n, const struct keep_rule
 	return out;
 }
 
-int keep_prune(const char *store_path, const struct keep_rule *k, uint64_t now_realtime_ns, size_t *ret_removed,
+int keep_prune(const char *store_path, bool trust, const struct keep_rule *k, uint64_t now_realtime_ns, size_t *ret_removed,
 	       struct lat_error *err)
 {
 	struct store *st = NULL;
@@ -95,7 +95,7 @@ int keep_prune(const char *store_path, const struct keep_rule *k, uint64_t now_r
 	int r;
 
 	*ret_removed = 0;
-	if ((r = store_open(store_path, 0, &st, err)) < 0 || (r = store_list(st, &f, &runs, &n, err)) < 0) {
+	if ((r = store_open(store_path, trust ? STORE_TRUST : 0u, &st, err)) < 0 || (r = store_list(st, &f, &runs, &n, err)) < 0) {
 		store_close(st);
 		return err_prefix(err, r, "option '--keep': cannot read the store: ");
 	}

@@ -29,9 +29,9 @@ int keep_parse(const char *text, struct keep_rule *ret, struct lat_error *err);
 size_t keep_select(const struct run_info *runs, size_t n, const struct keep_rule *k, uint64_t now_realtime_ns,
 		   int64_t *ret_ids);
 
-/* Apply k to the store at store_path: the runs removed in *ret_removed, or
- * -errno with "option '--keep': ..." in err. */
-int keep_prune(const char *store_path, const struct keep_rule *k, uint64_t now_realtime_ns, size_t *ret_removed,
+/* Apply k to the store at store_path (trust: as --db-trust, store/trust.h):
+ * the runs removed in *ret_removed, or -errno with "option '--keep': ..." in err. */
+int keep_prune(const char *store_path, bool trust, const struct keep_rule *k, uint64_t now_realtime_ns, size_t *ret_removed,
 	       struct lat_error *err);
 
 #endif

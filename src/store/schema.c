@@ -112,6 +112,28 @@ static const char *const migrations[] = {
 	"ALTER TABLE runs ADD COLUMN cpu_steal_ns_per_op REAL;",
 };
 
+/* What each migration made that no earlier one had: a table, or a column of one. */
+static const struct {
+	const char *table, *column;
+} marks[] = {
+	{ "runs", NULL }, { "cpu_stats", NULL }, { "runs", "identity" }, { "windows", NULL }, { "runs", "ops_per_sec" },
+};
+
+_Static_assert(ARRAY_SIZE(marks) == ARRAY_SIZE(migrations), "a mark for every migration");
+
+int schema_version_of(bool (*has)(const char *table, const char *column, void *ctx), void *ctx)
+{
+	unsigned version = 0;
+
+	while (version < ARRAY_SIZE(marks) && has(marks[version].table, marks[version].column, ctx))
+		version++;
+	/* A later migration's mark without an earlier one's is no version of ours. */
+	for (unsigned v = version + 1u; v < ARRAY_SIZE(marks); v++)
+		if (has(marks[v].table, marks[v].column, ctx))
+			return -1;
+	return version == 0 ? -1 : (int)version;
+}
+
 unsigned schema_versions(void)
 {
 	return (unsigned)ARRAY_SIZE(migrations);

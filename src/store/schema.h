@@ -19,4 +19,14 @@ bool schema_moves_windows(unsigned version);
 /* Whether a store of this version keeps windows apart (table windows) and has runs.partial. */
 bool schema_has_windows(unsigned version);
 
+/*
+ * A store's version from its tables, for a store whose version number says
+ * 0 (none) although it has tables: one SQLite tool or another resets
+ * user_version.  has(table, column, ctx) says whether the store has that
+ * table (column NULL) or that column of it.  The version whose tables and
+ * columns are there, each migration's up to it and none after; -1 when what
+ * is there is no version's (not a store, or a damaged one).
+ */
+int schema_version_of(bool (*has)(const char *table, const char *column, void *ctx), void *ctx);
+
 #endif

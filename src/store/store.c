@@ -19,6 +19,7 @@
 #include "store/identity.h"
 #include "store/schema.h"
 #include "store/split.h"
+#include "store/trust.h"
 #include "sys/mkdirs.h"
 
 #define BUSY_TIMEOUT_MS 10000
@@ -32,6 +33,7 @@ struct store {
 	char *real;                     /* its directory resolved: what SQLite opens, no symbolic link on the way */
 	int lock_fd;                    /* reading a store nobody may write beside: keeps writers from checkpointing */
 	int64_t version;                /* of the schema, as opened */
+	int64_t stamp;                  /* its user_version: 0 in a store that has lost it (schema_version_of) */
 };
 
 static int symlink_refused(struct lat_error *err, const char *path)
@@ -165,6 +167,48 @@ static int open_db(struct store *s, const char *name, int flags, int *ret_rc, st
 	return 0;
 }
 
+static bool has_part(const char *table, const char *column, void *ctx)
+{
+	sqlite3 *db = ctx;
+	sqlite3_stmt *st;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, column ? "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2"
+					  : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	if (column)
+		sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/*
+ * The schema version of the store, read in a transaction: its user_version,
+ * or in a store that has tables but says 0 (a tool reset it), the version its
+ * tables are, -1 when they are none.  *ret_stamp is user_version.  SQLite's code.
+ */
+static int read_version(sqlite3 *db, int64_t *ret, int64_t *ret_stamp)
+{
+	int64_t tables = 0;
+	int rc = pragma_int(db, "PRAGMA user_version", ret_stamp);
+
+	*ret = *ret_stamp;
+	if (rc == SQLITE_OK && *ret_stamp == 0 && (rc = pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables)) ==
+								SQLITE_OK && tables)
+		*ret = schema_version_of(has_part, db);
+	return rc;
+}
+
+/* Tables of no version under a latscope mark: refused, not guessed at. */
+static int refuse_unversioned(struct store *s, struct lat_error *err)
+{
+	return err_set(err, -EINVAL, "'%s' is marked as a latscope store but its schema version is gone and its tables "
+		       "are no version's; it was left as it is", s->path);
+}
+
 /* Identities for the runs stored before there were any (schema 3). */
 static int fill_identities(struct store *s, struct lat_error *err);
 /* Windows apart for the runs stored before (schema 4). */
@@ -173,14 +217,18 @@ static int move_windows(struct store *s, struct lat_error *err);
 static int migrate(struct store *s, struct lat_error *err)
 {
 	char sql[64];
-	int64_t from = 0;
+	int64_t from = 0, stamp = 0;
 	int r, rc;
 
 	if ((r = exec(s, "BEGIN IMMEDIATE", err, "cannot lock")) < 0)
 		return r;
 	/* Read again under the lock: another latscope may have just done it. */
-	if ((rc = pragma_int(s->db, "PRAGMA user_version", &from)) != SQLITE_OK) {
+	if ((rc = read_version(s->db, &from, &stamp)) != SQLITE_OK) {
 		r = db_fail(err, s->path, s->db, rc, "cannot read");
+		goto rollback;
+	}
+	if (from < 0) {
+		r = refuse_unversioned(s, err);
 		goto rollback;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", STORE_APPLICATION_ID);
@@ -197,7 +245,7 @@ static int migrate(struct store *s, struct lat_error *err)
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %u", schema_versions());
 	if ((r = exec(s, sql, err, "cannot upgrade")) < 0 || (r = exec(s, "COMMIT", err, "cannot upgrade")) < 0)
 		goto rollback;
-	s->version = schema_versions();
+	s->version = s->stamp = schema_versions();
 	return 0;
 rollback:
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -228,7 +276,7 @@ static int set_wal(struct store *s, struct lat_error *err)
  * SQLite's code when reading failed. */
 static int check_identity(struct store *s, bool readonly, int *ret_rc, struct lat_error *err)
 {
-	int64_t app = 0, version = 0, tables = 0;
+	int64_t app = 0, version = 0, stamp = 0, tables = 0;
 	int rc;
 
 	/* One read transaction: another latscope creating the store between two
@@ -238,7 +286,7 @@ static int check_identity(struct store *s, bool readonly, int *ret_rc, struct la
 		return db_fail(err, s->path, s->db, rc, "cannot read");
 	}
 	if ((rc = pragma_int(s->db, "PRAGMA application_id", &app)) != SQLITE_OK ||
-	    (rc = pragma_int(s->db, "PRAGMA user_version", &version)) != SQLITE_OK ||
+	    (rc = read_version(s->db, &version, &stamp)) != SQLITE_OK ||
 	    (rc = pragma_int(s->db, "SELECT count(*) FROM sqlite_master", &tables)) != SQLITE_OK) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		*ret_rc = rc;
@@ -249,12 +297,15 @@ static int check_identity(struct store *s, bool readonly, int *ret_rc, struct la
 	if (app != STORE_APPLICATION_ID && (app != 0 || tables != 0))
 		return err_set(err, -EINVAL, "'%s' is an SQLite database of another program, not a latscope store; "
 			    "it was left as it is", s->path);
+	if (version < 0)
+		return refuse_unversioned(s, err);
 	if (version > (int64_t)schema_versions())
 		return err_set(err, -EPROTO, "'%s' was written by a newer latscope (store schema %lld; this one knows up to %u)",
 			    s->path, (long long)version, schema_versions());
 	if (readonly && version == 0)
 		return err_set(err, -ENOENT, "'%s' holds no runs yet", s->path);
 	s->version = version;
+	s->stamp = stamp;
 	return 0;
 }
 
@@ -268,10 +319,38 @@ static int refuse_readonly(struct store *s, struct lat_error *err)
 	return err_set(err, -EACCES, "cannot write '%s': it is read-only to this user (%s)", s->path, strerror(e));
 }
 
-static int open_writing(struct store *s, struct lat_error *err)
+/*
+ * Refuse to write a store that is not this user's alone (store/trust.h),
+ * before SQLite opens it: reading it would already make its -shm, as its
+ * owner's.  A file this user cannot write is left to the read-only refusal,
+ * which says more.
+ */
+static int check_trust(struct store *s, struct lat_error *err)
+{
+	static const char *const parts[] = { "", "-wal", "-shm" };
+	char name[PATH_MAX + 8], shown[PATH_MAX + 8];
+	struct stat st;
+	int r;
+
+	if (faccessat(AT_FDCWD, s->real, W_OK, AT_EACCESS) < 0)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+		snprintf(name, sizeof(name), "%s%s", s->real, parts[i]);
+		snprintf(shown, sizeof(shown), "%s%s", s->path, parts[i]);
+		if (lstat(name, &st) < 0)
+			continue;       /* none yet: SQLite makes it from the store's own */
+		if ((r = store_trust_file(&st, geteuid(), err)) < 0)
+			return err_prefix(err, r, "will not write '%s': ", shown);
+	}
+	return 0;
+}
+
+static int open_writing(struct store *s, bool trust, struct lat_error *err)
 {
 	int r, rc;
 
+	if (!trust && (r = check_trust(s, err)) < 0)
+		return r;
 	if ((r = open_db(s, s->real, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &rc, err)) < 0)
 		return r;
 	if (sqlite3_db_readonly(s->db, "main") == 1)
@@ -285,7 +364,8 @@ static int open_writing(struct store *s, struct lat_error *err)
 	if ((r = set_wal(s, err)) < 0 || (r = exec(s, "PRAGMA synchronous = FULL", err, "cannot open")) < 0 ||
 	    (r = exec(s, "PRAGMA wal_autocheckpoint = 0", err, "cannot open")) < 0)
 		return r;
-	return s->version < (int64_t)schema_versions() ? migrate(s, err) : 0;
+	/* A store that lost its version number gets it back, whatever else it lacks. */
+	return s->stamp != (int64_t)schema_versions() ? migrate(s, err) : 0;
 }
 
 /* The store's path as an SQLite URI that reads it as it is on disk. */
@@ -305,13 +385,40 @@ static char *frozen_uri(const char *path)
 }
 
 /*
+ * A reader that found no room on the disk may have left an empty -wal and an
+ * -shm that SQLite made and could not size.  No connection uses them when none
+ * holds the store (each holds a shared lock on it while it is open in WAL
+ * mode, and takes it before it opens them): remove them then, as SQLite's
+ * last connection does.  An exclusive lock needs a descriptor open to write.
+ */
+static void drop_unused_log(struct store *s)
+{
+	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = SHARED_FIRST, .l_len = SHARED_SIZE };
+	char name[PATH_MAX + 8];
+	struct stat st;
+	int fd = open(s->real, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (fcntl(fd, F_OFD_SETLK, &lk) == 0) {
+		snprintf(name, sizeof(name), "%s-wal", s->real);
+		if (lstat(name, &st) < 0 || (S_ISREG(st.st_mode) && st.st_size == 0)) {
+			unlink(name);
+			snprintf(name, sizeof(name), "%s-shm", s->real);
+			unlink(name);
+		}
+	}
+	close(fd);                      /* and its lock with it */
+}
+
+/*
  * A reader that cannot make the -shm file (a directory it may not write, a
- * read-only mount): with no write-ahead log there is nothing but the file, and
+ * read-only mount) or size it (a full disk): with no write-ahead log there is nothing but the file, and
  * SQLite may read it as immutable while a shared lock, held the way SQLite's
  * readers hold theirs, keeps any writer that comes along from checkpointing
  * into it.
  */
-static int open_frozen(struct store *s, struct lat_error *err)
+static int open_frozen(struct store *s, bool full, struct lat_error *err)
 {
 	struct flock lk = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = SHARED_FIRST, .l_len = SHARED_SIZE };
 	struct timespec pause = { 0, 20 * 1000 * 1000 };
@@ -319,6 +426,8 @@ static int open_frozen(struct store *s, struct lat_error *err)
 	char wal[PATH_MAX + 8], *uri;
 	int r, rc;
 
+	if (full)
+		drop_unused_log(s);
 	s->lock_fd = open(s->real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->lock_fd < 0)
 		return err_set(err, -errno, "cannot open '%s': %s", s->path, strerror(errno));
@@ -343,24 +452,33 @@ static int open_frozen(struct store *s, struct lat_error *err)
 	return r < 0 ? r : check_identity(s, true, &rc, err);
 }
 
+/* Whether SQLite failed for want of room on the disk (its own code, or the system's under an I/O error). */
+static bool no_room(sqlite3 *db, int rc)
+{
+	int e = db ? sqlite3_system_errno(db) : 0;
+	return (rc & 0xff) == SQLITE_FULL || ((rc & 0xff) == SQLITE_IOERR && (e == ENOSPC || e == EDQUOT));
+}
+
 static int open_reading(struct store *s, struct lat_error *err)
 {
+	bool full;
 	int r, rc;
 
 	r = open_db(s, s->real, SQLITE_OPEN_READONLY, &rc, err);
 	if (r == 0)
 		r = check_identity(s, true, &rc, err);
-	/* No -shm file could be made or opened for the write-ahead log. */
-	if (r == 0 || ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN))
+	/* No -shm file could be made or opened for the write-ahead log, or no room to size one. */
+	full = r < 0 && no_room(s->db, rc);
+	if (r == 0 || ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN && !full))
 		return r;
 	sqlite3_close(s->db);
 	s->db = NULL;
-	return open_frozen(s, err);
+	return open_frozen(s, full, err);
 }
 
 int store_open(const char *path, unsigned flags, struct store **ret, struct lat_error *err)
 {
-	bool readonly = flags & STORE_READONLY, create = false;
+	bool readonly = flags & STORE_READONLY, trust = flags & STORE_TRUST, create = false;
 	struct store *s;
 	int r;
 
@@ -393,7 +511,7 @@ int store_open(const char *path, unsigned flags, struct store **ret, struct lat_
 		goto fail;
 	}
 	if ((create && (r = create_private(s, err)) < 0) ||
-	    (r = readonly ? open_reading(s, err) : open_writing(s, err)) < 0 ||
+	    (r = readonly ? open_reading(s, err) : open_writing(s, trust, err)) < 0 ||
 	    (r = exec(s, "PRAGMA foreign_keys = ON", err, "cannot open")) < 0)
 		goto fail;
 	*ret = s;

@@ -21,6 +21,8 @@ struct store;
 #define STORE_CREATE 0x1u
 #define STORE_MKDIR  0x2u
 #define STORE_READONLY 0x4u
+/* Write a store that exists although another user owns it or others may write it. */
+#define STORE_TRUST 0x8u
 
 /*
  * Open the store at path, migrating an older schema.  A file that is not a
@@ -30,7 +32,11 @@ struct store;
  * the directories STORE_MKDIR makes 0700 (less what the umask takes).  Opened
  * to write, a file this user or file system cannot write is -EACCES or -EROFS
  * at once.  STORE_READONLY reads a store even where no -shm file can be made
- * beside it (a directory the user cannot write, a read-only mount).
+ * beside it (a directory the user cannot write, a read-only mount, a full
+ * disk).  Opened to write, an existing store (or its -wal or -shm) that
+ * another user owns or others may write is refused, -EPERM (store/trust.h),
+ * unless STORE_TRUST.  A store whose version number was reset to 0 is read
+ * as the version its tables are, and given the number back when written.
  */
 int store_open(const char *path, unsigned flags, struct store **ret, struct lat_error *err);
 void store_close(struct store *s);

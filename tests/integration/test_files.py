@@ -202,6 +202,85 @@ class StorePath(FilesCase):
         self.assertLess(time.monotonic() - started, 10, "refused before measuring")
 
 
+@needs(**AS_NOBODY)
+class ForeignStore(FilesCase):
+    """A store another user made, or one others may write, is theirs to read and change: latscope
+    writes into it only when told to (--db-trust), and reads it whoever owns it."""
+
+    def result(self):
+        out = self.path("r.json")
+        if not os.path.exists(out):
+            self.assertEqual(self.quick("--no-store", "--json", out).returncode, 0)
+            os.chmod(out, 0o644)
+        return out
+
+    def assert_refused(self, p, why):
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(why, p.stderr)
+        self.assertIn("--db-trust", p.stderr)
+        self.assertEqual(len(p.stderr.rstrip("\n").split("\n")), 2, "one line, then the hint to --help")
+        self.assertEqual(p.stdout, "", "refused before measuring")
+
+    def test_an_empty_store_nobody_planted_is_refused_and_left_as_it_was_unless_trusted(self):
+        d = self.path("x")
+        os.mkdir(d)
+        os.chmod(d, 0o777)
+        pre = os.path.join(d, "pre.db")
+        with open(pre, "w"):
+            pass
+        os.chown(pre, NOBODY, NOBODY)
+        os.chmod(pre, 0o666)
+        for args in (("import", self.result()), ("timer", "-a", str(CPU), "-l", "20", "-q"),
+                     ("merge", "1", "2"), ("rm", "1")):
+            with self.subTest(args=args):
+                self.assert_refused(self.lat(*args, db=pre), "belongs to another user")
+                self.assertEqual(os.path.getsize(pre), 0)
+                self.assertEqual(sorted(os.listdir(d)), ["pre.db"], "no -wal or -shm made")
+        p = self.lat("import", self.result(), "--db-trust", db=pre)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.stored_runs(pre), [1])
+
+    def test_a_store_of_another_users_is_read_by_every_command_but_never_written_untold(self):
+        for _ in range(2):
+            self.assertEqual(self.quick().returncode, 0)
+        os.chown(self.db, NOBODY, NOBODY)
+        before = open(self.db, "rb").read()
+        for args in (("runs",), ("show", "1"), ("compare", "1", "2"), ("export", "1"),
+                     ("report", "1", "-o", self.path("r.html"))):
+            p = self.lat(*args)
+            self.assertEqual(p.returncode, 0, f"{args}: {p.stderr}")
+        for args in (("rm", "1"), ("import", self.result()), ("timer", "-a", str(CPU), "-l", "20", "-q")):
+            self.assert_refused(self.lat(*args), "belongs to another user (uid %d; this is uid 0)" % NOBODY)
+        self.assertEqual(open(self.db, "rb").read(), before)
+        self.assertEqual(self.stored_runs(), [1, 2])
+        # Its owner writes it as ever.
+        p = self.as_nobody("rm", "1", "--db", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.stored_runs(), [2])
+
+    def test_a_store_others_may_write_is_refused_to_its_owner_and_to_them(self):
+        self.assertEqual(self.quick().returncode, 0)
+        os.chmod(self.db, 0o666)
+        self.assert_refused(self.lat("import", self.result()), "other users may write it (mode 0666)")
+        p = self.as_nobody("rm", "1", "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("belongs to another user", p.stderr)
+        self.assertEqual(self.stored_runs(), [1])
+        os.chmod(self.db, 0o600)
+        self.assertEqual(self.lat("import", self.result()).returncode, 0)
+
+    def test_a_write_ahead_log_another_user_planted_beside_the_store_is_refused(self):
+        self.assertEqual(self.quick().returncode, 0)
+        wal = self.db + "-wal"
+        with open(wal, "w"):
+            pass
+        os.chown(wal, NOBODY, NOBODY)
+        p = self.lat("rm", "1")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("runs.db-wal': it belongs to another user", p.stderr)
+        self.assertEqual(self.stored_runs(), [1])
+
+
 class ResultFiles(FilesCase):
     def test_new_result_files_are_readable_only_by_their_owner(self):
         self.make_two_runs()
@@ -709,6 +788,23 @@ class ReadOnly(FilesCase):
         self.addCleanup(con.close)
         self.assertTrue(os.path.exists(db + "-wal"))
         self.reads(self.as_nobody, db)
+
+    @needs(**AS_NOBODY)
+    def test_a_store_on_a_full_disk_is_read_and_nothing_is_left_beside_it(self):
+        mnt = self.mount_tmpfs("full", size="1m")
+        db = self.make_store(mnt)
+        fill_disk(mnt)
+        before = sorted(os.listdir(mnt))
+        self.reads(lambda *a: run(*a, env=self.env), db)
+        self.assertEqual(sorted(os.listdir(mnt)), before, "no -shm left")
+        # Its owner's own store, read by its owner, who may write beside it.
+        os.chown(mnt, NOBODY, NOBODY)
+        os.chown(db, NOBODY, NOBODY)
+        self.reads(self.as_nobody, db)
+        self.assertEqual(sorted(os.listdir(mnt)), before)
+        p = self.as_nobody("rm", "1", "--db", db)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("the disk is full", p.stderr)
 
     @needs(root=True)
     def test_a_store_on_a_read_only_mount_is_read(self):

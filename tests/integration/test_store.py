@@ -36,6 +36,13 @@ class StoreCase(TempDirCase):
         ids = [int(r["id"]) for r in self.runs_json()]
         return max(ids)
 
+    def set_user_version(self, version):
+        """The store's version number set as another SQLite tool would."""
+        con = sqlite3.connect(self.db)
+        con.execute("PRAGMA user_version = %d" % version)
+        con.commit()
+        con.close()
+
     def runs_json(self):
         con = sqlite3.connect(self.db)
         try:
@@ -209,13 +216,45 @@ class Safety(StoreCase):
 
     def test_a_store_written_by_a_newer_latscope_is_refused(self):
         self.measure()
-        con = sqlite3.connect(self.db)
-        con.execute("PRAGMA user_version = 99")
-        con.commit()
-        con.close()
+        self.set_user_version(99)
         p = self.lat("runs")
         self.assertEqual(p.returncode, 1)
         self.assertIn("newer latscope", p.stderr)
+
+    def test_a_store_whose_version_number_was_reset_lists_its_runs_and_takes_new_ones(self):
+        """A tool that sets user_version to 0 leaves a store that is neither new nor another program's:
+        its tables say which version it is."""
+        self.measure()
+        self.measure()
+        self.set_user_version(0)
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"\n\s+2\s")
+        out = self.path("more.json")
+        p = run("timer", "-a", str(CPU), "-l", "20", "-q", "--no-store", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("import", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("stored as run 3", p.stdout)
+        con = sqlite3.connect(self.db)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
+        con.close()
+
+    def test_a_latscope_store_whose_tables_are_no_version_is_refused_in_one_line_naming_it(self):
+        con = sqlite3.connect(self.db)
+        con.execute("PRAGMA application_id = %d" % 0x4c617453)
+        con.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY)")
+        con.execute("CREATE TABLE windows (x)")
+        con.commit()
+        con.close()
+        before = open(self.db, "rb").read()
+        for args in (("runs",), ("rm", "1")):
+            p = self.lat(*args)
+            self.assertNotEqual(p.returncode, 0, p.stderr)
+            self.assertIn(self.db, p.stderr)
+            self.assertIn("no version's", p.stderr)
+            self.assertNotIn("already exists", p.stderr)
+        self.assertEqual(open(self.db, "rb").read(), before)
 
     def test_a_store_of_schema_version_1_is_migrated_and_keeps_its_runs(self):
         con = sqlite3.connect(self.db)

@@ -362,6 +362,7 @@ static void expect_quiet(struct timer_cmd *c) { c->out.quiet = true; }
 static void expect_live(struct timer_cmd *c) { c->out.live = true; }
 static void expect_db(struct timer_cmd *c) { c->out.db_path = "runs.db"; }
 static void expect_no_store(struct timer_cmd *c) { c->out.no_store = true; }
+static void expect_db_trust(struct timer_cmd *c) { c->out.db_trust = true; }
 static void expect_no_context(struct timer_cmd *c) { c->run.no_context = true; }
 static void expect_no_pm_qos(struct timer_cmd *c) { c->run.no_pm_qos = true; }
 static void expect_strict(struct timer_cmd *c) { c->run.strict = true; }
@@ -475,6 +476,7 @@ static const struct opt_case cases[] = {
 	{ "live", NULL, expect_live, NULL, NULL, { NULL } },
 	{ "db", "runs.db", expect_db, "", "the value is empty", { NULL } },
 	{ "no-store", NULL, expect_no_store, NULL, NULL, { NULL } },
+	{ "db-trust", NULL, expect_db_trust, NULL, NULL, { NULL } },
 	{ "no-context", NULL, expect_no_context, NULL, NULL, { NULL } },
 	{ "no-pm-qos", NULL, expect_no_pm_qos, NULL, NULL, { NULL } },
 	{ "strict", NULL, expect_strict, NULL, NULL, { NULL } },
@@ -659,6 +661,7 @@ static void test_each_named_row_of_the_timer_and_noise_tables_is_the_option_of_t
 		{ TIMER_OPT_ON_END, NOISE_OPT_ON_END, "on-end" },
 		{ TIMER_OPT_JSON, NOISE_OPT_JSON, "json" },
 		{ TIMER_OPT_DB, NOISE_OPT_DB, "db" },
+		{ TIMER_OPT_DB_TRUST, NOISE_OPT_DB_TRUST, "db-trust" },
 		{ TIMER_OPT_NO_STORE, NOISE_OPT_NO_STORE, "no-store" },
 		{ TIMER_OPT_CHECKPOINT, NOISE_OPT_CHECKPOINT, "checkpoint" },
 		{ TIMER_OPT_LABEL, NOISE_OPT_LABEL, "label" },
@@ -1756,7 +1759,7 @@ static void test_params_json_has_every_parameter_row_and_no_other(void **state)
 	assert_true(json_is_false(json_object_get(j, "strict")));
 	assert_true(json_is_false(json_object_get(j, "no_pm_qos")));
 	static const char *const absent[] = { "json", "label", "labels", "quiet", "live", "help", "interval", "db",
-					      "no_store", "checkpoint", "checkpoint_ns",
+					      "db_trust", "db-trust", "no_store", "checkpoint", "checkpoint_ns",
 					      "co-correct", "fail-above" };
 	for (size_t i = 0; i < ARRAY_SIZE(absent); i++)
 		assert_null(json_object_get(j, absent[i]));

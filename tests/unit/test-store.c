@@ -2,7 +2,8 @@
  * Unit tests for the run store (src/store): what makes two runs the same
  * (identity.c and its SHA-256), how the store file is opened and created
  * (no symbolic link followed, private modes), what store_list, store_ids, store_info
- * and store_rm give back, the migration of a schema 1 and a schema 3 store,
+ * and store_rm give back, whose store is written without --db-trust (trust.c),
+ * a store that lost its version number, the migration of a schema 1 and a schema 3 store,
  * windows kept apart (schema 4) and partial runs replaced by what follows.  The
  * commands on top are tested end to end in tests/integration/test_store.py
  * and test_files.py.
@@ -28,6 +29,7 @@
 #include "store/schema.h"
 #include "store/sha256.h"
 #include "store/store.h"
+#include "store/trust.h"
 
 #include "tmpdir.h"
 
@@ -507,6 +509,116 @@ static int64_t user_version(const char *path)
 	return sql_value(path, "PRAGMA user_version");
 }
 
+/* ---- whose store latscope writes ---- */
+
+static void test_only_a_regular_file_of_the_users_own_that_no_one_else_may_write_is_written_untold(void **state)
+{
+	(void)state;
+	struct lat_error err;
+	struct stat st = { .st_mode = S_IFREG | 0600, .st_uid = 1000 };
+
+	assert_int_equal(store_trust_file(&st, 1000, &err), 0);
+	st.st_mode = S_IFREG | 0644;                    /* others may read it: reading is not writing */
+	assert_int_equal(store_trust_file(&st, 1000, &err), 0);
+	st.st_uid = 65534;                              /* nobody's, written by root */
+	assert_int_equal(store_trust_file(&st, 0, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "another user (uid 65534; this is uid 0)"));
+	assert_non_null(strstr(err.msg, "--db-trust"));
+	st.st_uid = 1000;
+	st.st_mode = S_IFREG | 0660;
+	assert_int_equal(store_trust_file(&st, 1000, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "mode 0660"));
+	st.st_mode = S_IFREG | 0606;
+	assert_int_equal(store_trust_file(&st, 1000, &err), -EPERM);
+	st.st_mode = S_IFIFO | 0600;
+	assert_int_equal(store_trust_file(&st, 1000, &err), -EPERM);
+	assert_null(strchr(err.msg, '\n'));
+}
+
+/* ---- a store that lost its version number ---- */
+
+/* The parts of a store a test says it has, as "runs cpu_stats runs.identity". */
+static bool fake_has(const char *table, const char *column, void *ctx)
+{
+	char name[64];
+	snprintf(name, sizeof(name), " %s%s%s ", table, column ? "." : "", column ? column : "");
+	char have[256];
+	snprintf(have, sizeof(have), " %s ", (const char *)ctx);
+	return strstr(have, name) != NULL;
+}
+
+static int version_of(const char *parts)
+{
+	char copy[256];
+	snprintf(copy, sizeof(copy), "%s", parts);
+	return schema_version_of(fake_has, copy);
+}
+
+static void test_a_stores_version_is_told_from_its_tables_and_a_mix_of_versions_is_none(void **state)
+{
+	(void)state;
+	assert_int_equal(version_of("runs labels"), 1);
+	assert_int_equal(version_of("runs labels cpu_stats"), 2);
+	assert_int_equal(version_of("runs cpu_stats runs.identity"), 3);
+	assert_int_equal(version_of("runs cpu_stats runs.identity windows"), 4);
+	assert_int_equal(version_of("runs cpu_stats runs.identity windows runs.ops_per_sec"),
+			 (int)schema_versions());
+	assert_int_equal(version_of("other"), -1);            /* tables of no version */
+	assert_int_equal(version_of("runs windows"), -1);     /* 4's without 2's and 3's */
+	assert_int_equal(version_of("cpu_stats"), -1);
+}
+
+static void set_user_version(const char *path, int v)
+{
+	sqlite3 *db;
+	char sql[64];
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void test_a_store_whose_version_was_reset_to_0_is_read_and_written_with_its_runs(void **state)
+{
+	(void)state;
+	struct store *st = five_runs("unversioned.db");
+	struct run_filter all = { 0 };
+	struct lat_error err;
+	const char *path = in_tmpdir("unversioned.db");
+
+	store_close(st);
+	set_user_version(path, 0);
+	assert_int_equal(store_open(path, STORE_READONLY, &st, &err), 0);
+	assert_string_equal(listed(st, &all), "1,2,3,4,5");
+	store_close(st);
+	assert_int_equal(user_version(path), 0);        /* reading changes nothing */
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	assert_int_equal(put(st, "timer", 600, ""), 6);
+	assert_string_equal(listed(st, &all), "1,2,3,4,5,6");
+	store_close(st);
+	assert_int_equal(user_version(path), (int)schema_versions());
+}
+
+static void test_a_latscope_marked_file_with_tables_of_no_version_is_refused_in_one_line(void **state)
+{
+	(void)state;
+	struct store *st = NULL;
+	struct lat_error err;
+	sqlite3 *db;
+	const char *path = in_tmpdir("strange.db");
+	char sql[128];
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d; CREATE TABLE t (x)", STORE_APPLICATION_ID);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(store_open(path, STORE_READONLY, &st, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "no version's"));
+	assert_int_equal(store_open(path, 0, &st, &err), -EINVAL);
+	assert_null(st);
+}
+
 static void test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figures(void **state)
 {
 	(void)state;
@@ -822,6 +934,10 @@ int main(void)
 		cmocka_unit_test(test_store_list_limit_keeps_the_last_stored_oldest_first),
 		cmocka_unit_test(test_store_info_gives_a_runs_listed_figures_and_labels_and_an_unknown_id_is_enoent),
 		cmocka_unit_test(test_store_rm_removes_all_or_none_and_their_labels_go_too),
+		cmocka_unit_test(test_only_a_regular_file_of_the_users_own_that_no_one_else_may_write_is_written_untold),
+		cmocka_unit_test(test_a_stores_version_is_told_from_its_tables_and_a_mix_of_versions_is_none),
+		cmocka_unit_test(test_a_store_whose_version_was_reset_to_0_is_read_and_written_with_its_runs),
+		cmocka_unit_test(test_a_latscope_marked_file_with_tables_of_no_version_is_refused_in_one_line),
 		cmocka_unit_test(test_a_schema_1_store_is_migrated_and_keeps_its_run_labels_and_figures),
 		cmocka_unit_test(test_a_schema_3_store_of_latscope_0_1_0_reads_back_identical_with_its_windows_apart),
 		cmocka_unit_test(test_a_runs_windows_read_back_exactly_and_go_when_it_is_removed),
