@@ -1,10 +1,12 @@
 #include "serve/basicauth.h"
 
-#include <crypt.h>
+#include <crypt.h> /* struct crypt_data; the function is loaded (serve/weblibs.h) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "serve/weblibs.h"
 
 enum { CREDENTIALS_MAX = 1024 }; /* decoded user:password bytes: more is refused */
 
@@ -65,7 +67,11 @@ static bool password_matches(const char *password, const char *hash)
 		calloc(1, sizeof(*data)); /* 32 KiB: not on a server thread's stack */
 	if (!data)
 		return false;
-	const char *got = crypt_rn(password, hash, data, (int)sizeof(*data));
+	crypt_rn_fn *crypt_rn;
+	struct lat_error err;
+	const char *got = weblibs_crypt(&crypt_rn, &err) == 0
+				  ? crypt_rn(password, hash, data, (int)sizeof(*data))
+				  : NULL;
 	const bool ok = got && got[0] != '*' && same(got, hash);
 	explicit_bzero(data, sizeof(*data));
 	free(data);
@@ -83,7 +89,7 @@ bool basic_auth_allows(const struct web_config *c, const char *authorization)
 	const char *p = authorization;
 	while (*p == ' ' || *p == '\t')
 		p++;
-	if (strncasecmp(p, "Basic", 5) || (p[5] != ' ' && p[5] != '\t'))
+	if (strncasecmp(p, "Basic", 5) != 0 || (p[5] != ' ' && p[5] != '\t'))
 		return false;
 	for (p += 5; *p == ' ' || *p == '\t';)
 		p++;

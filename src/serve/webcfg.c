@@ -7,14 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
 #include "core/array.h"
 #include "serve/webfile.h"
+#include "serve/weblibs.h"
 
 enum { LIST_MAX = 64 };
 
 /* One string setting as the file gives it: its text ("" when absent) and where. */
+
+/* libyaml, loaded by parse() before any use (serve/weblibs.h) */
+static const struct yaml_api *Y;
 struct field {
 	const char *s;
 	const yaml_node_t *at;
@@ -107,7 +110,7 @@ static int list(struct reader *r, const yaml_node_t *n, const char *key, const c
 		return fail(r, n, -EINVAL, "%s: not a list", key);
 	for (const yaml_node_item_t *i = n->data.sequence.items.start;
 	     i < n->data.sequence.items.top; i++) {
-		const yaml_node_t *item = yaml_document_get_node(&r->doc, *i);
+		const yaml_node_t *item = Y->document_get_node(&r->doc, *i);
 		struct field f = { "", NULL };
 		if (*nout == LIST_MAX)
 			return fail(r, item, -E2BIG, "%s: more than %d names", key, LIST_MAX);
@@ -131,13 +134,13 @@ static int each_pair(struct reader *r, yaml_node_t *n, const char *what, pair_fn
 		return fail(r, n, -EINVAL, "%s: not a mapping", what);
 	for (const yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
 	     p++) {
-		const yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+		const yaml_node_t *k = Y->document_get_node(&r->doc, p->key);
 		if (k->type != YAML_SCALAR_NODE)
 			return fail(r, k, -EINVAL, "%s: a key that is not a string", what);
 		for (const yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++)
-			if (!strcmp(text(yaml_document_get_node(&r->doc, q->key)), text(k)))
+			if (!strcmp(text(Y->document_get_node(&r->doc, q->key)), text(k)))
 				return fail(r, k, -EINVAL, "%s: '%s' given twice", what, text(k));
-		int rc = fn(r, text(k), k, yaml_document_get_node(&r->doc, p->value));
+		int rc = fn(r, text(k), k, Y->document_get_node(&r->doc, p->value));
 		if (rc < 0)
 			return rc;
 	}
@@ -218,15 +221,20 @@ bool web_is_bcrypt(const char *h)
 static int read_users(struct reader *r, struct web_config *c)
 {
 	yaml_node_t *u = r->raw.users;
+	crypt_rn_fn *check;
 	if (!u)
 		return 0;
+	/* the hashes are checked at each request: a library that cannot be loaded is said now */
+	int lr = weblibs_crypt(&check, r->err);
+	if (lr < 0)
+		return lr;
 	const size_t n = (size_t)(u->data.mapping.pairs.top - u->data.mapping.pairs.start);
 	if (n && !(c->users = calloc(n, sizeof(*c->users))))
 		return fail(r, NULL, -ENOMEM, "out of memory");
 	for (const yaml_node_pair_t *p = u->data.mapping.pairs.start; p < u->data.mapping.pairs.top;
 	     p++) {
-		const yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
-		const yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+		const yaml_node_t *k = Y->document_get_node(&r->doc, p->key);
+		const yaml_node_t *v = Y->document_get_node(&r->doc, p->value);
 		struct field name = { "", NULL }, hash = { "", NULL };
 		int rc = string(r, k, "basic_auth_users", &name);
 		if (rc < 0 || (rc = string(r, v, "basic_auth_users", &hash)) < 0)
@@ -334,24 +342,28 @@ static int read_tls(struct reader *r, struct web_config *c)
 static int parse(struct reader *r, const char *in, struct web_config *c)
 {
 	yaml_parser_t p;
+	int lr = weblibs_yaml(&Y, r->err);
 
-	if (!yaml_parser_initialize(&p))
+	if (lr < 0)
+		return lr;
+
+	if (!Y->parser_initialize(&p))
 		return fail(r, NULL, -ENOMEM, "out of memory");
-	yaml_parser_set_input_string(&p, (const unsigned char *)in, strlen(in));
-	if (!yaml_parser_load(&p, &r->doc)) {
+	Y->parser_set_input_string(&p, (const unsigned char *)in, strlen(in));
+	if (!Y->parser_load(&p, &r->doc)) {
 		int rc = fail(r, NULL, -EINVAL, "line %zu: not YAML: %s", p.problem_mark.line + 1u,
 			      p.problem ? p.problem : "malformed");
-		yaml_parser_delete(&p);
+		Y->parser_delete(&p);
 		return rc;
 	}
-	yaml_parser_delete(&p);
-	yaml_node_t *root = yaml_document_get_root_node(&r->doc);
+	Y->parser_delete(&p);
+	yaml_node_t *root = Y->document_get_root_node(&r->doc);
 	int rc = root ? each_pair(r, root, "the file", top_pair) : 0;
 	if (rc == 0)
 		rc = read_users(r, c);
 	if (rc == 0)
 		rc = read_tls(r, c);
-	yaml_document_delete(&r->doc);
+	Y->document_delete(&r->doc);
 	return rc;
 }
 

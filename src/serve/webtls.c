@@ -106,7 +106,7 @@ static int add_suites(const struct web_tls_names *n, char *buf, struct lat_error
 
 	for (size_t i = 0; i < n->nciphers; i++) {
 		size_t k = 0;
-		while (k < ARRAY_SIZE(suites) && strcmp(n->ciphers[i], suites[k].name))
+		while (k < ARRAY_SIZE(suites) && strcmp(n->ciphers[i], suites[k].name) != 0)
 			k++;
 		if (k == ARRAY_SIZE(suites))
 			return err_set(
@@ -142,7 +142,7 @@ int web_tls_priorities(const struct web_tls_names *n, char *buf, struct lat_erro
 	for (size_t i = 0; i < n->ncurves; i++) {
 		size_t k = 0;
 		char group[32];
-		while (k < ARRAY_SIZE(curves) && strcmp(n->curves[i], curves[k].name))
+		while (k < ARRAY_SIZE(curves) && strcmp(n->curves[i], curves[k].name) != 0)
 			k++;
 		if (k == ARRAY_SIZE(curves))
 			return err_set(err, -EINVAL,

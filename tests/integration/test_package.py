@@ -89,7 +89,7 @@ class Package(TempDirCase):
         control = sh("dpkg-deb", "-f", deb, "Depends", "Recommends", "Suggests").stdout
         for lib in ("libjansson4", "libsqlite3-0", "liburing2", "libtracefs1", "libbpf1"):
             self.assertRegex(control, r"Depends: .*\b%s\b" % lib)
-        self.assertRegex(control, r"Recommends: .*libmicrohttpd12")   # loaded by the monitor only
+        self.assertRegex(control, r"Recommends: .*libmicrohttpd12.*libyaml-0-2")   # loaded by the monitor only
         self.assertRegex(control, r"Suggests: .*rt-tests.*prometheus")
 
     @needs(root=True, programs=("apt-get", "man", "systemd-analyze"))
