@@ -18,6 +18,12 @@
 #define STATE_PREFIX "tune-"
 #define STATE_MAGIC  "latscope tune 1"
 
+/* Where the state files and the lock are: a test's directory, or TUNE_STATE_DIR. */
+static const char *state_dir(const struct tune_where *w)
+{
+	return w && w->state_dir ? w->state_dir : TUNE_STATE_DIR;
+}
+
 void file_hold_init(struct file_hold *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -187,7 +193,7 @@ int file_hold_apply(const struct tune_where *w, const char *fix, const struct tu
 			goto fail;
 	}
 	/* Named before changed: a kill from here on leaves what to restore. */
-	if ((r = write_state_file(h, w && w->state_dir ? w->state_dir : TUNE_STATE_DIR, fix, p->n,
+	if ((r = write_state_file(h, state_dir(w), fix, p->n,
 				  err)) < 0)
 		goto fail;
 	for (size_t i = 0; i < p->n; i++) {
@@ -309,7 +315,7 @@ static int stale_one(const char *path, FILE *in, void *data)
 
 static void lock_path(const struct tune_where *w, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/tune.lock", w && w->state_dir ? w->state_dir : TUNE_STATE_DIR);
+	snprintf(buf, size, "%s/tune.lock", state_dir(w));
 }
 
 int file_hold_restore_stale(const struct tune_where *w, unsigned *ret_files, struct lat_error *err)
@@ -324,7 +330,7 @@ int file_hold_restore_stale(const struct tune_where *w, unsigned *ret_files, str
 	if (len >= sizeof(st.root))
 		return err_set(err, -ENAMETOOLONG, "the sysfs root is too long");
 	memcpy(st.root, root, len);
-	int r = statefile_each(w && w->state_dir ? w->state_dir : TUNE_STATE_DIR, STATE_PREFIX,
+	int r = statefile_each(state_dir(w), STATE_PREFIX,
 			       stale_one, &st, err);
 	*ret_files = st.files;
 	/* A killed tune's lock file, which nobody holds: removed as its holder would have. */
@@ -353,7 +359,7 @@ static int lock_taken(int fd, const char *path, struct lat_error *err)
 
 int file_hold_lock(const struct tune_where *w, struct lat_error *err)
 {
-	const char *dir = w && w->state_dir ? w->state_dir : TUNE_STATE_DIR;
+	const char *dir = state_dir(w);
 	char path[512];
 	int r;
 
