@@ -50,7 +50,10 @@ class DeadlineRuns(TempDirCase):
         """A relation a stall cannot turn: a period a stall covers is counted missed, and so is one
         the kernel skips (in this guest about one a second); 10 of the 50 (200 ms of stalls and
         skips) would have to be missed to fail.  Seen over 428 threads: at most 6 missed.  As in
-        the test above, a stall of several periods may make the grid estimate count one twice."""
+        the test above, a stall of several periods may make the grid estimate count one twice.
+        A job later than its period and deadline (40 ms) makes the kernel restart its grid at
+        that job, less than a period after the old grid's point: the second grid fits one
+        period fewer into the second (seen in CI: 44 samples and 5 missed after a 56 ms stall)."""
         # 20ms is past the runner's 5ms lead: period 0 is the origin's first period the
         # thread can reach, the periods before it count missed and period 0 is a sample.
         db = self.path("runs.db")
@@ -60,7 +63,8 @@ class DeadlineRuns(TempDirCase):
         check_consistent(self, doc)
         for c in doc["cpus"]:
             m = c["metrics"]["latency"]
-            self.assertIn(m["count"] + c["missed"], (50, 51, 52), c)
+            restarts = sum(b[2] for b in m["histogram"]["buckets"] if b[0] >= 40000000)
+            self.assertIn(m["count"] + c["missed"], range(50 - restarts, 53), c)
             self.assertGreaterEqual(m["count"], 40, c)
 
     def test_bandwidth_over_the_admission_limit_is_refused_in_one_line(self):
