@@ -38,6 +38,7 @@ struct cyc_opts {
 	uint64_t interval_us;
 	uint64_t distance_us;
 	bool distance_given, prio_given, policy_given;
+	uint64_t aligned_us;            /* -A USEC: thread N's deadlines N * USEC later */
 	uint64_t duration_ns;
 	uint64_t loops;
 	uint64_t hist;                  /* -h/-H: bins; 0: none */
@@ -70,7 +71,7 @@ static struct cyc_state *state_of(const void *fr)
 
 enum {
 	K_AFFINITY, K_DURATION, K_HIST, K_HISTOFALL, K_INTERVAL, K_DISTANCE, K_LOOPS, K_PRIORITY, K_POLICY, K_THREADS, K_BREAK,
-	K_CLOCK, K_LATENCY,
+	K_CLOCK, K_LATENCY, K_ALIGNED,
 };
 
 #define FLAG(n, l, field, t) \
@@ -92,6 +93,8 @@ static const struct front_opt cyc_opts[] = {
 	  .values = OPT_VALUES_FILE },
 	SET("interval", 'i', FRONT_ARG, K_INTERVAL, FRONT_TO(TIMER_OPT_INTERVAL)),
 	SET("distance", 'd', FRONT_ARG, K_DISTANCE, FRONT_TO(TIMER_OPT_DISTANCE)),
+	/* latscope's threads always start together: -A's USEC is the timer's --aligned-offset */
+	SET("aligned", 'A', FRONT_OPT_ARG, K_ALIGNED, FRONT_TO(TIMER_OPT_ALIGNED_OFFSET)),
 	SET("loops", 'l', FRONT_ARG, K_LOOPS, FRONT_TO(TIMER_OPT_LOOPS)),
 	IGNORED("mlockall", 'm'),       /* latscope always locks its memory */
 	FLAG("nsecs", 'N', nsecs, 0),
@@ -121,8 +124,9 @@ static const struct front_opt cyc_opts[] = {
 	IGNORED("refresh_on_max", 'M'), /* the live lines are redrawn a few times a second, max or not */
 	IGNORED("dbg_cyclictest", 0),   /* latscope's details are in the stored run */
 	FRONT_VERBOSE_ROW("latscope-verbose", 0),
-	REFUSED("aligned", 'A', FRONT_OPT_ARG, "latscope starts each thread's period on its own; -d spreads them"),
-	REFUSED("secaligned", 0, FRONT_OPT_ARG, "latscope starts each thread's period on its own; -d spreads them"),
+	REFUSED("secaligned", 0, FRONT_OPT_ARG,
+		"latscope starts the threads' deadlines together at the run's own start, not on a "
+		"full second of the clock (-A offsets them from there, USEC per thread)"),
 	REFUSED("fifo", 'F', FRONT_ARG, "no named pipe: the live T: lines, the --json file and 'latscope show' carry "
 		"the statistics"),
 	REFUSED("oscope", 'o', FRONT_ARG, "no per-sample output: the measuring loop prints nothing"),
@@ -160,6 +164,8 @@ static void usage_help(void)
 	       "      --policy=NAME        other, normal, fifo or rr\n"
 	       "  -i, --interval=US        period in microseconds (default 1000)\n"
 	       "  -d, --distance=US        thread N waits -i + N * US (default 500; 0 with -h or -H)\n"
+	       "  -A, --aligned[=USEC]     thread N's deadlines N * USEC after thread 0's (modulo its period); all\n"
+	       "                           threads start at one instant with or without -A\n"
 	       "  -D, --duration=TIME      run for TIME (s, m, h or d; a bare number is seconds)\n"
 	       "  -l, --loops=N            stop after N wakeups per thread\n"
 	       "  -h, --histogram=US       print a histogram of 1 us bins up to US after the run\n"
@@ -189,7 +195,8 @@ static void usage_help(void)
 	       "      --latscope-verbose   latscope's notes and the stored run's id on stderr (else only cyclictest's)\n"
 	       "      --help               show this help\n\n"
 	       "Differences: threads are always pinned (without -a, thread N runs on the Nth usable CPU), one\n"
-	       "per CPU; -D and -l together are refused.\n"
+	       "per CPU, and start their deadlines at one instant as with -A (cyclictest without -A starts each\n"
+	       "where its thread happened to start); -D and -l together are refused.\n"
 	       "cyclictest's other options are refused, saying why:\n ");
 	size_t nrefused = 0, i = 0;
 	for (size_t r = 0; r < ARRAY_SIZE(cyc_opts); r++)
@@ -216,9 +223,10 @@ static bool takes_next(const char *opt, const char *next)
 	bool cluster = len >= 2 && opt[0] == '-' && opt[1] != '-' && strspn(opt + 1, "mNqSuM") == len - 2;
 	bool affinity = strcmp(opt, "--affinity") == 0 || (cluster && opt[len - 1] == 'a');
 	bool threads = strcmp(opt, "--threads") == 0 || (cluster && opt[len - 1] == 't');
+	bool aligned = strcmp(opt, "--aligned") == 0 || (cluster && opt[len - 1] == 'A');
 	while (isspace((unsigned char)*next))
 		next++;
-	if (threads)
+	if (threads || aligned)
 		return isdigit((unsigned char)*next) && atoi(next) != 0;
 	return affinity && (isdigit((unsigned char)*next) || *next == '!' || strcmp(next, "all") == 0);
 }
@@ -238,9 +246,11 @@ static int join_optional(int argc, char **argv, char ***ret, char *store, size_t
 		const char *a = argv[i];
 		if (i > 0 && a[0] == '\0')
 			continue;
-		/* "-t 0": cyclictest takes no value and leaves the 0, ignored: one thread a CPU */
+		/* "-t 0", "-A 0": cyclictest takes no value and leaves the 0, ignored: one
+		 * thread a CPU, no offset */
 		if (i + 1 < argc && strcmp(argv[i + 1], "0") == 0 &&
-		    (strcmp(a, "-t") == 0 || strcmp(a, "--threads") == 0)) {
+		    (strcmp(a, "-t") == 0 || strcmp(a, "--threads") == 0 || strcmp(a, "-A") == 0 ||
+		     strcmp(a, "--aligned") == 0)) {
 			out[n++] = argv[i++];
 			continue;
 		}
@@ -332,6 +342,9 @@ static int set_count(struct cyc_opts *o, int key, const char *arg)
 	case K_DISTANCE:
 		o->distance_given = true;
 		return parse_count("-d", arg, 3600u * 1000000u, &o->distance_us);
+	case K_ALIGNED:
+		o->aligned_us = 0;
+		return arg ? parse_count("-A", arg, 3600u * 1000000u, &o->aligned_us) : LAT_GO_ON;
 	case K_LOOPS:
 		return parse_count("-l", arg, UINT64_C(1) << 48, &o->loops);
 	case K_HIST:
@@ -611,6 +624,7 @@ static int cyc_translate(struct front_run *fr)
 	tc->run.policy = o->policy;
 	tc->run.priority = o->priority;
 	tc->p.interval_ns = o->interval_us * NS_PER_US;
+	tc->p.aligned_offset_ns = o->aligned_us * NS_PER_US;
 	/* cyclictest spreads the threads' periods unless it keeps a histogram */
 	const uint64_t distance_us = o->hist ? 0 : o->distance_us;
 	if (distance_us && cpuset_count(&cpus) > 1)

@@ -42,6 +42,17 @@ static const struct opt timer_opts[] = {
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
 	  .help = "give the Nth measured CPU the period interval + N * distance, as cyclictest -d does; a bare number "
 		  "is microseconds" },
+	[TIMER_OPT_ALIGNED] = { "aligned", 0, OPT_FLAG, offsetof(struct timer_cmd, aligned),
+	  .flags = OPT_NOT_PARAM,
+	  .help = "every measured CPU's deadlines on the same instants (or --aligned-offset apart), "
+		  "as cyclictest -A asks: the timer always puts them there, so this only refuses "
+		  "--distance, whose periods differ per CPU" },
+	[TIMER_OPT_ALIGNED_OFFSET] = { "aligned-offset", 0, OPT_DURATION,
+	  offsetof(struct timer_cmd, p.aligned_offset_ns), .min = 0, .max = 3600u * NS_PER_SEC,
+	  .unit = NS_PER_US, .flags = OPT_PARAM_IF_SET,
+	  .help = "the Nth measured CPU's deadlines N * DUR after the first CPU's (modulo its "
+		  "period), as cyclictest -A USEC does: wakeups spread instead of simultaneous; a "
+		  "bare number is microseconds" },
 	[TIMER_OPT_MODE] = { "mode", 0, OPT_ENUM, offsetof(struct timer_cmd, p.mode), .choices = mode_choices,
 	  .help = "how to wait: clock_nanosleep with TIMER_ABSTIME, a timerfd read, or a POSIX timer signal" },
 	[TIMER_OPT_CLOCK] = { "clock", 0, OPT_ENUM, offsetof(struct timer_cmd, p.clock), .choices = clock_choices,
@@ -86,6 +97,8 @@ static void timer_defaults(void *params)
 	run_params_defaults(&c->run, &c->out);
 	c->p.interval_ns = NS_PER_MS;
 	c->p.distance_ns = 0;
+	c->p.aligned_offset_ns = 0;
+	c->aligned = false;
 	c->p.mode = TIMER_NANOSLEEP;
 	c->p.clock = TIMER_CLOCK_MONOTONIC;
 	c->p.co_correct = false;
@@ -173,6 +186,9 @@ static int timer_validate(void *params, const struct opt_result *given, struct l
 			       "monotonic, realtime or boottime)");
 	if (deadline_settle(c, given, err) < 0)
 		return -EINVAL;
+	if (c->aligned && c->p.distance_ns)
+		return err_set(err, -EINVAL, "option '--aligned': --distance gives each CPU its "
+			       "own period, so their deadlines meet only at the start");
 	uint64_t floor_ns = MIN_INTERVAL_NS;
 	if (clock_getres(timer_clock_ids[c->p.clock], &res) == 0 && ts_to_ns(&res) > floor_ns)
 		floor_ns = ts_to_ns(&res);
@@ -225,16 +241,24 @@ static void timer_describe(const void *params, char *buf, size_t size)
 		fmt_duration(c->p.distance_ns, d, sizeof(d));
 		snprintf(dist, sizeof(dist), " + %s per CPU", d);
 	}
+	char phase[96] = "";
+	if (c->p.aligned_offset_ns) {
+		char d[32];
+		fmt_duration(c->p.aligned_offset_ns, d, sizeof(d));
+		snprintf(phase, sizeof(phase), ", the Nth CPU's %s N * %s later",
+			 c->run.policy == POLICY_DEADLINE ? "periods" : "deadlines", d);
+	}
 	char clk[32] = "", slack[32];
 	if (c->p.clock != TIMER_CLOCK_MONOTONIC)
 		snprintf(clk, sizeof(clk), ", clock %s", clock_choices[c->p.clock]);
 	fmt_duration(run_timer_slack(&c->run), slack, sizeof(slack));
 	if (c->run.policy == POLICY_DEADLINE)
-		snprintf(buf, size, "period %s (sched_yield), %s%s", iv, dur,
+		snprintf(buf, size, "period %s (sched_yield)%s, %s%s", iv, phase, dur,
 			 c->p.co_correct ? ", coordinated-omission correction" : "");
 	else
-		snprintf(buf, size, "interval %s%s (%s%s), timer slack %s, %s%s", iv, dist, mode_choices[c->p.mode], clk,
-			 slack, dur, c->p.co_correct ? ", coordinated-omission correction" : "");
+		snprintf(buf, size, "interval %s%s (%s%s)%s, timer slack %s, %s%s", iv, dist,
+			 mode_choices[c->p.mode], clk, phase, slack, dur,
+			 c->p.co_correct ? ", coordinated-omission correction" : "");
 }
 
 /* Before the run: what the chosen clock means for what is measured. */
@@ -289,6 +313,7 @@ static void timer_after(const void *params, struct result *res)
 
 const struct measure_cmd timer_command = {
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-i INTERVAL] [-d DISTANCE] [-D DURATION | -l LOOPS]\n"
+		    "                      [--aligned] [--aligned-offset DUR]\n"
 		    "                      [--policy deadline [--runtime DUR] [--deadline DUR] [--period DUR]]\n"
 		    "                      [--mode nanosleep|timerfd|posix] [--clock monotonic|realtime|tai|boottime]\n"
 		    "                      [--timer-slack DUR] [--threshold DUR] [--window DUR] [--warmup N]\n"

@@ -126,12 +126,28 @@ static inline int wait_deadline(struct timer_state *s, int mode, clockid_t clk, 
 	return 0;
 }
 
-uint64_t timer_interval_of(const struct timer_params *tp, const struct cpuset *cpus, unsigned cpu)
+/* The measured CPUs below cpu: cpu is the Nth. */
+static uint64_t rank_of(const struct cpuset *cpus, unsigned cpu)
 {
 	uint64_t below = 0;
 	for (unsigned c = 0; c < cpu; c++)
 		below += cpuset_has(cpus, c);
-	return tp->interval_ns + below * tp->distance_ns;
+	return below;
+}
+
+uint64_t timer_interval_of(const struct timer_params *tp, const struct cpuset *cpus, unsigned cpu)
+{
+	return tp->interval_ns + rank_of(cpus, cpu) * tp->distance_ns;
+}
+
+uint64_t timer_phase_of(const struct timer_params *tp, const struct cpuset *cpus, unsigned cpu)
+{
+	const uint64_t interval = timer_interval_of(tp, cpus, cpu);
+
+	if (!tp->aligned_offset_ns || !interval)
+		return 0;
+	/* (N * offset) mod interval, the product kept small: N < CPUSET_MAX */
+	return rank_of(cpus, cpu) % interval * (tp->aligned_offset_ns % interval) % interval;
 }
 
 /*
@@ -163,7 +179,9 @@ static inline __attribute__((always_inline)) void timer_loop(struct probe_thread
 	const clockid_t clk = mono ? CLOCK_MONOTONIC : s->clock;
 	const uint64_t off = mono ? 0 : clock_offset(clk);
 	const uint64_t co_period = tp->co_correct ? interval : 0;   /* --co-correct: missed periods get values */
-	uint64_t next = t->origin_ns;     /* deadlines at k * interval: windows hold whole periods */
+	/* deadlines at phase + k * interval: windows hold whole periods; without
+	 * --aligned-offset every CPU's are on the same instants (--aligned) */
+	uint64_t next = t->origin_ns + timer_phase_of(tp, &t->rp->cpus, t->cpu);
 	uint64_t wakeups = 0;
 
 	int rc = arm(s, mode, next + off, interval);
@@ -235,8 +253,10 @@ static void timer_run_deadline(struct probe_thread *t)
 	const uint64_t co_period = tp->co_correct ? period : 0;
 	uint64_t wakeups = 0;
 	struct dlgrid g;
+	/* the run's origin, moved as the timer's deadlines are by --aligned-offset */
+	const uint64_t origin = t->origin_ns + timer_phase_of(tp, &t->rp->cpus, t->cpu);
 	/* Past the deadline the kernel gave the thread when it became a deadline task. */
-	struct timespec start = ns_to_ts(dlgrid_init(&g, t->origin_ns, mono_ns() + period, period,
+	struct timespec start = ns_to_ts(dlgrid_init(&g, origin, mono_ns() + period, period,
 						     t->rp->dl.deadline_ns, t->end_ns));
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR)

@@ -181,6 +181,26 @@ class CyclictestCompat(TempDirCase):
             b = [T_LINE.match(l).group(4) for l in ours.stdout.splitlines() if l.startswith("T:")]
             self.assertEqual(a, b, args)
 
+    @needs(cpus=2)
+    def test_aligned_offsets_each_threads_deadlines_by_its_usec_as_cyclictests_a_does(self):
+        """Exact: a recorded wakeup's time less its latency is its deadline, which no stall moves (a stall
+        makes wakeups late or missed).  -A alone changes nothing: latscope starts the threads together."""
+        cpus = "-a%d,%d" % tuple(online_cpus()[:2])
+        # (arguments, the offset, thread 1's period, where its deadlines lie in it)
+        for args, offset, period, phase in ((["-A", "250"], 250000, 1500000, 250000),     # -d 500 by default
+                                            (["--aligned=2000", "-h", "10"], 2000000, 1000000, 0),  # -h: -d 0
+                                            (["-mA", "1100", "-d", "0"], 1100000, 1000000, 100000),
+                                            (["-A", "0"], 0, 1500000, 0), (["-A"], 0, 1500000, 0)):
+            with self.subTest(args=args):
+                p = self.latscope("-t2", cpus, "-l200", "-q", *args)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                doc = self.stored(self.last_id())
+                self.assertEqual(doc["params"].get("aligned_offset_ns", 0), offset)
+                for c, (iv, want) in zip(doc["cpus"], ((1000000, 0), (period, phase))):
+                    self.assertEqual({(at - v) % iv for at, v in c["largest"]}, {want}, "cpu %d" % c["cpu"])
+                if HAVE_CYCLICTEST:
+                    self.assertEqual(cyclictest("-t2", cpus, "-l20", "-q", *args).returncode, 0, "cyclictest takes it")
+
     @needs_cyclictest()
     def test_the_all_threads_column_of_h_upper_has_cyclictests_layout(self):
         """Stalls: judges the layout and that the last column sums the others, relations no stall turns."""
@@ -338,7 +358,9 @@ class CyclictestCompat(TempDirCase):
     def test_refused_options_say_why_in_one_line(self):
         for args, named, why in ((["-v"], "'-v'", "no per-sample output"), (["-x"], "'-x'", "clock_nanosleep only"),
                                  (["--smi"], "'--smi'", "SMI counter"), (["-R"], "'-R'", "'latscope clock'"),
-                                 (["--latency=5"], "'--latency'", "at 0 us only"), (["-c", "3"], "'-c'", "not a clock")):
+                                 (["--latency=5"], "'--latency'", "at 0 us only"), (["-c", "3"], "'-c'", "not a clock"),
+                                 (["--secaligned"], "'--secaligned'", "not on a full second of the clock"),
+                                 (["--aligned=x"], "'-A'", "'x' is not a whole number")):
             p = self.latscope("-l10", *args)
             self.assertEqual(p.returncode, 2, args)
             first = p.stderr.splitlines()[0]

@@ -120,6 +120,41 @@ class TimerRuns(TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("shorter than the longest interval 1.1s", p.stderr)
 
+    @needs(cpus=2)
+    def test_aligned_deadlines_meet_and_an_offset_spreads_them_by_exactly_its_amount(self):
+        """Exact: a recorded wakeup's time less its latency ([at_ns, value] in `largest`) is its deadline,
+        which no stall moves (a stall makes wakeups late or missed, each deadline still counted)."""
+        cpus = online_cpus()[:2]
+        spread = {}
+        for name, extra in (("aligned", ["--aligned"]), ("offset", ["--aligned-offset", "500us"]),
+                            ("offset past the period", ["--aligned-offset", "1.25ms"])):
+            out = self.path(name + ".json")
+            p = run("timer", "-a", ",".join(map(str, cpus)), "-D", "0.5", "-i", "1ms", "-q", "--no-store",
+                    "--json", out, *extra)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = load(out)
+            check_consistent(self, doc)
+            phases = []
+            for c in doc["cpus"]:
+                # 0.5 s of 1 ms periods on each CPU, shifted or not: each a sample or missed
+                self.assertEqual(c["metrics"]["latency"]["count"] + c["missed"], 500, f"{name}: cpu {c['cpu']}")
+                deadlines = {(at - v) % 1000000 for at, v in c["largest"]}
+                self.assertEqual(len(deadlines), 1, f"{name}: cpu {c['cpu']}'s deadlines on one grid")
+                phases.append(deadlines.pop())
+            self.assertEqual(phases[0], 0, f"{name}: the first CPU's deadlines at k * interval from the start")
+            d = (phases[1] - phases[0]) % 1000000
+            spread[name] = min(d, 1000000 - d)
+            self.assertEqual(doc["params"].get("aligned_offset_ns"), {"aligned": None, "offset": 500000,
+                                                                       "offset past the period": 1250000}[name])
+        # simultaneous deadlines with --aligned; 500 us apart, and 1.25 ms - 1 ms = 250 us apart, with an offset
+        self.assertEqual(spread, {"aligned": 0, "offset": 500000, "offset past the period": 250000})
+        self.assertLess(spread["aligned"], spread["offset"])
+        for args, says in ((["--aligned", "-d", "100us"], "option '--aligned': --distance gives each CPU its own "
+                            "period"), (["--aligned-offset", "-1ms"], "option '--aligned-offset'")):
+            p = run("timer", "-l", "1", *args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(says, p.stderr.splitlines()[0])
+
     def test_every_wait_mode_measures(self):
         """Exact accounting of deadlines (a stall makes them missed, never uncounted)."""
         for mode in ("nanosleep", "timerfd", "posix"):

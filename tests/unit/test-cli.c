@@ -303,6 +303,9 @@ static void assert_same_cmd(const struct timer_cmd *got, const struct timer_cmd 
 		bad = true;
 	}
 	SAME_U64(p.interval_ns);
+	SAME_U64(p.distance_ns);
+	SAME_U64(p.aligned_offset_ns);
+	SAME_U64(aligned);
 	SAME_U64(p.mode);
 	SAME_U64(p.clock);
 	SAME_U64(run.timer_slack_ns);
@@ -324,6 +327,11 @@ static void defaults_parsed(struct timer_cmd *c)
 
 static void expect_interval(struct timer_cmd *c) { c->p.interval_ns = 250u * NS_PER_US; }
 static void expect_distance(struct timer_cmd *c) { c->p.distance_ns = 20u * NS_PER_US; }
+static void expect_aligned(struct timer_cmd *c) { c->aligned = true; }
+static void expect_aligned_offset(struct timer_cmd *c)
+{
+	c->p.aligned_offset_ns = 250u * NS_PER_US;
+}
 static void expect_mode(struct timer_cmd *c) { c->p.mode = TIMER_TIMERFD; }
 static void expect_co_correct(struct timer_cmd *c) { c->p.co_correct = true; }
 static void expect_clock(struct timer_cmd *c) { c->p.clock = TIMER_CLOCK_BOOTTIME; }
@@ -455,6 +463,8 @@ struct opt_case {
 static const struct opt_case cases[] = {
 	{ "interval", "250us", expect_interval, "123abc", "is not a duration", { NULL } },
 	{ "distance", "20", expect_distance, "-5", "cannot be negative", { NULL } },
+	{ "aligned", NULL, expect_aligned, NULL, NULL, { NULL } },
+	{ "aligned-offset", "250", expect_aligned_offset, "123abc", "is not a duration", { NULL } },
 	{ "mode", "timerfd", expect_mode, "sleep", "is not one of nanosleep, timerfd, posix", { NULL } },
 	{ "co-correct", NULL, expect_co_correct, NULL, NULL, { NULL } },
 	{ "clock", "boottime", expect_clock, "Realtime", "is not one of monotonic, realtime, tai, boottime", { NULL } },
@@ -678,6 +688,8 @@ static void test_each_named_row_of_the_timer_and_noise_tables_is_the_option_of_t
 		{ TIMER_OPT_HELP, NOISE_OPT_HELP, "help" },
 		{ TIMER_OPT_INTERVAL, -1, "interval" },
 		{ TIMER_OPT_DISTANCE, -1, "distance" },
+		{ TIMER_OPT_ALIGNED, -1, "aligned" },
+		{ TIMER_OPT_ALIGNED_OFFSET, -1, "aligned-offset" },
 		{ TIMER_OPT_CLOCK, NOISE_OPT_CLOCK, "clock" },
 		{ TIMER_OPT_TRACE, NOISE_OPT_TRACE, "trace" },
 		{ -1, NOISE_OPT_BURST, "burst" },
@@ -1102,6 +1114,49 @@ static void test_params_json_has_the_reservation_only_under_the_deadline_policy(
 	assert_int_equal(json_integer_value(json_object_get(j, "runtime_ns")), 30000);
 	assert_int_equal(json_integer_value(json_object_get(j, "deadline_ns")), 2000000);
 	assert_int_equal(json_integer_value(json_object_get(j, "period_ns")), 2000000);
+	json_decref(j);
+}
+
+/* ---- --aligned, --aligned-offset ---- */
+
+static void test_aligned_refuses_a_distance_and_takes_an_offset_with_any_policy(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+
+	EXPECT_ERROR("option '--aligned'", "--distance gives each CPU its own period", NULL, "--aligned",
+		     "-d", "10us");
+	EXPECT_ERROR("option '--aligned'", "meet only at the start", NULL, "-d", "1", "--aligned");
+	EXPECT_OK(&c, "--aligned", "-d", "0");
+	EXPECT_OK(&c, "--aligned", "--aligned-offset", "250us");
+	assert_true(c.aligned);
+	assert_int_equal(c.p.aligned_offset_ns, 250u * NS_PER_US);
+	/* an offset spreads the wakeups; with --distance it places each CPU's first deadline */
+	EXPECT_OK(&c, "--aligned-offset", "250us", "-d", "100us");
+	assert_false(c.aligned);
+	assert_int_equal(c.p.distance_ns, 100u * NS_PER_US);
+	EXPECT_OK(&c, "--aligned-offset", "1h");        /* past the period: taken modulo it */
+	EXPECT_ERROR("option '--aligned-offset'", "'3601s'", "above the maximum of 1h",
+		     "--aligned-offset", "3601s");
+	EXPECT_OK(&c, "--aligned-offset", "300us", "--policy", "deadline");
+	EXPECT_OK(&c, "--aligned-offset", "300us", "--clock", "realtime", "--mode", "timerfd");
+}
+
+static void test_params_json_has_the_aligned_offset_when_set_and_never_aligned(void **state)
+{
+	(void)state;
+	struct timer_cmd c;
+
+	EXPECT_OK(&c, "--aligned");
+	json_t *j = opt_params_json(timer_command.opts, timer_command.nopts, &c);
+	assert_non_null(j);
+	assert_null(json_object_get(j, "aligned_offset_ns"));
+	assert_null(json_object_get(j, "aligned"));
+	json_decref(j);
+	EXPECT_OK(&c, "--aligned-offset", "500");
+	j = opt_params_json(timer_command.opts, timer_command.nopts, &c);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "aligned_offset_ns")), 500000);
 	json_decref(j);
 }
 
@@ -1870,6 +1925,8 @@ int main(void)
 		cmocka_unit_test(test_deadline_refuses_periods_the_kernel_refuses_and_a_period_that_is_not_the_interval),
 		cmocka_unit_test(test_deadline_options_need_the_deadline_policy_and_it_refuses_what_it_cannot_honour),
 		cmocka_unit_test(test_params_json_has_the_reservation_only_under_the_deadline_policy),
+		cmocka_unit_test(test_aligned_refuses_a_distance_and_takes_an_offset_with_any_policy),
+		cmocka_unit_test(test_params_json_has_the_aligned_offset_when_set_and_never_aligned),
 		cmocka_unit_test(test_params_json_writes_a_long_sparse_cpu_list_whole),
 		cmocka_unit_test(test_run_ids_named_twice_are_kept_once_where_first_named),
 		cmocka_unit_test(test_run_ids_past_the_limit_in_all_are_refused),
