@@ -74,7 +74,10 @@ class Package(TempDirCase):
                      "/usr/share/latscope/contrib/prometheus/latscope.rules.yml",
                      "/usr/share/latscope/contrib/grafana/latscope.json", "/lib/systemd/system/latscope-monitor.service",
                      "/etc/default/latscope", "/var/lib/latscope/",
-                     "/usr/share/bash-completion/completions/latscope"):
+                     "/usr/share/bash-completion/completions/latscope",
+                     # latscope/loop.h, its pkg-config file and its page (doc/loop.md)
+                     "/usr/include/latscope/loop.h", "/usr/share/pkgconfig/latscope-loop.pc",
+                     "/usr/share/doc/latscope/loop.md.gz"):
             self.assertIn(want, paths)
         # the stand-ins for rt-tests' tools: never in /usr/bin, where they would shadow rt-tests'
         for name in ("cyclictest", "rtla", "oslat"):
