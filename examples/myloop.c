@@ -5,14 +5,14 @@
  * integration tests of `latscope attach` measure.
  *
  *   myloop [--period US] [--duration SEC | --cycles N] [--loop NAME]
- *          [--cpu N] [--fifo PRIO] [--threads N]
+ *          [--cpu N] [--fifo PRIO] [--threads N] [--dump FILE]
  *
  * Each of --threads threads (default 1) sleeps to absolute deadlines --period
  * microseconds apart (default 1000) with clock_nanosleep(TIMER_ABSTIME,
  * CLOCK_MONOTONIC).  At the top of each cycle it reads the clock once, with
- * ls_loop_wake (which records the time in the loop's ring when --loop NAME
- * opened one, and only reads the clock otherwise): its lateness is that time
- * minus the deadline.  Then it calls control_step(), a real function with a
+ * ls_loop_wake_due (which records the time and the deadline in the loop's
+ * ring when --loop NAME opened one, and only reads the clock otherwise): its
+ * lateness is that time minus the deadline.  Then it calls control_step(), a real function with a
  * symbol of its own, so that `latscope attach --pid PID --func control_step`
  * can put a uprobe on it.  A wake later than a whole period counts the
  * deadlines it skipped as missed, and the next deadline is the first one
@@ -24,7 +24,13 @@
  * SIGTERM; then it prints one JSON line:
  *
  *   {"cycles": N, "missed": M, "lateness_ns": {"p50": .., "p99": .., "max": .., "min": ..},
+ *    "step_ns": {"p50": .., "p99": ..}, "realtime_minus_monotonic_ns": D,
  *    "threads": [{"tid": T, "cycles": N}, ...]}
+ *
+ * step_ns is the time from the top of the cycle to control_step's return (what
+ * a uprobe on it adds shows there); D lines CLOCK_MONOTONIC up with
+ * CLOCK_REALTIME.  --dump FILE writes every kept cycle as a line "WAKE_NS
+ * LATENESS_NS" (CLOCK_MONOTONIC), for a test that compares cycles one by one.
  *
  * min and max over every cycle; p50 and p99 exact (nearest rank) over the
  * samples kept: every one, up to 4 Mi per thread (the newest, beyond).
@@ -64,6 +70,7 @@ struct options {
 	int cpu;  /* -1: any */
 	int fifo; /* 0: SCHED_OTHER */
 	unsigned threads;
+	const char *dump; /* NULL: none */
 };
 
 /* A little controller: a PI loop holding a simulated first-order plant at its
@@ -84,7 +91,7 @@ struct worker {
 	int error;	  /* -errno of ls_loop_open, the affinity or the policy */
 	char failed[160]; /* what failed, and why */
 	uint64_t cycles, missed, min, max;
-	uint64_t *kept;
+	uint64_t *kept, *woke, *step; /* per kept sample: lateness, wake time, step time */
 	size_t cap, nkept; /* nkept counts every sample; kept[] holds the newest cap */
 };
 
@@ -118,9 +125,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static void keep(struct worker *w, uint64_t lateness)
+static void keep(struct worker *w, uint64_t lateness, uint64_t woke)
 {
 	w->kept[w->nkept % w->cap] = lateness;
+	w->woke[w->nkept % w->cap] = woke;
 	w->nkept++;
 	if (w->cycles == 0 || lateness < w->min)
 		w->min = lateness;
@@ -189,11 +197,13 @@ static void *run(void *arg)
 				       .tv_nsec = (long)(next % NS_PER_SEC) };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		/* The top of the cycle: one clock read, recorded in the loop's ring when --loop opened it. */
-		uint64_t now = ls_loop_wake(&w->loop);
+		/* The top of the cycle: one clock read, recorded in the loop's ring with the deadline
+		 * when --loop opened it. */
+		uint64_t now = ls_loop_wake_due(&w->loop, next);
 		uint64_t lateness = now > next ? now - next : 0;
-		keep(w, lateness);
+		keep(w, lateness, now);
 		control_step(&w->ctl, lateness);
+		w->step[(w->nkept - 1u) % w->cap] = mono_ns() - now;
 		if (w->cycles == 1)
 			atomic_fetch_add(&started, 1);
 		uint64_t skipped = lateness / period;
@@ -254,6 +264,24 @@ static int report(struct worker *ws, unsigned n)
 		       rank(all, total, 50), rank(all, total, 99), max, min);
 	else
 		printf("{\"p50\": null, \"p99\": null, \"max\": null, \"min\": null}");
+	/* the step times, sorted in the same buffer */
+	at = 0;
+	for (unsigned i = 0; i < n; i++) {
+		size_t k = ws[i].nkept < ws[i].cap ? ws[i].nkept : ws[i].cap;
+		memcpy(all + at, ws[i].step, k * sizeof(*all));
+		at += k;
+	}
+	qsort(all, total, sizeof(*all), by_value);
+	if (total > 0)
+		printf(", \"step_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64 "}", rank(all, total, 50),
+		       rank(all, total, 99));
+	else
+		printf(", \"step_ns\": {\"p50\": null, \"p99\": null}");
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	const uint64_t mono = mono_ns();
+	printf(", \"realtime_minus_monotonic_ns\": %" PRIu64,
+	       (uint64_t)rt.tv_sec * NS_PER_SEC + (uint64_t)rt.tv_nsec - mono);
 	printf(", \"threads\": [");
 	for (unsigned i = 0; i < n; i++)
 		printf("%s{\"tid\": %ld, \"cycles\": %" PRIu64 "}", i ? ", " : "", (long)ws[i].tid,
@@ -266,7 +294,7 @@ static int report(struct worker *ws, unsigned n)
 #define USAGE                                                                                \
 	"usage: myloop [--period US] [--duration SEC | --cycles N] [--loop NAME] [--cpu N] " \
 	"[--fifo PRIO] "                                                                     \
-	"[--threads N]\n"
+	"[--threads N] [--dump FILE]\n"
 
 __attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 {
@@ -295,6 +323,28 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *ret)
 	return 0;
 }
 
+/* --dump: every kept cycle, "WAKE_NS LATENESS_NS", oldest first per thread. */
+static int dump(const struct worker *ws, unsigned n, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "myloop: --dump %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const size_t k = ws[i].nkept < ws[i].cap ? ws[i].nkept : ws[i].cap;
+		const size_t first = ws[i].nkept - k;
+		for (size_t j = first; j < ws[i].nkept; j++)
+			fprintf(f, "%" PRIu64 " %" PRIu64 "\n", ws[i].woke[j % ws[i].cap], ws[i].kept[j % ws[i].cap]);
+	}
+	if (fclose(f) != 0) {
+		fprintf(stderr, "myloop: --dump %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct options *opt)
 {
 	static const struct option longs[] = {
@@ -305,6 +355,7 @@ static int parse(int argc, char **argv, struct options *opt)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "fifo", required_argument, NULL, 'f' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "dump", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -360,6 +411,9 @@ static int parse(int argc, char **argv, struct options *opt)
 				return usage("--threads '%s': 1 to 64", optarg);
 			opt->threads = (unsigned)v;
 			break;
+		case 'd':
+			opt->dump = optarg;
+			break;
 		case 'h':
 			fputs(USAGE "A periodic program that marks the top of its cycle for "
 				    "latscope attach "
@@ -407,11 +461,16 @@ int main(int argc, char **argv)
 		ws[i].ctl = (struct controller){ .setpoint = 1.0, .kp = 0.4, .ki = 0.05 };
 		ws[i].cap = cap;
 		ws[i].kept = malloc(cap * sizeof(uint64_t));
-		if (!ws[i].kept) {
+		ws[i].woke = malloc(cap * sizeof(uint64_t));
+		ws[i].step = malloc(cap * sizeof(uint64_t));
+		if (!ws[i].kept || !ws[i].woke || !ws[i].step) {
 			fprintf(stderr, "myloop: out of memory for %zu samples\n", cap);
 			return 1;
 		}
-		memset(ws[i].kept, 0, cap * sizeof(uint64_t)); /* faulted in before the loop */
+		/* faulted in before the loop */
+		memset(ws[i].kept, 0, cap * sizeof(uint64_t));
+		memset(ws[i].woke, 0, cap * sizeof(uint64_t));
+		memset(ws[i].step, 0, cap * sizeof(uint64_t));
 	}
 
 	/* The threads run with SIGINT and SIGTERM blocked; this one waits for them. */
@@ -459,8 +518,13 @@ int main(int argc, char **argv)
 		}
 	}
 	r = report(ws, opt.threads);
-	for (unsigned i = 0; i < opt.threads; i++)
+	if (r == 0 && opt.dump)
+		r = dump(ws, opt.threads, opt.dump);
+	for (unsigned i = 0; i < opt.threads; i++) {
 		free(ws[i].kept);
+		free(ws[i].woke);
+		free(ws[i].step);
+	}
 	free(ws);
 	return r;
 }

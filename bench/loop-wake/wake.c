@@ -12,8 +12,10 @@
  * (two clock reads around them) and divided.  Variants:
  *
  *   clock           clock_gettime(CLOCK_MONOTONIC) alone (the vDSO)
- *   wake            ls_loop_wake on an open loop: the clock, a store into the ring, a release store of head
- *   wake_at         ls_loop_wake_at: the two stores alone, with a time given
+ *   wake            ls_loop_wake on an open loop: the clock, the wake and a due of 0 into the ring,
+ *                   a release store of head
+ *   wake-due        ls_loop_wake_due: the same with a due time
+ *   wake_at         ls_loop_wake_at: the stores alone (the wake, a due of 0, head), with a time given
  *   wake-closed     ls_loop_wake on a closed loop: the clock and a test
  *   wake+reader     ls_loop_wake while latscope's reader (loopring_read) copies the ring without
  *                   pause on --reader-cpu: the worst case, every cache line shared
@@ -38,10 +40,10 @@
 
 #include "probe/loopring.h"
 
-enum { CLOCK, WAKE, WAKE_AT, WAKE_CLOSED, WAKE_READER, WAKE_READER_1MS, VARIANTS };
+enum { CLOCK, WAKE, WAKE_DUE, WAKE_AT, WAKE_CLOSED, WAKE_READER, WAKE_READER_1MS, VARIANTS };
 
 static const char *const names[VARIANTS] = {
-	"clock_gettime(CLOCK_MONOTONIC) alone", "ls_loop_wake",
+	"clock_gettime(CLOCK_MONOTONIC) alone", "ls_loop_wake", "ls_loop_wake_due",
 	"ls_loop_wake_at (the stores alone)",	"ls_loop_wake, closed loop",
 	"ls_loop_wake, reader copying nonstop", "ls_loop_wake, reader every 1 ms",
 };
@@ -129,6 +131,10 @@ static double timed(int v, struct ls_loop *open, struct ls_loop *closed, uint64_
 	case WAKE_READER_1MS:
 		for (uint64_t i = 0; i < n; i++)
 			acc += ls_loop_wake(open);
+		break;
+	case WAKE_DUE:
+		for (uint64_t i = 0; i < n; i++)
+			acc += ls_loop_wake_due(open, i);
 		break;
 	case WAKE_AT:
 		for (uint64_t i = 0; i < n; i++)

@@ -53,8 +53,15 @@
  *	falls behind loses the oldest wakes (it counts them), never the program's
  *	time.  On a closed loop it only reads the clock.
  *
+ * uint64_t ls_loop_wake_due(struct ls_loop *loop, uint64_t due_ns)
+ *	The same, for a loop that knows when this cycle was due (the time its
+ *	clock_nanosleep with TIMER_ABSTIME was to end, CLOCK_MONOTONIC ns):
+ *	latscope measures the cycle's lateness from it exactly, instead of from
+ *	a grid it estimates from the wakes.
+ *
  * uint64_t ls_loop_wake_at(struct ls_loop *loop, uint64_t now_ns)
- *	The same with a time the program has read itself (CLOCK_MONOTONIC, ns).
+ *	The same as ls_loop_wake with a time the program has read itself
+ *	(CLOCK_MONOTONIC, ns).
  *
  * void ls_loop_close(struct ls_loop *loop)
  *	Releases the thread's slot: marks it closed and unmaps it.  What it
@@ -90,14 +97,15 @@
  *	  +16	8	period_ns	the period declared (0: none)
  *	  +64	8	head		wakes written so far (release store), alone in its cache line
  *	  +128	8 * ring_size	ring	wake k (from 0) at ring[k % ring_size], CLOCK_MONOTONIC ns
+ *	  +128 + 8 * ring_size	8 * ring_size	due	when wake k was due, at due[k % ring_size] (0: not said)
  *
  * Magic, version and pid keep their offsets in every version.  The fields of
  * the header and of a slot's first line are written before magic and state
  * are stored (release): a reader that sees them loads the rest after them.
  *
  * The ring of each slot has one producer (its thread) and one reader.  The
- * producer stores wake k into ring[k % ring_size] (release) and then head =
- * k + 1 (release).  The reader keeps its own tail: it loads head (acquire),
+ * producer stores wake k into ring[k % ring_size] and due[k % ring_size]
+ * (release) and then head = k + 1 (release).  The reader keeps its own tail: it loads head (acquire),
  * copies ring[tail % ring_size] .. ring[(head - 1) % ring_size] (each an
  * acquire load), then loads head again as head2, and keeps only the wakes
  * k > head2 - ring_size: any older one may have been overwritten while it
@@ -146,7 +154,7 @@ extern "C" {
 #endif
 
 #define LS_LOOP_MAGIC	  UINT64_C(0x00706f6f6c74616c) /* "latloop\0" read as a little-endian uint64 */
-#define LS_LOOP_VERSION	  1u
+#define LS_LOOP_VERSION	  2u
 #define LS_LOOP_SLOTS	  64u
 #define LS_LOOP_RING_SIZE 4096u
 #define LS_LOOP_NAME_MAX  64u
@@ -182,6 +190,7 @@ struct ls_loop_slot {
 	uint64_t head;
 	uint64_t reserved2[7];
 	uint64_t ring[LS_LOOP_RING_SIZE];
+	uint64_t due[LS_LOOP_RING_SIZE];
 };
 
 struct ls_loop_shm {
@@ -231,7 +240,7 @@ static inline int ls_loop_shm_name(char buf[LS_LOOP_SHM_NAME_SIZE], const char *
 	return 0;
 }
 
-static inline uint64_t ls_loop_wake_at(struct ls_loop *loop, uint64_t now_ns)
+static inline uint64_t ls_loop_priv_put(struct ls_loop *loop, uint64_t now_ns, uint64_t due_ns)
 {
 	struct ls_loop_slot *slot = loop->slot;
 
@@ -239,19 +248,35 @@ static inline uint64_t ls_loop_wake_at(struct ls_loop *loop, uint64_t now_ns)
 		uint64_t h = loop->head;
 		__atomic_store_n(&slot->ring[h & (LS_LOOP_RING_SIZE - 1)], now_ns,
 				 __ATOMIC_RELEASE);
+		__atomic_store_n(&slot->due[h & (LS_LOOP_RING_SIZE - 1)], due_ns,
+				 __ATOMIC_RELEASE);
 		__atomic_store_n(&slot->head, h + 1, __ATOMIC_RELEASE);
 		loop->head = h + 1;
 	}
 	return now_ns;
 }
 
-static inline uint64_t ls_loop_wake(struct ls_loop *loop)
+static inline uint64_t ls_loop_wake_at(struct ls_loop *loop, uint64_t now_ns)
+{
+	return ls_loop_priv_put(loop, now_ns, 0);
+}
+
+static inline uint64_t ls_loop_priv_mono(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ls_loop_wake_at(loop,
-			       (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
+	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t ls_loop_wake(struct ls_loop *loop)
+{
+	return ls_loop_priv_put(loop, ls_loop_priv_mono(), 0);
+}
+
+static inline uint64_t ls_loop_wake_due(struct ls_loop *loop, uint64_t due_ns)
+{
+	return ls_loop_priv_put(loop, ls_loop_priv_mono(), due_ns);
 }
 
 /* What follows is ls_loop_open's and ls_loop_close's; not an interface. */

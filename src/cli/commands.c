@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include "measure/attach.h"
 #include "measure/clock.h"
 #include "measure/io.h"
 #include "measure/measure.h"
@@ -16,6 +17,7 @@ const struct command commands[] = {
 	{ "wake", NULL, &wake_command, "thread-to-thread wakeup latency, on one CPU and across CPUs" },
 	{ "io", cmd_io, &io_command, "read throughput, per-read latency and the CPU cost of each read" },
 	{ "clock", NULL, &clock_command, "what each clock costs to read per CPU, vDSO or system call, resolution" },
+	{ "attach", NULL, &attach_command, "a running program's own cycles: each call of its function (uprobes) or loop.h wake" },
 	{ "sys", cmd_sys, NULL, "system fingerprint and latency advice", .spec = cmd_sys_spec },
 	{ "tune", cmd_tune, NULL, "try each fix sys would suggest, measured off and on, and keep what helps",
 	  .spec = cmd_tune_spec },

@@ -598,6 +598,18 @@ static int open_outputs(struct measuring *m, const struct opt_result *given)
 	return 0;
 }
 
+/* What the probe reads, when it is opened before the run (attach's program): 0, or the exit code. */
+static int open_source(struct measuring *m)
+{
+	struct lat_error err = { { 0 } };
+	int r = m->mc->open ? m->mc->open(m->params, &err) : 0;
+
+	if (r == 0)
+		return 0;
+	tprintf(stderr, "latscope %s: %s\n", measure_name(m->mc), err.msg);
+	return r == -EINVAL ? EXIT_USAGE : EXIT_ERROR;
+}
+
 /* The result's head (parameters, labels, notes) before anything is measured: 0 or -errno. */
 static int prepare_result(struct measuring *m, int argc, char **argv)
 {
@@ -774,10 +786,12 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
 		return EXIT_ERROR;
 	}
-	if ((code = open_outputs(&m, given)) == 0) {
+	if ((code = open_outputs(&m, given)) == 0 && (code = open_source(&m)) == 0) {
 		code = EXIT_ERROR;
 		if (prepare_result(&m, argc, argv) == 0 && measure_probe(&m) == 0)
 			code = deliver(&m, out);
+		if (mc->close)
+			mc->close(params);
 	}
 	checkpoint_end(&m.ck, NULL);    /* its writer uses the store */
 	loadrun_stop(m.lr, &m.res);

@@ -67,6 +67,12 @@ struct measure_cmd {
 	const char *path_name;          /* how --help and errors call it */
 	/* Probe-specific checks after the common ones; -EINVAL with err filled. */
 	int (*validate)(void *params, const struct opt_result *given, struct lat_error *err);
+	/* Optional: what the run reads, opened once the options are checked and
+	 * before the result is shaped (it may set the CPUs): 0, or -errno with err
+	 * filled (-EINVAL: the user's input, exit 2; else exit 1). */
+	int (*open)(void *params, struct lat_error *err);
+	/* Optional: undo open, on every path after it succeeded. */
+	void (*close)(void *params);
 	/* One line of what the probe does with its parameters, for the header; the
 	 * scheduling the threads got is added after it, once it is known. */
 	void (*describe)(const void *params, char *buf, size_t size);

@@ -149,6 +149,11 @@ void loopring_skip_to_now(struct loopring *lr, size_t i)
  */
 size_t loopring_read(struct loopring *lr, size_t i, uint64_t *out, size_t n, uint64_t *lost)
 {
+	return loopring_read_due(lr, i, out, NULL, n, lost);
+}
+
+size_t loopring_read_due(struct loopring *lr, size_t i, uint64_t *out, uint64_t *due, size_t n, uint64_t *lost)
+{
 	uint64_t dropped = 0;
 	size_t got = 0;
 
@@ -170,14 +175,20 @@ size_t loopring_read(struct loopring *lr, size_t i, uint64_t *out, size_t n, uin
 		size_t take = head - tail < n ? (size_t)(head - tail) : n;
 		if (take == 0)
 			break;
-		for (size_t k = 0; k < take; k++)
+		for (size_t k = 0; k < take; k++) {
 			out[k] = __atomic_load_n(&s->ring[(tail + k) & MASK], __ATOMIC_ACQUIRE);
+			if (due)
+				due[k] = __atomic_load_n(&s->due[(tail + k) & MASK], __ATOMIC_ACQUIRE);
+		}
 		uint64_t head2 = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
 		uint64_t first = head2 > DEPTH ? head2 - DEPTH : 0; /* the oldest wake still sure */
 		size_t bad =
 			first > tail ? (first - tail < take ? (size_t)(first - tail) : take) : 0;
-		if (bad > 0 && bad < take)
+		if (bad > 0 && bad < take) {
 			memmove(out, out + bad, (take - bad) * sizeof(*out));
+			if (due)
+				memmove(due, due + bad, (take - bad) * sizeof(*due));
+		}
 		dropped += bad;
 		got = take - bad;
 		tail += take;

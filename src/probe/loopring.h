@@ -49,6 +49,9 @@ void loopring_skip_to_now(struct loopring *lr, size_t i);
  * no system call, no lock, no allocation.  A slot holds LS_LOOP_RING_SIZE - 1 unread wakes at
  * most: read it at least that often. */
 size_t loopring_read(struct loopring *lr, size_t i, uint64_t *out, size_t n, uint64_t *lost);
+/* The same, and into due (n of them) when each wake was due (0: the program did not say;
+ * ls_loop_wake_due). */
+size_t loopring_read_due(struct loopring *lr, size_t i, uint64_t *out, uint64_t *due, size_t n, uint64_t *lost);
 void loopring_close(struct loopring *lr); /* NULL: nothing */
 
 #endif

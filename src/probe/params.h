@@ -56,6 +56,8 @@ struct run_params {
 					 * which the BPF collector follows (timer: --mode nanosleep, --clock monotonic) */
 	int trace_sleep_call;           /* enum trace_sleep_call: what each thread sleeps in (tracefs sees
 					 * it run by the exit); 0: clock_nanosleep */
+	int trace_thread_prio;          /* the measured thread's kernel prio when it is not the runner's
+					 * (attach: the program's): 99 - rtprio or 120 + nice; 0: the runner's */
 	bool period_signal;             /* SIGUSR1 ends the run as a stop signal does (latscope
 					 * monitor: the period ends, the next begins); the caller blocks it */
 	uint64_t timer_slack_ns;        /* the measuring threads' timer slack; 0 is read as 1 (run_timer_slack) */

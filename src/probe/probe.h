@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "probe/params.h"
@@ -29,6 +30,8 @@ struct probe_thread {
 	char err[160];                  /* setup or run failure, for the user */
 	char note[224];                 /* setup: what it used instead of what was asked, for the result's notes */
 	int run_rc;                     /* set by run when it had to stop on an error: -errno */
+	pid_t measured_tid;             /* setup: the thread whose wakeups it measures when not its own
+					 * (attach: the program's); 0: the measuring thread */
 };
 
 /* How --trace explains a probe's samples (probe/tracerun.c). */

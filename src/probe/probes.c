@@ -10,11 +10,12 @@
 #include "probe/noise.h"
 #include "probe/probe.h"
 #include "probe/timer.h"
+#include "probe/attach.h"
 #include "probe/wake.h"
 #include "result/result.h"
 
 /* The registry: one line per probe. */
-static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe, &wake_probe, &io_probe, &clock_probe };
+static const struct probe_ops *const probes[] = { &timer_probe, &noise_probe, &wake_probe, &io_probe, &clock_probe, &attach_probe };
 
 bool probe_traced_as(const char *probe, enum probe_trace_kind kind)
 {

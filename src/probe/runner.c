@@ -195,6 +195,12 @@ static const char *signal_name(int sig)
 	}
 }
 
+/* The thread whose wakeups the worker measures: its own, or the one its probe names. */
+static pid_t measured_tid(const struct worker *w)
+{
+	return w->t.measured_tid ? w->t.measured_tid : w->kernel_tid;
+}
+
 static int start_threads(struct runner *rn, struct lat_error *err)
 {
 	pthread_attr_t attr;
@@ -463,7 +469,7 @@ static void start_context(struct runner *rn)
 	int r = tids ? 0 : -ENOMEM;
 
 	for (size_t i = 0; tids && i < rn->n; i++)
-		tids[i] = rn->w[i].kernel_tid;
+		tids[i] = measured_tid(&rn->w[i]);
 	if (r == 0)
 		r = context_start(&rn->ctx, &rn->rp->cpus, tids);
 	free(tids);
@@ -701,7 +707,7 @@ static void start_trace(struct runner *rn)
 	struct lat_error why;
 	struct tracerun_thread *th = calloc(rn->n, sizeof(*th));
 	for (size_t i = 0; th && i < rn->n; i++)
-		th[i] = (struct tracerun_thread){ .cpu = rn->w[i].t.cpu, .tid = rn->w[i].kernel_tid };
+		th[i] = (struct tracerun_thread){ .cpu = rn->w[i].t.cpu, .tid = measured_tid(&rn->w[i]) };
 	if (!rn->trace || !th) {
 		result_note(rn->res, TRACERUN_NOT_TRACED "out of memory; measuring without the decomposition");
 	} else if (tracerun_start(rn->trace, rn->rp, rn->ops, th, rn->n, &why) < 0) {
@@ -724,7 +730,7 @@ static void finish_trace(struct runner *rn)
 		return;
 	}
 	for (size_t i = 0; i < rn->n; i++)
-		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, rn->w[i].kernel_tid, rec_spans(&rn->w[i].t.rec),
+		th[i] = (struct tracerun_thread){ rn->w[i].t.cpu, measured_tid(&rn->w[i]), rec_spans(&rn->w[i].t.rec),
 						  rn->res->cpus[i].lin ? &rn->w[i].t.rec.lin : NULL };
 	if (tracerun_finish(rn->trace, th, rn->n, rn->res, &why) < 0)
 		result_note(rn->res, "the trace could not be read: %s", why.msg);
@@ -880,7 +886,7 @@ static int start_run(struct runner *rn, const void *pp, struct run_saved *sv, si
 	if (rn->rp->trace)
 		start_trace(rn);
 	for (size_t i = 0; i < rn->n; i++)
-		res->cpus[i].tid = rn->w[i].kernel_tid;
+		res->cpus[i].tid = measured_tid(&rn->w[i]);
 	if (rn->hooks && rn->hooks->prepared)
 		rn->hooks->prepared(rn->hooks->ctx, res);
 
@@ -937,7 +943,7 @@ static int finish_run(struct runner *rn, struct lat_error *err)
 		err_set(err, 0, "cannot keep the results: %s", strerror(-r));
 	uint64_t last_window = res->elapsed_ns / rn->rp->window_ns;
 	for (size_t i = 0; rn->ctx && i < rn->n; i++)
-		if (rn->w[i].final_invol >= 0)
+		if (rn->w[i].final_invol >= 0 && !rn->w[i].t.measured_tid)   /* another's thread: still there */
 			context_thread_ended(rn->ctx, i, (uint64_t)rn->w[i].final_invol);
 	if (r == 0 && rn->ctx &&
 	    context_finish(rn->ctx, res, last_window > rn->ctx_index ? last_window : rn->ctx_index) < 0)

@@ -124,7 +124,8 @@ int tracerun_start(struct trace_run *tr, const struct run_params *rp, const stru
 	tr->ops = ops;
 	tr->parts = ops->trace->kind == PROBE_TRACE_PARTS;
 	tr->above_ns = rp->trace_above_ns ? rp->trace_above_ns : rp->threshold_ns;
-	tr->thread_prio = rp->policy == POLICY_OTHER ? 120 : 99 - (int)rp->priority;
+	tr->thread_prio = rp->trace_thread_prio ? rp->trace_thread_prio
+			: rp->policy == POLICY_OTHER ? 120 : 99 - (int)rp->priority;
 	tr->fallback[0] = '\0';
 	/* The collector follows a timer thread's clock_nanosleep on CLOCK_MONOTONIC,
 	 * or (noise) streams every event of the CPU; both compares timer samples. */

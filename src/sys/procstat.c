@@ -626,7 +626,8 @@ int proc_thread_switches(pid_t tid, uint64_t *ret_voluntary, uint64_t *ret_invol
 
 	if (tid <= 0)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", (long)tid);
+	/* A thread id names its thread under /proc too: this process's or, for attach, another's. */
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)tid);
 	/* A small file, read into a buffer of its own: the status file of a thread
 	 * on a large machine has long CPU masks, so no fixed size is safe. */
 	int r = load_lines(path, &buf, &size, &end);

@@ -82,8 +82,9 @@ int proc_read_steal(struct proc_table *t, uint64_t *ret_ns, const char *path);
 
 /*
  * A thread's voluntary and involuntary context switches, from
- * /proc/self/task/TID/status: tid must be a thread of this process (-ENOENT
- * otherwise).  -EINVAL for tid <= 0 or a file without both counts.
+ * /proc/TID/status: a thread of this process or, for attach, of the program
+ * it measures (-ENOENT when there is none).  -EINVAL for tid <= 0 or a file
+ * without both counts.
  */
 int proc_thread_switches(pid_t tid, uint64_t *ret_voluntary, uint64_t *ret_involuntary);
 

@@ -105,7 +105,7 @@ class Completion(TempDirCase):
         self.assertEqual(self.complete("timer", "--policy", "=", "f", line="timer --policy=f"), ["fifo"])
         self.assertEqual(self.complete("timer", "--mode", ""), sorted(["nanosleep", "timerfd", "posix"]))
         self.assertEqual(self.complete("export", "--format", ""), sorted(["openmetrics", "json", "gnuplot"]))
-        self.assertEqual(self.complete("runs", "--probe", ""), sorted(["timer", "noise", "wake", "io", "clock"]))
+        self.assertEqual(self.complete("runs", "--probe", ""), sorted(["timer", "noise", "wake", "io", "clock", "attach"]))
         self.assertEqual(self.complete("compare", "--columns", "p99,ma"), ["p99,max"])
         self.assertEqual(self.complete("completion", ""), ["bash"])
         self.assertEqual(self.complete("rtla", ""), ["timerlat"])

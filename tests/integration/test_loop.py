@@ -46,7 +46,7 @@ class MyLoop(TempDirCase):
         return json.loads(lines[0])
 
     def check_result(self, doc, threads):
-        self.assertEqual(sorted(doc), ["cycles", "lateness_ns", "missed", "threads"])
+        self.assertEqual(sorted(doc), ["cycles", "lateness_ns", "missed", "realtime_minus_monotonic_ns", "step_ns", "threads"])
         lat = doc["lateness_ns"]
         self.assertEqual(sorted(lat), ["max", "min", "p50", "p99"])
         self.assertTrue(0 <= lat["min"] <= lat["p50"] <= lat["p99"] <= lat["max"], lat)
@@ -78,7 +78,7 @@ class MyLoop(TempDirCase):
         with open(shm(self.name), "rb") as f:
             data = f.read()
         magic, version, pid, _, nslots, ring, slot_bytes, nused, _ = HEADER.unpack_from(data)
-        self.assertEqual((magic, version, pid, nused), (MAGIC, 1, p.pid, 3))
+        self.assertEqual((magic, version, pid, nused), (MAGIC, 2, p.pid, 3))
         periods, heads = set(), []
         for i in range(nused):
             tid, state, cpu, _, period = SLOT_FIELDS.unpack_from(data, HEADER.size + i * slot_bytes)

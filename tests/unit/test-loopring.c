@@ -568,7 +568,7 @@ test_another_layout_version_is_eproto_and_replaced_once_its_program_is_gone(void
 	h.pid = (int32_t)dead_pid();
 	make_object(name, &h, sizeof(h), 8192);
 	assert_int_equal(loopring_open(name, &lr, &err), -EPROTO);
-	assert_non_null(strstr(err.msg, "has layout version 99; this latscope reads version 1"));
+	assert_non_null(strstr(err.msg, "has layout version 99; this latscope reads version 2"));
 
 	/* its own version but not its layout: refused too */
 	h.version = LS_LOOP_VERSION;
