@@ -473,7 +473,13 @@ class TestRecording(harness.TempDirCase):
             # The policy is read from the task when the agent answers: lat-inject has ended by then.
             self.assertIn(top["policy"], (1, -1), top)
             self.assertGreaterEqual(top["ns"], (b1 - b0) * 9 // 10)
-        self.assertEqual(len(eps), len(bursts), "no episode where nothing was injected")
+        # No episode is put on the hog where it did not run; one where another task of this busy
+        # machine held the vCPU's CPU for 15 ms is a true answer, and names that task.
+        hogged = [e for e in eps if e["ran"] and e["ran"][0].get("comm") == "lat-inject"]
+        self.assertEqual(len(hogged), len(bursts), ("an episode named the hog where it was not injected", eps))
+        for e in eps:
+            if e not in hogged:
+                self.assertTrue(e["ran"] and e["ran"][0]["kind"] == "task" and e["ran"][0]["ns"] > 0, e)
         self.assertGreaterEqual(edges_on_time, 2 * len(bursts) * 8 // 10, (bursts, eps))
         c.close()
 

@@ -420,7 +420,7 @@ class Trust(ImportCase):
                 for w in block["windows"]:
                     w[metric] = w.pop("latency")
             return doc
-        cases = ((as_("foo", "latency"), "probe 'foo' is not one of latscope's (timer, noise, wake, io, clock)"),
+        cases = ((as_("foo", "latency"), "probe 'foo' is not one of latscope's (timer, noise, wake, io, clock, attach)"),
                  (as_("timer", "gap"), "metrics: the timer probe writes latency, not gap"),
                  (as_("noise", "latency"), "metrics: the noise probe writes gap, not latency"),
                  (as_("wake", "latency"), "metrics: the wake probe writes latency, wake_call "
