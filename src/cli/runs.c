@@ -45,11 +45,12 @@ static const struct opt runs_opts[] = {
 
 static const struct cmd_spec runs_spec = {
 	.name = "runs",
-	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--partial] [--ids] [--db PATH]",
-	.about = "List the stored runs in the order they were stored (by id), oldest first: id, start time\n"
-		 "(UTC), probe, host, headline figures of the\n"
-		 "leading metric in the probe's own unit (us, or ns for noise), and labels; \"(partial)\" marks\n"
-		 "a run stored at a checkpoint, which its final result will replace.",
+	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--partial] "
+		    "[--ids] [--db PATH]",
+	.about = "List the stored runs in the order they were stored (by id), oldest first: id,\n"
+		 "start time (UTC), probe, host, headline figures of the leading metric in the\n"
+		 "probe's own unit (us, or ns for noise), and labels; \"(partial)\" marks a run\n"
+		 "stored at a checkpoint, which its final result will replace.",
 	.opts = runs_opts,
 	.nopts = ARRAY_SIZE(runs_opts),
 	.help_offset = offsetof(struct runs_cmd, help),

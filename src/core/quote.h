@@ -19,4 +19,17 @@
  */
 const char *quote_short(const char *s, char buf[QUOTE_MAX]);
 
+/*
+ * s as one word a POSIX shell reads back as s: as it is when every byte is
+ * one a shell takes literally anywhere in a word (letters, digits and
+ * %+,-./:=@_), else in single quotes, each ' in it written '\''; the empty
+ * word as ''.  Writes at most size bytes with the terminating NUL, as
+ * snprintf does, and returns the length of the whole quoted word, which is
+ * at most 4 * strlen(s) + 2.
+ */
+size_t quote_shell(const char *s, char *buf, size_t size);
+
+/* quote_shell(s) in memory of its own, for free(); NULL when none is left. */
+char *quote_shell_dup(const char *s);
+
 #endif

@@ -68,7 +68,8 @@ static void overview(FILE *out, const struct report_run *runs, size_t n)
 		html_cell(out, true, "%s %s", c, s->count ? u.name : "");
 		if (res->interrupted) {
 			fputs("<td class=\"warn\">", out);
-			html_text(out, "stopped early (%s)", res->stop_reason);
+			char stopped[96];
+			html_text(out, "%s", result_stopped_text(res, stopped, sizeof(stopped)));
 			fputs("</td>", out);
 		} else {
 			html_cell(out, false, "complete");

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/quote.h"
 #include "core/units.h"
 #include "report/html.h"
 #include "report/runinfo.h"
@@ -118,8 +119,11 @@ void runinfo_write(FILE *out, int64_t id, const struct result *res, const char *
 		colour);
 	html_text(out, "run %lld: %s, started %s UTC on %s", (long long)id, res->probe, when, s->hostname);
 	fputs("</h3>\n<p><b>command:</b> <code>", out);
-	for (int i = 0; i < res->argc; i++)
-		html_text(out, "%s%s", i ? " " : "", res->argv[i]);
+	for (int i = 0; i < res->argc; i++) { /* as text_result: quoted as a shell reads it back */
+		char *w = quote_shell_dup(res->argv[i]);
+		html_text(out, "%s%s", i ? " " : "", w ? w : res->argv[i]);
+		free(w);
+	}
 	fputs("</code></p>\n<p>", out);
 	html_text(out, "measured for %s; threshold %s; warm max leaves out the first %llu window(s)", el, thr,
 		  (unsigned long long)res->warmup);
@@ -129,9 +133,12 @@ void runinfo_write(FILE *out, int64_t id, const struct result *res, const char *
 			html_text(out, " %s=%s", res->labels.items[i].key, res->labels.items[i].value);
 	}
 	fputs("</p>\n", out);
-	if (res->interrupted)
-		html_elem(out, "p", "warn", "This run was stopped early (%s) after %s: it holds what was measured until then.",
-			  res->stop_reason, el);
+	if (res->interrupted) {
+		char stopped[96];
+		html_elem(out, "p", "warn",
+			  "This run was %s after %s: it holds what was measured until then.",
+			  result_stopped_text(res, stopped, sizeof(stopped)), el);
+	}
 	load_line(out, res);
 	html_elem(out, "p", NULL, "system: %s, kernel %s %s%s%s, clocksource %s, %s%s", s->cpu_model[0] ? s->cpu_model : "unknown CPU",
 		  s->kernel_release, s->preempt, s->preempt_mode[0] ? " " : "", s->preempt_mode,

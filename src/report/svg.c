@@ -321,6 +321,43 @@ void svg_steps(struct svg_plot *p, const double *x0, const double *x1, const dou
 		stroke(p->out, colour, dash, width);
 }
 
+/* The box of a marker's text of len characters with its baseline at y (11px bold: at
+ * most 7px a character, 11px high). */
+static struct svg_box mark_box(double px, double y, bool left, size_t len)
+{
+	double w = 7.0 * (double)len, x = left ? px - 6.0 - w : px + 6.0;
+	return (struct svg_box){ x, y - 11.0, x + w, y + 2.0 };
+}
+
+static bool overlaps(const struct svg_box *a, const struct svg_box *b)
+{
+	return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+/* A baseline near y where the text overlaps no earlier marker's text, in *ret_y; false
+ * where none is free within three lines of the point (or no room is left to note it). */
+static bool mark_place(struct svg_plot *p, double px, double y, bool left, size_t len,
+		       double *ret_y)
+{
+	static const double shifts[] = { 0, -13, 13, -26, 26, -39, 39 };
+
+	if (p->nmarks == SVG_MAX_MARKS)
+		return false;
+	for (size_t k = 0; k < sizeof(shifts) / sizeof(shifts[0]); k++) {
+		double ty = y + shifts[k];
+		struct svg_box b = mark_box(px, ty, left, len);
+		bool clear = b.y0 >= p->y0 - 2.0 && b.y1 <= p->y1 + 2.0;
+		for (unsigned i = 0; clear && i < p->nmarks; i++)
+			clear = !overlaps(&b, &p->marks[i]);
+		if (clear) {
+			p->marks[p->nmarks++] = b;
+			*ret_y = ty;
+			return true;
+		}
+	}
+	return false;
+}
+
 void svg_marker(struct svg_plot *p, double x, double y, const char *colour, const char *title, const char *text)
 {
 	if (!visible(p, x, y))
@@ -334,11 +371,12 @@ void svg_marker(struct svg_plot *p, double x, double y, const char *colour, cons
 		fputs("</title>", p->out);
 	}
 	fputs("</circle>", p->out);
-	if (text) {
-		/* Beside the point, on the side with room. */
-		bool left = px > (p->x0 + p->x1) / 2.0;
-		fprintf(p->out, "<text class=\"mark\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", px + (left ? -6.0 : 6.0),
-			py < p->y0 + 12.0 ? py + 12.0 : py - 4.0, left ? "end" : "start");
+	double ty;
+	bool left = px > (p->x0 + p->x1) / 2.0; /* beside the point, on the side with room */
+	if (text &&
+	    mark_place(p, px, py < p->y0 + 12.0 ? py + 12.0 : py - 4.0, left, strlen(text), &ty)) {
+		fprintf(p->out, "<text class=\"mark\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">",
+			px + (left ? -6.0 : 6.0), ty, left ? "end" : "start");
 		svg_escape(p->out, text);
 		fputs("</text>", p->out);
 	}

@@ -59,11 +59,20 @@ void svg_axis_utc(struct svg_axis *a, uint64_t lo_ns, uint64_t hi_ns, unsigned t
 /* Where v falls on the axis, 0 at lo and 1 at hi (a log axis maps v <= 0 below 0). */
 double svg_axis_frac(const struct svg_axis *a, double v);
 
+/* Where a marker's text went (px): the next one is put where it overlaps none. */
+struct svg_box {
+	double x0, y0, x1, y1;
+};
+
+#define SVG_MAX_MARKS 32
+
 struct svg_plot {
 	FILE *out;
 	double width, height;           /* the viewBox */
 	double x0, y0, x1, y1;          /* the plot area: x0 left, y0 top */
 	struct svg_axis x, y;
+	struct svg_box marks[SVG_MAX_MARKS];
+	unsigned nmarks;
 };
 
 /* Open an <svg> with id and title (for people and screen readers), draw the
@@ -83,7 +92,9 @@ void svg_line(struct svg_plot *p, const double *xs, const double *ys, size_t n, 
  * not finite or that a log axis cannot show draws nothing and breaks the line. */
 void svg_steps(struct svg_plot *p, const double *x0, const double *x1, const double *y, size_t n, double join,
 	       const char *colour, const char *dash, double width);
-/* A point with a tooltip (title may be NULL) and an optional short text beside it. */
+/* A point with a tooltip (title may be NULL) and an optional short text beside it:
+ * moved up or down a line where it would overlap an earlier marker's text, and left
+ * out (the tooltip still says it) where no place near the point is free. */
 void svg_marker(struct svg_plot *p, double x, double y, const char *colour, const char *title, const char *text);
 /* A rectangle in data coordinates (x0 < x1, y0 < y1), filled. */
 void svg_rect(struct svg_plot *p, double x0, double y0, double x1, double y1, const char *colour,

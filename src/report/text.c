@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/nstime.h"
+#include "core/quote.h"
 #include "core/units.h"
 #include <jansson.h>
 #include "probe/probe.h"
@@ -376,9 +377,10 @@ void text_summary(FILE *out, const struct result *res, bool separate)
 	fmt_duration(res->elapsed_ns, el, sizeof(el));
 	if (separate)
 		fputc('\n', out);
-	tprintf(out, "%s (%s) after %s%s%s%s\n", res->metric_names[0], u.name, el,
-		res->interrupted ? ", stopped early (" : "", res->interrupted ? res->stop_reason : "",
-		res->interrupted ? ")" : "");
+	char stopped[96];
+	tprintf(out, "%s (%s) after %s%s%s\n", res->metric_names[0], u.name, el,
+		res->interrupted ? ", " : "",
+		res->interrupted ? result_stopped_text(res, stopped, sizeof(stopped)) : "");
 	summary_table(out, res, u, 0);
 	tprintf(out, "threshold %s; warm max leaves out the first %llu window(s)\n", t,
 		(unsigned long long)res->warmup);
@@ -414,13 +416,20 @@ void text_summary(FILE *out, const struct result *res, bool separate)
 void text_runs(FILE *out, const struct run_info *runs, size_t n)
 {
 	char v[5][24], when[24], labels[512];
+	int hostw = 12; /* as wide as the longest host: a merge's "merged: 5 runs of ..." uncut */
 
 	if (n == 0) {
 		tprintf(out, "no runs\n");
 		return;
 	}
-	tprintf(out, "%6s  %-19s  %-6s  %-12s %10s %9s %9s %9s %9s %7s  %s\n", "id", "start (UTC)", "probe", "host",
-		"count", "p50", "p99", "max", "warm-max", "missed", "labels");
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(runs[i].host);
+		if (len > (size_t)hostw)
+			hostw = (int)(len < sizeof(runs[i].host) ? len : sizeof(runs[i].host));
+	}
+	tprintf(out, "%6s  %-19s  %-6s  %-*s %10s %9s %9s %9s %9s %7s  %s\n", "id", "start (UTC)",
+		"probe", hostw, "host", "count", "p50", "p99", "max", "warm-max", "missed",
+		"labels");
 	for (size_t i = 0; i < n; i++) {
 		const struct run_info *r = &runs[i];
 		struct unit u = unit_of_probe(r->probe);
@@ -429,12 +438,17 @@ void text_runs(FILE *out, const struct run_info *runs, size_t n)
 			when[10] = ' ';
 		labels_format(&r->labels, labels, sizeof(labels));
 		const bool some = r->count > 0;     /* figures of no sample would read as zero latency */
-		tprintf(out, "%6lld  %-19s  %-6s  %-12.12s %10llu %7s%2s %7s%2s %7s%2s %7s%2s %7llu%s%s%s%s\n", (long long)r->id,
-			when, r->probe, r->host, (unsigned long long)r->count, some ? val(u, (double)r->p50_ns, v[0], 24) : "-",
-			some ? u.name : "", some ? val(u, (double)r->p99_ns, v[1], 24) : "-", some ? u.name : "",
+		tprintf(out,
+			"%6lld  %-19s  %-6s  %-*s %10llu %7s%2s %7s%2s %7s%2s %7s%2s "
+			"%7llu%s%s%s%s\n",
+			(long long)r->id, when, r->probe, hostw, r->host,
+			(unsigned long long)r->count,
+			some ? val(u, (double)r->p50_ns, v[0], 24) : "-", some ? u.name : "",
+			some ? val(u, (double)r->p99_ns, v[1], 24) : "-", some ? u.name : "",
 			some ? val(u, (double)r->max_ns, v[2], 24) : "-", some ? u.name : "",
-			r->has_warm_max ? val(u, (double)r->warm_max_ns, v[3], 24) : "-", r->has_warm_max ? u.name : "",
-			(unsigned long long)r->missed, labels[0] ? "  " : "", labels, r->interrupted ? " (stopped early)" : "",
+			r->has_warm_max ? val(u, (double)r->warm_max_ns, v[3], 24) : "-",
+			r->has_warm_max ? u.name : "", (unsigned long long)r->missed,
+			labels[0] ? "  " : "", labels, r->interrupted ? " (stopped early)" : "",
 			r->partial ? " (partial)" : "");
 	}
 }
@@ -448,9 +462,13 @@ void text_result(FILE *out, const struct result *res, int64_t id)
 		tprintf(out, "run %lld: %s, started %s UTC on %s\n", (long long)id, res->probe, when, res->sys.hostname);
 	else
 		tprintf(out, "not stored: %s, started %s UTC on %s\n", res->probe, when, res->sys.hostname);
+	/* each argument as a shell reads it back: what was one argument reads as one */
 	tprintf(out, "command:");
-	for (int i = 0; i < res->argc; i++)
-		tprintf(out, " %s", res->argv[i]);
+	for (int i = 0; i < res->argc; i++) {
+		char *w = quote_shell_dup(res->argv[i]);
+		tprintf(out, " %s", w ? w : res->argv[i]);
+		free(w);
+	}
 	tprintf(out, "\n");
 	labels_format(&res->labels, labels, sizeof(labels));
 	if (labels[0])

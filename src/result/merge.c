@@ -234,6 +234,10 @@ int result_merge(const struct result *in, const int64_t *ids, const char *const 
 	for (size_t i = 0; i < n && len < sizeof(list); i++)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld", i ? "," : "", (long long)ids[i]);
 	result_info(ret, "merged from runs %s", list);
+	for (size_t i = 0; i < n; i++)
+		if (in[i].interrupted)
+			result_info(ret, "run %lld stopped early (%s)", (long long)ids[i],
+				    in[i].stop_reason);
 	if ((r = merge_params(ret, in, ids, identities, n)) < 0)
 		goto fail;
 	char *argv[] = { (char *)"latscope", (char *)"merge", list };

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -209,6 +210,18 @@ struct result {
 static inline bool result_threshold_stopped(const struct result *res)
 {
 	return res->interrupted && strcmp(res->stop_reason, RESULT_STOP_THRESHOLD) == 0;
+}
+
+/* How a report says that the run stopped early: a merge's own reason, "merged",
+ * is no reason; its notes name the member that stopped and why. */
+static inline const char *result_stopped_text(const struct result *res, char *buf, size_t size)
+{
+	if (strcmp(res->stop_reason, "merged") == 0)
+		snprintf(buf, size,
+			 "stopped early (in one of the merged runs; the notes say which)");
+	else
+		snprintf(buf, size, "stopped early (%s)", res->stop_reason);
+	return buf;
 }
 
 /* One cpu_result per member of cpus, in order.  -ENOMEM; on failure everything

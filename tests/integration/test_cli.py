@@ -63,6 +63,15 @@ class CommandLine(TempDirCase):
             self.assertIn(opt, p.stdout)
         self.assertIn("3 --fail-above exceeded", p.stdout)
 
+    def test_runs_help_wraps_its_text_where_the_line_is_full(self):
+        """No line of the text ends while the next line's first word would have fit on it."""
+        p = run("runs", "--help")
+        self.assertEqual(p.returncode, 0)
+        about = p.stdout.split("\n\n")[1].splitlines()
+        width = max(len(l) for l in about)
+        for line, after in zip(about, about[1:]):
+            self.assertGreater(len(line) + 1 + len(after.split()[0]), width, "wrapped early: %r" % line)
+
     def test_help_and_man_pages_name_the_same_options(self):
         import re
         doc = os.path.join(os.path.dirname(__file__), "..", "..", "doc")

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import tempfile
 import unittest
@@ -23,6 +24,11 @@ class CompareCase(TempDirCase):
 
     def lat(self, *args, timeout=120):
         return run(*args, "--db", self.db, timeout=timeout)
+
+    def stored(self, *args, code=0):
+        """A timer run on CPU, stored: args its options beside -a and -q."""
+        p = self.lat("timer", "-a", str(CPU), "-q", *args)
+        self.assertEqual(p.returncode, code, p.stderr)
 
     def frame(self):
         """A real result, a frame for synth.result: its figures are replaced."""
@@ -226,6 +232,43 @@ class Merged(CompareCase):
         self.assertRegex(p.stdout.splitlines()[1], r"^\s+3\s")
         p = self.lat("runs")
         self.assertEqual([int(l.split()[0]) for l in p.stdout.splitlines()[1:]], [1, 2, 3])
+
+    def test_a_merge_of_a_stopped_run_names_the_run_and_its_reason(self):
+        self.stored("-l", "100000", "--trigger", "1ns", "--on-threshold", "stop", code=3)
+        self.stored("-l", "50")
+        p = self.lat("merge", "1", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("(merged)", p.stdout, "a merge is no reason to stop")
+        self.assertIn("stopped early (in one of the merged runs; the notes say which)", p.stdout)
+        self.assertIn("note: run 1 stopped early (threshold)", p.stdout)
+        self.assertNotIn("run 2 stopped", p.stdout)
+
+    def test_runs_shows_a_merges_host_whole(self):
+        self.stored("-l", "50")
+        self.stored("-l", "50")
+        p = self.lat("merge", "1", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.lat("show", "3", "--json")
+        host = parse(p.stdout)["system"]["hostname"]
+        self.assertTrue(host.startswith("merged: 2 runs of "), host)
+        p = self.lat("runs")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertIn(" " + host + " ", lines[3])
+        # the columns stay lined up: each row's count ends where the header's does
+        end = lines[0].index("count") + len("count")
+        for line in lines[1:]:
+            self.assertEqual(line[:end].split()[-1].isdigit(), True, line)
+
+    def test_show_prints_the_command_line_as_a_shell_reads_it_back(self):
+        args = ["--label", "note=it's a b", "--on-threshold", "exec /usr/local/bin/grab-state", "--action-interval",
+                "10m"]
+        self.stored("-l", "50", "--trigger", "1s", *args)
+        p = self.lat("show", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        line = [l for l in p.stdout.splitlines() if l.startswith("command: ")][0]
+        words = shlex.split(line[len("command: "):])
+        self.assertTrue(any(words[i:i + len(args)] == args for i in range(len(words))), line)
 
     def test_a_merge_not_stored_says_so_instead_of_an_id(self):
         for _ in range(2):

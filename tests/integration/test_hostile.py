@@ -95,7 +95,7 @@ class HostileText(TempDirCase):
         p = self.lat("show", "2")
         self.assertIn("note: note\\x1b]0;owned\\x07", p.stdout)
         self.assertIn("\\u009b31mred\\u202eevil", p.stdout)
-        self.assertIn("command: latscope timer\\x1b", p.stdout)
+        self.assertIn("command: latscope 'timer\\x1b", p.stdout)     # one argument, quoted as a shell would
 
     def test_compare_tables_in_every_format_are_harmless(self):
         self.import_all()

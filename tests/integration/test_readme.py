@@ -32,6 +32,23 @@ def shape(line):
     return [NUMBER.sub("#", w) for w in line.split()]
 
 
+def under_the_table(lines):
+    """The lines between the table's "threshold" line and "latscope's own cost"."""
+    start = [i for i, l in enumerate(lines) if l.startswith("threshold ")][0]
+    end = [i for i, l in enumerate(lines) if l.startswith("latscope's own cost")][0]
+    return lines[start + 1:end]
+
+
+def kind(line):
+    """What a line under the table is: its first words, a CPU's name and figures left out."""
+    words = re.sub(r"\bcpu\d+\b", "cpuN", line).split()
+    if line.startswith(" ") and words[1:2] in (["largest:"], ["beside"]):
+        return " ".join(words[:2])
+    if line.startswith(" "):
+        return "cpuN, a line of the tail or of the events left unexplained"
+    return " ".join(words[:2])
+
+
 class ReadmeExamples(TempDirCase):
     """The shape of what is printed, never its figures: no test here depends on this host's
     stalls, and the runs are as short as their output allows."""
@@ -63,7 +80,8 @@ class ReadmeExamples(TempDirCase):
         self.assertEqual(example[1].split(), p.stdout.splitlines()[[l.startswith("cpu ") for l in
                                                                     p.stdout.splitlines()].index(True)].split())
         rows = [l for l in example if l[:1].isdigit() or l.startswith("all")]
-        rest = [l for l in example if l not in rows]
+        # the lines under the table hold units and counts that vary with the host: their kinds are tested below
+        rest = [l for l in example if l not in rows and l not in under_the_table(example)]
         out = p.stdout.replace("cpu%d " % online_cpus()[0], "cpu0 ")
         self.assert_lines_have_their_shape_in(rest, out, "summary")
         for row in rows:
@@ -72,6 +90,18 @@ class ReadmeExamples(TempDirCase):
             if kind == "all" and len(online_cpus()) == 1:
                 continue                # one CPU: no merged row
             self.assert_lines_have_their_shape_in([row], mine, "summary row")
+
+    def test_every_kind_of_line_under_the_summary_table_is_in_the_readme(self):
+        """Spikes, tail, largest samples, what happened beside them: each kind the README's block shows."""
+        example = block("latency (us) after")
+        p = run("timer", "-D", "1.2", "--threshold", "20us", "--no-store")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        printed = {kind(l) for l in under_the_table(p.stdout.splitlines())}
+        shown = {kind(l) for l in under_the_table(example)}
+        for k in ("spikes (runs", "tail (latency", "cpuN largest:", "cpuN beside"):
+            self.assertIn(k, printed, p.stdout)
+        self.assertEqual(printed - shown, set(), "kinds of lines the README's block leaves out")
+        self.assertEqual(shown - printed - {"max per"}, set(), "kinds the README shows and a run does not print")
 
     def test_the_suite_table_is_printed_as_the_readme_shows_it(self):
         example = block("probe ")
@@ -95,6 +125,15 @@ class ReadmeExamples(TempDirCase):
         self.assertEqual([l.count("+") for l in table], [l.count("+") for l in example], p.stdout)
         self.assertEqual(table[1].split(), example[1].split(), "the header")
         self.assert_lines_have_their_shape_in(example, "\n".join(table), "compare table")
+
+    def test_the_claim_that_across_cpus_is_slower_says_where_it_does_not_hold(self):
+        """test_wake's known answer is skipped where idle CPUs poll: the README's claim says so too."""
+        with open(README) as f:
+            paragraphs = re.split(r"\n\s*\n", f.read())
+        claim = [re.sub(r"\s+", " ", p) for p in paragraphs if "across CPUs is the slower case" in re.sub(r"\s+", " ", p)]
+        self.assertEqual(len(claim), 1)
+        self.assertIn("Not where idle CPUs poll", claim[0])
+        self.assertIn("haltpoll", claim[0])
 
     def test_the_error_message_is_printed_as_the_readme_quotes_it(self):
         with open(README) as f:

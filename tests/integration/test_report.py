@@ -2,6 +2,7 @@
 
 The subject is the page, never a latency: the runs are short (-l, or half a second where the probe has
 no count), and no test judges a figure a stall of this host could turn."""
+import datetime
 import json
 import os
 import re
@@ -155,6 +156,40 @@ class SelfContained(ReportCase):
         self.assertNotRegex(html, r"<(script|img)[\s>]|<b\s", "no tag from the run's text")
         self.assertNotRegex(html, r"<[a-z]+[^<>]*\son[a-z]+=", "no event handler attribute anywhere")
         self.assertIn("&lt;img src=x onerror=alert(2)&gt;", html, "the text is there, escaped")
+
+    def test_the_max_labels_of_runs_ending_at_one_point_do_not_overlap(self):
+        """Two runs with the same max at the same count: their "max" labels would sit on each other ("mamax")."""
+        p = run("show", "1", "--json", "--db", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = parse(p.stdout)
+        doc.pop("id", None)
+        db = self.path("twins.db")
+        start = doc["start_realtime_ns"]
+        for k, twin in enumerate(("a", "b", "c")):
+            # another start: another run to the store (its identity is host, probe and start)
+            doc["start_realtime_ns"] = start + k * 10**9
+            doc["start_time"] = datetime.datetime.fromtimestamp(doc["start_realtime_ns"] // 10**6 / 1e3,
+                                                                datetime.timezone.utc).strftime(
+                "%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+            doc["labels"] = dict(doc.get("labels") or {}, twin=twin)
+            with open(self.path("twin.json"), "w") as f:
+                json.dump(doc, f)
+            p = run("import", self.path("twin.json"), "--db", db)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.path("twins.html")
+        p = run("report", "1", "2", "3", "-o", out, "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            html = f.read()
+        ladder = re.search(r'<svg id="ladder-%s".*?</svg>' % doc["probe"], html, re.S).group(0)
+        marks = [(float(x), float(y)) for x, y in
+                 re.findall(r'<text class="mark" x="([0-9.]+)" y="([0-9.]+)"[^>]*>max</text>', ladder)]
+        self.assertGreaterEqual(len(marks), 1)
+        self.assertLessEqual(len(marks), 3)
+        self.assertEqual(len(re.findall(r"<circle", ladder)), 3, "each run's max is still marked")
+        for i, a in enumerate(marks):
+            for b in marks[i + 1:]:
+                self.assertGreaterEqual(abs(a[1] - b[1]), 11, "two max labels drawn on each other: %s" % marks)
 
     def test_a_run_without_a_sample_is_said_not_drawn_as_zero(self):
         html = self.imported_report(os.path.join(os.path.dirname(__file__), "..", "fixtures", "empty-timer-run.json"))

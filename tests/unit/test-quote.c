@@ -1,9 +1,10 @@
-/* A value quoted in an error message: whole when short, by its ends and length when long. */
+/* A value quoted in an error message (whole when short, by its ends and length when long), and a word quoted for a shell. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -56,12 +57,57 @@ static void test_a_long_value_is_never_cut_inside_a_character(void **state)
 	assert_non_null(strstr(buf, "' (301 bytes)"));
 }
 
+static void test_a_shell_word_of_plain_bytes_is_left_as_it_is(void **state)
+{
+	(void)state;
+	char buf[64];
+
+	assert_int_equal(quote_shell("--action-interval", buf, sizeof(buf)), 17);
+	assert_string_equal(buf, "--action-interval");
+	quote_shell("/usr/local/bin/x.sh,a=b:c@d%e+f_", buf, sizeof(buf));
+	assert_string_equal(buf, "/usr/local/bin/x.sh,a=b:c@d%e+f_");
+}
+
+static void test_a_shell_word_with_spaces_quotes_or_nothing_is_single_quoted(void **state)
+{
+	(void)state;
+	char buf[64];
+
+	quote_shell("exec /usr/local/bin/grab-state", buf, sizeof(buf));
+	assert_string_equal(buf, "'exec /usr/local/bin/grab-state'");
+	quote_shell("it's", buf, sizeof(buf));
+	assert_string_equal(buf, "'it'\\''s'");
+	quote_shell("", buf, sizeof(buf));
+	assert_string_equal(buf, "''");
+	quote_shell("$HOME", buf, sizeof(buf));
+	assert_string_equal(buf, "'$HOME'");
+	quote_shell("~", buf, sizeof(buf));
+	assert_string_equal(buf, "'~'");
+}
+
+static void test_a_shell_word_says_its_length_when_the_buffer_is_short(void **state)
+{
+	(void)state;
+	char buf[4];
+
+	assert_int_equal(quote_shell("a b c", NULL, 0), 7);
+	assert_int_equal(quote_shell("a b c", buf, sizeof(buf)), 7);
+	assert_string_equal(buf, "'a ");
+	char *w = quote_shell_dup("x'y");
+	assert_non_null(w);
+	assert_string_equal(w, "'x'\\''y'");
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_short_value_is_quoted_whole),
 		cmocka_unit_test(test_a_long_value_keeps_its_ends_and_says_its_length),
 		cmocka_unit_test(test_a_long_value_is_never_cut_inside_a_character),
+		cmocka_unit_test(test_a_shell_word_of_plain_bytes_is_left_as_it_is),
+		cmocka_unit_test(test_a_shell_word_with_spaces_quotes_or_nothing_is_single_quoted),
+		cmocka_unit_test(test_a_shell_word_says_its_length_when_the_buffer_is_short),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
