@@ -23,7 +23,12 @@ static void usage(FILE *out)
 	fprintf(out, "\n'latscope COMMAND --help' describes a command.  'latscope --version' prints the version.\n");
 }
 
-/* Output that could not be written is an error, whatever the command said. */
+/*
+ * Output that could not be written is an error, whatever the command said;
+ * but a reader that went away (`latscope sys | head -1`) chose to stop
+ * reading, as git takes a pager that quits: the command's own status, quietly.
+ * Commands leave standard output's failures to this one place.
+ */
 static int finish(int code)
 {
 	int flushed = fflush(stdout);
@@ -33,9 +38,10 @@ static int finish(int code)
 		/* errno is stale when an earlier write failed: ask the pipe whether its reader left. */
 		struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
 		bool closed = (flushed != 0 && err == EPIPE) || (poll(&p, 1, 0) == 1 && (p.revents & POLLERR));
-		if (!closed)
-			fprintf(stderr, "latscope: cannot write to standard output%s%s\n", flushed ? ": " : "",
-				flushed ? strerror(err) : "");
+		if (closed)
+			return code;
+		fprintf(stderr, "latscope: cannot write to standard output%s%s\n",
+			flushed ? ": " : "", flushed ? strerror(err) : "");
 		return code == EXIT_OK ? EXIT_ERROR : code;
 	}
 	return code;

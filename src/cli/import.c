@@ -1,6 +1,7 @@
 /* latscope import: results made elsewhere (other hosts, --json files) into the store. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +49,10 @@ const struct cmd_spec *cmd_import_spec(void)
 	return &import_spec;
 }
 
-/* The whole file, refused unread when larger than a result may be. */
-static int read_file(const char *path, char **ret_text, size_t *ret_len, struct lat_error *err)
+/* The whole file, refused unread when larger than a result may be; *ret_unread
+ * set when it could not be opened or read (not there, not the user's to read). */
+static int read_file(const char *path, char **ret_text, size_t *ret_len, bool *ret_unread,
+		     struct lat_error *err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -59,6 +62,7 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, struct 
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		r = -errno;
+		*ret_unread = true;
 		err_set(err, 0, "%s", strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
 		r = -EINVAL;
@@ -74,6 +78,7 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, struct 
 				continue;
 			if (n < 0) {
 				r = -errno;
+				*ret_unread = true;
 				err_set(err, 0, "%s", strerror(errno));
 			} else if (n == 0) {
 				break;
@@ -98,13 +103,19 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, struct 
 	return 0;
 }
 
-/* The file's result in the store's form: checked whole, then written again by latscope. */
+/*
+ * The file's result in the store's form: checked whole, then written again by
+ * latscope.  Says why not; returns an exit status: EXIT_ERROR for a file that
+ * is not there or cannot be read, EXIT_USAGE for one that is not a result
+ * latscope takes.
+ */
 static int load_file(const char *path, char **ret_text)
 {
 	struct lat_error err;
 	char *text;
 	size_t len;
-	int r = read_file(path, &text, &len, &err);
+	bool unread = false;
+	int r = read_file(path, &text, &len, &unread, &err);
 
 	if (r == 0) {
 		struct result res;
@@ -132,7 +143,7 @@ static int load_file(const char *path, char **ret_text)
 		err_set(&err, 0, "out of memory");
 	if (r < 0)
 		tprintf(stderr, "latscope import: '%s': %s\n", path, err.msg);
-	return r;
+	return r == 0 ? EXIT_OK : unread || r == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
 }
 
 int cmd_import(int argc, char **argv)
@@ -149,12 +160,17 @@ int cmd_import(int argc, char **argv)
 	if (!texts)
 		return EXIT_ERROR;
 	code = EXIT_OK;
-	for (size_t i = 0; i < given.npos; i++)
-		if (load_file(given.pos[i], &texts[i]) < 0)
-			code = EXIT_USAGE;
+	/* Any file refused makes it bad usage, with the hint; else one not there is an error. */
+	for (size_t i = 0; i < given.npos; i++) {
+		int fcode = load_file(given.pos[i], &texts[i]);
+		if (fcode == EXIT_USAGE || code == EXIT_OK)
+			code = fcode;
+	}
 	if (code == EXIT_USAGE)
 		fprintf(stderr, "Try 'latscope import --help'.\n");    /* once, after each file's reason */
-	if (code == EXIT_OK && (code = storecmd_open("import", c.db, STORE_CREATE | STORE_MKDIR | (c.db_trust ? STORE_TRUST : 0u), &st)) == EXIT_OK) {
+	if (code == EXIT_OK &&
+	    (code = storecmd_open("import", c.db, STORE_CREATE | (c.db_trust ? STORE_TRUST : 0u),
+				  &st)) == EXIT_OK) {
 		struct lat_error serr;
 		int64_t *ids = calloc(given.npos, sizeof(*ids));
 		bool *dup = calloc(given.npos, sizeof(*dup));

@@ -45,7 +45,9 @@ static int latest(struct store *st, char *ret, size_t size)
 		}
 		free(runs);
 		if (n < limit)
-			return storecmd_usage("report", "option '--monitor': no stored run has a label " MONITOR_LABEL "=");
+			return storecmd_absent(
+				"report",
+				"option '--monitor': no stored run has a label " MONITOR_LABEL "=");
 	}
 }
 
@@ -76,8 +78,11 @@ static int select_runs(struct store *st, const char *id, struct when **ret, size
 	if ((r = store_list(st, &f, &runs, &n, &err)) < 0)
 		return refuse_errno(r, &err);
 	if (n == 0) {
+		char msg[1024];
 		free(runs);
-		return storecmd_refuse("report", "option '--monitor': no stored run has label " MONITOR_LABEL "=%s", id);
+		snprintf(msg, sizeof(msg),
+			 "option '--monitor': no stored run has label " MONITOR_LABEL "=%s", id);
+		return storecmd_absent("report", msg);
 	}
 	struct when *w = malloc(n * sizeof(*w));
 	if (!w) {

@@ -58,7 +58,7 @@ int cmd_rm(int argc, char **argv)
 		int r = store_rm(st, ids, n, &serr);
 		if (r < 0) {
 			if (r == -ENOENT) {
-				code = storecmd_usage("rm", serr.msg);
+				code = storecmd_absent("rm", serr.msg);
 			} else {
 				tprintf(stderr, "latscope rm: %s\n", serr.msg);
 				code = EXIT_ERROR;

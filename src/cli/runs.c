@@ -141,8 +141,14 @@ int cmd_runs(int argc, char **argv)
 	f.labels = c.labels;
 	f.limit = c.limit;
 	f.partial_only = c.partial;
-	if ((code = storecmd_open("runs", c.db, STORE_READONLY, &st)) != EXIT_OK)
+	/* A store not made yet holds no runs, as an empty one does. */
+	if ((code = storecmd_open_if_any("runs", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		return code;
+	if (!st) {
+		if (!c.ids)
+			text_runs(stdout, NULL, 0);
+		return EXIT_OK;
+	}
 	if (c.ids)
 		return print_ids(st, &f);
 	if (store_list(st, &f, &runs, &n, &serr) < 0) {

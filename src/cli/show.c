@@ -121,7 +121,7 @@ int cmd_show(int argc, char **argv)
 		int r = store_get(st, ids[0], &text, &serr);
 		if (r < 0) {
 			if (r == -ENOENT) {
-				code = storecmd_usage("show", serr.msg);
+				code = storecmd_absent("show", serr.msg);
 			} else {
 				tprintf(stderr, "latscope show: %s\n", serr.msg);
 				code = EXIT_ERROR;

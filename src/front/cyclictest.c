@@ -662,9 +662,11 @@ static int write_outputs(struct front_run *fr, int code)
 {
 	struct cyc_state *s = state_of(fr);
 	const struct result *res = &fr->res;
-	int wcode = EXIT_OK;
+	int wcode = EXIT_OK, r;
 
-	if (s->o.hist && !s->o.histfile && cyc_print_hist(stdout, &s->view, res) < 0)
+	/* -EIO: standard output failed, which main judges (a closed pipe: quietly) */
+	if (s->o.hist && !s->o.histfile && (r = cyc_print_hist(stdout, &s->view, res)) < 0 &&
+	    r != -EIO)
 		wcode = EXIT_ERROR;
 	if (s->o.hist && s->o.histfile && front_put(fr, s->hist_file, print_hist, fr) < 0)
 		wcode = EXIT_ERROR;

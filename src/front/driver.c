@@ -330,10 +330,16 @@ int front_put_json(struct front_run *fr, struct front_file *f, const char *path,
 	int r;
 
 	json_decref(doc);
-	if (text && f)
+	if (text && f) {
 		r = front_put(fr, f, print_line, text);         /* says why not */
-	else if ((r = text ? print_line(stdout, text) : -ENOMEM) < 0)
+	} else if (text) {
+		/* a failure is main's to judge (a closed pipe: quietly) */
+		(void)print_line(stdout, text);
+		r = 0;
+	} else {
+		r = -ENOMEM;
 		fprintf(stderr, "latscope %s: cannot write '%s': %s\n", fr->fe->name, path, strerror(-r));
+	}
 	free(text);
 	return r < 0 ? EXIT_ERROR : EXIT_OK;
 }

@@ -559,7 +559,11 @@ static int print_outputs(struct front_run *fr)
 		return EXIT_ERROR;
 	}
 	/* rtla clears the screen before its last table too, unless -q */
-	if (!o->aa_only && (o->top ? rtla_print_top(stdout, &lv->view, !o->quiet) : rtla_print_hist(stdout, &lv->view)) < 0)
+	/* -EIO: standard output failed, which main judges (a closed pipe: quietly) */
+	if (!o->aa_only &&
+	    (r = o->top ? rtla_print_top(stdout, &lv->view, !o->quiet)
+			: rtla_print_hist(stdout, &lv->view)) < 0 &&
+	    r != -EIO)
 		code = EXIT_ERROR;
 	if (!result_threshold_stopped(res))
 		return code;

@@ -399,7 +399,14 @@ static int open_store(const struct measure_extras *x, struct store **ret, struct
 	if (r < 0) {
 		return err_set(err, r, "%s: path too long", x->db_path ? "option '--db'" : "LATSCOPE_DB");
 	}
-	r = store_open(path, STORE_CREATE | STORE_MKDIR | (x->db_trust ? STORE_TRUST : 0u), ret, &serr);
+	/* Only the default store is given its directory; one the user named must
+	 * have one, as a --json file must (a typo is not made into a tree). */
+	if (!chosen && (r = store_default_dir_make()) < 0)
+		return err_set(err, r,
+			       "the default store: cannot create the directory of '%.400s': %s "
+			       "(use --db PATH or --no-store)",
+			       path, strerror(-r));
+	r = store_open(path, STORE_CREATE | (x->db_trust ? STORE_TRUST : 0u), ret, &serr);
 	if (r == 0)
 		return 0;
 	if (chosen)

@@ -21,6 +21,12 @@ int storecmd_usage(const char *name, const char *msg)
 	return EXIT_USAGE;
 }
 
+int storecmd_absent(const char *name, const char *msg)
+{
+	tprintf(stderr, "latscope %s: %s\n", name, msg);
+	return EXIT_ERROR;
+}
+
 int storecmd_refuse(const char *name, const char *fmt, ...)
 {
 	char msg[1024];
@@ -71,27 +77,52 @@ const char *storecmd_probe_word(size_t i)
 	return ops ? ops->name : NULL;
 }
 
-int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct store **ret)
+static int open_store(const char *name, const char *db_opt, unsigned flags, bool absent_ok,
+		      struct store **ret)
 {
 	char path[4096];
 	bool chosen;
 	struct lat_error err;
 	int r = store_path_resolve(db_opt, path, sizeof(path), &chosen);
 
+	*ret = NULL;
 	if (r == -ENOENT)
 		return storecmd_refuse(name, "no store: HOME is not set; use --db PATH or LATSCOPE_DB");
 	if (r < 0)
 		return storecmd_refuse(name, "the store's path is too long");
+	if (!chosen && (flags & STORE_CREATE) && (r = store_default_dir_make()) < 0) {
+		char msg[4200];
+		snprintf(msg, sizeof(msg),
+			 "the default store: cannot create the directory of '%s': %s (use --db "
+			 "PATH)",
+			 path, strerror(-r));
+		return storecmd_usage(name, msg);
+	}
 	r = store_open(path, flags, ret, &err);
 	if (r == 0)
 		return EXIT_OK;
-	/* A path the user named that cannot serve is their input, and so is a
-	 * symbolic link put where the store goes or a store not the user's alone
-	 * (--db-trust); the rest is ours. */
+	/* Not there (no file, or one that holds no runs yet) when it is only
+	 * read: no run is there, which is no misuse. */
+	if (r == -ENOENT && !(flags & STORE_CREATE))
+		return absent_ok ? EXIT_OK : storecmd_absent(name, err.msg);
+	/* A path the user named that cannot serve is their input (a directory
+	 * missing on the way to a store to create, too), and so is a symbolic link
+	 * put where the store goes or a store not the user's alone (--db-trust);
+	 * the rest is ours. */
 	if (r == -ENOENT || r == -ELOOP || r == -EPERM || (chosen && (r == -EINVAL || r == -EACCES)))
 		return storecmd_usage(name, err.msg);
 	tprintf(stderr, "latscope %s: %s\n", name, err.msg);
 	return EXIT_ERROR;
+}
+
+int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct store **ret)
+{
+	return open_store(name, db_opt, flags, false, ret);
+}
+
+int storecmd_open_if_any(const char *name, const char *db_opt, unsigned flags, struct store **ret)
+{
+	return open_store(name, db_opt, flags, true, ret);
 }
 
 static int parse_id(const char *s, size_t len, int64_t *ret)
@@ -227,7 +258,7 @@ int storecmd_read(const char *name, struct store *st, int64_t id, struct result 
 	if (r == 0)
 		return EXIT_OK;
 	if (r == -ENOENT)
-		return storecmd_usage(name, serr.msg);
+		return storecmd_absent(name, serr.msg);
 	tprintf(stderr, "latscope %s: %s\n", name, serr.msg);
 	return EXIT_ERROR;
 }
@@ -285,7 +316,7 @@ int storecmd_select(const char *name, const struct opt_result *given, const char
 	}
 	if (n == 0) {
 		free(ids);
-		return storecmd_refuse(name, "no stored run matches the filter");
+		return storecmd_absent(name, "no stored run matches the filter");
 	}
 	*ret = ids;
 	*ret_n = n;

@@ -20,9 +20,13 @@
 
 /*
  * Open the store for command name, saying why not on stderr.  Returns an exit
- * status: EXIT_OK with *ret set, or EXIT_USAGE / EXIT_ERROR.
+ * status: EXIT_OK with *ret set, or EXIT_USAGE / EXIT_ERROR (a store that is
+ * not there to read: no run is).  With STORE_CREATE the default store's
+ * directory is made (storepath.h); a path the user named is not given one.
  */
 int storecmd_open(const char *name, const char *db_opt, unsigned flags, struct store **ret);
+/* The same, but a store that is not there yet to read is no error: EXIT_OK with *ret NULL. */
+int storecmd_open_if_any(const char *name, const char *db_opt, unsigned flags, struct store **ret);
 
 /*
  * Run ids as given on the command line: "12", "3-7", "3,5,9" and any mix of
@@ -48,6 +52,10 @@ int storecmd_select(const char *name, const struct opt_result *given, const char
 
 /* The probes --probe filters on, for a shell to offer: the i-th of the registry, NULL past the last. */
 const char *storecmd_probe_word(size_t i);
+
+/* A run, a store or a file that is not there: the message, no hint (nothing
+ * was misused); EXIT_ERROR. */
+int storecmd_absent(const char *name, const char *msg);
 
 /* Usage error: the message, then the hint to --help; EXIT_USAGE.  Every exit
  * with status 2 says why through these, so every one carries the hint. */

@@ -13,6 +13,15 @@
  */
 int store_path_resolve(const char *db_opt, char *buf, size_t size, bool *ret_chosen);
 
+/*
+ * Make the default store's missing directories (0700, less the umask): those
+ * of its path below the home, or below $XDG_DATA_HOME's parent, never the
+ * home or anything above it (root with HOME=/nonexistent makes nothing).  A
+ * store the user chose is never given a directory: like --json's, it must
+ * exist.  0 or -errno (-ENOENT: no home, or no such home).
+ */
+int store_default_dir_make(void);
+
 /* What --db-trust, beside every --db, says in its command's help (store/trust.h). */
 #define DB_TRUST_HELP "write to the store even when another user owns it or others may write it (reading never needs this)"
 

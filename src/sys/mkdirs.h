@@ -12,4 +12,10 @@
  */
 int make_dirs(const char *dir, mode_t mode);
 
+/*
+ * The same, making only what lies below top: top must be a directory already
+ * (else -ENOENT or -ENOTDIR) and dir top or a path under it (else -EINVAL).
+ */
+int make_dirs_under(const char *top, const char *dir, mode_t mode);
+
 #endif

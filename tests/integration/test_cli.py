@@ -91,20 +91,53 @@ class CommandLine(TempDirCase):
                 for opt in set(re.findall(r"--[a-z][a-z-]+", text)):
                     self.assertIn(opt, p.stdout, f"{cmd}: {opt} is in its man page but not in --help")
 
-    def test_a_reader_that_leaves_early_ends_output_quietly_and_a_full_disk_is_reported(self):
-        import subprocess
+    def to_a_closed_pipe(self, *args):
+        """latscope args with its standard output's reader gone before it writes, whatever the scheduling."""
+        r, w = os.pipe()
+        os.close(r)
+        try:
+            return subprocess.run([LATSCOPE, *args], stdout=w, stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            os.close(w)
+
+    def test_a_reader_that_leaves_early_ends_every_command_quietly_with_its_own_status(self):
+        """Issue 34, point 9: a closed pipe is the reader's choice (as git takes a pager that quits)."""
+        db = self.path("runs.db")
+        p = run("timer", "-l", "3000", "-i", "100us", "-q", "--db", db)   # output larger than a stdio buffer
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cpu = str(online_cpus()[-1])
+        for args in (["sys"], ["sys", "--json"], ["--help"], ["timer", "--help"], ["runs", "--db", db],
+                     ["runs", "--ids", "--db", db], ["show", "1", "--db", db], ["show", "1", "--json", "--db", db],
+                     ["show", "1", "--tail", "--db", db], ["compare", "1", "1", "--db", db],
+                     ["compare", "1", "1", "--format", "json", "--db", db], ["report", "1", "-o", "-", "--db", db],
+                     ["export", "1", "--db", db], ["export", "1", "--format", "json", "--db", db],
+                     ["export", "1", "--format", "gnuplot", "--db", db], ["completion", "bash"],
+                     ["cyclictest", "-l", "100", "-t", "1", "-a", cpu, "-q", "--db", db],
+                     ["cyclictest", "-l", "100", "-t", "1", "-a", cpu, "-h", "50", "--db", db]):
+            q = self.to_a_closed_pipe(*args)
+            self.assertEqual((q.returncode, q.stderr), (0, ""), args)
+        # `latscope sys | head -1`, as the issue has it: the shell sees 0 from both
+        for cmd in ("sys", "export 1 --db '%s'" % db):
+            q = subprocess.run(["bash", "-c", "set -o pipefail; '%s' %s | head -1 >/dev/null" % (LATSCOPE, cmd)],
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+            self.assertEqual((q.returncode, q.stderr), (0, ""), cmd)
+        # what failed for another reason keeps its status, and says why
+        q = self.to_a_closed_pipe("show", "9", "--db", db)
+        self.assertEqual(q.returncode, 1, q.stderr)
+        self.assertIn("no run 9", q.stderr)
+
+    def test_a_measuring_run_whose_reader_left_still_stores_its_result(self):
+        db = self.path("runs.db")
+        q = self.to_a_closed_pipe("timer", "-a", str(online_cpus()[-1]), "-l", "100", "--live", "--db", db)
+        self.assertEqual((q.returncode, q.stderr), (0, ""))
+        p = run("runs", "--ids", "--db", db)
+        self.assertEqual((p.returncode, p.stdout), (0, "1\n"), p.stderr)
+
+    def test_a_full_disk_on_standard_output_is_reported(self):
         db = self.path("runs.db")
         p = run("timer", "-l", "3000", "-i", "100us", "-q", "--db", db)   # output larger than a stdio buffer
         self.assertEqual(p.returncode, 0, p.stderr)
         for fmt in ("openmetrics", "gnuplot"):
-            # a reader that closes the pipe at once, before latscope writes, whatever the scheduling
-            r, w = os.pipe()
-            os.close(r)
-            q = subprocess.run([LATSCOPE, "export", "1", "--format", fmt, "--db", db], stdout=w,
-                               capture_output=False, stderr=subprocess.PIPE, text=True, timeout=30)
-            os.close(w)
-            self.assertEqual(q.returncode, 1, fmt)
-            self.assertEqual(q.stderr, "", f"{fmt}: a closed pipe is not an error worth a message")
             with open("/dev/full", "w") as full:
                 q = subprocess.run([LATSCOPE, "export", "1", "--format", fmt, "--db", db], stdout=full,
                                    stderr=subprocess.PIPE, text=True, timeout=30)
@@ -199,15 +232,8 @@ class UsageErrors(TempDirCase):
             ("timer", "--treshold", "5"),
             ("timer", "--load", "console:dev=/nonexistent"),
             ("timer", "--json", self.path("no/dir/x.json")),
-            ("show", "99", "--db", db),
-            ("show", "1", "--db", self.path("missing.db")),
-            ("rm", "99", "--db", db),
             ("compare", "1", "--baseline", "7", "--db", db),
             ("compare", "1", "--junit", self.path("no/dir/g.xml"), "--db", db),
-            ("compare", "--label", "x=none", "--db", db),
-            ("export", "99", "--db", db),
-            ("report", "99", "-o", self.path("r.html"), "--db", db),
-            ("merge", "99", "--db", db),
             ("runs", "--since", "2300-01-01", "--db", db),
             ("frobnicate",),
         ]
@@ -219,6 +245,29 @@ class UsageErrors(TempDirCase):
                 self.assertEqual(len(lines), 2, p.stderr)
                 self.assertTrue(lines[0].startswith("latscope"), lines[0])
                 self.assertRegex(lines[1], r"^Try 'latscope( \w+)? --help'\.$")
+
+    def test_a_run_or_store_that_is_not_there_is_one_line_without_a_hint(self):
+        """Issue 34, point 8: nothing was misused, so status 1 and no hint to --help."""
+        db = self.path("r.db")
+        p = run("timer", "-a", "0", "-l", "50", "-q", "--db", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cases = [
+            ("show", "99", "--db", db),
+            ("show", "1", "--db", self.path("missing.db")),
+            ("rm", "99", "--db", db),
+            ("compare", "--label", "x=none", "--db", db),
+            ("export", "99", "--db", db),
+            ("report", "99", "-o", self.path("r.html"), "--db", db),
+            ("merge", "99", "--db", db),
+            ("import", self.path("missing.json"), "--db", db),
+        ]
+        for args in cases:
+            with self.subTest(args=args):
+                p = run(*args)
+                self.assertEqual((p.returncode, p.stdout), (1, ""), p.stderr)
+                lines = p.stderr.splitlines()
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertTrue(lines[0].startswith("latscope %s: " % args[0]), lines[0])
 
 if __name__ == "__main__":
     main()

@@ -124,6 +124,48 @@ class FilesCase(TempDirCase):
 
 
 class StorePath(FilesCase):
+    def test_a_db_path_in_a_missing_directory_is_refused_at_once_and_nothing_is_made(self):
+        """Issue 34, point 11: a path the user typed gets no directory, as --json's does not.  A relation:
+        refused before measuring, the 30 s run (and run's minute) would have taken far above the 10 s allowed."""
+        missing = self.path("missing/deeper")
+        result = self.path("r.json")
+        self.assertEqual(self.quick("--no-store", "--json", result).returncode, 0)
+        for args in (("timer", "-a", str(CPU), "-D", "30", "-q"), ("run",), ("import", result)):
+            started = time.monotonic()
+            p = self.lat(*args, db=os.path.join(missing, "x.db"))
+            self.assertLess(time.monotonic() - started, 10, args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            lines = p.stderr.splitlines()
+            self.assertIn("No such file or directory", lines[0])
+            self.assertEqual(len(lines), 2, p.stderr)
+            self.assertRegex(lines[1], r"^Try 'latscope \w+ --help'\.$", "then the hint")
+            self.assertEqual(p.stdout, "", "nothing was measured")
+        p = run("timer", "-a", str(CPU), "-l", "20", "-q", env=dict(self.env, LATSCOPE_DB=missing + "/x.db"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertFalse(os.path.exists(self.path("missing")))
+
+    def test_the_default_store_is_made_below_the_home_and_never_makes_the_home(self):
+        env = {k: v for k, v in self.env.items() if k not in ("XDG_DATA_HOME", "LATSCOPE_DB")}
+        home = self.path("home")
+        os.mkdir(home, 0o755)
+        p = run("timer", "-a", str(CPU), "-l", "20", "-q", env=dict(env, HOME=home))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for d in (".local", ".local/share", ".local/share/latscope"):
+            self.assertEqual(mode(os.path.join(home, d)), 0o700, d)
+        self.assertEqual(mode(home), 0o755, "the home is left as it was")
+        self.assertEqual(self.stored_runs(os.path.join(home, ".local/share/latscope/runs.db")), [1])
+        # a home that is not there (nobody's /nonexistent, even for root) is not made
+        gone = self.path("gone")
+        p = run("timer", "-a", str(CPU), "-D", "30", "-q", env=dict(env, HOME=gone))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("the default store", p.stderr.splitlines()[0])
+        self.assertFalse(os.path.exists(gone))
+        # $XDG_DATA_HOME itself is made, but not the directory above it
+        p = run("timer", "-a", str(CPU), "-l", "20", "-q",
+                env=dict(env, HOME=home, XDG_DATA_HOME=self.path("above/xdg")))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertFalse(os.path.exists(self.path("above")))
+
     def test_a_db_path_that_is_a_symbolic_link_is_refused_and_its_target_is_not_created(self):
         link, target = self.path("link.db"), self.path("target.db")
         os.symlink(target, link)

@@ -214,13 +214,14 @@ class BadInput(ReportCase):
 
     def test_an_unknown_run_is_named(self):
         p = self.report("99", "-o", self.path("r.html"))
-        self.one_line_error(p, 2, "99")
-        self.assertEqual(p.stderr.splitlines()[1:], ["Try 'latscope report --help'."], "then the hint")
+        self.one_line_error(p, 1, "99")
+        self.assertEqual(p.stderr.splitlines()[1:], [], "no hint: nothing was misused")
         self.assertFalse(os.path.exists(self.path("r.html")), "no page is left behind")
 
-    def test_a_filter_no_run_matches_is_a_usage_error(self):
+    def test_a_filter_no_run_matches_is_an_error(self):
         p = self.report("--label", "config=nope", "-o", self.path("r.html"))
-        self.one_line_error(p, 2, "no stored run matches")
+        self.one_line_error(p, 1, "no stored run matches")
+        self.assertEqual(p.stderr.splitlines()[1:], [], "no hint: nothing was misused")
 
     def test_an_unwritable_output_is_refused_before_any_work(self):
         p = self.report("1", "-o", "/nonexistent-dir/r.html")
@@ -333,13 +334,14 @@ class Monitor(ReportCase):
             self.one_line_usage_error(p, "option '--monitor'", "not with run ids or --label/--probe")
             self.assertFalse(os.path.exists(self.path("r.html")))
 
-    def test_a_monitor_no_run_is_labelled_with_is_a_usage_error(self):
+    def test_a_monitor_no_run_is_labelled_with_is_an_error_of_one_line(self):
         p = run("report", "--monitor", "2026-01-01T00:00:00Z", "-o", self.path("r.html"), "--db", self.mdb)
-        self.one_line_usage_error(p)
-        self.assertEqual(p.stderr.splitlines()[0], "latscope report: option '--monitor': no stored run has label "
-                         "monitor=2026-01-01T00:00:00Z")
+        self.assertEqual((p.returncode, p.stdout), (1, ""), p.stderr)
+        self.assertEqual(p.stderr, "latscope report: option '--monitor': no stored run has label "
+                         "monitor=2026-01-01T00:00:00Z\n")
         p = run("report", "--monitor", "latest", "-o", self.path("r.html"), "--db", self.db)
-        self.one_line_usage_error(p, "option '--monitor'", "no stored run has a label monitor=")
+        self.assertEqual((p.returncode, p.stdout), (1, ""), p.stderr)
+        self.assertEqual(p.stderr, "latscope report: option '--monitor': no stored run has a label monitor=\n")
 
 
 @unittest.skipIf(NO_BROWSER, NO_BROWSER)

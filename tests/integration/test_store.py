@@ -154,22 +154,63 @@ class Keeping(StoreCase):
         self.measure()
         self.measure()
         p = self.lat("rm", "1", "7")
-        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.returncode, 1)
         self.assertIn("no run 7", p.stderr)
         self.assertEqual(len(self.runs_json()), 2)
         p = self.lat("rm", "1-2")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.runs_json(), [])
 
-    def test_unknown_run_ids_are_clear_errors(self):
+    def test_unknown_run_ids_are_errors_of_one_line_and_bad_ones_usage_errors(self):
         self.measure()
-        for args in (["show", "9"], ["compare", "1", "9"], ["export", "9"], ["merge", "1", "9"]):
+        for args in (["show", "9"], ["show", "9", "--json"], ["compare", "1", "9"], ["export", "9"],
+                     ["merge", "1", "9"], ["report", "9", "-o", self.path("r.html")]):
             p = self.lat(*args)
-            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(p.returncode, 1, args)
             self.assertIn("no run 9", p.stderr)
+            self.assertEqual(len(p.stderr.splitlines()), 1, f"{args}: no hint: nothing was misused")
         p = self.lat("show", "abc")
         self.assertEqual(p.returncode, 2)
         self.assertIn("'abc' is not a run id", p.stderr)
+        self.assertEqual(p.stderr.splitlines()[-1], "Try 'latscope show --help'.")
+
+    @needs(root=True, programs=("runuser",))
+    def test_nobody_without_a_home_has_no_runs_and_no_run_to_show(self):
+        p = self.as_nobody("runs")
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "no runs\n", ""))
+        p = self.as_nobody("show", "1")
+        self.assertEqual((p.returncode, p.stdout), (1, ""), p.stderr)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+
+    def test_what_is_not_there_exits_1_without_a_hint_and_bad_options_2_with_one(self):
+        """Issue 34, point 8: a run, store or file that is not there is no misuse of the command."""
+        def status(*args):
+            p = run(*args, timeout=30)
+            hinted = p.stderr.splitlines()[-1:] == ["Try 'latscope %s --help'." % args[0]]
+            return p.returncode, hinted, p
+        never = self.path("never/runs.db")
+        # a store not made yet holds no runs, as an empty one does
+        code, hinted, p = status("runs", "--db", never)
+        self.assertEqual((code, p.stdout, p.stderr), (0, "no runs\n", ""))
+        code, hinted, p = status("runs", "--ids", "--db", never)
+        self.assertEqual((code, p.stdout, p.stderr), (0, "", ""))
+        self.assertFalse(os.path.exists(os.path.dirname(never)), "reading makes nothing")
+        code, hinted, p = status("show", "1", "--db", never)
+        self.assertEqual((code, hinted), (1, False), p.stderr)
+        self.measure()
+        self.measure()
+        self.measure()
+        self.assertEqual(self.lat("rm", "2").returncode, 0)
+        for args in (["show", "999"], ["rm", "2", "3"], ["compare", "--label", "config=none"],
+                     ["import", self.path("missing.json")]):
+            code, hinted, p = status(*args, "--db", self.db)
+            self.assertEqual((code, hinted), (1, False), f"{args}: {p.stderr}")
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertEqual([r["id"] for r in self.runs_json()], [1, 3], "rm removed all or none")
+        for args in (["show", "1", "--frobnicate"], ["rm", "x"], ["runs", "--since", "yesterday"],
+                     ["import", "--frobnicate", self.path("missing.json")]):
+            code, hinted, p = status(*args, "--db", self.db)
+            self.assertEqual((code, hinted), (2, True), f"{args}: {p.stderr}")
 
 
 class Safety(StoreCase):
@@ -436,10 +477,10 @@ class ImportExportMerge(StoreCase):
         broken_msg = "add up to %d, not the count %d" % (lat["count"] + 1, lat["count"])
         with open(broken, "w") as f:
             json.dump(doc, f)
-        for path, needle in ((bad, "not a latscope result"), (newer, "newer"), (broken, broken_msg),
-                             (self.path("missing.json"), "No such file")):
+        for path, needle, code in ((bad, "not a latscope result", 2), (newer, "newer", 2), (broken, broken_msg, 2),
+                                   (self.path("missing.json"), "No such file", 1)):
             p = self.lat("import", good, path)
-            self.assertEqual(p.returncode, 2, path)
+            self.assertEqual(p.returncode, code, path)
             self.assertIn(needle, p.stderr)
             self.assertFalse(os.path.exists(self.db) and self.runs_json(), "nothing was stored")
 
@@ -522,7 +563,6 @@ class Compare(StoreCase):
     def test_bad_compare_input_is_a_usage_error(self):
         self.measure()
         for args, needle in ((["compare"], "give run ids"), (["compare", "--label", "nope"], "not KEY=VALUE"),
-                             (["compare", "--label", "config=none"], "no stored run matches"),
                              (["compare", "1", "--fail-if", "p99>"], "'--fail-if'"),
                              (["compare", "1", "--fail-if", "p98>5us"], "unknown"),
                              (["compare", "1", "--columns", "bogus"], "'bogus'"),

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "sys/atomicfile.h"
+#include "sys/mkdirs.h"
 
 #include "tmpdir.h"
 
@@ -406,6 +407,35 @@ static void test_a_dash_is_standard_output(void **state)
 	assert_int_equal(access("-", F_OK), -1);
 }
 
+/* The directories on the way to a file: made below top only, never top or above it. */
+static void test_make_dirs_under_makes_only_what_lies_below_a_top_that_exists(void **state)
+{
+	(void)state;
+	char top[128], dir[256], file[192], beyond[192];
+	struct stat st;
+
+	snprintf(top, sizeof(top), "%s/home", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/.local/share/latscope", top);
+	assert_int_equal(make_dirs_under(top, dir, 0700), -ENOENT);
+	assert_int_equal(stat(top, &st), -1);
+	assert_int_equal(mkdir(top, 0755), 0);
+	assert_int_equal(make_dirs_under(top, dir, 0700), 0);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	/* there already; a slash at the end is the same top; only a name under top */
+	assert_int_equal(make_dirs_under(top, dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/", top);
+	assert_int_equal(make_dirs_under(dir, top, 0700), 0);
+	snprintf(beyond, sizeof(beyond), "%s-other/x", top);
+	assert_int_equal(make_dirs_under(top, beyond, 0700), -EINVAL);
+	snprintf(file, sizeof(file), "%s/file", top);
+	write_text(file, "x", 0600);
+	assert_int_equal(make_dirs_under(file, file, 0700), -ENOTDIR);
+	snprintf(dir, sizeof(dir), "%s/sub", file);
+	assert_int_equal(make_dirs_under(top, dir, 0700), -ENOTDIR);
+	remove_tree(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_a_fifo_or_a_link_to_one_is_written_in_place_and_stays_a_fifo),
 		cmocka_unit_test(test_a_device_is_written_in_place_and_its_write_error_returned),
 		cmocka_unit_test(test_a_dash_is_standard_output),
+		cmocka_unit_test(test_make_dirs_under_makes_only_what_lies_below_a_top_that_exists),
 	};
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
