@@ -19,6 +19,7 @@
 #include "core/nstime.h"
 #include "core/units.h"
 #include "probe/probe.h"
+#include "report/text.h"
 #include "report/tprint.h"
 
 #define DEFAULT_TOTAL_NS (60u * NS_PER_SEC)
@@ -39,6 +40,7 @@ struct run_cmd {
 	bool no_store;
 	uint64_t checkpoint_ns;
 	bool checkpoint_given;          /* else each probe's default (measure/checkpoint.h) */
+	bool cpus_short;                /* typed as -a: the probes' messages say '-a' too */
 	bool quiet;
 	bool help;
 };
@@ -125,6 +127,20 @@ struct progress {
 	uint64_t phase_ns;
 };
 
+/* A phase's warnings (a load command that failed), said as `latscope timer -q`
+ * says them, with the probe they are about: the suite prints no summary of
+ * its own per phase, so this is the only place the user sees them. */
+static void phase_finished(void *ctx, struct result *res)
+{
+	const struct progress *p = ctx;
+	char who[64];
+
+	if (p->tty)
+		fprintf(stderr, "\r\033[K");
+	snprintf(who, sizeof(who), "run: %s", res->probe);
+	text_notes(stderr, who, res, 0, false);
+}
+
 static void show_progress(void *ctx, uint64_t elapsed_ns, uint64_t total_ns)
 {
 	const struct progress *p = ctx;
@@ -159,9 +175,11 @@ static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t 
 	/* -a goes to the probes that take a CPU list; a probe that places its threads itself keeps its own */
 	if (c->cpus && cpus && cpus->kind == OPT_CPUS) {
 		if (cpuset_parse(c->cpus, &rp->cpus) < 0) {
-			return err_set(err, -EINVAL, "option '--cpus': '%s' is not a CPU list (such as 0-3,6)", c->cpus);
+			return err_set(err, -EINVAL,
+				       "option '%s': '%s' is not a CPU list (such as 0-3,6)",
+				       c->cpus_short ? "-a" : "--cpus", c->cpus);
 		}
-		opt_mark(mc->opts, mc->nopts, given, "cpus");
+		opt_mark_typed(mc->nopts, given, (size_t)(cpus - mc->opts), c->cpus_short);
 	}
 	x->quiet = true;
 	snprintf(text, sizeof(text), "suite=%s", suite);
@@ -285,9 +303,15 @@ struct suite_run {
 /* Checks across options and of the loads, before the first probe runs: LAT_GO_ON or the exit code. */
 static int check_run(struct run_cmd *c, const struct opt_result *given)
 {
-	if (c->quick && c->duration_ns)
-		return storecmd_usage("run", "options '--quick' and '--duration' exclude each other");
+	if (c->quick && c->duration_ns) {
+		char msg[sizeof(((struct lat_error *)0)->msg)] =
+			"options '--quick' and '--duration' exclude each other";
+		opt_msg_as_typed(run_opts, ARRAY_SIZE(run_opts), given, msg, sizeof(msg));
+		return storecmd_usage("run", msg);
+	}
 	c->checkpoint_given = opt_given(run_opts, ARRAY_SIZE(run_opts), given, "checkpoint");
+	const struct opt *cpus = opt_find(run_opts, ARRAY_SIZE(run_opts), "cpus");
+	c->cpus_short = opt_short_at(ARRAY_SIZE(run_opts), given, (size_t)(cpus - run_opts));
 	/* Bad loads are named before the first probe runs, not after it. */
 	struct loadrun *lr = malloc(sizeof(*lr));
 	struct lat_error lerr;
@@ -328,10 +352,16 @@ static int run_phases(struct run_cmd *c, struct suite_run *s, int argc, char **a
 		prog.phase = i;
 		prog.phase_ns = ns;
 		show_progress(&prog, 0, ns);
-		struct measure_hooks mh = { .silent = true, .progress = show_progress, .ctx = &prog };
+		struct measure_hooks mh = { .silent = true,
+					    .progress = show_progress,
+					    .finished = phase_finished,
+					    .ctx = &prog };
 		struct measure_outcome out = { .res = &s->res[i] };
+		/* its messages name the command typed, run, not the probe's */
+		struct measure_cmd as_run = *s->phases[i].mc;
+		as_run.name = "run";
 		/* every phase records the suite's own command line */
-		code = measure_with(s->phases[i].mc, params, &pgiven, argc, argv, &mh, &out);
+		code = measure_with(&as_run, params, &pgiven, argc, argv, &mh, &out);
 		free(params);
 		if (code == EXIT_USAGE) {       /* an option the user gave does not fit this probe */
 			worst = code;

@@ -266,7 +266,10 @@ static int trial(const struct tune_cmd *c, const struct measure_cmd *mc, struct 
 	}
 	struct measure_hooks mh = { .silent = true };
 	struct measure_outcome out = { .res = ret };
-	code = measure_with(mc, params, &given, argc, argv, &mh, &out);
+	/* its messages name the command typed */
+	struct measure_cmd as_tune = *mc;
+	as_tune.name = "tune";
+	code = measure_with(&as_tune, params, &given, argc, argv, &mh, &out);
 	if (hold.skipped && !t->skipped_note[0])
 		snprintf(t->skipped_note, sizeof(t->skipped_note),
 			 "%u write(s) the kernel refused were left, such as %s", hold.skipped,

@@ -266,7 +266,7 @@ static int measure(struct front_run *fr)
 	code = fe->write(fr, code);
 	fflush(stdout);
 	if (fr->stored_id > 0 && fr->verbose)
-		fprintf(stderr, "latscope %s: stored as latscope run %lld (latscope show %lld)\n", fe->name,
+		fprintf(stderr, "latscope %s: stored as run %lld (latscope show %lld)\n", fe->name,
 			(long long)fr->stored_id, (long long)fr->stored_id);
 	return code;
 }

@@ -592,7 +592,8 @@ static int rtla_write(struct front_run *fr, int code)
 		text_notes(stderr, "rtla", &fr->res, s->notes_shown, false);
 	/* traced, but the trace could not be read at the end */
 	if (s->traced_asked && !fr->res.trace && !s->said_untraced)
-		say_untraced(s, "the trace could not be read; latscope rtla --verbose says why");
+		say_untraced(s,
+			     "the trace could not be read; run it again with --verbose to see why");
 	int pcode = print_outputs(fr);
 	return pcode != EXIT_OK ? pcode : code;
 }

@@ -35,7 +35,7 @@ static const struct opt attach_opts[] = {
 		  "while it "
 		  "waited (root)" },
 	UNTIL_OPT(struct attach_cmd),
-	RUN_OPTS_BUT_CPUS(struct attach_cmd),
+	RUN_OPTS_BUT_CPUS(struct attach_cmd, policy_choices_no_deadline),
 };
 
 #define NOPTS ARRAY_SIZE(attach_opts)

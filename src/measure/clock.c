@@ -13,7 +13,7 @@
 #include "sys/cpus.h"
 
 static const struct opt clock_opts[] = {
-	RUN_OPTS(struct clock_cmd),
+	RUN_OPTS(struct clock_cmd, policy_choices_no_deadline),
 };
 
 #define NOPTS ARRAY_SIZE(clock_opts)

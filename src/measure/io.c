@@ -44,14 +44,17 @@ static const struct opt io_opts[] = {
 	  .help = "psync: one pread at a time; io_uring: --depth reads in flight" },
 	{ "depth", 0, OPT_UINT, offsetof(struct io_cmd, p.depth), .min = 1, .max = 4096,
 	  .help = "io_uring: reads in flight" },
-	{ "count", 'n', OPT_UINT, offsetof(struct io_cmd, count), .min = 1, .max = UINT64_C(1) << 48,
-	  .help = "stop after N reads per thread" },
 	{ "make", 0, OPT_STRING, offsetof(struct io_cmd, make), .metavar = "FILE", .flags = OPT_NOT_PARAM,
 	  .values = OPT_VALUES_FILE,
 	  .help = "instead of measuring, create FILE (which must not exist) filled with --size of random data" },
 	{ "size", 0, OPT_SIZE, offsetof(struct io_cmd, make_size), .min = 4096, .max = UINT64_C(1) << 42,
 	  .flags = OPT_NOT_PARAM, .help = "with --make: how much" },
-	RUN_OPTS(struct io_cmd),
+	/* -n and --count for what the other commands call -l and --loops: a read is what io counts */
+	RUN_OPT_CPUS(struct io_cmd),
+	RUN_OPTS_SCHED(struct io_cmd, policy_choices_no_deadline),
+	{ "count", 'n', OPT_UINT, offsetof(struct io_cmd, run.loops), .min = 1, .max = UINT64_C(1) << 48,
+	  .help = "stop after N reads per thread instead of after a duration" },
+	RUN_OPTS_REST(struct io_cmd),
 };
 
 #define NOPTS ARRAY_SIZE(io_opts)
@@ -159,12 +162,8 @@ static int io_validate(void *params, const struct opt_result *given, struct lat_
 	if (c->make_size && !c->make) {
 		return err_set(err, -EINVAL, "option '--size' needs '--make'");
 	}
-	if (c->count) {
-		if (opt_given(io_opts, NOPTS, given, "duration") || opt_given(io_opts, NOPTS, given, "loops")) {
-			return err_set(err, -EINVAL, "option '--count' excludes '--duration' and '--loops'");
-		}
-		c->run.loops = c->count;
-	}
+	if (opt_given(io_opts, NOPTS, given, "count") && opt_given(io_opts, NOPTS, given, "duration"))
+		return err_set(err, -EINVAL, "options '--count' and '--duration' exclude each other");
 	if (c->p.depth > 1 && c->p.engine != IO_URING) {
 		err_set(err, 0, "option '--depth': psync has one read in flight; use --engine io_uring");
 		return -EINVAL;

@@ -13,7 +13,6 @@ struct io_cmd {
 	struct measure_extras out;
 	struct io_params p;
 	bool direct, buffered;
-	uint64_t count;
 	const char *make;
 	uint64_t make_size;
 	bool help;

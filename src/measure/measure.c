@@ -30,6 +30,10 @@
 #include "report/tprint.h"
 
 const char *const policy_choices[] = { "fifo", "rr", "other", "deadline", NULL };
+/* The same indices, for the probes that have no loop of their own for SCHED_DEADLINE (probe_ops.run_deadline). */
+const char *const policy_choices_no_deadline[] = { "fifo", "rr", "other", NULL };
+_Static_assert(POLICY_DEADLINE == 3 && POLICY_OTHER == 2,
+	       "policy_choices_no_deadline is policy_choices without its last");
 const char *const trace_backend_choices[] = { "auto", "bpf", "tracefs", "both", NULL };
 _Static_assert(sizeof(trace_backend_choices) / sizeof(trace_backend_choices[0]) == TRACE_BACKENDS + 1,
 	       "a name for every --trace-backend");
@@ -204,7 +208,7 @@ static void on_prepared(void *ctx, const struct result *res)
 		char sched[160], what[448];
 		sched_applied(lv->rp, res, sched, sizeof(sched));
 		snprintf(what, sizeof(what), "%s, %s", lv->what, sched);
-		text_header(stdout, res, what);
+		text_header(stdout, lv->name, res, what);
 		if (lv->load)
 			tprintf(stdout, "under load: %s\n", lv->load);
 		fflush(stdout);
@@ -461,11 +465,11 @@ static int parse_actions(const char *opt, const struct strlist *text, bool on_en
 {
 	ret->n = 0;
 	for (unsigned i = 0; i < text->n; i++) {
-		struct action a;
-		if (action_parse(text->items[i], on_end, &a, err) < 0)
-			return err_prefix(err, -EINVAL, "option '%s': ", opt);
-		if (action_list_add(ret, &a) < 0)
+		int r = action_parse_list(text->items[i], on_end, ret, err);
+		if (r == -E2BIG)
 			return err_set(err, -EINVAL, "option '%s': at most %d actions", opt, ACTIONS_MAX);
+		if (r < 0)
+			return err_prefix(err, -EINVAL, "option '%s': ", opt);
 	}
 	return 0;
 }
@@ -525,7 +529,9 @@ int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *par
 	struct opt_result given;
 	int r = parse_args(mc, argc, argv, params, &given, err);
 
-	return r == 0 ? measure_check(mc, params, &given, err) : r;
+	if (r == 0 && (r = measure_check(mc, params, &given, err)) < 0)
+		opt_msg_as_typed(mc->opts, mc->nopts, &given, err->msg, sizeof(err->msg));
+	return r;
 }
 
 int measure_main(const struct measure_cmd *mc, int argc, char **argv)
@@ -582,8 +588,11 @@ static int open_outputs(struct measuring *m, const struct opt_result *given)
 	struct lat_error err = { { 0 } };
 	int code, r;
 
-	if (check_params(m->mc, m->params, given, m->lr, &err) < 0 || hostask_check(&m->host, m->x->host, m->x->host_secret, &err) < 0)
+	if (check_params(m->mc, m->params, given, m->lr, &err) < 0 ||
+	    hostask_check(&m->host, m->x->host, m->x->host_secret, &err) < 0) {
+		opt_msg_as_typed(m->mc->opts, m->mc->nopts, given, err.msg, sizeof(err.msg));
 		return usage_error(m->mc, err.msg);
+	}
 	/* --json over the store would replace it: refused, like any two outputs that are one file. */
 	const struct output json = { "'--json'", m->x->json_path };
 	if ((code = outputs_check(name, &json, 1, m->x->db_path, !m->x->no_store)) != 0)

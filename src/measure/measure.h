@@ -158,6 +158,7 @@ int measure_parse(const struct measure_cmd *mc, int argc, char **argv, void *par
 int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err);
 
 extern const char *const policy_choices[];
+extern const char *const policy_choices_no_deadline[];
 extern const char *const fail_stat_choices[];
 extern const char *const trace_backend_choices[];       /* enum trace_backend's */
 
@@ -172,23 +173,39 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 	  .help = "measure until EXPR is decided at 95 %: 'level(1h) < 100us' (the latency exceeded once an " \
 		  "hour) or 'rate(>100us) < 1/h'; exit 0 below, 3 above, 4 still undecided at the end" }
 
-/* The options every measuring command takes, for a params struct T with members run, out and help. */
-#define RUN_OPTS(T) \
+/*
+ * The options every measuring command takes, for a params struct T with
+ * members run, out and help.  POLICIES: policy_choices for a probe that can
+ * keep SCHED_DEADLINE's periods (probe_ops.run_deadline), else
+ * policy_choices_no_deadline: --help and a shell offer only what it takes.
+ */
+#define RUN_OPTS(T, POLICIES) \
+	RUN_OPT_CPUS(T), \
+	RUN_OPTS_BUT_CPUS(T, POLICIES)
+
+#define RUN_OPT_CPUS(T) \
 	{ "cpus", 'a', OPT_CPUS, offsetof(T, run.cpus), .metavar = "CPUS", \
-	  .help = "CPUs to measure on, one thread each, as a list such as 0-3,6" }, \
-	RUN_OPTS_BUT_CPUS(T)
+	  .help = "CPUs to measure on, one thread each, as a list such as 0-3,6" }
 
 /* The same, for a command that places its threads itself. */
-#define RUN_OPTS_BUT_CPUS(T) \
+#define RUN_OPTS_BUT_CPUS(T, POLICIES) \
+	RUN_OPTS_SCHED(T, POLICIES), \
+	{ "loops", 'l', OPT_UINT, offsetof(T, run.loops), .min = 1, .max = UINT64_C(1) << 48, \
+	  .help = "stop after N samples per CPU instead of after a duration" }, \
+	RUN_OPTS_REST(T)
+
+/* Priority, policy and duration. */
+#define RUN_OPTS_SCHED(T, POLICIES) \
 	{ "priority", 'p', OPT_UINT, offsetof(T, run.priority), .min = 0, .max = 99, .metavar = "PRIO", \
 	  .help = "priority of the measuring threads: 1-99 for fifo and rr, 0 for other" }, \
-	{ "policy", 0, OPT_ENUM, offsetof(T, run.policy), .choices = policy_choices, \
+	{ "policy", 0, OPT_ENUM, offsetof(T, run.policy), .choices = (POLICIES), \
 	  .help = "scheduling policy of the measuring threads" }, \
 	{ "duration", 'D', OPT_DURATION, offsetof(T, run.duration_ns), .min = NS_PER_MS, \
 	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, \
-	  .help = "how long to measure (with none: until Ctrl-C); a bare number is seconds" }, \
-	{ "loops", 'l', OPT_UINT, offsetof(T, run.loops), .min = 1, .max = UINT64_C(1) << 48, \
-	  .help = "stop after N samples per CPU instead of after a duration" }, \
+	  .help = "how long to measure (with none: until Ctrl-C); a bare number is seconds" }
+
+/* What follows --loops: a command that counts in its own unit (io's reads) puts its row before these. */
+#define RUN_OPTS_REST(T) \
 	{ "threshold", 0, OPT_DURATION, offsetof(T, run.threshold_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_US, .help = "count and report samples above this; a bare number is microseconds" }, \
 	{ "window", 0, OPT_DURATION, offsetof(T, run.window_ns), .min = 10u * NS_PER_MS, \
@@ -204,12 +221,14 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 	  .unit = NS_PER_US, .flags = OPT_NOT_PARAM, \
 	  .help = "a sample above this sets off --on-threshold (default: --threshold); a bare number is microseconds" }, \
 	{ "on-threshold", 0, OPT_STRLIST, offsetof(T, out.on_threshold), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
-	  .help = "when a sample is above --trigger: stop, trace, exec CMD or signal PID:SIG; repeatable" }, \
+	  .help = "when a sample is above --trigger: stop, trace, exec CMD or signal PID:SIG; several separated by " \
+		  "commas (exec last: its CMD is the rest), or repeated" }, \
 	{ "action-interval", 0, OPT_DURATION, offsetof(T, run.action_interval_ns), .min = NS_PER_MS, \
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM, \
 	  .help = "do each exec, trace and signal of --on-threshold at most once in this time; a bare number is seconds" }, \
 	{ "on-end", 0, OPT_STRLIST, offsetof(T, out.on_end), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
-	  .help = "after the result is written: exec CMD or signal PID:SIG; repeatable" }, \
+	  .help = "after the result is written: exec CMD or signal PID:SIG; several separated by commas (exec " \
+		  "last), or repeated" }, \
 	{ "json", 0, OPT_STRING, offsetof(T, out.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
 	  .values = OPT_VALUES_FILE, \
 	  .help = "write the whole result as JSON to FILE (replaced atomically)" }, \

@@ -33,7 +33,7 @@ static const struct opt noise_opts[] = {
 		  "bpf (every event of the CPU, handed over in batches) or tracefs (both: timer only)" },
 	[NOISE_OPT_UNTIL] = UNTIL_OPT(struct noise_cmd),
 	/* RUN_OPTS fills the rows from NOISE_OPT_CPUS on, in RUN_OPT_ROWS's order */
-	[NOISE_OPT_CPUS] = RUN_OPTS(struct noise_cmd),
+	[NOISE_OPT_CPUS] = RUN_OPTS(struct noise_cmd, policy_choices_no_deadline),
 };
 _Static_assert(ARRAY_SIZE(noise_opts) == NOISE_NOPTS, "enum noise_opt names every row of noise_opts");
 
@@ -133,7 +133,7 @@ static void noise_describe(const void *params, char *buf, size_t size)
 		char b[32], r[32];
 		fmt_duration(c->p.burst_ns, b, sizeof(b));
 		fmt_duration(c->p.rest_ns, r, sizeof(r));
-		snprintf(burst, sizeof(burst), ", bursts of %s every %s", b, r);
+		snprintf(burst, sizeof(burst), ", %s bursts, %s apart", b, r);
 	}
 	snprintf(buf, size, "gaps above %s are noise, clock %s, %s%s", thr, clock_choices[c->p.clock], dur, burst);
 }

@@ -208,6 +208,22 @@ bool opt_given_at(size_t nopts, const struct opt_result *res, size_t row)
 	return row < nopts && row < OPT_MAX && (res->seen >> row) & 1u;
 }
 
+int opt_mark_typed(size_t nopts, struct opt_result *res, size_t row, bool short_form)
+{
+	int r = opt_mark_at(nopts, res, row);
+
+	if (r == 0 && short_form)
+		res->short_form |= UINT64_C(1) << row;
+	else if (r == 0)
+		res->short_form &= ~(UINT64_C(1) << row);
+	return r;
+}
+
+bool opt_short_at(size_t nopts, const struct opt_result *res, size_t row)
+{
+	return row < nopts && row < OPT_MAX && (res->short_form >> row) & 1u;
+}
+
 static const struct opt *find_long(const struct opt *opts, size_t nopts, const char *name, size_t len)
 {
 	for (size_t i = 0; i < nopts; i++)
@@ -224,11 +240,43 @@ static const struct opt *find_short(const struct opt *opts, size_t nopts, char c
 	return NULL;
 }
 
+void opt_msg_as_typed(const struct opt *opts, size_t nopts, const struct opt_result *res, char *msg,
+		      size_t size)
+{
+	char out[sizeof(((struct lat_error *)0)->msg)];
+	size_t len = 0;
+	const char *p = msg;
+
+	if (!size)
+		return;
+	while (*p && len + 1u < sizeof(out)) {
+		const struct opt *o = NULL;
+		size_t n = 0;
+		if (p[0] == '\'' && p[1] == '-' && p[2] == '-') {
+			n = strcspn(p + 3, "'");
+			o = p[3 + n] == '\'' ? find_long(opts, nopts, p + 3, n) : NULL;
+		}
+		if (o && o->short_name && opt_short_at(nopts, res, (size_t)(o - opts))) {
+			len += (size_t)snprintf(out + len, sizeof(out) - len, "'-%c'",
+						o->short_name);
+			p += n + 4u;
+			continue;
+		}
+		out[len++] = *p++;
+	}
+	out[len < sizeof(out) ? len : sizeof(out) - 1u] = '\0';
+	snprintf(msg, size, "%s", out);
+}
+
 /* Apply one option; 1 when it was --help (parsing stops), 0, or -EINVAL. */
 static int apply(const struct opt *opts, const struct opt *o, const char *as, const char *val,
 		 void *params, struct opt_result *res, struct lat_error *err)
 {
-	res->seen |= UINT64_C(1) << (size_t)(o - opts);
+	const uint64_t bit = UINT64_C(1) << (size_t)(o - opts);
+	res->seen |= bit;
+	/* as the row's own short name: a front end's letter for it (rtla's -p for --interval) is not */
+	const bool short_form = as[0] == '-' && o->short_name && as[1] == o->short_name && !as[2];
+	res->short_form = short_form ? res->short_form | bit : res->short_form & ~bit;
 	if (o->kind == OPT_FLAG || o->kind == OPT_HELP) {
 		*(bool *)field(params, o) = true;
 		return o->kind == OPT_HELP;

@@ -76,6 +76,7 @@ struct opt {
 
 struct opt_result {
 	uint64_t seen;                  /* bit i: table row i was given */
+	uint64_t short_form;            /* bit i: row i was last given by its short name (-a, not --cpus) */
 	size_t npos;                    /* positional arguments, in order */
 	const char *pos[1024];
 };
@@ -105,6 +106,19 @@ bool opt_given_at(size_t nopts, const struct opt_result *res, size_t row);
  * message) and record it as given: 0, or -EINVAL with err filled. */
 int opt_set_at(const struct opt *opts, size_t nopts, size_t row, const char *as, const char *val, void *params,
 	       struct opt_result *res, struct lat_error *err);
+
+/* Record row as given by its short name (short_form) or its long one, as a
+ * caller that sets parameters itself passes on how its user wrote them. */
+int opt_mark_typed(size_t nopts, struct opt_result *res, size_t row, bool short_form);
+bool opt_short_at(size_t nopts, const struct opt_result *res, size_t row);
+
+/*
+ * A message about options, with each option it quotes by its long name
+ * ('--cpus') rewritten as the user gave it ('-a'): the checks after parsing
+ * name options one way, the user may have typed the other.
+ */
+void opt_msg_as_typed(const struct opt *opts, size_t nopts, const struct opt_result *res, char *msg,
+		      size_t size);
 
 /* Options help, one line per option (and its default when not a flag). */
 void opt_print_help(FILE *out, const struct opt *opts, size_t nopts, const void *defaults);

@@ -87,7 +87,7 @@ static const struct opt timer_opts[] = {
 		  "result, each sample checked against tracefs's)" },
 	[TIMER_OPT_UNTIL] = UNTIL_OPT(struct timer_cmd),
 	/* RUN_OPTS fills the rows from TIMER_OPT_CPUS on, in RUN_OPT_ROWS's order */
-	[TIMER_OPT_CPUS] = RUN_OPTS(struct timer_cmd),
+	[TIMER_OPT_CPUS] = RUN_OPTS(struct timer_cmd, policy_choices),
 };
 _Static_assert(ARRAY_SIZE(timer_opts) == TIMER_NOPTS, "enum timer_opt names every row of timer_opts");
 

@@ -29,7 +29,7 @@ static const struct opt wake_opts[] = {
 	  .help = "pause between wakeups, at least 10us, or 0 (back to back, the default) with --pingpong; "
 		  "a bare number is microseconds" },
 	UNTIL_OPT(struct wake_cmd),
-	RUN_OPTS_BUT_CPUS(struct wake_cmd),
+	RUN_OPTS_BUT_CPUS(struct wake_cmd, policy_choices_no_deadline),
 };
 
 #define NOPTS ARRAY_SIZE(wake_opts)

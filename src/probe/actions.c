@@ -71,6 +71,7 @@ int action_parse(const char *text, bool on_end, struct action *ret, struct lat_e
 
 	memset(ret, 0, sizeof(*ret));
 	ret->text = text;
+	ret->text_len = strlen(text);
 	ret->kind = -1;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strlen(action_kind_name(kinds[i])) == len && strncmp(text, action_kind_name(kinds[i]), len) == 0)
@@ -97,6 +98,45 @@ int action_parse(const char *text, bool on_end, struct action *ret, struct lat_e
 		return 0;
 	}
 	return 0;
+}
+
+int action_parse_list(const char *text, bool on_end, struct action_list *l, struct lat_error *err)
+{
+	const char *p = text;
+
+	for (;;) {
+		p += strspn(p, " \t");         /* "stop, trace" reads as "stop,trace" */
+		const size_t word = strcspn(p, " \t,");
+		const bool exec = word == 4 && strncmp(p, "exec", 4) == 0;
+		const size_t len = exec ? strlen(p) : strcspn(p, ",");
+		char item[128];
+		struct action a;
+
+		if (len == 0)
+			return err_set(err, -EINVAL, "'%s': an empty action in the list (stop, trace, exec CMD "
+				       "or signal PID:SIG, separated by commas)", text);
+		if (exec) {
+			if (action_parse(p, on_end, &a, err) < 0)     /* its command points into text */
+				return -EINVAL;
+		} else {
+			size_t n = len;
+			while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+				n--;
+			if (n >= sizeof(item))
+				return err_set(err, -EINVAL, "'%.40s...' is not an action", p);
+			snprintf(item, sizeof(item), "%.*s", (int)n, p);
+			if (action_parse(item, on_end, &a, err) < 0)
+				return -EINVAL;
+			/* item is gone once this returns; stop, trace and signal keep no pointer into it */
+			a.text = p;
+			a.text_len = n;
+		}
+		if (action_list_add(l, &a) < 0)
+			return err_set(err, -E2BIG, "more than %d actions", ACTIONS_MAX);
+		if (!p[len])
+			return 0;
+		p += len + 1u;
+	}
 }
 
 int action_list_add(struct action_list *l, const struct action *a)

@@ -17,7 +17,8 @@ enum action_kind { ACTION_STOP, ACTION_TRACE, ACTION_EXEC, ACTION_SIGNAL };
 
 struct action {
 	int kind;                       /* enum action_kind */
-	const char *text;               /* as given, for the result */
+	const char *text;               /* as given, for the result: text_len bytes (one of a list) */
+	size_t text_len;
 	const char *cmd;                /* ACTION_EXEC: run with /bin/sh -c; points into the text parsed */
 	pid_t pid;                      /* ACTION_SIGNAL */
 	int sig;
@@ -34,6 +35,15 @@ struct action_list {
  * SIGUSR1, or a number); on_end: only exec and signal make sense after the
  * run.  text must outlive ret.  -EINVAL with the reason (without the option's name). */
 int action_parse(const char *text, bool on_end, struct action *ret, struct lat_error *err);
+
+/*
+ * One value of --on-threshold or --on-end: one action, or several separated
+ * by commas ("stop,trace").  exec takes the rest of the value as its command,
+ * commas and all, so it comes last ("trace,exec notify.sh a,b").  Each is
+ * appended to l; -EINVAL with the reason (without the option's name), or
+ * -E2BIG when l is full.  text must outlive l.
+ */
+int action_parse_list(const char *text, bool on_end, struct action_list *l, struct lat_error *err);
 
 /* Append a (the way a front end adds its own, such as cyclictest -b): -E2BIG when full. */
 int action_list_add(struct action_list *l, const struct action *a);

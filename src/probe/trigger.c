@@ -208,7 +208,8 @@ void trigger_watch_finish(struct trigger_watch *tw, struct result *res, uint64_t
 	reap(tw);
 	json_t *first = json_null(), *done = json_array(), *actions = json_array();
 	for (unsigned i = 0; actions && i < tw->rp->on_threshold.n; i++)
-		json_array_append_new(actions, json_string(tw->rp->on_threshold.a[i].text));
+		json_array_append_new(actions, json_stringn(tw->rp->on_threshold.a[i].text,
+							    tw->rp->on_threshold.a[i].text_len));
 	if (tw->have_first)
 		first = json_pack("{s:i, s:I, s:o, s:o}", "cpu", (int)tw->first_cpu, "latency_ns",
 				  (json_int_t)tw->first.value, "at_ns", since_origin(tw, tw->first.at_ns),

@@ -26,7 +26,7 @@ static void text_header_system(FILE *out, const struct result *res)
 		s->hypervisor[0] ? ", hypervisor " : ", no hypervisor seen", s->hypervisor);
 }
 
-void text_header(FILE *out, const struct result *res, const char *what)
+void text_header(FILE *out, const char *cmd, const struct result *res, const char *what)
 {
 	char cpus[256];
 	size_t n = 0;
@@ -34,7 +34,7 @@ void text_header(FILE *out, const struct result *res, const char *what)
 	cpus[0] = '\0';
 	for (size_t i = 0; i < res->ncpus && n < sizeof(cpus); i++)
 		n += (size_t)snprintf(cpus + n, sizeof(cpus) - n, "%s%d", i ? "," : "", res->cpus[i].cpu);
-	tprintf(out, "latscope %s: %s on cpu %s\n", res->probe, what, cpus);
+	tprintf(out, "latscope %s: %s on cpu %s\n", cmd, what, cpus);
 	text_header_system(out, res);
 }
 

@@ -8,7 +8,8 @@
 #include "result/result.h"
 #include "store/store.h"
 
-void text_header(FILE *out, const struct result *res, const char *what);
+/* The run's first lines: "latscope CMD: WHAT on cpu ..." (CMD: the command typed) and the system. */
+void text_header(FILE *out, const char *cmd, const struct result *res, const char *what);
 /* Notes from index first on; information only when verbose, warnings always. */
 void text_notes(FILE *out, const char *cmd, const struct result *res, unsigned first, bool verbose);
 void text_window(FILE *out, const struct result *res, const struct cpu_result *cr,

@@ -618,7 +618,7 @@ static const struct rule rules[] = {
 	  "A SCHED_FIFO or SCHED_RR task that runs longer than the runtime in one period is stopped until the next "
 	  "period starts: a real-time thread that busy-polls sees a stall of up to the rest of the period, every period.",
 	  "If your real-time threads always sleep well within each period, this safety net costs nothing. If they "
-	  "spin, sleep in every period (latscope noise --burst) or set sysctl kernel.sched_rt_runtime_us=-1, knowing "
+	  "spin, sleep in every period (as latscope noise --burst 900ms --rest 100ms does) or set sysctl kernel.sched_rt_runtime_us=-1, knowing "
 	  "that a runaway real-time task then keeps its CPU for good." },
 	{ "smt-siblings", SEVERITY_WARNING, rule_smt_siblings,
 	  "Threads of one core share its execution units and caches: whatever runs on a sibling slows the other "
@@ -680,7 +680,7 @@ static const struct rule rules[] = {
 	{ "timer-slack", SEVERITY_INFO, rule_timer_slack,
 	  "The kernel may delay a SCHED_OTHER task's timers by up to its timer slack to batch wakeups (50 us by "
 	  "default); real-time policies ignore it. latscope sets 1 ns on its measuring threads unless told otherwise "
-	  "(latscope timer --timer-slack).",
+	  "(latscope timer --timer-slack 50us).",
 	  "In latency-sensitive SCHED_OTHER code call prctl(PR_SET_TIMERSLACK, 1), or run it under SCHED_FIFO or "
 	  "SCHED_RR." },
 	{ "timer-slop", SEVERITY_INFO, rule_timer_slop,

@@ -263,7 +263,7 @@ class Usage(TempDirCase):
     def test_what_to_measure_must_be_said_once(self):
         for args, words in ((("--pid", "1", "-D", "1"), "needs '--func'"), (("--func", "f", "-D", "1"), "needs '--pid'"),
                             (("--loop", "x", "--pid", "1"), "not with --pid"), ((), "what to measure"),
-                            (("--loop", "x", "-l", "10"), "'--loops' is not for attach")):
+                            (("--loop", "x", "-l", "10"), "'-l' is not for attach")):
             p = run("attach", *args, "--no-store")
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertIn(words, p.stderr.splitlines()[0], args)

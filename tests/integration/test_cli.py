@@ -1,4 +1,5 @@
 """The command line: help, and one clear line with exit status 2 for every bad input."""
+import json
 import os
 import re
 import subprocess
@@ -162,23 +163,73 @@ class CommandLine(TempDirCase):
 
     def test_cpus_offline_or_out_of_range_are_rejected(self):
         top = max(online_cpus())
-        self.assert_usage_error(["timer", "-a", str(top + 1)], "cpu %d is not online" % (top + 1))
+        self.assert_usage_error(["timer", "-a", str(top + 1)], "option '-a': cpu %d is not online" % (top + 1))
+        self.assert_usage_error(["timer", "--cpus", str(top + 1)], "option '--cpus': cpu %d is not online" % (top + 1))
         self.assert_usage_error(["timer", "-a", "99999"], "'-a'", "above")
         self.assert_usage_error(["timer", "--cpus", "1-"], "not a CPU list")
 
     def test_priorities_out_of_range_for_the_policy_are_rejected(self):
         self.assert_usage_error(["timer", "-p", "100"], "'-p'", "out of range")
-        self.assert_usage_error(["timer", "-p", "0"], "out of range for --policy fifo")
+        self.assert_usage_error(["timer", "-p", "0"], "option '-p'", "out of range for --policy fifo")
+        self.assert_usage_error(["timer", "--priority", "0"], "option '--priority'", "out of range for --policy fifo")
         self.assert_usage_error(["timer", "--policy", "other", "-p", "5"], "only 0")
         self.assert_usage_error(["timer", "--policy", "batch"], "not one of fifo, rr, other, deadline")
-        self.assert_usage_error(["timer", "--policy", "deadline", "-p", "5"], "'--priority'", "has no priority")
+        self.assert_usage_error(["timer", "--policy", "deadline", "-p", "5"], "option '-p'", "has no priority")
+
+    def test_io_counts_reads_by_one_name_and_names_only_the_options_given(self):
+        data = self.path("data")
+        with open(data, "wb") as f:
+            f.write(b"\0" * 65536)
+        line = self.assert_usage_error(["io", data, "--buffered", "-n", "1000", "-D", "1"])
+        self.assertTrue(line.endswith("options '-n' and '-D' exclude each other"), line)
+        self.assert_usage_error(["io", data, "--buffered", "-l", "1000"], "unknown option '-l'")
+        self.assert_usage_error(["io", data, "--buffered", "--loops", "1000"], "unknown option '--loops'")
+        help_text = run("io", "--help").stdout
+        self.assertIn("-n, --count N", help_text)
+        self.assertNotIn("--loops", help_text)
+
+    def test_policy_offers_deadline_only_to_the_command_that_takes_it(self):
+        for cmd in ("noise", "wake", "io", "clock", "attach"):
+            with self.subTest(cmd=cmd):
+                self.assertRegex(run(cmd, "--help").stdout, r"--policy fifo\|rr\|other\s")
+                self.assert_usage_error([cmd, "--policy", "deadline"], "option '--policy'",
+                                        "'deadline' is not one of fifo, rr, other")
+        self.assertRegex(run("timer", "--help").stdout, r"--policy fifo\|rr\|other\|deadline\s")
+
+    def test_the_suite_names_itself_and_the_option_as_typed(self):
+        top = max(online_cpus())
+        p = run("run", "-a", str(top + 1), "--no-store", timeout=30)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 2, p.stderr)
+        self.assertTrue(lines[0].startswith("latscope run: option '-a': cpu %d is not online" % (top + 1)), lines[0])
+        self.assertEqual(lines[1], "Try 'latscope run --help'.")
+        p = run("run", "--cpus", str(top + 1), "--no-store", timeout=30)
+        self.assertTrue(p.stderr.startswith("latscope run: option '--cpus': cpu"), p.stderr)
+
+    def test_on_threshold_takes_a_list_of_actions_exec_last(self):
+        self.assert_usage_error(["timer", "--on-threshold", "stop,,trace"], "option '--on-threshold'",
+                                "an empty action")
+        self.assert_usage_error(["timer", "--on-threshold", "stop,frob"], "option '--on-threshold'",
+                                "'frob' is not an action")
+        self.assert_usage_error(["timer", "--on-end", "signal 1:USR1,stop"], "option '--on-end'",
+                                "'stop' cannot be done after the run")
+        out = self.path("r.json")
+        p = run("timer", "-a", str(max(online_cpus())), "-l", "20", "--no-store", "-q", "--json", out,
+                "--trigger", "1h", "--on-threshold", "stop, signal %d:CONT,exec echo a,b" % os.getpid())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            actions = json.load(f)["on_threshold"]["actions"]
+        self.assertEqual(actions, ["stop", "signal %d:CONT" % os.getpid(), "exec echo a,b"])
 
     def test_unwritable_json_path_is_caught_before_measuring(self):
         self.assert_usage_error(["timer", "--json", "/nonexistent-dir/r.json"], "'--json'", "No such file")
         self.assert_usage_error(["timer", "--json", self.tmp], "'--json'", "Is a directory")
 
     def test_conflicting_and_incomplete_options_are_rejected(self):
-        self.assert_usage_error(["timer", "-D", "1", "-l", "10"], "exclude each other")
+        self.assert_usage_error(["timer", "-D", "1", "-l", "10"], "options '-D' and '-l' exclude each other")
+        self.assert_usage_error(["timer", "--duration", "1", "--loops", "10"],
+                                "options '--duration' and '--loops' exclude each other")
         self.assert_usage_error(["timer", "--fail-stat", "p99"], "needs '--fail-above'")
         self.assert_usage_error(["timer", "--window", "1ms"], "'--window'", "below the minimum")
         self.assert_usage_error(["timer", "-i", "2s", "--window", "1s"], "shorter than the interval")

@@ -590,7 +590,7 @@ class ClientCommandLines(TempDirCase):
         loud = self.client("-c", "1", "-l100", "-q", "-a%d" % CPU, "--latscope-verbose")
         self.assertEqual(loud.returncode, 0, loud.stderr)
         self.assertIn("--clock realtime", loud.stderr)
-        self.assertIn("stored as latscope run", loud.stderr)
+        self.assertIn("stored as run ", loud.stderr)
         self.assertEqual(self.stored(self.stored_runs()[-1])["params"]["clock"], "realtime")
 
 

@@ -104,7 +104,7 @@ class DeadlineOptions(TempDirCase):
         self.refused("timer", "--period", "1ms", says="option '--period' needs '--policy deadline'")
 
     def test_a_probe_without_a_deadline_loop_refuses_the_policy(self):
-        self.refused("noise", "--policy", "deadline", says="option '--policy': 'deadline' is not available")
+        self.refused("noise", "--policy", "deadline", says="option '--policy': 'deadline' is not one of fifo, rr, other")
 
     def test_cyclictest_refuses_policy_deadline_as_cyclictest_does(self):
         line = self.refused("cyclictest", "--policy", "deadline", says="option '--policy': 'deadline'")

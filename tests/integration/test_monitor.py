@@ -380,6 +380,16 @@ class TestPrometheus(MonitorCase):
 
 @needs(cpus=2)          # one measured, one for the server and the rest
 class TestPeriods(MonitorCase):
+    def test_each_period_is_headed_by_the_command_typed(self):
+        mon = Monitor(self, "-a", "1", "--rotate", "1s", "--window", "100ms")
+        mon.wait_for(lambda t: value(t, "latscope_samples_total") > 0)
+        rc, out, err = mon.stop()
+        self.assertEqual(rc, 0, err)
+        heads = [line for line in out.splitlines() if " on cpu " in line]
+        self.assertTrue(heads, out)
+        for line in heads:
+            self.assertTrue(line.startswith("latscope monitor: interval "), line)
+
     def test_2_second_periods_stopped_in_the_fourth_are_three_stored_and_a_partial_one(self):
         """Stalls: relations they cannot turn (periods by duration, counters that never go back); the
         monitor is stopped in the fourth period by polling for its first window, with 1.8 s to spare."""

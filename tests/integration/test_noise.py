@@ -48,7 +48,7 @@ class NoiseRuns(TempDirCase):
     def test_loops_and_a_lonely_rest_are_refused(self):
         p = run("noise", "-l", "5")
         self.assertEqual(p.returncode, 2)
-        self.assertIn("'--loops' is not for noise", p.stderr)
+        self.assertIn("option '-l' is not for noise", p.stderr)
         p = run("noise", "--rest", "5ms")
         self.assertEqual(p.returncode, 2)
         self.assertIn("needs '--burst'", p.stderr)
@@ -61,9 +61,11 @@ class NoiseRuns(TempDirCase):
         """Injected far above the stalls: the 100 ms rests, against gaps of at most 90 ms (the host's
         stalls reach 20-30 ms).  The length is the subject: 1.5 s passes RT throttling's 1 s period."""
         out = self.path("b.json")
-        p = run("noise", "-a", str(CPU), "-p", "50", "--burst", "300ms", "--rest", "100ms", "-D", "1500ms", "-q",
+        p = run("noise", "-a", str(CPU), "-p", "50", "--burst", "300ms", "--rest", "100ms", "-D", "1500ms",
                 "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
+        # the header says what --rest is: the pause between bursts, not their period
+        self.assertIn(", 300ms bursts, 100ms apart,", p.stdout.splitlines()[0])
         doc = load(out)
         check_consistent(self, doc)
         g = doc["cpus"][0]["metrics"]["gap"]

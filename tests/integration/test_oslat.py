@@ -190,7 +190,7 @@ class OslatCompat(TempDirCase):
         self.assertNotIn("Test starts", p.stdout, "-q leaves out the header and the stage lines")
         v = self.oslat("-D", "1", "-c", str(CPU), "-q", "--verbose", "--label", "k=v")
         self.assertEqual(v.returncode, 0, v.stderr)
-        self.assertRegex(v.stderr, r"stored as latscope run \d+")
+        self.assertRegex(v.stderr, r"stored as run \d+ \(latscope show \d+\)")
         self.assertEqual(self.last_stored()["labels"], {"k": "v"})
         self.assertEqual(n.returncode, 0, n.stderr)
         self.assertNotIn("stored as", n.stderr)

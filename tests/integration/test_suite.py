@@ -100,8 +100,23 @@ class Suite(TempDirCase):
         listed = run("runs", "--db", db)
         self.assertEqual(len(listed.stdout.splitlines()) - 1, 1, listed.stdout)
 
+    def test_a_failing_load_command_is_said_on_the_terminal_as_timer_says_it(self):
+        """Judges no latency: a load command that exits at once, said per probe, as timer says it."""
+        cpu = str(max(int(c) for c in os.sched_getaffinity(0)))
+        t = run("timer", "-a", cpu, "-D", "300ms", "-q", "--no-store", "--load-cmd", "exit 3")
+        self.assertEqual(t.returncode, 0, t.stderr)
+        said = re.search(r"^latscope timer: (the load command ended after .* with exit status 3: .*)$", t.stderr, re.M)
+        self.assertTrue(said, t.stderr)
+        p = run("run", "-D", "5", "-a", cpu, "-q", "--no-store", "--load-cmd", "exit 3", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for probe in ("timer", "noise", "wake"):
+            self.assertRegex(p.stderr, r"(?m)^latscope run: %s: the load command ended after .* with exit status 3: "
+                             % probe)
+        self.assertNotIn("latscope timer:", p.stderr, "every message names the command typed")
+
     def test_bad_options_are_named(self):
-        for args, needle in ((["--quick", "-D", "20s"], "'--quick' and '--duration'"),
+        for args, needle in ((["--quick", "-D", "20s"], "'--quick' and '-D'"),
+                             (["--quick", "--duration", "20s"], "'--quick' and '--duration'"),
                              (["-D", "1s"], "'-D'"),
                              (["-a", "9999"], "9999"),
                              (["--load", "frob"], "'--load'")):

@@ -38,6 +38,7 @@
 #include "core/cpuset.h"
 #include "core/nstime.h"
 #include "core/parse.h"
+#include "probe/actions.h"
 #include "probe/params.h"
 #include "probe/timer.h"
 
@@ -1072,10 +1073,10 @@ static void test_deadline_refuses_a_runtime_over_the_deadline_or_a_deadline_over
 static void test_deadline_refuses_periods_the_kernel_refuses_and_a_period_that_is_not_the_interval(void **state)
 {
 	(void)state;
-	EXPECT_ERROR("option '--interval'", "50us is outside SCHED_DEADLINE's periods", NULL, "--policy", "deadline",
+	EXPECT_ERROR("option '-i'", "50us is outside SCHED_DEADLINE's periods", NULL, "--policy", "deadline",
 		     "-i", "50us");
 	EXPECT_ERROR("option '--interval'", "5s is outside SCHED_DEADLINE's periods", NULL, "--policy", "deadline",
-		     "-i", "5s", "--window", "10s");
+		     "--interval", "5s", "--window", "10s");
 	EXPECT_ERROR("option '--period'", "'99999ns'", "below the minimum of 100us", "--policy", "deadline",
 		     "--period", "99999ns");
 	EXPECT_ERROR("option '--period'", "2ms is not --interval 1ms", NULL, "--policy", "deadline", "--period", "2ms",
@@ -1088,10 +1089,10 @@ static void test_deadline_options_need_the_deadline_policy_and_it_refuses_what_i
 	EXPECT_ERROR("option '--runtime'", "needs '--policy deadline'", NULL, "--runtime", "100us");
 	EXPECT_ERROR("option '--deadline'", "needs '--policy deadline'", NULL, "--policy", "rr", "--deadline", "1ms");
 	EXPECT_ERROR("option '--period'", "needs '--policy deadline'", NULL, "--period", "1ms");
-	EXPECT_ERROR("option '--priority'", "has no priority", NULL, "--policy", "deadline", "-p", "50");
+	EXPECT_ERROR("option '-p'", "has no priority", NULL, "--policy", "deadline", "-p", "50");
 	EXPECT_ERROR("option '--mode'", "sched_yield", NULL, "--policy", "deadline", "--mode", "nanosleep");
 	EXPECT_ERROR("option '--clock'", "CLOCK_MONOTONIC", NULL, "--policy", "deadline", "--clock", "boottime");
-	EXPECT_ERROR("option '--distance'", "one period", NULL, "--policy", "deadline", "-d", "10us");
+	EXPECT_ERROR("option '-d'", "one period", NULL, "--policy", "deadline", "-d", "10us");
 	EXPECT_ERROR("option '--trace'", "not available with --policy deadline", NULL, "--policy", "deadline", "--trace");
 }
 
@@ -1218,16 +1219,16 @@ static void test_a_cpu_that_is_not_online_is_rejected_and_named(void **state)
 	cpuset_format(&online_cpus, online_text, sizeof(online_text));
 	snprintf(beyond, sizeof(beyond), "%u", off);
 	snprintf(want, sizeof(want), "cpu %u is not online (online: %s)", off, online_text);
-	EXPECT_ERROR("option '--cpus'", want, NULL, "-a", beyond);
+	EXPECT_ERROR("option '-a'", want, NULL, "-a", beyond);      /* named as typed */
 	EXPECT_ERROR("option '--cpus'", want, NULL, "--cpus", beyond);
 
 	/* One good CPU and one offline one: only the offline one is named. */
 	snprintf(mixed, sizeof(mixed), "%u,%u", first_online, off);
-	EXPECT_ERROR("option '--cpus'", want, NULL, "-a", mixed);
+	EXPECT_ERROR("option '-a'", want, NULL, "-a", mixed);
 	if (off + 1u < CPUSET_MAX) {
 		snprintf(mixed, sizeof(mixed), "%u-%u", off, off + 1u);
 		snprintf(want, sizeof(want), "cpu %u-%u is not online", off, off + 1u);
-		EXPECT_ERROR("option '--cpus'", want, NULL, "-a", mixed);
+		EXPECT_ERROR("option '--cpus'", want, NULL, "--cpus", mixed);
 	}
 }
 
@@ -1259,8 +1260,8 @@ static void test_cpu_lists_of_online_cpus_are_accepted_as_given(void **state)
 static void test_priority_zero_is_an_error_with_fifo_and_rr(void **state)
 {
 	(void)state;
-	EXPECT_ERROR("option '--priority'", "0 is out of range for --policy fifo (1 to 99)", NULL, "-p", "0");
-	EXPECT_ERROR("option '--priority'", "0 is out of range for --policy fifo", NULL, "--policy", "fifo", "-p0");
+	EXPECT_ERROR("option '-p'", "0 is out of range for --policy fifo (1 to 99)", NULL, "-p", "0");
+	EXPECT_ERROR("option '-p'", "0 is out of range for --policy fifo", NULL, "--policy", "fifo", "-p0");
 	EXPECT_ERROR("option '--priority'", "0 is out of range for --policy rr (1 to 99)", NULL,
 		     "--policy", "rr", "--priority=0");
 }
@@ -1270,10 +1271,10 @@ static void test_policy_other_takes_only_priority_zero_and_defaults_to_it(void *
 	(void)state;
 	struct timer_cmd c;
 
-	EXPECT_ERROR("option '--priority'", "5 is out of range for --policy other (only 0)", NULL,
+	EXPECT_ERROR("option '-p'", "5 is out of range for --policy other (only 0)", NULL,
 		     "--policy", "other", "-p", "5");
 	/* The order of the options does not matter. */
-	EXPECT_ERROR("option '--priority'", "95 is out of range for --policy other", NULL,
+	EXPECT_ERROR("option '-p'", "95 is out of range for --policy other", NULL,
 		     "-p", "95", "--policy=other");
 	EXPECT_OK(&c, "--policy", "other", "-p", "0");
 	assert_int_equal(c.run.policy, POLICY_OTHER);
@@ -1451,6 +1452,69 @@ static void test_run_ids_named_twice_are_kept_once_where_first_named(void **stat
 	assert_non_null(strstr(err.msg, "'100000-1'"));
 }
 
+/* A check names options by their long names; the message the user reads names them as typed. */
+static void test_a_message_names_each_option_as_it_was_typed(void **state)
+{
+	struct timer_cmd c;
+	struct opt_result res;
+	char msg[512] = "options '--duration' and '--loops' exclude each other; '--cpus' and '--interval' too";
+	(void)state;
+
+	assert_int_equal(OPT_ONLY(&c, &res, "-D", "1", "--loops", "5", "-a", "0", "--cpus", "0"), 0);
+	opt_msg_as_typed(timer_command.opts, timer_command.nopts, &res, msg, sizeof(msg));
+	/* -D typed short, --loops long, -a then --cpus (the last wins), --interval not given */
+	assert_string_equal(msg, "options '-D' and '--loops' exclude each other; '--cpus' and '--interval' too");
+
+	assert_int_equal(OPT_ONLY(&c, &res, "-p", "5", "--priority", "6", "-p", "7"), 0);
+	snprintf(msg, sizeof(msg), "option '--priority': 7; option '--frobnicate'; option '--priority");
+	opt_msg_as_typed(timer_command.opts, timer_command.nopts, &res, msg, sizeof(msg));
+	assert_string_equal(msg, "option '-p': 7; option '--frobnicate'; option '--priority");
+
+	/* a caller that sets the parameters itself passes on how its own user typed them */
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(opt_mark_typed(timer_command.nopts, &res, TIMER_OPT_CPUS, true), 0);
+	snprintf(msg, sizeof(msg), "option '--cpus': cpu 7 is not online");
+	opt_msg_as_typed(timer_command.opts, timer_command.nopts, &res, msg, sizeof(msg));
+	assert_string_equal(msg, "option '-a': cpu 7 is not online");
+	assert_int_equal(opt_mark_typed(timer_command.nopts, &res, timer_command.nopts, true), -ENOENT);
+}
+
+static void test_an_action_list_splits_at_commas_until_exec_which_takes_the_rest(void **state)
+{
+	struct action_list l = { 0 };
+	struct lat_error err;
+	(void)state;
+
+	assert_int_equal(action_parse_list("stop,trace", false, &l, &err), 0);
+	assert_int_equal(action_parse_list(" signal 12:USR1 , exec echo a,b", false, &l, &err), 0);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(l.a[0].kind, ACTION_STOP);
+	assert_int_equal(l.a[1].kind, ACTION_TRACE);
+	assert_int_equal(l.a[2].kind, ACTION_SIGNAL);
+	assert_int_equal(l.a[2].pid, 12);
+	assert_int_equal(l.a[3].kind, ACTION_EXEC);
+	assert_string_equal(l.a[3].cmd, "echo a,b");
+	/* each as given, for the result */
+	assert_int_equal(l.a[0].text_len, 4);
+	assert_memory_equal(l.a[1].text, "trace", 5);
+	assert_int_equal(l.a[1].text_len, 5);
+	assert_int_equal(l.a[2].text_len, 14);
+	assert_memory_equal(l.a[2].text, "signal 12:USR1", 14);
+	assert_string_equal(l.a[3].text, "exec echo a,b");
+
+	l.n = 0;
+	assert_int_equal(action_parse_list("stop,,trace", false, &l, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "an empty action"));
+	assert_int_equal(action_parse_list("stop,", false, &l, &err), -EINVAL);
+	assert_int_equal(action_parse_list("stop,frob", false, &l, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "'frob' is not an action"));
+	assert_int_equal(action_parse_list("exec x,stop", true, &l, &err), 0);   /* the command is "x,stop" */
+	assert_int_equal(action_parse_list("signal 1:USR1,stop", true, &l, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "'stop' cannot be done after the run"));
+	l.n = 0;
+	assert_int_equal(action_parse_list("stop,stop,stop,stop,stop,stop,stop,stop,stop", false, &l, &err), -E2BIG);
+}
+
 static void test_run_ids_past_the_limit_in_all_are_refused(void **state)
 {
 	(void)state;
@@ -1514,8 +1578,8 @@ static void test_duration_and_loops_exclude_each_other(void **state)
 	(void)state;
 	struct timer_cmd c;
 
-	EXPECT_ERROR("options '--duration' and '--loops' exclude each other", NULL, NULL, "-D", "10", "-l", "100");
-	EXPECT_ERROR("options '--duration' and '--loops' exclude each other", NULL, NULL, "-l100", "--duration=1m");
+	EXPECT_ERROR("options '-D' and '-l' exclude each other", NULL, NULL, "-D", "10", "-l", "100");
+	EXPECT_ERROR("options '--duration' and '-l' exclude each other", NULL, NULL, "-l100", "--duration=1m");
 	EXPECT_OK(&c, "-D", "10");
 	assert_int_equal(c.run.duration_ns, 10u * NS_PER_SEC);
 	assert_int_equal(c.run.loops, 0);
@@ -1930,6 +1994,8 @@ int main(void)
 		cmocka_unit_test(test_params_json_writes_a_long_sparse_cpu_list_whole),
 		cmocka_unit_test(test_run_ids_named_twice_are_kept_once_where_first_named),
 		cmocka_unit_test(test_run_ids_past_the_limit_in_all_are_refused),
+		cmocka_unit_test(test_a_message_names_each_option_as_it_was_typed),
+		cmocka_unit_test(test_an_action_list_splits_at_commas_until_exec_which_takes_the_rest),
 	};
 	return cmocka_run_group_tests(tests, read_machine, NULL);
 }
