@@ -6,6 +6,7 @@ test acts on it, and the docstring of each test that waits on time says how it s
 import fcntl
 import glob
 import os
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -90,6 +91,12 @@ class FilesCase(TempDirCase):
         self.assertEqual(len(files), 1, p.stderr)
         kept = files[0]
         self.assertIn(kept, p.stderr, "says where the run is")
+        # the command it suggests imports that file into the store the run named, word for word
+        line = next(ln for ln in p.stderr.splitlines() if "store it later with: " in ln)
+        args = list(p.args)
+        store = ["--db", args[args.index("--db") + 1]] if "--db" in args else []
+        self.assertEqual(shlex.split(line.split("store it later with: ", 1)[1]), ["latscope", "import", *store, kept],
+                         line)
         self.assertEqual(mode(kept), 0o600)
         self.assertEqual(mode(os.path.dirname(kept)), 0o700)
         return kept

@@ -390,6 +390,25 @@ class TestPeriods(MonitorCase):
         for line in heads:
             self.assertTrue(line.startswith("latscope monitor: interval "), line)
 
+    def test_the_pages_suggested_commands_show_and_report_its_stored_periods(self):
+        """The page at / names the last period's run and the monitor's report by commands: both run."""
+        mon = Monitor(self, "-a", "1", "--rotate", "1s", "--window", "100ms", "-q")
+        self.wait_stored(mon, 1)
+        end = time.monotonic() + 30
+        page = ""
+        while "latscope show" not in page and time.monotonic() < end:
+            status, page, _ = get(mon.port, "/")
+            self.assertEqual(status, 200)
+            time.sleep(0.1)
+        cmds = re.findall(r"latscope (show \d+|report --monitor [A-Za-z0-9_.:-]+)", page)
+        self.assertEqual([c.split()[0] for c in cmds], ["show", "report"], page)
+        for cmd in cmds:
+            extra = ["-o", self.path("r.html")] if cmd.startswith("report") else []
+            p = run(*cmd.split(), "--db", mon.db, *extra)
+            self.assertEqual(p.returncode, 0, f"latscope {cmd}: {p.stderr}")
+        rc, _, err = mon.stop()
+        self.assertEqual(rc, 0, err)
+
     def test_2_second_periods_stopped_in_the_fourth_are_three_stored_and_a_partial_one(self):
         """Stalls: relations they cannot turn (periods by duration, counters that never go back); the
         monitor is stopped in the fourth period by polling for its first window, with 1.8 s to spare."""
