@@ -331,11 +331,13 @@ static int plan_fixes(const struct tune_cmd *c, const struct measure_cmd *mc, st
 	struct cpuset cpus;
 	struct lat_error err;
 
-	if (measure_check_cpus(&cpus, c->cpus != NULL, &err) < 0)
-		return storecmd_usage("tune", err.msg);
+	/* The list as given, then checked: online and usable (without one, every usable CPU). */
+	cpuset_clear(&cpus);
 	if (c->cpus && cpuset_parse(c->cpus, &cpus) < 0)
 		return storecmd_refuse(
 			"tune", "option '--cpus': '%s' is not a CPU list (such as 0-3,6)", c->cpus);
+	if (measure_check_cpus(&cpus, c->cpus != NULL, &err) < 0)
+		return storecmd_usage("tune", err.msg);
 	tr->measured = cpus;
 	for (size_t i = 0; i < tune_nfixes; i++) {
 		const struct tune_fix *f = &tune_fixes[i];

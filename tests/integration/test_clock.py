@@ -106,7 +106,7 @@ class ClockRuns(TempDirCase):
         self.assertIn("realtime", page)
 
     def test_bad_input_is_one_line_naming_the_option_then_the_hint(self):
-        for args, words in ((["-a", "999"], "--cpus"), (["-D", "0"], "option '-D'"), (["--bogus"], "--bogus")):
+        for args, words in ((["-a", "999"], "option '-a'"), (["-D", "0"], "option '-D'"), (["--bogus"], "--bogus")):
             p = run("clock", *args, "--no-store")
             self.assertEqual(p.returncode, 2, args)
             first, hint = p.stderr.strip().splitlines()

@@ -45,7 +45,7 @@ class ResultsCase(TempDirCase):
         probes = [("timer", "-a", str(CPU), "-D", "300ms"), ("noise", "-a", str(CPU), "-D", "200ms"),
                   ("wake", "--cpus", "%d,%d" % (CPU, CPU), "-i", "200us", "-l", "300"),
                   ("wake", "--cpus", "%d,%d" % (CPU, CPU), "--pingpong", "-i", "200us", "-l", "300"),
-                  ("io", data, "-a", str(CPU), "-l", "200"), ("clock", "-a", str(CPU), "-D", "200ms"),
+                  ("io", data, "-a", str(CPU), "-n", "200"), ("clock", "-a", str(CPU), "-D", "200ms"),
                   ("timer", "-a", str(CPU), "-l", "200", "-i", "200us")]
         for i, (probe, *args) in enumerate(probes, 1):
             with self.subTest(probe=probe, args=args):

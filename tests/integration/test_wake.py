@@ -92,7 +92,7 @@ class WakeRuns(TempDirCase):
             (["--cpus", "0,-1"], "'--cpus'", "not a pair"),
             (["--cpus", "0,%d" % (top + 98)], "'--cpus'", "cpu %d is not online" % (top + 98)),
             (["--cpus", "0,99999"], "'--cpus'", "above"),
-            (["-i", "1us"], "'--interval'", "below the minimum of 10us without --pingpong"),
+            (["-i", "1us"], "'-i'", "below the minimum of 10us without --pingpong"),
             (["-i", "20ms", "--window", "10ms"], "'--window'", "shorter than the interval"),
             (["--pingpong", "-i", "-3"], "'-i'", "cannot be negative"),
             (["-D", "1", "-l", "5"], "exclude each other"),
