@@ -61,8 +61,8 @@ static __always_inline struct ls_up_stats *my_stats(void)
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
-/* The thread's state when it is the traced process's; a new one is added before the run. */
-static __always_inline struct ls_up_thread *thread_of(__u32 *ret_tid)
+/* The running thread's state when it is one the map holds of the traced process. */
+static __always_inline struct ls_up_thread *known_thread(__u32 *ret_tid)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -70,8 +70,17 @@ static __always_inline struct ls_up_thread *thread_of(__u32 *ret_tid)
 	if ((__u32)(id >> 32) != tgid)
 		return 0;
 	*ret_tid = tid;
-	struct ls_up_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	if (th || running)
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* The same, a new thread of the process added before the run. */
+static __always_inline struct ls_up_thread *thread_of(__u32 *ret_tid)
+{
+	struct ls_up_thread *th = known_thread(ret_tid);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+
+	if (th || running || (__u32)(id >> 32) != tgid)
 		return th;
 	/* A new thread's state, from a blank of the map's (too large for the stack). */
 	__u32 zero = 0;
@@ -146,11 +155,8 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	const long id = (long)ctx->args[1];
 	if (id != NR_CLOCK_NANOSLEEP && id != NR_NANOSLEEP)
 		return 0;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if ((__u32)(pid_tgid >> 32) != tgid)
-		return 0;
-	__u32 tid = (__u32)pid_tgid;
-	struct ls_up_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u32 tid;
+	struct ls_up_thread *th = known_thread(&tid);
 	if (!th)
 		return 0;
 	struct ls_regs r;
@@ -177,11 +183,8 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tracepoint/sys_exit")
 int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if ((__u32)(pid_tgid >> 32) != tgid)
-		return 0;
-	__u32 tid = (__u32)pid_tgid;
-	struct ls_up_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u32 tid;
+	struct ls_up_thread *th = known_thread(&tid);
 	if (th && th->sleeping) {
 		th->woke = bpf_ktime_get_ns();
 		th->sleeping = 0;
