@@ -212,8 +212,11 @@ class Loop(TempDirCase):
         """Both at once on the same program: loop.h's wakes with their due times, and the
         uprobe's calls with their sleeps' due times.  Each is judged on the cycles of its own
         span against the program's own figures for them: the header's are the program's clock
-        reads, the same figures; the uprobe's come from the kernel's return from the sleep,
-        within 2 us of them at the median.  So the two agree within 2 us on the same cycles."""
+        reads, the same figures (within 1 us at the median); the uprobe's come from the kernel's
+        return from the sleep, earlier than the program's clock read by the way back to it, which
+        with a BPF program on every syscall exit of this guest is 1-5 us at the median (10 us
+        allowed: a wrong due time or a wake read at the call would be a period or the call's run
+        off).  A stall of a few periods at either edge of a span moves its cycles across it."""
         name = self.name()
         dump = self.path("cycles.txt")
         prog = Program(self, "--period", "1000", "--duration", "10", "--fifo", "50", "--loop", name, "--dump", dump)
@@ -229,7 +232,7 @@ class Loop(TempDirCase):
         own = prog.result()
         cycles = [tuple(map(int, ln.split())) for ln in open(dump)]
         self.assertEqual(load(outs["loop"])["metrics"], ["lateness"])
-        for k, tol in (("loop", 1000), ("uprobe", 2000)):
+        for k, tol in (("loop", 1000), ("uprobe", 10000)):
             doc = load(outs[k])
             check_consistent(self, doc)
             block = doc["cpus"][0]
@@ -239,9 +242,11 @@ class Loop(TempDirCase):
                   f"{len(mine)} cycles, p50 {quantile(mine, 0.5)}"
             # one sample a cycle (a cycle measured from its own due time gives the periods the
             # loop skipped before it no value), and every period of the span a cycle or missed
-            self.assertLessEqual(abs(lat["count"] - len(mine)), 3, msg)
+            self.assertLessEqual(abs(lat["count"] - len(mine)), max(3, len(mine) // 200), msg)
             self.assertAlmostEqual(lat["count"] + block["missed"], doc["elapsed_ns"] / 1e6, delta=40, msg=msg)
-            self.assertLessEqual(abs(lat["p50_ns"] - quantile(mine, 0.5)), tol, msg)
+            # the kernel's return is never later than the program's own read of the clock
+            self.assertLessEqual(lat["p50_ns"], quantile(mine, 0.5) * 1.01 + 1000, msg)
+            self.assertLessEqual(quantile(mine, 0.5) - lat["p50_ns"], tol, msg)
             if k == "loop":     # what ls_loop_open was told
                 self.assertEqual(doc["params"]["period_ns"], 1000000)
 
