@@ -549,7 +549,7 @@ class ClientCommandLines(TempDirCase):
 
     def test_osadls_plot_recipe_gives_its_histogram_columns(self):
         """Stalls: judges the columns, and a maximum above 0 us (a floor a stall only raises)."""
-        p = self.client("-l50000", "-m", "-Sp90", "-i200", "-h400", "-q", timeout=120)
+        p = self.client("-l5000", "-m", "-Sp90", "-i200", "-h400", "-q", timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         # the recipe: rows without '#' and blank lines, tabs for spaces, one column per core
         rows = [l.replace(" ", "\t").split("\t") for l in p.stdout.splitlines() if l and not l.startswith("#")]
