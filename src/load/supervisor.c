@@ -199,6 +199,8 @@ static void on_life(struct sup *s)
 	/* EOF (latscope closed its end or died) and a byte both mean stop. */
 	if (n < 0 && errno == EINTR)
 		return;
+	/* A leader that ended before the stop came ended early, its SIGCHLD read or not yet. */
+	reap_ended(s);
 	s->stopping = true;
 	close(s->life_fd);
 	s->life_fd = -1;
