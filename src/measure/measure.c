@@ -798,6 +798,8 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	int code = EXIT_ERROR;
 
 	checkpoint_init(&m.ck, measure_name(mc), 0, NULL, NULL);
+	/* A copied or fake tree for the SMI counter's lookup, as `sys --sysroot` reads one */
+	m.rp->sysroot = getenv("LATSCOPE_SYSROOT");
 	if (!m.lr) {
 		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
 		return EXIT_ERROR;

@@ -23,6 +23,7 @@
 #include "result/bands.h"
 #include "result/fold.h"
 #include "sys/procstat.h"
+#include "sys/smi.h"
 #include "sys/sysdesc.h"
 
 #define RESULT_SCHEMA "latscope.result"
@@ -51,6 +52,7 @@ struct win_context {
 	uint64_t softirqs;
 	uint64_t involuntary;           /* the measuring thread was preempted */
 	uint64_t cpu_ns[CPU_TIME_KINDS];  /* where the CPU's time went; steal: the hypervisor ran something else */
+	uint64_t smis;                  /* System Management Interrupts; meaningful where result.smi_source is set */
 };
 
 /* The same for the whole machine and for latscope itself, per window and in all. */
@@ -203,7 +205,16 @@ struct result {
 	struct cpu_result all;
 	struct machine_context machine;
 	struct op_figures ops;
+	/* SMIs beside the windows (sys/smi.h): smi_asked when the run read its
+	 * context with a latscope that counts them (an older one's file: false);
+	 * then smi_source is where they came from, SMI_SOURCE_NONE: not available
+	 * here (a note says why), never a count of 0. */
+	bool smi_asked;
+	int smi_source;
 };
+
+/* SMIs counted on cr over its windows; false when the run had no SMI source. */
+bool result_smis(const struct result *res, const struct cpu_result *cr, uint64_t *ret_smis);
 
 #define RESULT_STOP_THRESHOLD "threshold"
 
