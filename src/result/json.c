@@ -297,8 +297,11 @@ static json_t *cpu_json(struct builder *b, const struct result *res, const struc
 		put(b, o, "tail", t);
 	}
 	if (cr->has_context) {
+		uint64_t smis;
 		put(b, o, "interrupts", counts_json(b, &cr->irqs));
 		put(b, o, "softirqs", counts_json(b, &cr->softirqs));
+		if (result_smis(res, cr, &smis))
+			put(b, o, "smis", u64(smis));
 	}
 	if (!o || !metrics || !wins || !ov)
 		return o;
