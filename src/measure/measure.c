@@ -351,6 +351,7 @@ static void attach_system(const struct measure_cmd *mc, const void *params, stru
 					.period_ns = mc->period ? mc->period(params) : 0,
 					.timer_slack_ns = slack_honoured ? run_timer_slack(rp) : 0 };
 
+	ctx.smis_counted = result_smis(res, &res->all, &ctx.smis);
 	if (fingerprint_collect(NULL, &fp) < 0)
 		return;
 	res->fingerprint = fingerprint_to_json(fp);

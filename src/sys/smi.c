@@ -174,6 +174,19 @@ static int open_msr(struct smi_counter *c, const struct cpuset *cpus, const stru
 	return 0;
 }
 
+int smi_msr_since_reset(const char *sysroot, int cpu, uint64_t *ret)
+{
+	char path[512], rel[64];
+	snprintf(rel, sizeof(rel), "dev/cpu/%d/msr", cpu);
+	join(path, sizeof(path), sysroot, rel);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = read_msr(fd, ret);
+	close(fd);
+	return r;
+}
+
 static void close_fds(struct smi_counter *c)
 {
 	for (size_t k = 0; k < c->n; k++) {

@@ -49,6 +49,10 @@ int smi_read(struct smi_counter *c, uint64_t *ret);
 /* NULL is fine. */
 void smi_close(struct smi_counter *c);
 
+/* MSR_SMI_COUNT of cpu as it stands (SMIs since reset, where the MSR is
+ * readable under sysroot's dev/cpu/N/msr).  -errno. */
+int smi_msr_since_reset(const char *sysroot, int cpu, uint64_t *ret);
+
 /* The config of a PMU event file's text such as "event=0x04" (sysfs's
  * events/NAME).  -EINVAL for any other form. */
 int smi_parse_event(const char *text, uint64_t *ret_config);
