@@ -221,7 +221,7 @@ void context_smi(const struct run_context *c, struct result *res)
 	res->smi_asked = true;
 	res->smi_source = c->smi && !c->smi_lost ? smi_counter_source(c->smi) : SMI_SOURCE_NONE;
 	if (res->smi_source == SMI_SOURCE_NONE)
-		result_info(res, "SMIs: not available here (%s)", c->smi_why.msg);
+		result_info_kept(res, "SMIs: not available here (%s)", c->smi_why.msg);
 }
 
 void context_thread_ended(struct run_context *c, size_t k, uint64_t involuntary)

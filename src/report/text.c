@@ -42,7 +42,7 @@ void text_header(FILE *out, const char *cmd, const struct result *res, const cha
 void text_notes(FILE *out, const char *cmd, const struct result *res, unsigned first, bool verbose)
 {
 	for (unsigned i = first; i < res->nnotes; i++)
-		if (verbose || !res->note_is_info[i] || res->note_shown[i])
+		if (!res->note_kept[i] && (verbose || !res->note_is_info[i] || res->note_shown[i]))
 			tprintf(out, "latscope %s: %s\n", cmd, res->notes[i]);
 }
 

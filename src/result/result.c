@@ -226,6 +226,7 @@ static void add_note(struct result *res, bool info, bool shown, const char *fmt,
 		return;
 	res->note_is_info[res->nnotes] = info;
 	res->note_shown[res->nnotes] = shown;
+	res->note_kept[res->nnotes] = false;
 	char *note = res->notes[res->nnotes++];
 	int n = vsnprintf(note, RESULT_NOTE_LEN, fmt, ap);
 	if (n >= RESULT_NOTE_LEN)
@@ -246,6 +247,17 @@ void result_info(struct result *res, const char *fmt, ...)
 	va_start(ap, fmt);
 	add_note(res, true, false, fmt, ap);
 	va_end(ap);
+}
+
+void result_info_kept(struct result *res, const char *fmt, ...)
+{
+	va_list ap;
+	unsigned before = res->nnotes;
+	va_start(ap, fmt);
+	add_note(res, true, false, fmt, ap);
+	va_end(ap);
+	if (res->nnotes > before)       /* not when the notes were full */
+		res->note_kept[before] = true;
 }
 
 void result_info_shown(struct result *res, const char *fmt, ...)

@@ -199,6 +199,7 @@ struct result {
 	char notes[RESULT_NOTES_MAX][RESULT_NOTE_LEN];
 	bool note_is_info[RESULT_NOTES_MAX];    /* worth knowing, not a warning */
 	bool note_shown[RESULT_NOTES_MAX];      /* an info note printed beside the warnings all the same */
+	bool note_kept[RESULT_NOTES_MAX];       /* an info note only for the result's readers: never printed live */
 
 	size_t ncpus;
 	struct cpu_result *cpus;
@@ -308,6 +309,9 @@ void result_info(struct result *res, const char *fmt, ...) __attribute__((format
 /* Note something that is no warning but the user must hear of (latscope
  * changed the system for the run): printed like a warning, kept as info. */
 void result_info_shown(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Note what the summary already says in its own words ("SMIs not available
+ * here"): kept in the result with its why, not printed while running. */
+void result_info_kept(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Compute summaries and the merged "all" row.  -ENOMEM, or -EOVERFLOW when the
  * CPUs add up past COUNT_MAX; result_finalize_why says why (as cpu_result_add). */
