@@ -278,6 +278,21 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 	fputc('\n', out);
 }
 
+/* noise --hwlat: what the kernel's hwlat tracer saw on the measured CPUs (the hardware's part). */
+static void hwlat_line(FILE *out, const struct result *res)
+{
+	const json_t *h = res->hwlat;
+	char inner[32], outer[32];
+
+	if (!h)
+		return;
+	fmt_duration((uint64_t)json_integer_value(json_object_get(h, "max_inner_ns")), inner, sizeof(inner));
+	fmt_duration((uint64_t)json_integer_value(json_object_get(h, "max_outer_ns")), outer, sizeof(outer));
+	tprintf(out, "hardware (hwlat tracer): %zu samples above its threshold, largest inner %s, outer %s, %lld NMIs in them\n",
+		json_array_size(json_object_get(h, "samples")), inner, outer,
+		(long long)json_integer_value(json_object_get(h, "nmi_count")));
+}
+
 static void overhead_line(FILE *out, const struct cpu_result *cr, const char *name)
 {
 	if (cr->clock_cost.n)
@@ -421,6 +436,7 @@ void text_summary(FILE *out, const struct result *res, bool separate)
 	if (ops && ops->per_op_costs)
 		op_costs(out, res);
 	text_trace(out, res);
+	hwlat_line(out, res);
 	text_host(out, res);
 	tprintf(out, "latscope's own cost per CPU:\n");
 	for (size_t i = 0; i < res->ncpus; i++) {

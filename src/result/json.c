@@ -398,6 +398,8 @@ json_t *result_to_json(const struct result *res)
 		put(&b, doc, "on_threshold", json_incref(res->on_threshold));
 	if (res->until)
 		put(&b, doc, "until", json_incref(res->until));
+	if (res->hwlat)
+		put(&b, doc, "hwlat", json_incref(res->hwlat));
 	if (b.failed || !tool || !argv || !labels || !applied || !notes || !metrics || !cpus)
 		goto fail;
 

@@ -929,7 +929,7 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 		return -ENOMEM;
 	if ((r = keep_object(rd, doc, "trace", &res->trace)) < 0 || (r = keep_object(rd, doc, "host", &res->host)) < 0 ||
 	    (r = keep_object(rd, doc, "on_threshold", &res->on_threshold)) < 0 ||
-	    (r = keep_object(rd, doc, "until", &res->until)) < 0)
+	    (r = keep_object(rd, doc, "until", &res->until)) < 0 || (r = keep_object(rd, doc, "hwlat", &res->hwlat)) < 0)
 		return r;
 
 	if ((r = read_machine(rd, doc, res)) < 0)

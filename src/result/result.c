@@ -180,7 +180,9 @@ void result_free(struct result *res)
 	json_decref(res->tool);
 	json_decref(res->on_threshold);
 	json_decref(res->until);
+	json_decref(res->hwlat);
 	res->fingerprint = res->findings = res->trace = res->host = res->tool = res->on_threshold = res->until = NULL;
+	res->hwlat = NULL;
 }
 
 int result_set_argv(struct result *res, int argc, char *const *argv)

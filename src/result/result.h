@@ -193,6 +193,7 @@ struct result {
 	json_t *host;                   /* owned, or NULL: --host's agent, clock line-up and answers */
 	json_t *on_threshold;           /* owned, or NULL: --on-threshold's trigger, first sample and actions done */
 	json_t *until;                  /* owned, or NULL: --until's rule and what was decided (result/until.h) */
+	json_t *hwlat;                  /* owned, or NULL: noise --hwlat's samples, the hardware's part (trace/hwlat.h) */
 	struct labels labels;
 	struct applied applied;
 	unsigned nnotes;
