@@ -5,9 +5,12 @@ PMU's TSC event "smi", so that the PMU path counts something here, where no SMI 
 import json
 import os
 import re
+import signal
+import socket
 import sqlite3
 import subprocess
 import time
+import urllib.request
 
 from harness import LATSCOPE, TempDirCase, load, main, online_cpus, run
 
@@ -39,6 +42,14 @@ def write(path, text):
         f.write(text)
 
 
+def tsc_as_smi(root):
+    """A tree whose msr PMU has an "smi" event that is really its TSC event: counts that grow."""
+    with open(os.path.join(PMU, "type")) as f:
+        write(os.path.join(root, PMU.lstrip("/"), "type"), f.read())
+    write(os.path.join(root, PMU.lstrip("/"), "events", "smi"), "event=0x00\n")
+    return root
+
+
 class Smi(TempDirCase):
 
     def timer(self, *args, sysroot=None, name="run.json"):
@@ -51,12 +62,7 @@ class Smi(TempDirCase):
         return p, load(self.path(name))
 
     def tsc_as_smi(self):
-        """A tree whose msr PMU has an "smi" event that is really its TSC event: counts that grow."""
-        root = self.path("tsc-as-smi")
-        with open(os.path.join(PMU, "type")) as f:
-            write(os.path.join(root, PMU.lstrip("/"), "type"), f.read())
-        write(os.path.join(root, PMU.lstrip("/"), "events", "smi"), "event=0x00\n")
-        return root
+        return tsc_as_smi(self.path("tsc-as-smi"))
 
     def test_a_timer_run_here_lists_smis_as_this_machine_offers_them(self):
         """Here (AMD guest: the msr PMU has only tsc, no msr module) that is "not available here"."""
@@ -169,6 +175,39 @@ class Smi(TempDirCase):
         vals = smis[0].split(":")[1].split()
         self.assertEqual(len(vals), n)
         self.assertTrue(all(re.fullmatch(r"\d{5,}", v) for v in vals), vals)
+
+
+class Monitor(TempDirCase):
+
+    def metrics(self, sysroot):
+        """/metrics of a monitor looking SMIs up under sysroot, once it has read a window's context."""
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = dict(os.environ, LATSCOPE_SYSROOT=sysroot)
+        proc = subprocess.Popen([LATSCOPE, "monitor", "--listen", "127.0.0.1:%d" % port, "--no-store"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        text, deadline = "", time.monotonic() + 30
+        try:
+            while time.monotonic() < deadline and "latscope_steal_seconds_total{" not in text:
+                time.sleep(0.2)
+                try:
+                    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5).read().decode()
+                except OSError:
+                    pass
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=60)
+        self.assertIn("latscope_steal_seconds_total{", text, "the monitor published its context")
+        return text
+
+    def test_the_monitor_exports_smis_per_cpu_only_where_a_source_counts_them(self):
+        counted = self.metrics(tsc_as_smi(self.path("tsc-as-smi")))
+        self.assertIn("# TYPE latscope_smi_total counter", counted)
+        vals = [int(m) for m in re.findall(r'^latscope_smi_total\{[^}]*cpu="\d+"\} (\d+)$', counted, re.M)]
+        self.assertTrue(vals and all(v > 0 for v in vals), counted)
+        os.makedirs(self.path("empty"))
+        self.assertNotIn("latscope_smi_total", self.metrics(self.path("empty")))
 
 
 class Hwlat(TempDirCase):
