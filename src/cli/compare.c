@@ -50,7 +50,7 @@ struct compare_cmd {
 #define DEFAULT_OP_COLUMNS "min,mean,p99,max,warm_max,ops_per_sec,bytes_per_sec,cpu_system_per_op," \
 	"cpu_softirq_per_op,cpu_iowait_per_op"
 #define FIGURE_NAMES "count min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max above_pct missed spikes " \
-	"spikes_per_hour mtbf, and for io ops_per_sec bytes_per_sec cpu_KIND_per_op (KIND: user nice system idle " \
+	"spikes_per_hour mtbf smis, and for io ops_per_sec bytes_per_sec cpu_KIND_per_op (KIND: user nice system idle " \
 	"iowait irq softirq steal)"
 
 static const char *column_word(size_t i);
@@ -66,7 +66,7 @@ static const struct opt compare_opts[] = {
 	{ "columns", 0, OPT_STRING, offsetof(struct compare_cmd, columns), .metavar = "LIST",
 	  .values = OPT_VALUES_WORD_LIST, .words = column_word,
 	  .help = "figures to show: " FIGURE_NAMES ", runs, host (spikes by the host's cause, for --host runs; shown by "
-		  "default when a run has it), or a label (default " DEFAULT_COLUMNS "; for io "
+		  "default when a run has it; smis too, when a run counted SMIs), or a label (default " DEFAULT_COLUMNS "; for io "
 		  DEFAULT_OP_COLUMNS ")" },
 	{ "baseline", 0, OPT_STRING, offsetof(struct compare_cmd, baseline), .metavar = "ID",
 	  .values = OPT_VALUES_RUN_ID,
@@ -126,6 +126,7 @@ static const enum expr_stat all_stats[] = {
 	/* a run of operations' only (io): of the whole run, whatever --cpu */
 	EXPR_OPS_PER_SEC, EXPR_BYTES_PER_SEC, EXPR_CPU_USER_PER_OP, EXPR_CPU_NICE_PER_OP, EXPR_CPU_SYSTEM_PER_OP,
 	EXPR_CPU_IDLE_PER_OP, EXPR_CPU_IOWAIT_PER_OP, EXPR_CPU_IRQ_PER_OP, EXPR_CPU_SOFTIRQ_PER_OP, EXPR_CPU_STEAL_PER_OP,
+	EXPR_SMIS,
 };
 
 /* The columns that are no figure, by name. */
@@ -255,6 +256,12 @@ static int parse_columns(struct ctx *x)
 		}
 		col->kind = COL_LABEL;
 	}
+	/* Runs that counted SMIs get their column by default, beside what the user sees of the rest. */
+	for (size_t r = 0; !x->c.columns && r < x->nres && x->ncols < ARRAY_SIZE(x->cols); r++)
+		if (x->res[r].smi_asked && x->res[r].smi_source != SMI_SOURCE_NONE) {
+			x->cols[x->ncols++] = (struct column){ .kind = COL_STAT, .stat = EXPR_SMIS, .name = "smis" };
+			break;
+		}
 	/* Runs that asked their host get its causes by default. */
 	for (size_t r = 0; !x->c.columns && r < x->nres && x->ncols < ARRAY_SIZE(x->cols); r++)
 		if (x->res[r].host) {

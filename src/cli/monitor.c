@@ -279,6 +279,7 @@ static int monitor(struct monitor_cmd *m, struct monitor_phases *mp, const struc
 		.trace_spikes_ns = m->trace_spikes_ns, .host = m->t.out.host,
 		.host_secret = m->host.has_secret ? m->host.secret : NULL, .host_secret_len = m->host.secret_len,
 		.context = !m->t.run.no_context,
+		.sysroot = getenv("LATSCOPE_SYSROOT"),
 		.measure = monitor_measure_phase, .measure_ctx = mp, .say = say,
 	};
 	quiet = m->t.out.quiet;

@@ -345,6 +345,12 @@ static void print_scheduling(const struct fingerprint *fp)
 	else
 		row("steal time", "%.1f s since boot (%.2f%% of CPU time)", (double)fp->steal_ns / 1e9,
 		    fp->cpu_ns > 0 ? 100.0 * (double)fp->steal_ns / (double)fp->cpu_ns : 0.0);
+	if (fp->smis != FP_UNKNOWN)
+		row("SMIs", "%lld since reset (MSR_SMI_COUNT)", (long long)fp->smis);
+	else if (fp->smi_source[0])
+		row("SMIs", "countable while measuring (%s); no count since reset without the MSR", fp->smi_source);
+	else
+		row("SMIs", "not available here (no smi event in the msr PMU, no /dev/cpu/N/msr)");
 	for (size_t i = 0; i < fp->nsysctls; i++)
 		tprintf(stdout, "  %-20s %s = %s\n", i ? "" : "sysctl", fp->sysctls[i].name, fp->sysctls[i].value);
 }

@@ -56,6 +56,7 @@ static const struct {
 	[EXPR_CPU_IRQ_PER_OP] = { "cpu_irq_per_op", TYPE_TIME, false },
 	[EXPR_CPU_SOFTIRQ_PER_OP] = { "cpu_softirq_per_op", TYPE_TIME, false },
 	[EXPR_CPU_STEAL_PER_OP] = { "cpu_steal_per_op", TYPE_TIME, false },
+	[EXPR_SMIS] = { "smis", TYPE_COUNT, false },
 };
 
 

@@ -24,6 +24,7 @@ enum expr_stat {
 	EXPR_OPS_PER_SEC, EXPR_BYTES_PER_SEC,
 	EXPR_CPU_USER_PER_OP, EXPR_CPU_NICE_PER_OP, EXPR_CPU_SYSTEM_PER_OP, EXPR_CPU_IDLE_PER_OP,
 	EXPR_CPU_IOWAIT_PER_OP, EXPR_CPU_IRQ_PER_OP, EXPR_CPU_SOFTIRQ_PER_OP, EXPR_CPU_STEAL_PER_OP,
+	EXPR_SMIS,                      /* SMIs counted beside the windows, where every run had a source */
 };
 
 enum expr_op { EXPR_GT, EXPR_GE, EXPR_LT, EXPR_LE };
@@ -48,7 +49,7 @@ bool expr_stat_judged(enum expr_stat stat);
 /*
  * Parse text.  Stats: min mean stddev p50 p90 p99 p99.9 p99.99 max warm_max
  * above_pct missed count spikes spikes_per_hour mtbf ops_per_sec bytes_per_sec
- * cpu_KIND_per_op (KIND user nice system idle iowait irq softirq steal, times).  A time stat takes a duration (ns us ms s; a bare
+ * cpu_KIND_per_op (KIND user nice system idle iowait irq softirq steal, times), smis (a count).  A time stat takes a duration (ns us ms s; a bare
  * number is microseconds, as for every latency option); above_pct a number
  * (percent, an optional '%'); missed and count a whole number; any stat a
  * signed relative change "+N%" or "-N%" (a fall of 100 % at most), followed

@@ -23,6 +23,7 @@
 #include "report/cyclictest.h"
 #include "report/text.h"
 #include "sys/cpus.h"
+#include "sys/smi.h"
 #include "sys/sysfacts.h"
 #include "trace/mark.h"
 
@@ -52,6 +53,7 @@ struct cyc_opts {
 	bool default_system;            /* --default-system or --laptop: no PM QoS hold */
 	const char *mainaffinity;       /* --mainaffinity: the main thread's CPUs */
 	uint64_t clock;                 /* -c: 0 CLOCK_MONOTONIC, 1 CLOCK_REALTIME */
+	bool smi;                       /* --smi: an SMI column, where SMIs can be counted */
 };
 
 /* The options, and what the run's hooks keep. */
@@ -103,6 +105,7 @@ static const struct front_opt cyc_opts[] = {
 	FLAG("quiet", 'q', quiet, 0),
 	SET("threads", 't', FRONT_OPT_ARG, K_THREADS, 0),
 	FLAG("smp", 'S', smp, 0),
+	FLAG("smi", 0, smi, 0),
 	FRONT_JSON_ROW,
 	FRONT_DB_ROW,
 	FRONT_DB_TRUST_ROW,
@@ -137,7 +140,6 @@ static const struct front_opt cyc_opts[] = {
 	REFUSED("resolution", 'R', FRONT_NO_ARG, "use 'latscope clock', which measures each clock's resolution and cost"),
 	REFUSED("system", 's', FRONT_NO_ARG, "latscope's timer waits with clock_nanosleep only"),
 	REFUSED("posix_timers", 'x', FRONT_NO_ARG, "latscope's timer waits with clock_nanosleep only"),
-	REFUSED("smi", 0, FRONT_NO_ARG, "latscope does not read the SMI counter MSR"),
 	REFUSED("spike", 0, FRONT_ARG, NO_SPIKES),
 	REFUSED("spike-nodes", 0, FRONT_ARG, NO_SPIKES),
 };
@@ -160,6 +162,8 @@ static void usage_help(void)
 	       "                           CPU; !LIST: every usable CPU but those)\n"
 	       "  -t, --threads[=NUM]      NUM threads, one per CPU (without NUM: one per CPU); default 1\n"
 	       "  -S, --smp                one thread on every CPU\n"
+	       "      --smi                each thread's SMIs: an SMI column on the T: lines, # SMIs: under -h (from the\n"
+	       "                           msr PMU or /dev/cpu/N/msr; where neither counts, an error as in cyclictest)\n"
 	       "  -p, --priority=PRIO      real-time priority 1-99 (SCHED_FIFO); 0: SCHED_OTHER (the default)\n"
 	       "      --policy=NAME        other, normal, fifo or rr\n"
 	       "  -i, --interval=US        period in microseconds (default 1000)\n"
@@ -601,6 +605,23 @@ static int pin_main(const struct cyc_opts *o)
 	return 0;
 }
 
+/* --smi where nothing counts SMIs: cyclictest's error ("not supported on this
+ * processor") in latscope's words, rather than a column of 0s.  0 or the exit status. */
+static int check_smi(const struct cyc_opts *o, const struct cpuset *cpus)
+{
+	struct smi_counter *c;
+	struct lat_error err;
+
+	if (!o->smi)
+		return 0;
+	if (smi_open(&c, cpus, &(struct smi_env){ .sysroot = getenv("LATSCOPE_SYSROOT") }, &err) < 0) {
+		fprintf(stderr, "latscope cyclictest: option '--smi': SMIs are not available here (%s)\n", err.msg);
+		return EXIT_ERROR;
+	}
+	smi_close(c);   /* the run opens its own beside the windows */
+	return 0;
+}
+
 /* The timer's parameters, set as cyclictest's options ask and checked by
  * measure_with as if they had been typed to latscope timer.  0 or the exit status. */
 static int cyc_translate(struct front_run *fr)
@@ -611,7 +632,7 @@ static int cyc_translate(struct front_run *fr)
 	struct cpuset cpus;
 	int code;
 
-	if ((code = choose_cpus(o, &cpus)) != 0 || (code = pin_main(o)) != 0)
+	if ((code = choose_cpus(o, &cpus)) != 0 || (code = check_smi(o, &cpus)) != 0 || (code = pin_main(o)) != 0)
 		return code;
 	/* cyclictest's default: one above the threads, counted once they are known */
 	if (o->policy != POLICY_OTHER && o->priority == 0) {
@@ -647,7 +668,7 @@ static int cyc_translate(struct front_run *fr)
 		front_mark(fr, TIMER_OPT_DURATION);     /* without -l or -D: until stopped */
 	s->view = (struct cyc_view){ .nsecs = o->nsecs, .histofall = o->histofall, .interval_us = o->interval_us,
 				     .distance_us = cpuset_count(&cpus) > 1 ? distance_us : 0,
-				     .priority = (unsigned)o->priority,
+				     .priority = (unsigned)o->priority, .smi = o->smi,
 				     .policy = o->policy == POLICY_OTHER ? "other/other" : policy_choices[o->policy] };
 	return 0;
 }

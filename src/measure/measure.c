@@ -351,6 +351,7 @@ static void attach_system(const struct measure_cmd *mc, const void *params, stru
 					.period_ns = mc->period ? mc->period(params) : 0,
 					.timer_slack_ns = slack_honoured ? run_timer_slack(rp) : 0 };
 
+	ctx.smis_counted = result_smis(res, &res->all, &ctx.smis);
 	if (fingerprint_collect(NULL, &fp) < 0)
 		return;
 	res->fingerprint = fingerprint_to_json(fp);
@@ -798,6 +799,8 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	int code = EXIT_ERROR;
 
 	checkpoint_init(&m.ck, measure_name(mc), 0, NULL, NULL);
+	/* A copied or fake tree for the SMI counter's lookup, as `sys --sysroot` reads one */
+	m.rp->sysroot = getenv("LATSCOPE_SYSROOT");
 	if (!m.lr) {
 		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
 		return EXIT_ERROR;

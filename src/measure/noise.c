@@ -31,6 +31,9 @@ static const struct opt noise_opts[] = {
 	[NOISE_OPT_TRACE_BACKEND] = { "trace-backend", 0, OPT_ENUM, offsetof(struct noise_cmd, run.trace_backend), .choices = trace_backend_choices,
 	  .help = "with --trace: where the events are gathered: auto (BPF where the kernel allows, else tracefs), "
 		  "bpf (every event of the CPU, handed over in batches) or tracefs (both: timer only)" },
+	[NOISE_OPT_HWLAT] = { "hwlat", 0, OPT_FLAG, offsetof(struct noise_cmd, hwlat), .flags = OPT_NOT_PARAM,
+	  .help = "run the kernel's hwlat tracer on the measured CPUs for the run and keep its samples (inner/outer "
+		  "gaps with interrupts off, NMIs) as the hardware's part (root; where the kernel has the tracer)" },
 	[NOISE_OPT_UNTIL] = UNTIL_OPT(struct noise_cmd),
 	/* RUN_OPTS fills the rows from NOISE_OPT_CPUS on, in RUN_OPT_ROWS's order */
 	[NOISE_OPT_CPUS] = RUN_OPTS(struct noise_cmd, policy_choices_no_deadline),
@@ -120,6 +123,47 @@ static void noise_notes(const void *params, struct result *res)
 	}
 }
 
+/* --hwlat: the tracer started before the threads, or one line saying why not (exit status 1). */
+static int noise_open(void *params, struct lat_error *err)
+{
+	struct noise_cmd *c = params;
+	char dir[512];
+	int r;
+
+	if (!c->hwlat)
+		return 0;
+	if ((r = hwlat_tracing_dir(c->run.sysroot, dir, sizeof(dir))) < 0)
+		return err_set(err, r == -EINVAL ? -ENODEV : r, "option '--hwlat': no tracefs to run the hwlat tracer in: %s",
+			       strerror(-r));
+	if ((r = hwlat_available(dir, err)) < 0 || (r = hwlat_start(&c->hw, dir, &c->run.cpus, err)) < 0)
+		return err_prefix(err, r == -EINVAL ? -ENODEV : r, "option '--hwlat': ");
+	return 0;
+}
+
+static void noise_after(const void *params, struct result *res)
+{
+	const struct noise_cmd *c = params;
+	struct lat_error err = { { 0 } };
+	json_t *doc;
+
+	if (!c->hw)
+		return;
+	hwlat_stop(c->hw, &doc, &err);
+	if (!doc) {
+		result_note(res, "--hwlat: %s", err.msg[0] ? err.msg : "out of memory");
+		return;
+	}
+	json_decref(res->hwlat);
+	res->hwlat = doc;
+}
+
+static void noise_close(void *params)
+{
+	struct noise_cmd *c = params;
+	hwlat_free(c->hw);
+	c->hw = NULL;
+}
+
 static void noise_describe(const void *params, char *buf, size_t size)
 {
 	const struct noise_cmd *c = params;
@@ -141,6 +185,7 @@ static void noise_describe(const void *params, char *buf, size_t size)
 const struct measure_cmd noise_command = {
 	.synopsis = "[-a CPUS] [-p PRIO] [--policy fifo|rr|other] [-D DURATION] [--threshold DUR]\n"
 		    "                      [--clock tsc|monotonic] [--burst DUR [--rest DUR]] [--window DUR] [--until EXPR]\n"
+		    "                      [--hwlat]\n"
 		    "                      [--json FILE] [--label KEY=VALUE]... [-q]",
 	.about = "Measure what the OS and the hypervisor take from a CPU that only wants to run: one thread per\n"
 		 "CPU (by default every online CPU) reads a clock in a tight loop and records every gap between two reads.  Gaps above the\n"
@@ -156,6 +201,9 @@ const struct measure_cmd noise_command = {
 	.help_offset = offsetof(struct noise_cmd, help),
 	.defaults = noise_defaults,
 	.validate = noise_validate,
+	.open = noise_open,
+	.close = noise_close,
 	.describe = noise_describe,
 	.notes = noise_notes,
+	.after = noise_after,
 };

@@ -62,7 +62,8 @@ struct mon_config {
 	const char *host;               /* --host: the VM's host agent; NULL: not asked */
 	const uint8_t *host_secret;     /* NULL: none */
 	size_t host_secret_len;
-	bool context;                   /* read steal and interrupts of the CPUs for /metrics */
+	bool context;                   /* read steal, interrupts and SMIs of the CPUs for /metrics */
+	const char *sysroot;            /* where the SMI counter is looked up (sys/smi.h); NULL: "/" */
 	mon_measure_fn *measure;
 	void *measure_ctx;
 	mon_say_fn *say;

@@ -48,7 +48,7 @@ void mon_say(const struct mon_engine *e, enum mon_say level, const char *fmt, ..
 
 static void read_context(struct mon_engine *e)
 {
-	uint64_t steal[CPUSET_MAX];
+	uint64_t steal[CPUSET_MAX], smis[CPUSET_MAX];
 	size_t n = mon_metrics_ncpus(e->metrics);
 
 	if (!e->have_ctx || n > CPUSET_MAX)
@@ -57,6 +57,9 @@ static void read_context(struct mon_engine *e)
 		return;
 	for (size_t k = 0; k < e->ctx.ncpus; k++)
 		mon_metrics_set_context(e->metrics, e->ctx.cpus[k], steal[k], proc_table_total(&e->ctx, k));
+	if (e->smi && smi_read(e->smi, smis) == 0)
+		for (size_t k = 0; k < e->ctx.ncpus; k++)
+			mon_metrics_set_smis(e->metrics, e->ctx.cpus[k], smis[k]);
 }
 
 void mon_publish_now(struct mon_engine *e)

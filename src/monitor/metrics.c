@@ -25,6 +25,8 @@ struct mon_cpu {
 	uint64_t band_at[MON_SLOTS];    /* ... and which slot it is (mono / MON_SLOT_NS + 1; 0: none) */
 	bool has_context;
 	uint64_t steal_ns, irqs;
+	bool has_smis;
+	uint64_t smis;
 };
 
 struct mon_metrics {
@@ -126,6 +128,16 @@ void mon_metrics_set_context(struct mon_metrics *m, int cpu, uint64_t steal_ns, 
 	c->has_context = true;
 	c->steal_ns = steal_ns;
 	c->irqs = irqs;
+}
+
+void mon_metrics_set_smis(struct mon_metrics *m, int cpu, uint64_t smis)
+{
+	struct mon_cpu *c = find_cpu(m, cpu);
+
+	if (!c)
+		return;
+	c->has_smis = true;
+	c->smis = smis;
 }
 
 void mon_metrics_set_cause_kinds(struct mon_metrics *m, const char *const *kinds, size_t n)
@@ -447,6 +459,18 @@ static void context(const struct out *o)
 		if (m->cpus[i].has_context) {
 			u64(v, sizeof(v), m->cpus[i].irqs);
 			sample(o, "latscope_interrupts_total", false, m->cpus[i].name, NULL, v);
+		}
+	bool smis = false;
+	for (size_t i = 0; i < m->ncpus; i++)
+		smis |= m->cpus[i].has_smis;
+	if (!smis)
+		return;         /* no SMI source here: no family, never a 0 */
+	family(o, "latscope_smi_total", "counter", NULL,
+	       "System Management Interrupts on the measured CPU, since the monitor started.");
+	for (size_t i = 0; i < m->ncpus; i++)
+		if (m->cpus[i].has_smis) {
+			u64(v, sizeof(v), m->cpus[i].smis);
+			sample(o, "latscope_smi_total", false, m->cpus[i].name, NULL, v);
 		}
 }
 

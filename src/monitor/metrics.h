@@ -65,6 +65,8 @@ int mon_metrics_add_window(struct mon_metrics *m, int cpu, const struct rec_wind
 
 /* What the kernel counted on cpu since boot: steal time and hard interrupts. */
 void mon_metrics_set_context(struct mon_metrics *m, int cpu, uint64_t steal_ns, uint64_t irqs);
+/* SMIs counted on cpu since the monitor started (sys/smi.h); a CPU never set has no series. */
+void mon_metrics_set_smis(struct mon_metrics *m, int cpu, uint64_t smis);
 
 /*
  * --trace-spikes: latscope_spike_causes_total{kind} counts the spikes
@@ -108,8 +110,8 @@ bool mon_metrics_up(const struct mon_metrics *m);
 void mon_metrics_view(const struct mon_metrics *m, size_t i, uint64_t now_mono_ns, struct mon_cpu_view *ret);
 
 /* The series of one host whose one probe measures C CPUs: 36 + 5 C, or 8 +
- * 33 C with per-CPU histograms.  A second probe (noise, on N CPUs) adds
- * 34 + 3 N (or 6 + 31 N). */
+ * 33 C with per-CPU histograms; C more where SMIs are counted.  A second
+ * probe (noise, on N CPUs) adds 34 + 3 N (or 6 + 31 N). */
 size_t mon_metrics_series(size_t ncpus, bool per_cpu_hist);
 
 #endif

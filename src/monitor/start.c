@@ -132,6 +132,9 @@ int mon_engine_start(const struct mon_config *c, struct mon_engine **ret, struct
 	    (c->noise_id && mon_metrics_new(c->noise_cpus, c->noise_id, &e->noise) < 0))
 		return err_set(err, -ENOMEM, "out of memory");
 	e->have_ctx = c->context && proc_table_init(&e->ctx, c->cpus) == 0;
+	/* no SMI source here: no series, rather than a count of 0 */
+	if (e->have_ctx && smi_open(&e->smi, c->cpus, &(struct smi_env){ .sysroot = c->sysroot }, NULL) < 0)
+		e->smi = NULL;
 	/* the ring forks its guard: before the server's threads exist */
 	if (c->trace_spikes_ns)
 		start_spikes(e);
@@ -153,6 +156,7 @@ void mon_engine_free(struct mon_engine *e)
 	metrics_server_stop(e->server);
 	if (e->have_ctx)
 		proc_table_free(&e->ctx);
+	smi_close(e->smi);
 	mon_metrics_free(e->metrics);
 	mon_metrics_free(e->noise);
 	if (e->spikes) {

@@ -9,6 +9,7 @@
 #include "monitor/spikes.h"
 #include "serve/http.h"
 #include "sys/procstat.h"
+#include "sys/smi.h"
 
 struct mon_engine {
 	struct mon_config c;
@@ -17,6 +18,7 @@ struct mon_engine {
 	struct metrics_server *server;  /* NULL: serving nothing */
 	struct proc_table ctx;          /* steal and interrupts of the measured CPUs */
 	bool have_ctx;
+	struct smi_counter *smi;        /* SMIs of the measured CPUs since the start; NULL: no source here */
 	struct spikes *spikes;          /* NULL: not asked for, or not available */
 	struct reporter reporter;
 	bool report_served;

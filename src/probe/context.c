@@ -15,6 +15,7 @@ struct snapshot {
 	struct cpu_times *cpu;          /* per measured CPU */
 	struct proc_stat machine;
 	uint64_t *invol;                /* per measuring thread */
+	uint64_t *smis;                 /* per measured CPU, since the counter opened */
 	uint64_t self_user_ns, self_system_ns;
 };
 
@@ -24,6 +25,9 @@ struct run_context {
 	uint64_t *ended_invol;          /* per thread, once it has ended; UINT64_MAX before */
 	struct snapshot start, prev, now;
 	struct proc_table stat;         /* a table only for /proc/stat's buffer and CPU columns */
+	struct smi_counter *smi;        /* NULL: no SMI source here */
+	struct lat_error smi_why;       /* why not, or why it stopped */
+	bool smi_lost;                  /* a read failed: the counts would be short */
 	/* samples: nsamples rows of ncpus contexts, with their window index */
 	uint64_t *index;
 	struct win_context *ctx;
@@ -40,7 +44,8 @@ static int snapshot_init(struct snapshot *s, const struct cpuset *cpus, size_t n
 		r = proc_table_init(&s->soft, cpus);
 	s->cpu = calloc(ncpus ? ncpus : 1u, sizeof(*s->cpu));
 	s->invol = calloc(ncpus ? ncpus : 1u, sizeof(*s->invol));
-	return r < 0 ? r : !s->cpu || !s->invol ? -ENOMEM : 0;
+	s->smis = calloc(ncpus ? ncpus : 1u, sizeof(*s->smis));
+	return r < 0 ? r : !s->cpu || !s->invol || !s->smis ? -ENOMEM : 0;
 }
 
 static void snapshot_free(struct snapshot *s)
@@ -49,6 +54,7 @@ static void snapshot_free(struct snapshot *s)
 	proc_table_free(&s->soft);
 	free(s->cpu);
 	free(s->invol);
+	free(s->smis);
 }
 
 static uint64_t tv_ns(struct timeval tv)
@@ -74,6 +80,10 @@ static int take(struct run_context *c, struct snapshot *s)
 		else if (proc_thread_switches(c->tids[k], &vol, &s->invol[k]) < 0)
 			s->invol[k] = c->prev.invol[k];     /* gone: nothing new since */
 	}
+	if (c->smi && !c->smi_lost && (r = smi_read(c->smi, s->smis)) < 0) {
+		c->smi_lost = true;
+		err_set(&c->smi_why, r, "the counter stopped reading: %s", strerror(-r));
+	}
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		s->self_user_ns = tv_ns(ru.ru_utime);
 		s->self_system_ns = tv_ns(ru.ru_stime);
@@ -88,7 +98,7 @@ static void swap(struct snapshot *a, struct snapshot *b)
 	*b = t;
 }
 
-int context_start(struct run_context **ret, const struct cpuset *cpus, const pid_t *tids)
+int context_start(struct run_context **ret, const struct cpuset *cpus, const pid_t *tids, const struct smi_env *smi)
 {
 	struct run_context *c = calloc(1, sizeof(*c));
 	int r;
@@ -109,6 +119,8 @@ int context_start(struct run_context **ret, const struct cpuset *cpus, const pid
 	if ((r = proc_table_init(&c->stat, cpus)) < 0 || (r = snapshot_init(&c->start, cpus, c->ncpus)) < 0 ||
 	    (r = snapshot_init(&c->prev, cpus, c->ncpus)) < 0 || (r = snapshot_init(&c->now, cpus, c->ncpus)) < 0)
 		goto fail;
+	if (smi_open(&c->smi, cpus, smi, &c->smi_why) < 0)
+		c->smi = NULL;
 	if ((r = take(c, &c->start)) < 0 || (r = take(c, &c->prev)) < 0)
 		goto fail;
 	*ret = c;
@@ -153,6 +165,7 @@ static int push_sample(struct run_context *c, uint64_t index)
 		};
 		for (int t = 0; t < CPU_TIME_KINDS; t++)
 			w->cpu_ns[t] = delta(a->cpu[k].ns[t], b->cpu[k].ns[t]);
+		w->smis = delta(a->smis[k], b->smis[k]);
 	}
 	struct machine_window *m = &c->machine[c->nsamples];
 	*m = (struct machine_window){
@@ -201,6 +214,14 @@ static int by_source(struct named_counts *out, const struct proc_table *start, c
 			return r;
 	}
 	return 0;
+}
+
+void context_smi(const struct run_context *c, struct result *res)
+{
+	res->smi_asked = true;
+	res->smi_source = c->smi && !c->smi_lost ? smi_counter_source(c->smi) : SMI_SOURCE_NONE;
+	if (res->smi_source == SMI_SOURCE_NONE)
+		result_info_kept(res, "SMIs: not available here (%s)", c->smi_why.msg);
 }
 
 void context_thread_ended(struct run_context *c, size_t k, uint64_t involuntary)
@@ -272,6 +293,8 @@ int context_finish(struct run_context *c, struct result *res, uint64_t last_inde
 		result_note(res, "the context (interrupts, steal) of %llu CPU-windows is missing: their CPU handed "
 			    "over no window for %u windows", (unsigned long long)c->dropped, PENDING_MAX);
 	/* After the swap, the newest counts are in prev. */
+	if (c->smi_lost)
+		context_smi(c, res);    /* the counts since the failure are missing: none is said */
 	for (size_t k = 0; k < c->ncpus && k < res->ncpus; k++) {
 		struct cpu_result *cr = &res->cpus[k];
 		cr->has_context = true;
@@ -290,6 +313,7 @@ void context_free(struct run_context *c)
 	snapshot_free(&c->prev);
 	snapshot_free(&c->now);
 	proc_table_free(&c->stat);
+	smi_close(c->smi);
 	free(c->tids);
 	free(c->ended_invol);
 	free(c->attached);

@@ -45,6 +45,7 @@ struct run_params {
 	uint64_t warmup;                /* windows left out of warm max */
 	bool no_pm_qos;
 	bool no_context;                /* do not read /proc beside every window */
+	const char *sysroot;            /* where the SMI counter is looked up (sys/smi.h); NULL: "/" */
 	bool strict;                    /* refuse to run when a setting cannot be applied */
 	bool trace;                     /* --trace: kernel trace events beside the run */
 	uint64_t trace_above_ns;        /* spikes to explain; 0: the threshold */

@@ -471,11 +471,13 @@ static void start_context(struct runner *rn)
 	for (size_t i = 0; tids && i < rn->n; i++)
 		tids[i] = measured_tid(&rn->w[i]);
 	if (r == 0)
-		r = context_start(&rn->ctx, &rn->rp->cpus, tids);
+		r = context_start(&rn->ctx, &rn->rp->cpus, tids, &(struct smi_env){ .sysroot = rn->rp->sysroot });
 	free(tids);
 	if (r < 0) {
 		rn->ctx = NULL;
 		result_note(rn->res, "not counting interrupts, softirqs and steal time: %s", strerror(-r));
+	} else {
+		context_smi(rn->ctx, rn->res);
 	}
 }
 

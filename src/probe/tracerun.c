@@ -9,6 +9,7 @@
 #include "core/hist.h"
 #include "core/linhist.h"
 #include "core/stats.h"
+#include "result/quiet.h"
 #include "sys/procstat.h"
 #include "probe/tracecross.h"
 #include "probe/tracesplit.h"
@@ -340,19 +341,19 @@ static json_t *occupancy_json(const struct trace_occupancy *occ)
 	return o;
 }
 
-/* Steal time of the window holding absolute time t on this CPU; -1 unknown
- * (also for a folded window: its steal is many windows'). */
-static int64_t window_steal(const struct result *res, const struct cpu_result *cr, uint64_t t)
+/* The context of the window holding absolute time t on this CPU; NULL unknown
+ * (also for a folded window: its counts are many windows'). */
+static const struct win_context *window_ctx(const struct result *res, const struct cpu_result *cr, uint64_t t)
 {
 	if (!cr || t < res->origin_ns)
-		return -1;
+		return NULL;
 	uint64_t rel = t - res->origin_ns;
 	for (size_t i = 0; i < cr->nwin; i++) {
 		const struct result_window *w = &cr->win[i];
 		if (rel >= w->w.start_ns && rel < w->w.end_ns && w->ctx.valid)
-			return w->span == 1 ? (int64_t)w->ctx.cpu_ns[CPU_STEAL] : -1;
+			return w->span == 1 ? &w->ctx : NULL;
 	}
-	return -1;
+	return NULL;
 }
 
 struct spike {
@@ -360,14 +361,19 @@ struct spike {
 	json_t *doc;
 };
 
-/* Keep the SPIKES_MAX largest, largest first, with their window's steal; takes doc. */
+/* Keep the SPIKES_MAX largest, largest first, with their window's steal and SMIs; takes doc. */
 static void keep_spike(struct spike *sp, unsigned *n, const struct result *res, const struct cpu_result *cr,
 		       const struct rec_span *s, json_t *doc)
 {
 	uint64_t value = s->to_ns - s->from_ns, at = s->from_ns;
-	int64_t steal = window_steal(res, cr, s->from_ns);
-	if (steal >= 0)
-		json_object_set_new(doc, "window_steal_ns", json_integer(steal));
+	const struct win_context *ctx = window_ctx(res, cr, s->from_ns);
+	if (ctx) {
+		/* what the window counted, for time no kernel event covers */
+		json_object_set_new(doc, "window_steal_ns", json_integer((json_int_t)ctx->cpu_ns[CPU_STEAL]));
+		if (res->smi_asked && res->smi_source != SMI_SOURCE_NONE)
+			json_object_set_new(doc, "window_smis", json_integer((json_int_t)ctx->smis));
+		json_object_set_new(doc, "window_quiet_cause", json_string(quiet_cause_name(quiet_cause_of(res, ctx))));
+	}
 	unsigned i = *n < SPIKES_MAX ? (*n)++ : SPIKES_MAX;
 	if (i == SPIKES_MAX) {
 		if (value <= sp[SPIKES_MAX - 1u].value) {

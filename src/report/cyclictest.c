@@ -14,6 +14,15 @@ static uint64_t avg_units(const struct lin_hist *h)
 	return (uint64_t)lin_hist_mean(h);
 }
 
+/* The SMIs of the windows whose context is in (the run's source is checked before it starts). */
+static uint64_t smis_so_far(const struct cpu_result *cr)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < cr->nwin; i++)
+		n += cr->win[i].ctx.smis;
+	return n;
+}
+
 void cyc_print_stat(FILE *out, const struct cyc_view *v, unsigned thread, const struct cpu_result *cr)
 {
 	const struct lin_hist *h = cr->lin;
@@ -21,11 +30,14 @@ void cyc_print_stat(FILE *out, const struct cyc_view *v, unsigned thread, const 
 
 	if (!h)
 		return;
-	fprintf(out, "T:%2u (%5d) P:%2u I:%llu C:%7llu Min:%7llu Act:%*llu Avg:%*llu Max:%8llu\n", thread, cr->tid,
+	fprintf(out, "T:%2u (%5d) P:%2u I:%llu C:%7llu Min:%7llu Act:%*llu Avg:%*llu Max:%8llu", thread, cr->tid,
 		v->priority, (unsigned long long)(v->interval_us + thread * v->distance_us),
 		(unsigned long long)lin_load(&h->cycles),
 		(unsigned long long)lin_load(&h->min), w, (unsigned long long)lin_load(&h->last), w,
 		(unsigned long long)avg_units(h), (unsigned long long)lin_load(&h->max));
+	if (v->smi)
+		fprintf(out, " SMI:%8llu", (unsigned long long)smis_so_far(cr));
+	fputc('\n', out);
 }
 
 void cyc_print_stats(FILE *out, const struct cyc_view *v, const struct result *res)
@@ -131,6 +143,11 @@ int cyc_print_hist(FILE *out, const struct cyc_view *v, const struct result *res
 		if (h->noutliers < h->overflow)
 			fprintf(out, " # %05llu others", (unsigned long long)(h->overflow - h->noutliers));
 		fputc('\n', out);
+	}
+	if (v->smi) {
+		for (size_t j = 0; j < n; j++)
+			col[j] = smis_so_far(&res->cpus[j]);
+		summary_line(out, "SMIs", col, n, 5, false, 0);
 	}
 	fputc('\n', out);
 	free(tot);

@@ -22,6 +22,7 @@ struct cyc_view {
 	uint64_t distance_us;           /* added to I: for each thread after the first */
 	unsigned priority;              /* P: */
 	const char *policy;             /* "fifo", "rr" or "other" */
+	bool smi;                       /* --smi: each thread's SMIs, counted beside the windows so far */
 };
 
 /* One thread's T: line: thread is its index, cr its CPU's result. */

@@ -191,6 +191,49 @@ static double win_above(const struct result *res, const struct result_window *w)
 	return (double)w->w.m[0].above / (double)w->span;
 }
 
+/* Each window that counted an SMI, at its max: firmware stopped every CPU in it. */
+static void smi_marks(struct svg_plot *p, const struct report_group *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const struct result *res = g->runs[i].res;
+		const struct cpu_result *cr = &res->all;
+		uint64_t n;
+		if (!result_smis(res, cr, &n) || n == 0)
+			continue;
+		for (size_t k = 0; k < cr->nwin; k++) {
+			const struct result_window *w = &cr->win[k];
+			char title[96];
+			if (!w->ctx.smis || !w->w.m[0].st.n)
+				continue;
+			snprintf(title, sizeof(title), "run %lld: SMI: %llu in this window (every CPU)", (long long)g->runs[i].id,
+				 (unsigned long long)w->ctx.smis);
+			svg_marker(p, (double)(w->w.start_ns + w->w.end_ns) / 2.0, (double)w->w.m[0].st.max,
+				   svg_colour(g->runs[i].colour), title, "SMI");
+		}
+	}
+}
+
+/* Under the plot: each run's SMIs over its windows, or that they were not available. */
+static void smi_lines(FILE *out, const struct report_group *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const struct result *res = g->runs[i].res;
+		uint64_t n, windows = 0;
+		if (!res->smi_asked)
+			continue;
+		if (!result_smis(res, &res->all, &n)) {
+			html_elem(out, "p", NULL, "run %lld: SMIs not available here (the notes say why)",
+				  (long long)g->runs[i].id);
+			continue;
+		}
+		for (size_t k = 0; k < res->all.nwin; k++)
+			windows += res->all.win[k].ctx.smis != 0;
+		html_elem(out, "p", NULL, "run %lld: %llu SMIs counted (%s), in %llu of %zu windows%s", (long long)g->runs[i].id,
+			  (unsigned long long)n, smi_source_name(res->smi_source), (unsigned long long)windows, res->all.nwin,
+			  windows ? " (marked SMI on the plot)" : "");
+	}
+}
+
 int fig_windows(FILE *out, const struct report_group *g)
 {
 	double lo = HUGE_VAL, hi = 0;
@@ -221,9 +264,11 @@ int fig_windows(FILE *out, const struct report_group *g)
 					      g->runs[i].res->all.nwin <= 3);
 	if (r == 0)
 		r = mark_spikes(&p, g, PROBE_TRACE_PARTS, "latency_ns", &list, &run, &nlist);
+	smi_marks(&p, g);
 	stopped_notes(&p, g);
 	svg_plot_end(&p);
 	fig_legend_runs(out, g, NULL);
+	smi_lines(out, g);
 	if (nlist)
 		html_elem(out, "p", NULL, "Spikes explained by --trace (numbered on the plot; hover a point for its text):");
 	spike_list(out, g, list, run, nlist);

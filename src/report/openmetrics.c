@@ -331,6 +331,30 @@ static void missed(struct om *o)
 	}
 }
 
+/* SMIs of the rows whose run counted them (a gauge for the reason missed() gives); none: no family. */
+static void smis(struct om *o)
+{
+	char cpu[16], v[32];
+	bool any = false;
+	uint64_t n;
+
+	for (size_t ri = 0; ri < o->nruns && !any; ri++)
+		any = o->runs[ri].res->smi_asked && o->runs[ri].res->smi_source != SMI_SOURCE_NONE;
+	if (!any)
+		return;
+	family(o, "latscope_smis", "gauge", NULL, "System Management Interrupts counted on the CPU during the run");
+	for (size_t ri = 0; ri < o->nruns; ri++) {
+		const struct run *r = &o->runs[ri];
+		for (size_t i = 0; i <= r->res->ncpus; i++) {
+			const struct cpu_result *cr = row(r->res, i, cpu, sizeof(cpu));
+			if (!result_smis(r->res, cr, &n))
+				continue;
+			snprintf(v, sizeof(v), "%" PRIu64, n);
+			sample(o, r, "latscope_smis", cpu, NULL, 0, v);
+		}
+	}
+}
+
 /* One gauge of every row of every run that counted spikes; value() false leaves a row out. */
 static void long_run_gauge(struct om *o, const char *name, const char *unit, const char *help,
 			   bool (*value)(const struct cpu_result *cr, char *buf, size_t size))
@@ -568,6 +592,7 @@ int openmetrics_write(FILE *out, const struct result *const *results, const int6
 			metric_family(&o, metrics[j], (enum figure)f);
 	if (n) {
 		missed(&o);
+		smis(&o);
 		long_run(&o);
 	}
 	put(&o, "# EOF\n");

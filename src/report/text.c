@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include <jansson.h>
 #include "probe/probe.h"
+#include "result/quiet.h"
 
 /* Microseconds with one decimal: the unit latency people read. */
 
@@ -41,7 +42,7 @@ void text_header(FILE *out, const char *cmd, const struct result *res, const cha
 void text_notes(FILE *out, const char *cmd, const struct result *res, unsigned first, bool verbose)
 {
 	for (unsigned i = first; i < res->nnotes; i++)
-		if (verbose || !res->note_is_info[i] || res->note_shown[i])
+		if (!res->note_kept[i] && (verbose || !res->note_is_info[i] || res->note_shown[i]))
 			tprintf(out, "latscope %s: %s\n", cmd, res->notes[i]);
 }
 
@@ -221,11 +222,24 @@ static uint64_t count_total(const struct named_counts *c)
 	return t;
 }
 
+/* "SMIs 3" or why there is no count. */
+static void smi_text(const struct result *res, bool counted, uint64_t smis, char *buf, size_t size)
+{
+	if (counted)
+		snprintf(buf, size, "SMIs %llu (%s)", (unsigned long long)smis, smi_source_name(res->smi_source));
+	else if (res->smi_asked)
+		snprintf(buf, size, "SMIs not available here");
+	else
+		snprintf(buf, size, "SMIs not counted (a result of a latscope before them)");
+}
+
 /* What else the CPU saw, and what the events above the threshold are not explained by. */
 static void context_lines(FILE *out, const struct result *res, const struct cpu_result *cr, const char *name)
 {
-	uint64_t invol = 0, steal = 0, unexplained = 0, above = 0;
-	char irqs[160], softs[160], st[32];
+	uint64_t invol = 0, steal = 0, unexplained = 0, above = 0, smis = 0;
+	uint64_t by[QUIET_CAUSES] = { 0 };
+	char irqs[160], softs[160], st[32], smi[80];
+	bool counted = result_smis(res, cr, &smis);
 
 	if (!cr->has_context)
 		return;
@@ -237,28 +251,46 @@ static void context_lines(FILE *out, const struct result *res, const struct cpu_
 		if (w->span != 1)
 			continue;       /* a folded block's quiet windows would explain its busy ones */
 		above += w->w.m[0].above;
-		if (w->w.m[0].above > beside)
+		if (w->w.m[0].above > beside) {
 			unexplained += w->w.m[0].above - beside;
+			by[quiet_cause_of(res, &w->ctx)] += w->w.m[0].above - beside;
+		}
 	}
 	top_counts(&cr->irqs, irqs, sizeof(irqs));
 	top_counts(&cr->softirqs, softs, sizeof(softs));
 	fmt_duration(steal, st, sizeof(st));
-	tprintf(out, "  %-5s beside them: %llu interrupts (%s), %llu softirqs (%s), %llu preemptions, steal %s\n", name,
+	smi_text(res, counted, smis, smi, sizeof(smi));
+	tprintf(out, "  %-5s beside them: %llu interrupts (%s), %llu softirqs (%s), %llu preemptions, steal %s, %s\n", name,
 		(unsigned long long)count_total(&cr->irqs), irqs[0] ? irqs : "none", (unsigned long long)count_total(&cr->softirqs),
-		softs[0] ? softs : "none", (unsigned long long)invol, st);
+		softs[0] ? softs : "none", (unsigned long long)invol, st, smi);
 	/* A slow read is not explained by the interrupts that complete it. */
 	const struct probe_ops *ops = probe_find(res->probe);
 	if (unexplained == 0 || above == 0 || (ops && ops->per_op_costs))
 		return;
-	if (res->sys.hypervisor[0])
-		tprintf(out, "  %-5s %llu of %llu events above the threshold (in the windows kept as measured) came with no "
-			"interrupt, softirq or preemption in their window to explain them: on this %s guest that points at the hypervisor taking the vCPU%s\n",
-			name, (unsigned long long)unexplained, (unsigned long long)above, res->sys.hypervisor,
-			steal ? " (the kernel saw steal time)" : " (the kernel reports no steal time for them)");
-	else
-		tprintf(out, "  %-5s %llu of %llu events above the threshold (in the windows kept as measured) came with no "
-			"interrupt, softirq or preemption in their window to explain them: with no hypervisor, that points at firmware (SMIs) or the hardware\n",
-			name, (unsigned long long)unexplained, (unsigned long long)above);
+	tprintf(out, "  %-5s %llu of %llu events above the threshold (in the windows kept as measured) came with no "
+		"interrupt, softirq or preemption in their window to explain them:", name, (unsigned long long)unexplained,
+		(unsigned long long)above);
+	for (int k = 0, first = 1; k < QUIET_CAUSES; k++)
+		if (by[k]) {
+			tprintf(out, "%s %llu %s", first ? "" : ";", (unsigned long long)by[k], quiet_cause_text(k));
+			first = 0;
+		}
+	fputc('\n', out);
+}
+
+/* noise --hwlat: what the kernel's hwlat tracer saw on the measured CPUs (the hardware's part). */
+static void hwlat_line(FILE *out, const struct result *res)
+{
+	const json_t *h = res->hwlat;
+	char inner[32], outer[32];
+
+	if (!h)
+		return;
+	fmt_duration((uint64_t)json_integer_value(json_object_get(h, "max_inner_ns")), inner, sizeof(inner));
+	fmt_duration((uint64_t)json_integer_value(json_object_get(h, "max_outer_ns")), outer, sizeof(outer));
+	tprintf(out, "hardware (hwlat tracer): %zu samples above its threshold, largest inner %s, outer %s, %lld NMIs in them\n",
+		json_array_size(json_object_get(h, "samples")), inner, outer,
+		(long long)json_integer_value(json_object_get(h, "nmi_count")));
 }
 
 static void overhead_line(FILE *out, const struct cpu_result *cr, const char *name)
@@ -404,6 +436,7 @@ void text_summary(FILE *out, const struct result *res, bool separate)
 	if (ops && ops->per_op_costs)
 		op_costs(out, res);
 	text_trace(out, res);
+	hwlat_line(out, res);
 	text_host(out, res);
 	tprintf(out, "latscope's own cost per CPU:\n");
 	for (size_t i = 0; i < res->ncpus; i++) {

@@ -53,6 +53,33 @@ static void host_line(FILE *out, const json_t *sp, const char *indent)
 		tprintf(out, "%s  %s\n", indent, line);
 }
 
+static long long no_event_ns(const json_t *occ)
+{
+	return num(json_object_get(occ, "by_kind_ns"), "no event");
+}
+
+/* For time no kernel event covers: which of SMI, steal or neither the window counted. */
+static void quiet_line(FILE *out, const json_t *sp, const char *indent)
+{
+	const char *cause = json_string_value(json_object_get(sp, "window_quiet_cause"));
+	const json_t *before = json_object_get(sp, "before_expiry");
+	long long quiet = no_event_ns(json_object_get(sp, "occupied_by")) + no_event_ns(json_object_get(sp, "after_expiry")) +
+			  num(before, "interrupt_not_delivered_ns");
+
+	if (!cause || quiet <= 0)
+		return;
+	if (strcmp(cause, "smi") == 0)
+		tprintf(out, "%s  SMI: %lld in this window: firmware stopped the CPU\n", indent, num(sp, "window_smis"));
+	else if (strcmp(cause, "steal") == 0)
+		tprintf(out, "%s  no event: steal in this window, the hypervisor ran something else\n", indent);
+	else if (strcmp(cause, "neither") == 0)
+		tprintf(out, "%s  no event: neither an SMI nor steal counted in this window: the hardware, or firmware the "
+			"SMI counter does not see\n", indent);
+	else
+		tprintf(out, "%s  no event: no steal in this window and SMIs not counted here: the hypervisor unseen, "
+			"firmware or the hardware\n", indent);
+}
+
 void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *indent)
 {
 	const char *name;
@@ -64,6 +91,7 @@ void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *inden
 		if (json_object_get(sp, "window_steal_ns"))
 			tprintf(out, "; steal in that window %.1fus", us(num(sp, "window_steal_ns")));
 		tprintf(out, "\n");
+		quiet_line(out, sp, indent);
 		host_line(out, sp, indent);
 		return;
 	}
@@ -83,6 +111,7 @@ void text_trace_spike(FILE *out, const json_t *sp, bool timer, const char *inden
 	}
 	if (json_object_get(sp, "window_steal_ns"))
 		tprintf(out, "%s  steal in that window: %.1fus\n", indent, us(num(sp, "window_steal_ns")));
+	quiet_line(out, sp, indent);
 	host_line(out, sp, indent);
 }
 

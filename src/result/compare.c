@@ -58,6 +58,13 @@ int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric)
 	return 0;
 }
 
+void cmp_row_add_smis(struct cmp_row *w, const struct result *res, const struct cpu_result *cr)
+{
+	uint64_t n;
+	if (!result_smis(res, cr, &n) || !count_add(&w->smis, n))
+		w->smis_unknown = true;
+}
+
 void cmp_row_add_ops(struct cmp_row *w, const struct result *res)
 {
 	const struct op_figures *f = &res->ops;
@@ -108,7 +115,7 @@ void cmp_row_free(struct cmp_row *w)
 bool cmp_stat_is_time(enum expr_stat s)
 {
 	return s != EXPR_COUNT && s != EXPR_ABOVE_PCT && s != EXPR_MISSED && s != EXPR_SPIKES && s != EXPR_SPIKES_PER_HOUR &&
-	       s != EXPR_OPS_PER_SEC && s != EXPR_BYTES_PER_SEC;
+	       s != EXPR_OPS_PER_SEC && s != EXPR_BYTES_PER_SEC && s != EXPR_SMIS;
 }
 
 double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
@@ -155,6 +162,9 @@ double cmp_row_stat(const struct cmp_row *w, enum expr_stat s, bool *ret_none)
 	case EXPR_CPU_SOFTIRQ_PER_OP:
 	case EXPR_CPU_STEAL_PER_OP:
 		return ops_stat(w, s, ret_none);
+	case EXPR_SMIS:
+		*ret_none = w->smis_unknown;     /* counted or not, whatever the samples */
+		return (double)w->smis;
 	}
 	/* A bucket midpoint can lie outside the exact min and max. */
 	return v < lo ? lo : v > hi ? hi : v;

@@ -28,6 +28,8 @@ struct cmp_row {
 	uint64_t above, missed;
 	uint64_t spikes, observed_ns;   /* the leading metric's over the runs (long_run) */
 	bool spikes_unknown;            /* a run did not count them, or another metric */
+	uint64_t smis;                  /* SMIs over the runs (cmp_row_add_smis) */
+	bool smis_unknown;              /* a run had no SMI source: its 0 would be no count */
 	bool has_warm_max;
 	uint64_t warm_max;
 	struct block *blocks;           /* every window of every run added; they point into the results */
@@ -62,6 +64,8 @@ struct cmp_tail_verdict {
 int cmp_row_init(struct cmp_row *w);
 /* Add one run's block (a CPU or "all") for metric; the result must outlive the row.  -ENOMEM. */
 int cmp_row_add(struct cmp_row *w, const struct cpu_result *cr, unsigned metric);
+/* The SMIs of res's block cr into w, or w's SMIs unknown from now on. */
+void cmp_row_add_smis(struct cmp_row *w, const struct result *res, const struct cpu_result *cr);
 void cmp_row_free(struct cmp_row *w);
 /* Add one run's throughput and CPU time per operation (of the whole run:
  * res->ops, finalized); a run without them leaves the row without them. */

@@ -209,6 +209,8 @@ static json_t *window_json(struct builder *b, const struct result *res, const st
 			put(b, c, "involuntary_switches", u64(rw->ctx.involuntary));
 			put(b, c, "steal_ns", u64(rw->ctx.cpu_ns[CPU_STEAL]));
 			put(b, c, "cpu_ns", cpu_ns_json(b, rw->ctx.cpu_ns));
+			if (res->smi_asked && res->smi_source != SMI_SOURCE_NONE)
+				put(b, c, "smis", u64(rw->ctx.smis));
 		}
 	}
 	return o;
@@ -295,8 +297,11 @@ static json_t *cpu_json(struct builder *b, const struct result *res, const struc
 		put(b, o, "tail", t);
 	}
 	if (cr->has_context) {
+		uint64_t smis;
 		put(b, o, "interrupts", counts_json(b, &cr->irqs));
 		put(b, o, "softirqs", counts_json(b, &cr->softirqs));
+		if (result_smis(res, cr, &smis))
+			put(b, o, "smis", u64(smis));
 	}
 	if (!o || !metrics || !wins || !ov)
 		return o;
@@ -371,6 +376,10 @@ json_t *result_to_json(const struct result *res)
 	put(&b, doc, "metrics", metrics);
 	put(&b, doc, "cpus", cpus);
 	put(&b, doc, "all", cpu_json(&b, res, &res->all));
+	if (res->smi_asked) {
+		const char *src = smi_source_name(res->smi_source);
+		put(&b, doc, "smi_source", src ? json_string(src) : json_null());
+	}
 	if (res->machine.valid)
 		put(&b, doc, "machine", machine_json(&b, &res->machine));
 	if (res->ops.per_op)
@@ -389,6 +398,8 @@ json_t *result_to_json(const struct result *res)
 		put(&b, doc, "on_threshold", json_incref(res->on_threshold));
 	if (res->until)
 		put(&b, doc, "until", json_incref(res->until));
+	if (res->hwlat)
+		put(&b, doc, "hwlat", json_incref(res->hwlat));
 	if (b.failed || !tool || !argv || !labels || !applied || !notes || !metrics || !cpus)
 		goto fail;
 

@@ -410,6 +410,8 @@ static int read_window(struct reader *rd, const struct result *res, const json_t
 			r = get_u64(rd, ctx, "steal_ns", &rw->ctx.cpu_ns[CPU_STEAL]);
 		if (r == 0 && json_object_get(ctx, "cpu_ns"))
 			r = read_cpu_ns(rd, json_object_get(ctx, "cpu_ns"), rw->ctx.cpu_ns);
+		if (r == 0 && json_object_get(ctx, "smis"))
+			r = get_u64(rd, ctx, "smis", &rw->ctx.smis);
 		leave(rd, at);
 		if (r < 0)
 			return r;
@@ -847,6 +849,22 @@ static int by_cpu(const void *key, const void *elem)
 	return (cpu > other) - (cpu < other);
 }
 
+/* "smi_source": a name, or null for "not available here"; absent: an older latscope's file. */
+static int read_smi_source(struct reader *rd, const json_t *doc, struct result *res)
+{
+	const json_t *v = json_object_get(doc, "smi_source");
+
+	if (!v)
+		return 0;
+	res->smi_asked = true;
+	res->smi_source = SMI_SOURCE_NONE;
+	if (json_is_null(v))
+		return 0;
+	if (!json_is_string(v) || smi_source_parse(json_string_value(v), &res->smi_source) < 0)
+		return bad(rd, "smi_source is not \"msr_pmu\", \"msr\" or null");
+	return 0;
+}
+
 static int read_rest(struct reader *rd, const json_t *doc, struct result *res, const json_t *cpus)
 {
 	const json_t *argv = need(rd, doc, "command_line", JSON_ARRAY), *params = need(rd, doc, "params", JSON_OBJECT);
@@ -864,7 +882,7 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 	    (r = get_str(rd, doc, "stop_reason", res->stop_reason, sizeof(res->stop_reason))) < 0 ||
 	    (json_object_get(doc, "partial") && (r = get_bool(rd, doc, "partial", &res->partial)) < 0) ||
 	    (r = get_u64(rd, doc, "threshold_ns", &res->threshold_ns)) < 0 ||
-	    (r = get_u64(rd, doc, "warmup_windows", &res->warmup)) < 0 ||
+	    (r = get_u64(rd, doc, "warmup_windows", &res->warmup)) < 0 || (r = read_smi_source(rd, doc, res)) < 0 ||
 	    (r = read_labels(rd, labels, &res->labels)) < 0 || (r = read_system(rd, sys, &res->sys)) < 0)
 		return r;
 	size_t at = enter(rd, "applied", 0);
@@ -911,7 +929,7 @@ static int read_rest(struct reader *rd, const json_t *doc, struct result *res, c
 		return -ENOMEM;
 	if ((r = keep_object(rd, doc, "trace", &res->trace)) < 0 || (r = keep_object(rd, doc, "host", &res->host)) < 0 ||
 	    (r = keep_object(rd, doc, "on_threshold", &res->on_threshold)) < 0 ||
-	    (r = keep_object(rd, doc, "until", &res->until)) < 0)
+	    (r = keep_object(rd, doc, "until", &res->until)) < 0 || (r = keep_object(rd, doc, "hwlat", &res->hwlat)) < 0)
 		return r;
 
 	if ((r = read_machine(rd, doc, res)) < 0)

@@ -160,7 +160,13 @@ static void merge_run(struct result *ret, const struct result *in, const int64_t
 	/* Its throughput takes the members as run at the same time: their reads over
 	 * the longest one's time (doc/result-schema.md). */
 	ret->ops.per_op = in[0].ops.per_op;
+	/* SMIs only where every member counted them: a member without would add 0s */
+	ret->smi_asked = in[0].smi_asked;
+	ret->smi_source = in[0].smi_source;
 	for (size_t i = 0; i < n; i++) {
+		ret->smi_asked &= in[i].smi_asked;
+		if (in[i].smi_source == SMI_SOURCE_NONE)
+			ret->smi_source = SMI_SOURCE_NONE;
 		if (in[i].start_realtime_ns < ret->start_realtime_ns)
 			ret->start_realtime_ns = in[i].start_realtime_ns;
 		if (in[i].elapsed_ns > ret->elapsed_ns)

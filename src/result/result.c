@@ -180,7 +180,9 @@ void result_free(struct result *res)
 	json_decref(res->tool);
 	json_decref(res->on_threshold);
 	json_decref(res->until);
+	json_decref(res->hwlat);
 	res->fingerprint = res->findings = res->trace = res->host = res->tool = res->on_threshold = res->until = NULL;
+	res->hwlat = NULL;
 }
 
 int result_set_argv(struct result *res, int argc, char *const *argv)
@@ -226,6 +228,7 @@ static void add_note(struct result *res, bool info, bool shown, const char *fmt,
 		return;
 	res->note_is_info[res->nnotes] = info;
 	res->note_shown[res->nnotes] = shown;
+	res->note_kept[res->nnotes] = false;
 	char *note = res->notes[res->nnotes++];
 	int n = vsnprintf(note, RESULT_NOTE_LEN, fmt, ap);
 	if (n >= RESULT_NOTE_LEN)
@@ -246,6 +249,17 @@ void result_info(struct result *res, const char *fmt, ...)
 	va_start(ap, fmt);
 	add_note(res, true, false, fmt, ap);
 	va_end(ap);
+}
+
+void result_info_kept(struct result *res, const char *fmt, ...)
+{
+	va_list ap;
+	unsigned before = res->nnotes;
+	va_start(ap, fmt);
+	add_note(res, true, false, fmt, ap);
+	va_end(ap);
+	if (res->nnotes > before)       /* not when the notes were full */
+		res->note_kept[before] = true;
 }
 
 void result_info_shown(struct result *res, const char *fmt, ...)
@@ -453,6 +467,8 @@ static void add_context(struct adding *a, struct win_context *dst, const struct 
 		return;
 	if (field < 3)
 		snprintf(what, sizeof(what), "%s", counters[field]);
+	else if (field == 3 + CPU_TIME_KINDS)
+		snprintf(what, sizeof(what), "SMIs");
 	else
 		snprintf(what, sizeof(what), "%s time", cpu_time_names[field - 3]);
 	too_big(a, 0, what, NULL, w);
@@ -460,8 +476,8 @@ static void add_context(struct adding *a, struct win_context *dst, const struct 
 
 int win_context_add(struct win_context *dst, const struct win_context *src, int *ret_field)
 {
-	uint64_t *mine[3 + CPU_TIME_KINDS] = { &dst->irqs, &dst->softirqs, &dst->involuntary };
-	uint64_t theirs[3 + CPU_TIME_KINDS] = { src->irqs, src->softirqs, src->involuntary };
+	uint64_t *mine[4 + CPU_TIME_KINDS] = { &dst->irqs, &dst->softirqs, &dst->involuntary };
+	uint64_t theirs[4 + CPU_TIME_KINDS] = { src->irqs, src->softirqs, src->involuntary };
 
 	if (!src->valid)
 		return 0;
@@ -469,14 +485,29 @@ int win_context_add(struct win_context *dst, const struct win_context *src, int 
 		mine[3 + k] = &dst->cpu_ns[k];
 		theirs[3 + k] = src->cpu_ns[k];
 	}
+	mine[3 + CPU_TIME_KINDS] = &dst->smis;
+	theirs[3 + CPU_TIME_KINDS] = src->smis;
 	dst->valid = true;
-	for (int i = 0; i < 3 + CPU_TIME_KINDS; i++)
+	for (int i = 0; i < 4 + CPU_TIME_KINDS; i++)
 		if (!count_add(mine[i], theirs[i])) {
 			if (ret_field)
 				*ret_field = i;
 			return -EOVERFLOW;
 		}
 	return 0;
+}
+
+bool result_smis(const struct result *res, const struct cpu_result *cr, uint64_t *ret_smis)
+{
+	uint64_t n = 0;
+
+	if (!res->smi_asked || res->smi_source == SMI_SOURCE_NONE || !cr->has_context)
+		return false;
+	for (size_t i = 0; i < cr->nwin; i++)
+		if (!count_add(&n, cr->win[i].ctx.smis))
+			n = COUNT_MAX;  /* past 2^63 SMIs: the windows' sum already failed */
+	*ret_smis = n;
+	return true;
 }
 
 int machine_window_add(struct machine_window *dst, const struct machine_window *src)

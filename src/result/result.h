@@ -23,6 +23,7 @@
 #include "result/bands.h"
 #include "result/fold.h"
 #include "sys/procstat.h"
+#include "sys/smi.h"
 #include "sys/sysdesc.h"
 
 #define RESULT_SCHEMA "latscope.result"
@@ -51,6 +52,7 @@ struct win_context {
 	uint64_t softirqs;
 	uint64_t involuntary;           /* the measuring thread was preempted */
 	uint64_t cpu_ns[CPU_TIME_KINDS];  /* where the CPU's time went; steal: the hypervisor ran something else */
+	uint64_t smis;                  /* System Management Interrupts; meaningful where result.smi_source is set */
 };
 
 /* The same for the whole machine and for latscope itself, per window and in all. */
@@ -191,19 +193,30 @@ struct result {
 	json_t *host;                   /* owned, or NULL: --host's agent, clock line-up and answers */
 	json_t *on_threshold;           /* owned, or NULL: --on-threshold's trigger, first sample and actions done */
 	json_t *until;                  /* owned, or NULL: --until's rule and what was decided (result/until.h) */
+	json_t *hwlat;                  /* owned, or NULL: noise --hwlat's samples, the hardware's part (trace/hwlat.h) */
 	struct labels labels;
 	struct applied applied;
 	unsigned nnotes;
 	char notes[RESULT_NOTES_MAX][RESULT_NOTE_LEN];
 	bool note_is_info[RESULT_NOTES_MAX];    /* worth knowing, not a warning */
 	bool note_shown[RESULT_NOTES_MAX];      /* an info note printed beside the warnings all the same */
+	bool note_kept[RESULT_NOTES_MAX];       /* an info note only for the result's readers: never printed live */
 
 	size_t ncpus;
 	struct cpu_result *cpus;
 	struct cpu_result all;
 	struct machine_context machine;
 	struct op_figures ops;
+	/* SMIs beside the windows (sys/smi.h): smi_asked when the run read its
+	 * context with a latscope that counts them (an older one's file: false);
+	 * then smi_source is where they came from, SMI_SOURCE_NONE: not available
+	 * here (a note says why), never a count of 0. */
+	bool smi_asked;
+	int smi_source;
 };
+
+/* SMIs counted on cr over its windows; false when the run had no SMI source. */
+bool result_smis(const struct result *res, const struct cpu_result *cr, uint64_t *ret_smis);
 
 #define RESULT_STOP_THRESHOLD "threshold"
 
@@ -297,6 +310,9 @@ void result_info(struct result *res, const char *fmt, ...) __attribute__((format
 /* Note something that is no warning but the user must hear of (latscope
  * changed the system for the run): printed like a warning, kept as info. */
 void result_info_shown(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Note what the summary already says in its own words ("SMIs not available
+ * here"): kept in the result with its why, not printed while running. */
+void result_info_kept(struct result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Compute summaries and the merged "all" row.  -ENOMEM, or -EOVERFLOW when the
  * CPUs add up past COUNT_MAX; result_finalize_why says why (as cpu_result_add). */

@@ -97,6 +97,7 @@ static int add_run(const struct cmp_runs *in, struct cmp_group *w, size_t ri)
 	w->runs = runs;
 	w->runs[w->nruns++] = ri;
 	cmp_row_add_ops(&w->fig, &in->res[ri]);
+	cmp_row_add_smis(&w->fig, &in->res[ri], cr);
 	return cmp_row_add(&w->fig, cr, in->metric);
 }
 

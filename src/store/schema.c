@@ -110,6 +110,12 @@ static const char *const migrations[] = {
 	"ALTER TABLE runs ADD COLUMN cpu_irq_ns_per_op REAL;"
 	"ALTER TABLE runs ADD COLUMN cpu_softirq_ns_per_op REAL;"
 	"ALTER TABLE runs ADD COLUMN cpu_steal_ns_per_op REAL;",
+
+	/* 6: SMIs, for SQL users: where the run counted them from ("msr_pmu",
+	 * "msr"; NULL: not available, or a run stored before) and each CPU's
+	 * count over the run (NULL without a source) */
+	"ALTER TABLE runs ADD COLUMN smi_source TEXT;"
+	"ALTER TABLE cpu_stats ADD COLUMN smis INTEGER;",
 };
 
 /* What each migration made that no earlier one had: a table, or a column of one. */
@@ -117,6 +123,7 @@ static const struct {
 	const char *table, *column;
 } marks[] = {
 	{ "runs", NULL }, { "cpu_stats", NULL }, { "runs", "identity" }, { "windows", NULL }, { "runs", "ops_per_sec" },
+	{ "runs", "smi_source" },
 };
 
 _Static_assert(ARRAY_SIZE(marks) == ARRAY_SIZE(migrations), "a mark for every migration");

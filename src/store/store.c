@@ -594,8 +594,8 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *doc, cons
 {
 	static const char sql[] =
 		"INSERT INTO cpu_stats (run_id, cpu, metric, count, min_ns, mean_ns, stddev_ns, p50_ns, p90_ns, p99_ns,"
-		" p99_9_ns, p99_99_ns, max_ns, warm_max_ns, above, missed, spikes, spikes_per_hour, mtbf_ns, worst_at_ns)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" p99_9_ns, p99_99_ns, max_ns, warm_max_ns, above, missed, spikes, spikes_per_hour, mtbf_ns, worst_at_ns,"
+		" smis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	const json_t *lead = lead_metric(doc, block), *lr = json_object_get(block, "long_run");
 	sqlite3_stmt *st;
 	const char *name;
@@ -626,6 +626,7 @@ static int insert_cpu_stats(struct store *s, int64_t id, const json_t *doc, cons
 		bind_opt_real(st, 18, mine, "spikes_per_hour");
 		bind_opt_real(st, 19, mine, "mtbf_ns");
 		bind_opt_u64(st, 20, mine, "worst_at_ns");
+		bind_opt_u64(st, 21, block, "smis");
 		if ((r = step_done(s, st, err)) < 0)
 			break;
 	}
@@ -660,6 +661,24 @@ static int update_op_figures(struct store *s, int64_t id, const json_t *doc, str
 	for (size_t k = 0; k < ARRAY_SIZE(op_cpu_kinds); k++)
 		bind_opt_real(st, 3 + (int)k, cpu, op_cpu_kinds[k]);
 	sqlite3_bind_int64(st, 3 + (int)ARRAY_SIZE(op_cpu_kinds), id);
+	r = step_done(s, st, err);
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Where the run's SMIs came from (schema 6); NULL where none was named. */
+static int update_smi_source(struct store *s, int64_t id, const json_t *doc, struct lat_error *err)
+{
+	const char *src = json_string_value(json_object_get(doc, "smi_source"));
+	sqlite3_stmt *st;
+	int rc, r;
+
+	if (!src)
+		return 0;
+	if ((rc = sqlite3_prepare_v2(s->db, "UPDATE runs SET smi_source = ? WHERE id = ?", -1, &st, NULL)) != SQLITE_OK)
+		return db_fail(err, s->path, s->db, rc, "cannot store in");
+	sqlite3_bind_text(st, 1, src, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, id);
 	r = step_done(s, st, err);
 	sqlite3_finalize(st);
 	return r;
@@ -772,7 +791,7 @@ static int insert_doc(struct store *s, json_t *doc, const char *identity, int64_
 	if (split_windows(doc, &sp) < 0)
 		return err_set(err, -ENOMEM, "out of memory");
 	if ((r = insert_run(s, doc, sp.rest, identity, id, err)) < 0 ||
-	    (r = update_op_figures(s, *id, doc, err)) < 0 ||
+	    (r = update_op_figures(s, *id, doc, err)) < 0 || (r = update_smi_source(s, *id, doc, err)) < 0 ||
 	    (r = insert_windows(s, *id, &sp, err)) < 0 ||
 	    (r = insert_labels(s, *id, json_object_get(doc, "labels"), err)) < 0)
 		goto out;

@@ -87,6 +87,17 @@ static bool rule_steal_time(const struct fingerprint *fp, const struct findings_
 	return true;
 }
 
+static bool rule_smis(const struct fingerprint *fp, const struct findings_context *ctx, struct finding *f)
+{
+	if (ctx && ctx->smis_counted && ctx->smis > 0)
+		add(f->saw, "%llu SMIs counted on the measured CPUs during the run", (unsigned long long)ctx->smis);
+	else if (fp->smis != FP_UNKNOWN && fp->smis > 0)
+		add(f->saw, "%lld SMIs since reset (MSR_SMI_COUNT of the first CPU)", (long long)fp->smis);
+	else
+		return false;
+	return true;
+}
+
 static bool rule_serial_console(const struct fingerprint *fp, const struct findings_context *ctx, struct finding *f)
 {
 	const char *param = fingerprint_param(fp, "console");
@@ -581,6 +592,12 @@ static const struct rule rules[] = {
 	  "guest runs, timers and interrupts included, so every wakeup that falls in it waits.",
 	  "Ask for dedicated physical CPUs (no overcommit) or move the work to a less loaded host; latscope noise and "
 	  "timer show the steal beside every window." },
+	{ "smis", SEVERITY_WARNING, rule_smis,
+	  "A System Management Interrupt stops every CPU while the firmware runs, for microseconds to milliseconds; "
+	  "the kernel never sees it, so no trace event explains the time lost.",
+	  "Look at the firmware's settings that run in SMM: legacy USB emulation, power and thermal management left "
+	  "to the firmware (choose OS control), error reporting by SMI; update the firmware. latscope timer and noise "
+	  "count SMIs beside every window." },
 	{ "serial-console", SEVERITY_WARNING, rule_serial_console,
 	  "The kernel writes each message to a serial console synchronously, a character at a time at the line's "
 	  "speed (about 87 us a character at 115200 baud), often with interrupts off on the printing CPU: one line "

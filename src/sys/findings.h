@@ -32,6 +32,8 @@ struct findings_context {
 	uint64_t period_ns;             /* the measured wakeups' period; 0: none */
 	uint64_t timer_slack_ns;        /* the measuring threads' timer slack where the kernel honoured it
 					   (SCHED_OTHER threads); 0: none (real-time threads get none) */
+	bool smis_counted;              /* the run counted SMIs on the measured CPUs ... */
+	uint64_t smis;                  /* ... this many */
 };
 
 /* A slack or slop of this share of the period or more is large against it (percent). */

@@ -26,6 +26,7 @@
 #include "core/array.h"
 #include "core/parse.h"
 #include "sys/procstat.h"
+#include "sys/smi.h"
 #include "sys/sysfacts.h"
 #include "sys/textfile.h"
 #include "sys/timerslop.h"
@@ -885,6 +886,25 @@ static void collect_steal(const struct root *r, struct fingerprint *fp)
 	proc_table_free(&t);
 }
 
+static void collect_smis(const struct root *r, struct fingerprint *fp)
+{
+	struct smi_counter *c;
+	struct cpuset first;
+	uint64_t n;
+	int cpu = cpuset_next(&fp->online, 0);
+
+	if (cpu < 0)
+		return;
+	cpuset_clear(&first);
+	cpuset_add(&first, (unsigned)cpu);
+	if (smi_open(&c, &first, &(struct smi_env){ .sysroot = r->dir }, NULL) == 0) {
+		fp->smi_source = smi_source_name(smi_counter_source(c));
+		smi_close(c);
+	}
+	if (smi_msr_since_reset(r->dir, cpu, &n) == 0)
+		fp->smis = (int64_t)n;
+}
+
 static void collect_timer_slack(const struct root *r, const struct fingerprint_opts *o, struct fingerprint *fp)
 {
 	if (o->timer_slack_ns) {
@@ -1010,6 +1030,8 @@ int fingerprint_collect(const struct fingerprint_opts *opts, struct fingerprint 
 	fp->preempt_mode_source = "";
 	fp->timer_slop_source = "";
 	fp->hz = fp->timer_slop_ns = fp->timer_slack_ns = fp->numa_nodes = fp->steal_ns = fp->cpu_ns = FP_UNKNOWN;
+	fp->smis = FP_UNKNOWN;
+	fp->smi_source = "";
 
 	/* The identity part first: all that sysdesc shows, and nothing else. */
 	memset(&k, 0, sizeof(k));
@@ -1042,6 +1064,7 @@ int fingerprint_collect(const struct fingerprint_opts *opts, struct fingerprint 
 	collect_consoles(r, fp);
 	collect_sysctls(r, fp);
 	collect_steal(r, fp);
+	collect_smis(r, fp);
 done:
 	free(r);
 	*ret = fp;

@@ -135,6 +135,9 @@ struct fingerprint {
 	/* Scheduling */
 	int64_t steal_ns;               /* all CPUs, since boot */
 	int64_t cpu_ns;                 /* all CPU time since boot, steal included */
+	const char *smi_source;         /* where SMIs can be counted (sys/smi.h): "msr_pmu", "msr"; "" nowhere */
+	int64_t smis;                   /* since reset, MSR_SMI_COUNT of the first online CPU; FP_UNKNOWN
+					 * without a readable MSR (the PMU counts only from when it opens) */
 	size_t nsysctls;
 	struct fp_sysctl sysctls[FP_SYSCTLS_MAX];
 };

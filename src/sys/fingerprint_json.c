@@ -300,6 +300,8 @@ static json_t *scheduling_json(struct jbuild *b, const struct fingerprint *fp)
 	json_t *o = json_object(), *sysctl = json_object();
 	put(b, o, "steal_ns", jint(fp->steal_ns));
 	put(b, o, "cpu_ns", jint(fp->cpu_ns));
+	put(b, o, "smi_source", jstr(fp->smi_source));
+	put(b, o, "smis_since_reset", jint(fp->smis));
 	for (size_t i = 0; i < fp->nsysctls; i++) {
 		int64_t v;
 		const char *text = fp->sysctls[i].value;

@@ -740,7 +740,7 @@ class Identity(FilesCase):
         p = self.lat("merge", "1", "2", "-q")           # writing migrates; the new merge has its new identity
         self.assertEqual(p.returncode, 0, p.stderr)
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 6)
         ids = [r[0] for r in con.execute("SELECT identity FROM runs ORDER BY id")]
         con.close()
         self.assertEqual(load(unmigrated)["params"]["merged_members"], [ids[0], ids[2]],

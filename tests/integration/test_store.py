@@ -278,7 +278,7 @@ class Safety(StoreCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("stored as run 3", p.stdout)
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 6)
         con.close()
 
     def test_a_latscope_store_whose_tables_are_no_version_is_refused_in_one_line_naming_it(self):
@@ -307,7 +307,7 @@ class Safety(StoreCase):
         self.assertEqual(p.returncode, 0, p.stderr)     # read-only: no migration needed to list
         self.measure()                                  # writing migrates
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 6)
         rows = con.execute("SELECT cpu, count FROM cpu_stats WHERE run_id = 1 ORDER BY cpu").fetchall()
         identity = con.execute("SELECT identity FROM runs WHERE id = 1").fetchone()[0]
         con.close()
@@ -329,7 +329,7 @@ class Safety(StoreCase):
             before[i] = parse(p.stdout)
         self.measure()                                  # writing migrates
         con = sqlite3.connect(self.db)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 6)
         blocks = con.execute("SELECT run_id, block FROM windows WHERE run_id <= 3 ORDER BY run_id, block").fetchall()
         con.close()
         self.assertEqual(blocks, [(1, "0"), (1, "1"), (1, "all"), (1, "machine"), (2, "0"), (2, "all"),

@@ -117,12 +117,13 @@ static const char *const stat_names[] = {
 	[EXPR_CPU_SYSTEM_PER_OP] = "cpu_system_per_op", [EXPR_CPU_IDLE_PER_OP] = "cpu_idle_per_op",
 	[EXPR_CPU_IOWAIT_PER_OP] = "cpu_iowait_per_op", [EXPR_CPU_IRQ_PER_OP] = "cpu_irq_per_op",
 	[EXPR_CPU_SOFTIRQ_PER_OP] = "cpu_softirq_per_op", [EXPR_CPU_STEAL_PER_OP] = "cpu_steal_per_op",
+	[EXPR_SMIS] = "smis",
 };
 
 static bool is_time_stat(enum expr_stat s)
 {
 	return s != EXPR_ABOVE_PCT && s != EXPR_MISSED && s != EXPR_COUNT && s != EXPR_SPIKES &&
-	       s != EXPR_SPIKES_PER_HOUR && s != EXPR_OPS_PER_SEC && s != EXPR_BYTES_PER_SEC;
+	       s != EXPR_SPIKES_PER_HOUR && s != EXPR_OPS_PER_SEC && s != EXPR_BYTES_PER_SEC && s != EXPR_SMIS;
 }
 
 static void test_a_read_rate_is_a_number_and_a_cpu_time_per_read_a_duration(void **state)
@@ -150,6 +151,16 @@ static void test_a_spike_rate_is_any_number_of_zero_or_more_and_mtbf_a_duration(
 	assert_int_equal(expr_parse("spikes_per_hour>fast", &e, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "spikes_per_hour"));
 	assert_int_equal(expr_parse("spikes>1.5", &e, &err), -EINVAL);
+}
+
+static void test_smis_is_a_whole_count(void **state)
+{
+	(void)state;
+	struct expr e;
+	struct lat_error err;
+	expect_expr("smis>0", EXPR_SMIS, EXPR_GT, EXPR_ABSOLUTE, 0.0);
+	assert_int_equal(expr_parse("smis>1.5", &e, &err), -EINVAL);
+	assert_int_equal(expr_parse("smis>1us", &e, &err), -EINVAL);
 }
 
 /* ---- parsing ---- */
@@ -627,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_expr_stat_name_gives_every_statistic_its_documented_name),
 		cmocka_unit_test(test_expr_parse_reads_every_statistic_name),
 		cmocka_unit_test(test_a_spike_rate_is_any_number_of_zero_or_more_and_mtbf_a_duration),
+		cmocka_unit_test(test_smis_is_a_whole_count),
 		cmocka_unit_test(test_a_read_rate_is_a_number_and_a_cpu_time_per_read_a_duration),
 		cmocka_unit_test(test_expr_parse_tells_p99_from_p99_9_and_p99_99),
 		cmocka_unit_test(test_expr_parse_reads_every_operator),

@@ -12,6 +12,7 @@
 #include "core/nstime.h"
 #include "sys/findings.h"
 #include "sys/fingerprint.h"
+#include "sys/smi.h"
 #include "systree.h"
 
 #define END { NULL, NULL }
@@ -141,6 +142,46 @@ static void test_rule_steal_time_is_quiet_without_steal(void **state)
 		END,
 	};
 	assert_false(fires(tree, "steal-time", NULL));
+}
+
+/* ---- smis ---- */
+
+/* MSR_SMI_COUNT at the MSR's offset of a stand-in for /dev/cpu/0/msr: 0x01010105 in its low 32 bits. */
+#define MSR_FILE                                                                                                     \
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"                                                     \
+	"\x05\x01\x01\x01\x01\x01\x01\x01"
+
+static void test_rule_smis_fires_on_an_msr_count_since_reset(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = {
+		{ "sys/devices/system/cpu/online", "0\n" },
+		{ "dev/cpu/0/msr", MSR_FILE },
+		END,
+	};
+	struct finding f;
+	assert_int_equal(sizeof(MSR_FILE) - 1u, SMI_MSR + 8u);
+	assert_true(fires(tree, "smis", &f));
+	assert_string_equal(f.saw, "16843013 SMIs since reset (MSR_SMI_COUNT of the first CPU)");
+}
+
+static void test_rule_smis_fires_on_smis_the_run_counted(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = { END };
+	struct findings_context ctx = { .smis_counted = true, .smis = 2 };
+	struct finding f;
+	assert_true(fires_with(tree, NULL, &ctx, "smis", &f));
+	assert_string_equal(f.saw, "2 SMIs counted on the measured CPUs during the run");
+}
+
+static void test_rule_smis_is_quiet_without_a_count_or_with_none(void **state)
+{
+	(void)state;
+	const struct systree_file tree[] = { { "sys/devices/system/cpu/online", "0\n" }, END };
+	struct findings_context ctx = { .smis_counted = true, .smis = 0 };
+	assert_false(fires(tree, "smis", NULL));
+	assert_false(fires_with(tree, NULL, &ctx, "smis", NULL));
 }
 
 /* ---- serial-console ---- */
@@ -945,6 +986,9 @@ int main(void)
 		cmocka_unit_test(test_rule_steal_time_fires_when_proc_stat_counts_steal),
 		cmocka_unit_test(test_rule_steal_time_is_a_warning_below_one_percent),
 		cmocka_unit_test(test_rule_steal_time_is_quiet_without_steal),
+		cmocka_unit_test(test_rule_smis_fires_on_an_msr_count_since_reset),
+		cmocka_unit_test(test_rule_smis_fires_on_smis_the_run_counted),
+		cmocka_unit_test(test_rule_smis_is_quiet_without_a_count_or_with_none),
 		cmocka_unit_test(test_rule_serial_console_fires_when_ttyS0_is_a_console),
 		cmocka_unit_test(test_rule_serial_console_does_not_advise_quiet_to_a_machine_booted_with_it),
 		cmocka_unit_test(test_rule_serial_console_fires_for_ttyAMA0_and_hvc0),

@@ -183,6 +183,31 @@ static void test_the_series_count_is_the_formula_the_man_page_states(void **stat
 	assert_true(mon_metrics_series(64, false) < 400);
 }
 
+static void test_smis_are_a_counter_per_cpu_only_where_a_source_set_them(void **state)
+{
+	(void)state;
+	struct mon_metrics *m = make("0-1", false, NULL);
+	const uint64_t v[] = { 5 * NS_PER_US };
+
+	for (int c = 0; c < 2; c++) {
+		add(m, c, v, 1, 0, SEC);
+		mon_metrics_set_context(m, c, 1000, 7);
+	}
+	mon_metrics_set_up(m, true);
+	char *t = render(m, MON_PROMETHEUS, SEC);
+	assert_null(strstr(t, "latscope_smi_total"));   /* no source: no series, never a 0 */
+	free(t);
+	mon_metrics_set_smis(m, 0, 3);
+	mon_metrics_set_smis(m, 1, 0);
+	t = render(m, MON_PROMETHEUS, SEC);
+	assert_non_null(strstr(t, "# TYPE latscope_smi_total counter\n"));
+	assert_true(value(t, "latscope_smi_total{host=\"host-a\",cpu=\"0\"}") == 3.0);
+	assert_true(value(t, "latscope_smi_total{host=\"host-a\",cpu=\"1\"}") == 0.0);
+	assert_int_equal(series(t), mon_metrics_series(2, false) + 2);
+	free(t);
+	mon_metrics_free(m);
+}
+
 static void test_a_second_probe_shares_each_family_and_adds_its_own_series(void **state)
 {
 	(void)state;
@@ -293,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_counters_only_grow_as_windows_come),
 		cmocka_unit_test(test_the_5_minute_max_forgets_windows_older_than_5_minutes),
 		cmocka_unit_test(test_the_series_count_is_the_formula_the_man_page_states),
+		cmocka_unit_test(test_smis_are_a_counter_per_cpu_only_where_a_source_set_them),
 		cmocka_unit_test(test_a_second_probe_shares_each_family_and_adds_its_own_series),
 		cmocka_unit_test(test_openmetrics_names_counter_families_without_total_and_ends_with_eof),
 		cmocka_unit_test(test_user_labels_become_label_names_with_their_values_escaped),

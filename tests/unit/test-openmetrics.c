@@ -630,6 +630,38 @@ static void test_every_line_of_a_real_run_is_metadata_a_sample_or_the_final_eof(
 	result_free(&res);
 }
 
+static void test_smis_are_a_gauge_per_row_of_a_run_that_counted_them_and_absent_without_a_source(void **state)
+{
+	(void)state;
+	struct result res;
+	struct expo e;
+	int64_t id = 7;
+
+	load_real(&res);
+	res.smi_asked = true;
+	res.smi_source = SMI_SOURCE_PMU;
+	res.cpus[0].has_context = res.all.has_context = true;
+	for (size_t w = 0; w < res.cpus[0].nwin; w++)
+		res.cpus[0].win[w].ctx.smis = 2;
+	for (size_t w = 0; w < res.all.nwin; w++)
+		res.all.win[w].ctx.smis = 2;
+	const struct result *rs[] = { &res };
+	char *text = render(rs, &id, 1);
+	parse(text, &e);
+	assert_int_equal(count_of(find(&e, "latscope_smis", "cpu", "0", NULL)), 2u * res.cpus[0].nwin);
+	assert_true(exists(&e, "latscope_smis", "cpu", "all", NULL));
+	expo_free(&e);
+	free(text);
+
+	res.smi_source = SMI_SOURCE_NONE;       /* not available here: no family, never a 0 */
+	text = render(rs, &id, 1);
+	parse(text, &e);
+	assert_null(family_or_null(&e, "latscope_smis"));
+	expo_free(&e);
+	free(text);
+	result_free(&res);
+}
+
 static void test_histogram_buckets_are_cumulative_and_inf_equals_count_and_the_summary_count(void **state)
 {
 	(void)state;
@@ -1256,6 +1288,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_line_of_a_real_run_is_metadata_a_sample_or_the_final_eof),
+		cmocka_unit_test(test_smis_are_a_gauge_per_row_of_a_run_that_counted_them_and_absent_without_a_source),
 		cmocka_unit_test(test_histogram_buckets_are_cumulative_and_inf_equals_count_and_the_summary_count),
 		cmocka_unit_test(test_bucket_bounds_are_the_canonical_1_2_5_ladder),
 		cmocka_unit_test(test_a_bucket_counts_toward_a_bound_only_when_its_upper_end_is_within_it),

@@ -469,7 +469,7 @@ static void test_a_cpu_that_lags_gets_each_windows_context_when_its_windows_come
 
 	assert_int_equal(cpuset_parse("0,1", &set), 0);
 	assert_int_equal(result_init(&res, "timer", 1, names, &set), 0);
-	assert_int_equal(context_start(&c, &set, tids), 0);
+	assert_int_equal(context_start(&c, &set, tids, NULL), 0);
 	/* cpu1's thread is stalled after window 9 while cpu0 goes on to 399, past what may wait */
 	for (uint64_t i = 0; i < 10; i++)
 		one_window(&res, 1, i);

@@ -561,7 +561,8 @@ static void test_a_stores_version_is_told_from_its_tables_and_a_mix_of_versions_
 	assert_int_equal(version_of("runs labels cpu_stats"), 2);
 	assert_int_equal(version_of("runs cpu_stats runs.identity"), 3);
 	assert_int_equal(version_of("runs cpu_stats runs.identity windows"), 4);
-	assert_int_equal(version_of("runs cpu_stats runs.identity windows runs.ops_per_sec"),
+	assert_int_equal(version_of("runs cpu_stats runs.identity windows runs.ops_per_sec"), 5);
+	assert_int_equal(version_of("runs cpu_stats runs.identity windows runs.ops_per_sec runs.smi_source"),
 			 (int)schema_versions());
 	assert_int_equal(version_of("other"), -1);            /* tables of no version */
 	assert_int_equal(version_of("runs windows"), -1);     /* 4's without 2's and 3's */
