@@ -114,8 +114,7 @@ static const char *const migrations[] = {
 	/* 6: SMIs, for SQL users: where the run counted them from ("msr_pmu",
 	 * "msr"; NULL: not available, or a run stored before) and each CPU's
 	 * count over the run (NULL without a source) */
-	"ALTER TABLE runs ADD COLUMN smi_source TEXT;"
-	"ALTER TABLE cpu_stats ADD COLUMN smis INTEGER;",
+	"ALTER TABLE runs ADD COLUMN smi_source TEXT; ALTER TABLE cpu_stats ADD COLUMN smis INTEGER;",
 };
 
 /* What each migration made that no earlier one had: a table, or a column of one. */
