@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "measure/exitcode.h"
 #include "config.h"
 #include "describe.h"
@@ -65,11 +66,9 @@ int main(int argc, char **argv)
 		return finish(EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		/* "0.2.0", or from git "0.2.0 (v0.2.0-14-g666b0e5)" */
-		if (strcmp(LATSCOPE_DESCRIBE, LATSCOPE_VERSION) == 0)
-			printf("latscope %s\n", LATSCOPE_VERSION);
-		else
-			printf("latscope %s (%s)\n", LATSCOPE_VERSION, LATSCOPE_DESCRIBE);
+		char line[256];
+		version_line(line, sizeof(line), LATSCOPE_VERSION, LATSCOPE_DESCRIBE);
+		printf("%s\n", line);
 		return finish(EXIT_OK);
 	}
 	for (size_t i = 0; i < ncommands; i++)

@@ -62,9 +62,10 @@ static const struct opt compare_opts[] = {
 	  .values = OPT_VALUES_WORDS, .words = storecmd_probe_word,
 	  .help = "only the runs of this probe (of the ids given, or of the --label selection)" },
 	{ "by", 0, OPT_STRING, offsetof(struct compare_cmd, by), .metavar = "KEYS",
+	  .values = OPT_VALUES_LABEL_KEYS,
 	  .help = "one row per group of runs with the same values of these labels (config,domain,sched), in that order" },
 	{ "columns", 0, OPT_STRING, offsetof(struct compare_cmd, columns), .metavar = "LIST",
-	  .values = OPT_VALUES_WORD_LIST, .words = column_word,
+	  .values = OPT_VALUES_WORD_KEY_LIST, .words = column_word,
 	  .help = "figures to show: " FIGURE_NAMES ", runs, host (spikes by the host's cause, for --host runs; shown by "
 		  "default when a run has it; smis too, when a run counted SMIs), or a label (default " DEFAULT_COLUMNS "; for io "
 		  DEFAULT_OP_COLUMNS ")" },

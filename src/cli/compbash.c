@@ -7,9 +7,15 @@
 
 /* How the script names what a value is (the cases of _latscope_offer below). */
 static const char *const value_names[] = {
-	[OPT_VALUES_TYPED] = "typed",	 [OPT_VALUES_FILE] = "file",  [OPT_VALUES_DIR] = "dir",
-	[OPT_VALUES_CPUS] = "cpus",	 [OPT_VALUES_RUN_ID] = "ids", [OPT_VALUES_WORDS] = "words",
+	[OPT_VALUES_TYPED] = "typed",
+	[OPT_VALUES_FILE] = "file",
+	[OPT_VALUES_DIR] = "dir",
+	[OPT_VALUES_CPUS] = "cpus",
+	[OPT_VALUES_RUN_ID] = "ids",
+	[OPT_VALUES_WORDS] = "words",
 	[OPT_VALUES_WORD_LIST] = "list",
+	[OPT_VALUES_LABEL_KEYS] = "keys",
+	[OPT_VALUES_WORD_KEY_LIST] = "keylist",
 };
 
 static const char header[] =
@@ -115,6 +121,16 @@ static const char functions[] =
 	"\t\"$1\" runs --ids ${2:+--db \"$2\"} 2>/dev/null\n"
 	"}\n"
 	"\n"
+	"# The stored runs' label keys, asked as _latscope_ids asks; only words a key can be\n"
+	"# (compgen expands what it offers).\n"
+	"_latscope_keys()\n"
+	"{\n"
+	"\tlocal k\n"
+	"\t\"$1\" runs --label-keys ${2:+--db \"$2\"} 2>/dev/null | while read -r k; do\n"
+	"\t\t[[ $k =~ ^[A-Za-z][A-Za-z0-9_.-]*$ ]] && echo \"$k\"\n"
+	"\tdone\n"
+	"}\n"
+	"\n"
 	"# Offer what spec $2 names; $1 and $3 as _latscope_ids takes them.\n"
 	"_latscope_offer()\n"
 	"{\n"
@@ -123,8 +139,10 @@ static const char functions[] =
 	"\tdir) _filedir -d ;;\n"
 	"\tcpus) _latscope_list \"$(_latscope_cpus)\" ;;\n"
 	"\tids) _latscope_words \"$(_latscope_ids \"$1\" \"$3\")\" ;;\n"
+	"\tkeys) _latscope_list \"$(_latscope_keys \"$1\" \"$3\")\" ;;\n"
 	"\twords\\ *) _latscope_words \"${2#words }\" ;;\n"
 	"\tlist\\ *) _latscope_list \"${2#list }\" ;;\n"
+	"\tkeylist\\ *) _latscope_list \"${2#keylist } $(_latscope_keys \"$1\" \"$3\")\" ;;\n"
 	"\tesac\n"
 	"}\n"
 	"\n"
@@ -200,7 +218,8 @@ int compbash_write(FILE *out, const struct command *cmds, size_t n, struct lat_e
 		put_options(out, &cc[i]);
 	fprintf(out,
 		")\n\n# What an option's value is: typed (nothing to offer), file, dir, cpus,\n"
-		"# ids (stored runs), words W..., list W... (comma-separated); '?' first:\n"
+		"# ids (stored runs), keys (their label keys, comma-separated), words W...,\n"
+		"# list W... (comma-separated), keylist W... (W and the keys); '?' first:\n"
 		"# it may be left out.\n"
 		"declare -gA _latscope_values=(\n");
 	for (size_t i = 0; i < n; i++)

@@ -41,13 +41,14 @@ static const struct opt completion_opts[] = {
 static const struct cmd_spec completion_spec = {
 	.name = "completion",
 	.synopsis = "SHELL",
-	.about =
-		"Print SHELL's completion script for latscope: its commands, each one's options,\n"
-		"the values of an option that takes one of a list, the online CPUs for a CPU list\n"
-		"and the stored runs' ids (latscope runs --ids, in the store --db or LATSCOPE_DB\n"
-		"names).  It is written from the option tables latscope reads its command line\n"
-		"with; the build installs bash's where bash-completion looks for it.  To try it\n"
-		"in the current shell: source <(latscope completion bash)",
+	.about = "Print SHELL's completion script for latscope: its commands, each one's options,\n"
+		 "the values of an option that takes one of a list, the online CPUs for a CPU\n"
+		 "list, the stored runs' ids and their label keys for compare --by and --columns\n"
+		 "(latscope runs --ids, --label-keys, in the store --db or LATSCOPE_DB names;\n"
+		 "none where there is no store).  It is written from the option tables latscope\n"
+		 "reads its command line with; the build installs bash's where bash-completion\n"
+		 "looks for it.  To try it in the current shell:\n"
+		 "source <(latscope completion bash)",
 	.opts = completion_opts,
 	.nopts = ARRAY_SIZE(completion_opts),
 	.help_offset = offsetof(struct completion_cmd, help),

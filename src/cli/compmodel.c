@@ -44,6 +44,12 @@ static int add_word(struct comp_values *v, const char *word, size_t len, struct 
 	return 0;
 }
 
+/* Whether a value of kind v offers a table's words. */
+static bool offers_words(enum opt_values v)
+{
+	return v == OPT_VALUES_WORDS || v == OPT_VALUES_WORD_LIST || v == OPT_VALUES_WORD_KEY_LIST;
+}
+
 /* The words of a table the parser reads: a NULL-terminated array, or its i-th word by index. */
 static int add_words(struct comp_values *v, const char *const *array, const char *(*word)(size_t i),
 		     struct lat_error *err)
@@ -76,7 +82,7 @@ static int opt_values(const struct opt *o, struct comp_values *ret, struct lat_e
 	case OPT_STRLIST: break;
 	}
 	ret->kind = o->values;
-	if (o->values == OPT_VALUES_WORDS || o->values == OPT_VALUES_WORD_LIST)
+	if (offers_words(o->values))
 		return add_words(ret, NULL, o->words, err);
 	return 0;
 }
@@ -137,7 +143,7 @@ static int from_front(const struct front_end *fe, struct comp_cmd *ret, struct l
 			if (r < 0)
 				return err_prefix(err, r, "%s --%s: ", ret->name,
 						  o->name ? o->name : "");
-		} else if (o->values == OPT_VALUES_WORDS || o->values == OPT_VALUES_WORD_LIST) {
+		} else if (offers_words(o->values)) {
 			return err_set(err, -EINVAL, "%s --%s: a front end's row offers no words",
 				       ret->name, o->name ? o->name : "");
 		} else {
@@ -189,7 +195,7 @@ static int spec_args(const struct cmd_spec *spec, struct comp_cmd *ret, struct l
 
 	if (spec->max_pos == 0)
 		return 0;
-	if (v.kind == OPT_VALUES_WORDS || v.kind == OPT_VALUES_WORD_LIST) {
+	if (offers_words(v.kind)) {
 		int r = add_words(&v, NULL, spec->pos_words, err);
 		if (r < 0)
 			return err_prefix(err, r, "%s: argument: ", ret->name);

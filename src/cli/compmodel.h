@@ -22,7 +22,7 @@
 /* What a shell offers for one value. */
 struct comp_values {
 	enum opt_values kind;	     /* OPT_VALUES_TYPED: nothing */
-	char words[COMP_WORDS_SIZE]; /* _WORDS, _WORD_LIST: one space between two */
+	char words[COMP_WORDS_SIZE]; /* _WORDS, _WORD_LIST, _WORD_KEY_LIST: one space between two */
 };
 
 struct comp_opt {

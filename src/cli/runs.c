@@ -21,6 +21,7 @@ struct runs_cmd {
 	uint64_t limit;
 	bool partial;
 	bool ids;
+	bool label_keys;
 	const char *db;
 	bool db_trust;
 	bool help;
@@ -39,6 +40,9 @@ static const struct opt runs_opts[] = {
 	  .help = "only partial runs: the last checkpoint of a run that is still measuring or never finished" },
 	{ "ids", 0, OPT_FLAG, offsetof(struct runs_cmd, ids),
 	  .help = "print only the ids, one per line (for scripts and shell completion)" },
+	{ "label-keys", 0, OPT_FLAG, offsetof(struct runs_cmd, label_keys),
+	  .help = "print only the label keys the runs have, each once, sorted (what compare --by "
+		  "takes; for scripts and shell completion)" },
 	DB_OPT(struct runs_cmd),
 	{ "help", 'h', OPT_HELP, offsetof(struct runs_cmd, help), .help = "show this help" },
 };
@@ -46,7 +50,7 @@ static const struct opt runs_opts[] = {
 static const struct cmd_spec runs_spec = {
 	.name = "runs",
 	.synopsis = "[--probe PROBE] [--label KEY=VALUE]... [--since WHEN] [--limit N] [--partial] "
-		    "[--ids] [--db PATH]",
+		    "[--ids | --label-keys] [--db PATH]",
 	.about = "List the stored runs in the order they were stored (by id), oldest first: id,\n"
 		 "start time (UTC), probe, host, headline figures of the leading metric in the\n"
 		 "probe's own unit (us, or ns for noise), and labels; \"(partial)\" marks a run\n"
@@ -111,6 +115,25 @@ static int print_ids(struct store *st, const struct run_filter *f)
 	return EXIT_OK;
 }
 
+/* The label keys alone, like the ids: one query, no run read. */
+static int print_label_keys(struct store *st, const struct run_filter *f)
+{
+	struct lat_error err;
+	char(*keys)[LABEL_KEY_MAX] = NULL;
+	size_t n = 0;
+
+	if (store_label_keys(st, f, &keys, &n, &err) < 0) {
+		tprintf(stderr, "latscope runs: %s\n", err.msg);
+		store_close(st);
+		return EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n; i++)
+		tprintf(stdout, "%s\n", keys[i]);
+	free(keys);
+	store_close(st);
+	return EXIT_OK;
+}
+
 int cmd_runs(int argc, char **argv)
 {
 	struct runs_cmd c = { 0 };
@@ -137,6 +160,9 @@ int cmd_runs(int argc, char **argv)
 				 "(2026-11-30T08:00:00) or a duration (2h)", c.since);
 		return storecmd_usage("runs", msg);
 	}
+	if (c.ids && c.label_keys)
+		return storecmd_usage("runs",
+				      "options '--ids' and '--label-keys' exclude each other");
 	f.probe = c.probe;
 	f.labels = c.labels;
 	f.limit = c.limit;
@@ -145,12 +171,14 @@ int cmd_runs(int argc, char **argv)
 	if ((code = storecmd_open_if_any("runs", c.db, STORE_READONLY, &st)) != EXIT_OK)
 		return code;
 	if (!st) {
-		if (!c.ids)
+		if (!c.ids && !c.label_keys)
 			text_runs(stdout, NULL, 0);
 		return EXIT_OK;
 	}
 	if (c.ids)
 		return print_ids(st, &f);
+	if (c.label_keys)
+		return print_label_keys(st, &f);
 	if (store_list(st, &f, &runs, &n, &serr) < 0) {
 		tprintf(stderr, "latscope runs: %s\n", serr.msg);
 		store_close(st);

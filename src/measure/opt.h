@@ -53,6 +53,8 @@ enum opt_values {
 	OPT_VALUES_RUN_ID,              /* a stored run's id */
 	OPT_VALUES_WORDS,               /* one of .words' */
 	OPT_VALUES_WORD_LIST,           /* a comma-separated list of .words' */
+	OPT_VALUES_LABEL_KEYS,          /* a comma-separated list of the stored runs' label keys */
+	OPT_VALUES_WORD_KEY_LIST,       /* a comma-separated list of .words' and those label keys */
 };
 
 struct opt {
@@ -67,7 +69,7 @@ struct opt {
 	const char *help;
 	unsigned flags;
 	enum opt_values values;         /* what a shell offers; OPT_VALUES_TYPED: what .kind says */
-	/* OPT_VALUES_WORDS, _WORD_LIST: the i-th word the parser takes, NULL past
+	/* OPT_VALUES_WORDS, _WORD_LIST, _WORD_KEY_LIST: the i-th word the parser takes, NULL past
 	 * the last, read from the table the parser reads (never a copy of it). */
 	const char *(*words)(size_t i);
 };

@@ -1314,7 +1314,10 @@ int store_info(struct store *s, int64_t id, struct run_info *ret, struct lat_err
  * were stored (id), not their start, since a merge or an import of old runs is
  * the newest the user made.  Newest first, so that LIMIT keeps the newest.
  */
-static int list_query(struct store *s, const struct run_filter *f, const char *columns, sqlite3_stmt **ret,
+/* "SELECT columns FROM runs" of the runs f selects, newest first, between head and tail
+ * (a query around it: "" and "" for none). */
+static int list_query(struct store *s, const struct run_filter *f, const char *head,
+		      const char *columns, const char *tail, sqlite3_stmt **ret,
 		      struct lat_error *err)
 {
 	char sql[2048];
@@ -1322,14 +1325,15 @@ static int list_query(struct store *s, const struct run_filter *f, const char *c
 	sqlite3_stmt *st;
 	int rc, k = 1;
 
-	len = (size_t)snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE start_ns >= ?%s%s", columns,
-			       f->probe ? " AND probe = ?" : "", f->partial_only ? " AND partial" : "");
+	len = (size_t)snprintf(sql, sizeof(sql), "%sSELECT %s FROM runs WHERE start_ns >= ?%s%s",
+			       head, columns, f->probe ? " AND probe = ?" : "",
+			       f->partial_only ? " AND partial" : "");
 	for (unsigned i = 0; i < f->labels.n && len < sizeof(sql); i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
 					" AND EXISTS (SELECT 1 FROM labels WHERE run_id = runs.id AND key = ? AND value = ?)");
 	if (len < sizeof(sql))
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " ORDER BY id DESC%s",
-					f->limit ? " LIMIT ?" : "");
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " ORDER BY id DESC%s%s",
+					f->limit ? " LIMIT ?" : "", tail);
 	if (len >= sizeof(sql))
 		return err_set(err, -E2BIG, "too many filters");
 	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -1357,7 +1361,7 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 	int rc, r;
 
 	err->msg[0] = '\0';
-	if ((r = list_query(s, f, INFO_COLUMNS(s), &st, err)) < 0)
+	if ((r = list_query(s, f, "", INFO_COLUMNS(s), "", &st, err)) < 0)
 		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
@@ -1399,7 +1403,8 @@ int store_ids(struct store *s, const struct run_filter *f, int64_t **ret, size_t
 	int r;
 
 	err->msg[0] = '\0';
-	if ((r = list_query(s, f, "id", &st, err)) < 0 || (r = step_ids(s, st, "cannot read", &ids, &n, err)) < 0)
+	if ((r = list_query(s, f, "", "id", "", &st, err)) < 0 ||
+	    (r = step_ids(s, st, "cannot read", &ids, &n, err)) < 0)
 		return r;
 	for (size_t i = 0; i < n / 2u; i++) {
 		int64_t t = ids[i];
@@ -1407,6 +1412,44 @@ int store_ids(struct store *s, const struct run_filter *f, int64_t **ret, size_t
 		ids[n - 1u - i] = t;
 	}
 	*ret = ids;
+	*ret_n = n;
+	return 0;
+}
+
+int store_label_keys(struct store *s, const struct run_filter *f, char (**ret)[LABEL_KEY_MAX],
+		     size_t *ret_n, struct lat_error *err)
+{
+	char(*keys)[LABEL_KEY_MAX] = NULL;
+	size_t n = 0, cap = 0;
+	sqlite3_stmt *st;
+	int r, rc;
+
+	err->msg[0] = '\0';
+	if ((r = list_query(s, f, "SELECT DISTINCT key FROM labels WHERE run_id IN (", "id",
+			    ") ORDER BY key", &st, err)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(st, 0);
+		if (!key || strlen(key) >= LABEL_KEY_MAX)
+			continue; /* no key a label can have */
+		if (n == cap) {
+			cap = cap ? cap * 2u : 16u;
+			char(*grown)[LABEL_KEY_MAX] = realloc(keys, cap * sizeof(*keys));
+			if (!grown) {
+				sqlite3_finalize(st);
+				free(keys);
+				return err_set(err, -ENOMEM, "out of memory");
+			}
+			keys = grown;
+		}
+		memcpy(keys[n++], key, strlen(key) + 1u);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(keys);
+		return db_fail(err, s->path, s->db, rc, "cannot read");
+	}
+	*ret = keys;
 	*ret_n = n;
 	return 0;
 }

@@ -103,6 +103,10 @@ int store_list(struct store *s, const struct run_filter *f, struct run_info **re
 /* The ids of the same runs, in the same order (malloc'ed array): what a
  * caller that needs no more reads, without their figures and labels. */
 int store_ids(struct store *s, const struct run_filter *f, int64_t **ret, size_t *ret_n, struct lat_error *err);
+/* The label keys the same runs have, each once, sorted (malloc'ed array; *ret
+ * NULL when there is none): what completes a key without reading a run. */
+int store_label_keys(struct store *s, const struct run_filter *f, char (**ret)[LABEL_KEY_MAX],
+		     size_t *ret_n, struct lat_error *err);
 /* One run's info.  -ENOENT for an unknown id. */
 int store_info(struct store *s, int64_t id, struct run_info *ret, struct lat_error *err);
 

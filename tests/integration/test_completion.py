@@ -8,6 +8,7 @@ what they measured is never read."""
 import os
 import re
 import shlex
+import sqlite3
 import subprocess
 import unittest
 
@@ -138,6 +139,41 @@ class Completion(TempDirCase):
         self.assertIn("--json", self.complete("show", "--db", db, "1", ""))
         # a store that is not there: nothing, and nothing said
         self.assertEqual(self.complete("show", "--db", self.path("none.db"), ""), [])
+
+    def test_compare_by_and_columns_offer_the_label_keys_of_the_stored_runs_as_a_list(self):
+        """What compare --by groups by is a label key, and --columns shows one: the ones the store's runs
+        have (runs --label-keys)."""
+        db = self.path("runs.db")
+        for labels in (["config=a", "domain=x"], ["config=b", "sched=fifo"]):
+            p = run("timer", "-a", str(online_cpus()[0]), "-l", "50", "--window", "50ms", "--policy", "other",
+                    "-p", "0", "-q", "--db", db, *[a for l in labels for a in ("--label", l)])
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("runs", "--label-keys", "--db", db)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "config\ndomain\nsched\n", ""))
+        p = run("runs", "--label-keys", "--label", "config=a", "--db", db)
+        self.assertEqual((p.returncode, p.stdout), (0, "config\ndomain\n"), p.stderr)
+        self.assertEqual(self.complete("compare", "--db", db, "--by", ""), ["config", "domain", "sched"])
+        self.assertEqual(self.complete("compare", "--by", "", env=dict(os.environ, LATSCOPE_DB=db)),
+                         ["config", "domain", "sched"])
+        self.assertEqual(self.complete("compare", "--db", db, "--by", "=", "d", line=f"compare --db {db} --by=d"),
+                         ["domain"])
+        # a list: each key once, after a comma
+        self.assertEqual(self.complete("compare", "--db", db, "--by", "config,"), ["config,domain", "config,sched"])
+        # --columns takes a label too: its figures and the keys
+        self.assertEqual(self.complete("compare", "--db", db, "--columns", "p99,d"), ["p99,domain"])
+        self.assertIn("p99,max", self.complete("compare", "--db", db, "--columns", "p99,"))
+        # a key no label can have, written into the store by another tool, is not offered: compgen
+        # would expand it
+        con = sqlite3.connect(db)
+        with con:
+            con.execute("INSERT INTO labels (run_id, key, value) VALUES (1, '$(touch expanded)', 'x')")
+        con.close()
+        self.assertEqual(self.complete("compare", "--db", db, "--by", ""), ["config", "domain", "sched"])
+        self.assertFalse(os.path.exists(self.path("expanded")))
+        # a store that is not there: nothing, nothing said, and nothing made
+        none = self.path("none/runs.db")
+        self.assertEqual(self.complete("compare", "--db", none, "--by", ""), [])
+        self.assertFalse(os.path.exists(os.path.dirname(none)))
 
     def test_every_long_option_a_commands_help_prints_is_offered(self):
         p = run("--help")

@@ -211,6 +211,87 @@ class Dist(TempDirCase):
         self.assertEqual(t.returncode, 0, t.stdout[-3000:])
 
 
+def project_version():
+    with open(os.path.join(ROOT, "meson.build")) as f:
+        return re.search(r"^\s*version\s*:\s*'([^']+)'", f.read(), re.M).group(1)
+
+
+class Versions(TempDirCase):
+    def test_news_the_debian_changelog_and_the_man_pages_name_meson_builds_version(self):
+        version = project_version()
+        with open(os.path.join(ROOT, "debian", "changelog")) as f:
+            self.assertRegex(f.readline(), r"^latscope \(%s\) " % re.escape(version))
+        with open(os.path.join(ROOT, "NEWS.md")) as f:
+            headings = re.findall(r"^## (\S+)", f.read(), re.M)
+        # above the newest version only what is on the branch since: "Unreleased"
+        numbered = [h for h in headings if h != "Unreleased"]
+        self.assertEqual(numbered[:1], [version], headings)
+        self.assertIn(headings.index(numbered[0]), (0, 1), headings)
+        for page in glob.glob(os.path.join(ROOT, "doc", "*.1")):
+            with open(page) as f:
+                self.assertRegex(f.read(), re.compile(r'^\.TH .* "latscope %s"' % re.escape(version), re.M), page)
+
+
+@needs(programs=("git", "meson", "ninja"))
+class Describe(TempDirCase):
+    """What the build writes to describe.h (what --version prints beside the version, cli/version.c) in
+    a scratch clone of this repository holding this tree as it is: without a release tag, after one,
+    on it, and with uncommitted changes.  Tags are made in the clone only."""
+
+    def git(self, *args):
+        p = sh("git", "-C", self.clone, "-c", "user.name=test", "-c", "user.email=test@example.org", *args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout.strip()
+
+    def describe(self):
+        """The describe the build of the clone writes (only describe.h is made)."""
+        p = sh("ninja", "-C", self.build, "src/describe.h")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(self.build, "src", "describe.h")) as f:
+            return re.search(r'#define LATSCOPE_DESCRIBE "([^"]*)"', f.read()).group(1)
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(os.path.join(ROOT, ".git")):
+            self.skipTest("this source is no git checkout (a release tarball): there is nothing to clone")
+        self.clone, self.build = self.path("clone"), self.path("build")
+        p = sh("git", "clone", "-q", "--no-checkout", ROOT, self.clone)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.git("checkout", "-q", "--detach", sh("git", "-C", ROOT, "rev-parse", "HEAD").stdout.strip())
+        # this tree's files as they are, committed: what is tested is this tree's version logic
+        files = sh("git", "-C", ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
+        for rel in filter(None, files.split("\0")):
+            src, dst = os.path.join(ROOT, rel), os.path.join(self.clone, rel)
+            if os.path.isfile(src) and not os.path.islink(src):
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy2(src, dst)
+        self.git("add", "-A")
+        if self.git("status", "--porcelain"):
+            self.git("commit", "-q", "-m", "this tree as it is")
+        for tag in self.git("tag", "-l").split():
+            self.git("tag", "-d", tag)
+        p = sh("meson", "setup", self.build, self.clone, "-Dtests=false")
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr)
+        self.version = project_version()
+
+    def test_without_a_release_tag_it_is_the_commit(self):
+        self.git("tag", "nightly")      # no v<digit> tag: not a release's
+        self.assertEqual(self.describe(), self.git("rev-parse", "--short", "HEAD"))
+
+    def test_after_a_release_tag_it_is_git_describe_without_the_v(self):
+        self.git("tag", "-a", "-m", "release", "v" + self.version)
+        self.git("commit", "-q", "--allow-empty", "-m", "one")
+        self.git("commit", "-q", "--allow-empty", "-m", "two")
+        self.assertEqual(self.describe(), "%s-2-g%s" % (self.version, self.git("rev-parse", "--short", "HEAD")))
+
+    def test_on_the_release_tag_it_is_the_version_and_uncommitted_changes_are_dirty(self):
+        self.git("tag", "v" + self.version)
+        self.assertEqual(self.describe(), self.version)     # --version prints the version alone
+        with open(os.path.join(self.clone, "README.md"), "a") as f:
+            f.write("a change\n")
+        self.assertEqual(self.describe(), self.version + "-dirty")
+
+
 def tail(path, lines=30):
     try:
         with open(path) as f:

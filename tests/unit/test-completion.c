@@ -26,7 +26,7 @@
 struct fake {
 	int mode;
 	struct cpuset cpus;
-	const char *name, *kind;
+	const char *name, *kind, *by, *columns;
 	bool flag, help;
 };
 
@@ -44,6 +44,9 @@ static const struct opt fake_opts[] = {
 	{ "out", 'o', OPT_STRING, offsetof(struct fake, name), .values = OPT_VALUES_FILE },
 	{ "kinds", 0, OPT_STRING, offsetof(struct fake, kind), .values = OPT_VALUES_WORD_LIST,
 	  .words = kind_word },
+	{ "by", 0, OPT_STRING, offsetof(struct fake, by), .values = OPT_VALUES_LABEL_KEYS },
+	{ "columns", 0, OPT_STRING, offsetof(struct fake, columns),
+	  .values = OPT_VALUES_WORD_KEY_LIST, .words = kind_word },
 	{ "flag", 0, OPT_FLAG, offsetof(struct fake, flag) },
 	{ "help", 'h', OPT_HELP, offsetof(struct fake, help) },
 };
@@ -86,6 +89,11 @@ static void test_each_kind_of_row_offers_what_its_parser_takes(void **state)
 	assert_int_equal(find(cc, "out")->v.kind, OPT_VALUES_FILE);
 	assert_int_equal(find(cc, "kinds")->v.kind, OPT_VALUES_WORD_LIST);
 	assert_string_equal(find(cc, "kinds")->v.words, "a b c");
+	/* label keys are the store's, asked when completing: none are known here */
+	assert_int_equal(find(cc, "by")->v.kind, OPT_VALUES_LABEL_KEYS);
+	assert_string_equal(find(cc, "by")->v.words, "");
+	assert_int_equal(find(cc, "columns")->v.kind, OPT_VALUES_WORD_KEY_LIST);
+	assert_string_equal(find(cc, "columns")->v.words, "a b c");
 	assert_true(find(cc, "out")->takes);
 	assert_false(find(cc, "flag")->takes);
 	assert_false(find(cc, "help")->takes);
@@ -253,6 +261,8 @@ static void test_the_bash_script_names_every_command_and_registers_for_latscope(
 	}
 	assert_non_null(strstr(text, "\n\t['timer --policy']='words fifo rr other deadline'\n"));
 	assert_non_null(strstr(text, "\n\t['show 1']='ids'\n"));
+	assert_non_null(strstr(text, "\n\t['compare --by']='keys'\n"));
+	assert_non_null(strstr(text, "\n\t['compare --columns']='keylist count "));
 	assert_non_null(strstr(text, "\ncomplete -F _latscope latscope\n"));
 	free(text);
 }

@@ -402,6 +402,42 @@ static void test_store_list_limit_keeps_the_last_stored_oldest_first(void **stat
 	store_close(st);
 }
 
+/* The label keys store_label_keys gives for f, as "a,b". */
+static const char *keys_of(struct store *st, const struct run_filter *f)
+{
+	static char out[256];
+	struct lat_error err;
+	char(*keys)[LABEL_KEY_MAX] = NULL;
+	size_t n = 99, len = 0;
+
+	assert_int_equal(store_label_keys(st, f, &keys, &n, &err), 0);
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? "," : "",
+					keys[i]);
+	free(keys);
+	return out;
+}
+
+static void test_store_label_keys_are_those_of_the_selected_runs_each_once_in_order(void **state)
+{
+	(void)state;
+	struct store *st = five_runs("keys.db");
+	struct run_filter f = { 0 };
+
+	assert_string_equal(keys_of(st, &f), "config,host");
+	f.probe = "noise";
+	assert_string_equal(keys_of(st, &f), "config");
+	f.probe = "timer";
+	f.limit = 1; /* run 4: no label */
+	assert_string_equal(keys_of(st, &f), "");
+	f.limit = 0;
+	f.probe = NULL;
+	add_label(&f, "host", "y");
+	assert_string_equal(keys_of(st, &f), "config,host");
+	store_close(st);
+}
+
 static void test_store_info_gives_a_runs_listed_figures_and_labels_and_an_unknown_id_is_enoent(void **state)
 {
 	(void)state;
@@ -933,6 +969,7 @@ int main(void)
 		cmocka_unit_test(test_a_new_store_and_its_new_directories_are_private),
 		cmocka_unit_test(test_store_list_and_ids_give_the_runs_in_stored_order_and_filter_by_probe_labels_and_start),
 		cmocka_unit_test(test_store_list_limit_keeps_the_last_stored_oldest_first),
+		cmocka_unit_test(test_store_label_keys_are_those_of_the_selected_runs_each_once_in_order),
 		cmocka_unit_test(test_store_info_gives_a_runs_listed_figures_and_labels_and_an_unknown_id_is_enoent),
 		cmocka_unit_test(test_store_rm_removes_all_or_none_and_their_labels_go_too),
 		cmocka_unit_test(test_only_a_regular_file_of_the_users_own_that_no_one_else_may_write_is_written_untold),
