@@ -45,37 +45,81 @@ struct run_cmd {
 	bool help;
 };
 
-static const struct opt run_opts[] = {
-	{ "quick", 0, OPT_FLAG, offsetof(struct run_cmd, quick), .help = "about 10 s in all instead of a minute" },
-	{ "duration", 'D', OPT_DURATION, offsetof(struct run_cmd, duration_ns), .min = 5u * NS_PER_SEC,
-	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC,
-	  .help = "the whole suite's length, shared 5:5:2 by timer, noise and wake; a bare number is seconds" },
-	{ "cpus", 'a', OPT_STRING, offsetof(struct run_cmd, cpus), .metavar = "CPUS", .values = OPT_VALUES_CPUS,
-	  .help = "CPUs for the timer and noise probes (default: every online CPU)" },
-	{ "label", 0, OPT_LABEL, offsetof(struct run_cmd, labels), .help = "tag every run of the suite; repeatable" },
-	{ "load", 0, OPT_STRLIST, offsetof(struct run_cmd, load), .metavar = "SPEC",
-	  .values = OPT_VALUES_WORDS, .words = loadrun_kind_word,
-	  .help = "measure every probe under this load (see latscope timer --help); repeatable" },
-	{ "load-cmd", 0, OPT_STRING, offsetof(struct run_cmd, load_cmd), .metavar = "CMD",
-	  .help = "measure every probe while CMD runs (started anew for each probe)" },
-	{ "host", 0, OPT_STRING, offsetof(struct run_cmd, host), .metavar = "SPEC",
-	  .help = "in a VM: ask its host's agent what it did to the vCPUs at each probe's spikes (see latscope timer "
-		  "--help)" },
-	{ "host-secret", 0, OPT_STRING, offsetof(struct run_cmd, host_secret), .metavar = "FILE",
-	  .values = OPT_VALUES_FILE,
-	  .help = "with --host: the secret file the agent was started with" },
-	{ "until", 0, OPT_STRING, offsetof(struct run_cmd, until), .metavar = "EXPR",
-	  .help = "end each probe when EXPR is decided, such as 'level(1h) < 100us' (see latscope timer --help); "
-		  "its share of -D is the most it runs" },
-	{ "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH", .values = OPT_VALUES_FILE,
-	  .help = "keep the runs in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" },
-	{ "db-trust", 0, OPT_FLAG, offsetof(struct run_cmd, db_trust), .help = DB_TRUST_HELP },
-	{ "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store), .help = "do not keep the runs" },
-	CHECKPOINT_OPT(offsetof(struct run_cmd, checkpoint_ns),
-		       "store each probe's result so far every DUR while it measures (see latscope timer --help)"),
-	{ "quiet", 'q', OPT_FLAG, offsetof(struct run_cmd, quiet), .help = "no progress line" },
-	{ "help", 'h', OPT_HELP, offsetof(struct run_cmd, help), .help = "show this help" },
+/* The rows of run_opts, by which this file names them. */
+enum suite_opt {
+	SUITE_OPT_QUICK,
+	SUITE_OPT_DURATION,
+	SUITE_OPT_CPUS,
+	SUITE_OPT_LABEL,
+	SUITE_OPT_LOAD,
+	SUITE_OPT_LOAD_CMD,
+	SUITE_OPT_HOST,
+	SUITE_OPT_HOST_SECRET,
+	SUITE_OPT_UNTIL,
+	SUITE_OPT_DB,
+	SUITE_OPT_DB_TRUST,
+	SUITE_OPT_NO_STORE,
+	SUITE_OPT_CHECKPOINT,
+	SUITE_OPT_QUIET,
+	SUITE_OPT_HELP,
+	SUITE_NOPTS
 };
+
+static const struct opt run_opts[] = {
+	[SUITE_OPT_QUICK] = { "quick", 0, OPT_FLAG, offsetof(struct run_cmd, quick),
+			      .help = "about 10 s in all instead of a minute" },
+	[SUITE_OPT_DURATION] = { "duration", 'D', OPT_DURATION,
+				 offsetof(struct run_cmd, duration_ns), .min = 5u * NS_PER_SEC,
+				 .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC,
+				 .help = "the whole suite's length, shared 5:5:2 by timer, noise "
+					 "and wake; a bare number is seconds" },
+	[SUITE_OPT_CPUS] = { "cpus", 'a', OPT_STRING, offsetof(struct run_cmd, cpus),
+			     .metavar = "CPUS", .values = OPT_VALUES_CPUS,
+			     .help = "CPUs for the timer and noise probes (default: every online "
+				     "CPU)" },
+	[SUITE_OPT_LABEL] = { "label", 0, OPT_LABEL, offsetof(struct run_cmd, labels),
+			      .help = "tag every run of the suite; repeatable" },
+	[SUITE_OPT_LOAD] = { "load", 0, OPT_STRLIST, offsetof(struct run_cmd, load),
+			     .metavar = "SPEC", .values = OPT_VALUES_WORDS,
+			     .words = loadrun_kind_word,
+			     .help = "measure every probe under this load (see latscope timer "
+				     "--help); repeatable" },
+	[SUITE_OPT_LOAD_CMD] = { "load-cmd", 0, OPT_STRING, offsetof(struct run_cmd, load_cmd),
+				 .metavar = "CMD",
+				 .help = "measure every probe while CMD runs (started anew for "
+					 "each probe)" },
+	[SUITE_OPT_HOST] = { "host", 0, OPT_STRING, offsetof(struct run_cmd, host),
+			     .metavar = "SPEC",
+			     .help = "in a VM: ask its host's agent what it did to the vCPUs at "
+				     "each probe's spikes (see latscope timer "
+				     "--help)" },
+	[SUITE_OPT_HOST_SECRET] = { "host-secret", 0, OPT_STRING,
+				    offsetof(struct run_cmd, host_secret), .metavar = "FILE",
+				    .values = OPT_VALUES_FILE,
+				    .help = "with --host: the secret file the agent was started "
+					    "with" },
+	[SUITE_OPT_UNTIL] = { "until", 0, OPT_STRING, offsetof(struct run_cmd, until),
+			      .metavar = "EXPR",
+			      .help = "end each probe when EXPR is decided, such as 'level(1h) < "
+				      "100us' (see latscope timer --help); "
+				      "its share of -D is the most it runs" },
+	[SUITE_OPT_DB] = { "db", 0, OPT_STRING, offsetof(struct run_cmd, db), .metavar = "PATH",
+			   .values = OPT_VALUES_FILE,
+			   .help = "keep the runs in this store (default: $LATSCOPE_DB, else "
+				   "$XDG_DATA_HOME/latscope/runs.db)" },
+	[SUITE_OPT_DB_TRUST] = { "db-trust", 0, OPT_FLAG, offsetof(struct run_cmd, db_trust),
+				 .help = DB_TRUST_HELP },
+	[SUITE_OPT_NO_STORE] = { "no-store", 0, OPT_FLAG, offsetof(struct run_cmd, no_store),
+				 .help = "do not keep the runs" },
+	[SUITE_OPT_CHECKPOINT] = CHECKPOINT_OPT(offsetof(struct run_cmd, checkpoint_ns),
+						"store each probe's result so far every DUR while "
+						"it measures (see latscope timer --help)"),
+	[SUITE_OPT_QUIET] = { "quiet", 'q', OPT_FLAG, offsetof(struct run_cmd, quiet),
+			      .help = "no progress line" },
+	[SUITE_OPT_HELP] = { "help", 'h', OPT_HELP, offsetof(struct run_cmd, help),
+			     .help = "show this help" },
+};
+_Static_assert(ARRAY_SIZE(run_opts) == SUITE_NOPTS, "enum suite_opt names every row of run_opts");
 
 static const struct cmd_spec run_spec = {
 	.name = "run",
@@ -156,7 +200,7 @@ static void show_progress(void *ctx, uint64_t elapsed_ns, uint64_t total_ns)
 
 /*
  * One phase's parameters: the probe's defaults and the suite's options, set
- * as if typed (opt_mark), so that measure_with checks them as it checks any
+ * as if typed (opt_run_mark), so that measure_with checks them as it checks any
  * command line.  -EINVAL with err filled (a CPU list, too many labels).
  */
 static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t ns, const char *suite, void *params,
@@ -165,21 +209,21 @@ static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t 
 	const struct measure_cmd *mc = ph->mc;
 	struct run_params *rp = measure_run_params(mc, params);
 	struct measure_extras *x = measure_extras_of(mc, params);
-	const struct opt *cpus = opt_find(mc->opts, mc->nopts, "cpus");
+	const int cpus = opt_run_row(mc->opts, mc->nopts, RUN_ROW_CPUS);
 	char text[LABEL_KEY_MAX + LABEL_VALUE_MAX + 8];
 
 	memset(given, 0, sizeof(*given));
 	mc->defaults(params);
 	rp->duration_ns = ns;
-	opt_mark(mc->opts, mc->nopts, given, "duration");
+	opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_DURATION);
 	/* -a goes to the probes that take a CPU list; a probe that places its threads itself keeps its own */
-	if (c->cpus && cpus && cpus->kind == OPT_CPUS) {
+	if (c->cpus && cpus >= 0 && mc->opts[cpus].kind == OPT_CPUS) {
 		if (cpuset_parse(c->cpus, &rp->cpus) < 0) {
 			return err_set(err, -EINVAL,
 				       "option '%s': '%s' is not a CPU list (such as 0-3,6)",
 				       c->cpus_short ? "-a" : "--cpus", c->cpus);
 		}
-		opt_mark_typed(mc->nopts, given, (size_t)(cpus - mc->opts), c->cpus_short);
+		opt_mark_typed(mc->nopts, given, (size_t)cpus, c->cpus_short);
 	}
 	x->quiet = true;
 	snprintf(text, sizeof(text), "suite=%s", suite);
@@ -189,21 +233,21 @@ static int set_params(const struct run_cmd *c, const struct phase *ph, uint64_t 
 	x->labels.n = 1;
 	for (unsigned i = 0; i < c->labels.n; i++)
 		x->labels.items[x->labels.n++] = c->labels.items[i];
-	opt_mark(mc->opts, mc->nopts, given, "label");
+	opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_LABEL);
 	x->load = c->load;
 	x->load_cmd = c->load_cmd;
 	x->host = c->host;
 	x->host_secret = c->host_secret;
 	if (c->until) {
 		x->until_text = c->until;
-		opt_mark(mc->opts, mc->nopts, given, "until");
+		opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_UNTIL);
 	}
 	x->no_store = c->no_store;
 	x->db_path = c->db;
 	x->db_trust = c->db_trust;
 	if (c->checkpoint_given) {
 		x->checkpoint_ns = c->checkpoint_ns;
-		opt_mark(mc->opts, mc->nopts, given, "checkpoint");
+		opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_CHECKPOINT);
 	}
 	return 0;
 }
@@ -309,9 +353,8 @@ static int check_run(struct run_cmd *c, const struct opt_result *given)
 		opt_msg_as_typed(run_opts, ARRAY_SIZE(run_opts), given, msg, sizeof(msg));
 		return storecmd_usage("run", msg);
 	}
-	c->checkpoint_given = opt_given(run_opts, ARRAY_SIZE(run_opts), given, "checkpoint");
-	const struct opt *cpus = opt_find(run_opts, ARRAY_SIZE(run_opts), "cpus");
-	c->cpus_short = opt_short_at(ARRAY_SIZE(run_opts), given, (size_t)(cpus - run_opts));
+	c->checkpoint_given = opt_given_at(SUITE_NOPTS, given, SUITE_OPT_CHECKPOINT);
+	c->cpus_short = opt_short_at(SUITE_NOPTS, given, SUITE_OPT_CPUS);
 	/* Bad loads are named before the first probe runs, not after it. */
 	struct loadrun *lr = malloc(sizeof(*lr));
 	struct lat_error lerr;

@@ -180,7 +180,7 @@ static int set_params(const struct tune_cmd *c, const struct measure_cmd *mc,
 {
 	struct run_params *rp = measure_run_params(mc, params);
 	struct measure_extras *x = measure_extras_of(mc, params);
-	const struct opt *cpus = opt_find(mc->opts, mc->nopts, "cpus");
+	const int cpus = opt_run_row(mc->opts, mc->nopts, RUN_ROW_CPUS);
 	const char *labels[3][2] = { { "tune", start },
 				     { "fix", t->fix->name },
 				     { "state", b ? "b" : "a" } };
@@ -188,16 +188,16 @@ static int set_params(const struct tune_cmd *c, const struct measure_cmd *mc,
 	memset(given, 0, sizeof(*given));
 	mc->defaults(params);
 	rp->duration_ns = c->trial_ns;
-	opt_mark(mc->opts, mc->nopts, given, "duration");
+	opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_DURATION);
 	/* ten windows a trial: the verdict needs several a side whatever -D is */
 	rp->window_ns = c->trial_ns / 10u < 10u * NS_PER_MS ? 10u * NS_PER_MS : c->trial_ns / 10u;
-	opt_mark(mc->opts, mc->nopts, given, "window");
-	if (c->cpus && cpus && cpus->kind == OPT_CPUS) {
+	opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_WINDOW);
+	if (c->cpus && cpus >= 0 && mc->opts[cpus].kind == OPT_CPUS) {
 		if (cpuset_parse(c->cpus, &rp->cpus) < 0)
 			return err_set(err, -EINVAL,
 				       "option '--cpus': '%s' is not a CPU list (such as 0-3,6)",
 				       c->cpus);
-		opt_mark(mc->opts, mc->nopts, given, "cpus");
+		opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_CPUS);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(labels); i++) {
 		snprintf(x->labels.items[i].key, sizeof(x->labels.items[i].key), "%s",
@@ -206,7 +206,7 @@ static int set_params(const struct tune_cmd *c, const struct measure_cmd *mc,
 			 labels[i][1]);
 	}
 	x->labels.n = ARRAY_SIZE(labels);
-	opt_mark(mc->opts, mc->nopts, given, "label");
+	opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_LABEL);
 	x->quiet = true;
 	x->no_store = c->no_store;
 	x->db_path = c->db;
@@ -214,10 +214,10 @@ static int set_params(const struct tune_cmd *c, const struct measure_cmd *mc,
 	/* The fixes the runner holds itself: A is without them, B with them. */
 	if (t->fix->kind == TUNE_PMQOS) {
 		rp->no_pm_qos = !b;
-		opt_mark(mc->opts, mc->nopts, given, "no-pm-qos");
+		opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_NO_PM_QOS);
 	} else if (t->fix->kind == TUNE_IDLE && b) {
 		rp->deepest_idle_state = 0;
-		opt_mark(mc->opts, mc->nopts, given, "deepest-idle-state");
+		opt_run_mark(mc->opts, mc->nopts, given, RUN_ROW_DEEPEST_IDLE_STATE);
 	}
 	return 0;
 }

@@ -12,33 +12,57 @@
 #include "probe/tracerun.h"
 #include "probe/uprobe.h"
 
+/* attach's own rows, by which this file names them; the shared ones follow. */
+enum attach_opt {
+	ATTACH_OPT_PID,
+	ATTACH_OPT_FUNC,
+	ATTACH_OPT_LOOP,
+	ATTACH_OPT_PERIOD,
+	ATTACH_OPT_TID,
+	ATTACH_OPT_TRACE,
+	ATTACH_OPT_UNTIL,
+	ATTACH_NOWN
+};
+
 static const struct opt attach_opts[] = {
-	{ "pid", 0, OPT_UINT, offsetof(struct attach_cmd, p.pid), .min = 1, .max = 4194304,
-	  .metavar = "PID",
-	  .help = "the running process whose function --func is measured (uprobes: root)" },
-	{ "func", 0, OPT_STRING, offsetof(struct attach_cmd, p.func), .metavar = "SYMBOL",
-	  .help = "the function called once a cycle, by its name in the executable's or a "
-		  "library's symbol table" },
-	{ "loop", 0, OPT_STRING, offsetof(struct attach_cmd, p.loop), .metavar = "NAME",
-	  .help = "read the wakes a program reports through latscope/loop.h under NAME instead (no "
-		  "privilege)" },
-	{ "period", 0, OPT_DURATION, offsetof(struct attach_cmd, p.period_ns),
-	  .min = 10u * NS_PER_US, .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
-	  .help = "the program's period (default: the median interval of its first calls, or what "
-		  "loop.h was "
-		  "told); a bare number is microseconds" },
-	{ "tid", 0, OPT_STRLIST, offsetof(struct attach_cmd, p.tids), .metavar = "TID",
-	  .help = "measure only these threads (repeatable, or a comma list); default: every thread "
-		  "that calls it" },
-	{ "trace", 0, OPT_FLAG, offsetof(struct attach_cmd, run.trace),
-	  .help = "explain every late cycle from kernel trace events: what ran on the thread's CPU "
-		  "while it "
-		  "waited (root)" },
-	UNTIL_OPT(struct attach_cmd),
+	[ATTACH_OPT_PID] = { "pid", 0, OPT_UINT, offsetof(struct attach_cmd, p.pid), .min = 1,
+			     .max = 4194304, .metavar = "PID",
+			     .help = "the running process whose function --func is measured "
+				     "(uprobes: root)" },
+	[ATTACH_OPT_FUNC] = { "func", 0, OPT_STRING, offsetof(struct attach_cmd, p.func),
+			      .metavar = "SYMBOL",
+			      .help = "the function called once a cycle, by its name in the "
+				      "executable's or a "
+				      "library's symbol table" },
+	[ATTACH_OPT_LOOP] = { "loop", 0, OPT_STRING, offsetof(struct attach_cmd, p.loop),
+			      .metavar = "NAME",
+			      .help = "read the wakes a program reports through latscope/loop.h "
+				      "under NAME instead (no "
+				      "privilege)" },
+	[ATTACH_OPT_PERIOD] = { "period", 0, OPT_DURATION, offsetof(struct attach_cmd, p.period_ns),
+				.min = 10u * NS_PER_US, .max = 3600u * NS_PER_SEC,
+				.unit = NS_PER_US,
+				.help = "the program's period (default: the median interval of its "
+					"first calls, or what "
+					"loop.h was "
+					"told); a bare number is microseconds" },
+	[ATTACH_OPT_TID] = { "tid", 0, OPT_STRLIST, offsetof(struct attach_cmd, p.tids),
+			     .metavar = "TID",
+			     .help = "measure only these threads (repeatable, or a comma list); "
+				     "default: every thread "
+				     "that calls it" },
+	[ATTACH_OPT_TRACE] = { "trace", 0, OPT_FLAG, offsetof(struct attach_cmd, run.trace),
+			       .help = "explain every late cycle from kernel trace events: what "
+				       "ran on the thread's CPU "
+				       "while it "
+				       "waited (root)" },
+	[ATTACH_OPT_UNTIL] = UNTIL_OPT(struct attach_cmd),
 	RUN_OPTS_BUT_CPUS(struct attach_cmd, policy_choices_no_deadline),
 };
 
 #define NOPTS ARRAY_SIZE(attach_opts)
+_Static_assert(NOPTS == ATTACH_NOWN + RUN_ROW_HELP - RUN_ROW_PRIORITY + 1,
+	       "enum attach_opt names every own row");
 
 static void attach_defaults(void *params)
 {
@@ -55,8 +79,8 @@ static void attach_defaults(void *params)
 static int attach_validate(void *params, const struct opt_result *given, struct lat_error *err)
 {
 	struct attach_cmd *c = params;
-	const bool pid = opt_given(attach_opts, NOPTS, given, "pid"),
-		   func = opt_given(attach_opts, NOPTS, given, "func");
+	const bool pid = opt_given_at(NOPTS, given, ATTACH_OPT_PID),
+		   func = opt_given_at(NOPTS, given, ATTACH_OPT_FUNC);
 
 	if (c->p.loop && (pid || func))
 		return err_set(err, -EINVAL,
@@ -72,7 +96,7 @@ static int attach_validate(void *params, const struct opt_result *given, struct 
 		return err_set(err, -EINVAL, "option '--loop': a name of 1 to 64 characters");
 	if (func && (!c->p.func[0] || strlen(c->p.func) > 255))
 		return err_set(err, -EINVAL, "option '--func': a symbol of 1 to 255 characters");
-	if (opt_given(attach_opts, NOPTS, given, "loops"))
+	if (opt_run_given(attach_opts, NOPTS, given, RUN_ROW_LOOPS))
 		return err_set(
 			err, -EINVAL,
 			"option '--loops' is not for attach: the program runs its own cycles; "

@@ -40,16 +40,22 @@ static int clock_validate(void *params, const struct opt_result *given, struct l
 	struct clock_cmd *c = params;
 
 	/* -l alone: that many rounds, not the default duration too. */
-	if (opt_given(clock_opts, NOPTS, given, "loops") && !opt_given(clock_opts, NOPTS, given, "duration"))
+	if (opt_run_given(clock_opts, NOPTS, given, RUN_ROW_LOOPS) &&
+	    !opt_run_given(clock_opts, NOPTS, given, RUN_ROW_DURATION))
 		c->run.duration_ns = 0;
 	if (c->run.policy != POLICY_OTHER) {
 		struct cpuset online, left;
 		if (cpus_online(&online) == 0) {
 			cpuset_diff(&left, &online, &c->run.cpus);
 			if (cpuset_count(&left) == 0) {
-				return err_set(err, -EINVAL, "option '%s': a real-time priority on every CPU would "
-					       "leave nothing else to run while the loops spin; leave a CPU out with -a",
-					       opt_given(clock_opts, NOPTS, given, "policy") ? "--policy" : "--priority");
+				return err_set(
+					err, -EINVAL,
+					"option '%s': a real-time priority on every CPU would "
+					"leave nothing else to run while the loops spin; leave a "
+					"CPU out with -a",
+					opt_run_given(clock_opts, NOPTS, given, RUN_ROW_POLICY)
+						? "--policy"
+						: "--priority");
 			}
 		}
 	}

@@ -28,36 +28,66 @@ static const char *const pattern_choices[] = { "same", "seq", "random", NULL };
 static const char *const engine_choices[] = { "psync", "io_uring", NULL };
 static const char *const buffer_choices[] = { [IO_BUF_PLAIN] = "plain", [IO_BUF_HUGEPAGE] = "hugepage", NULL };
 
+/* io's own rows, by which this file names them: --count sits after the shared --cpus and
+ * RUN_OPTS_SCHED's three, the rest of the shared rows after it. */
+enum io_opt {
+	IO_OPT_BS,
+	IO_OPT_PATTERN,
+	IO_OPT_DIRECT,
+	IO_OPT_BUFFERED,
+	IO_OPT_BUFFER,
+	IO_OPT_ENGINE,
+	IO_OPT_DEPTH,
+	IO_OPT_MAKE,
+	IO_OPT_SIZE,
+	IO_OPT_COUNT = IO_OPT_SIZE + 5
+};
+
 static const struct opt io_opts[] = {
-	{ "bs", 0, OPT_SIZE, offsetof(struct io_cmd, p.bs), .min = 512, .max = UINT64_C(64) << 20,
-	  .help = "bytes per read (k, M: powers of 1024)" },
-	{ "pattern", 0, OPT_ENUM, offsetof(struct io_cmd, p.pattern), .choices = pattern_choices,
-	  .help = "same: re-read one block (the device's cache and the link); seq: walk the file; random: aligned "
-		  "offsets anywhere" },
-	{ "direct", 0, OPT_FLAG, offsetof(struct io_cmd, direct), .flags = OPT_NOT_PARAM,
-	  .help = "O_DIRECT, around the page cache (the default)" },
-	{ "buffered", 0, OPT_FLAG, offsetof(struct io_cmd, p.buffered), .help = "through the page cache" },
-	{ "buffer", 0, OPT_ENUM, offsetof(struct io_cmd, p.buffer), .choices = buffer_choices,
-	  .help = "what the reads land in: plain, page-aligned ordinary memory as dd and most programs use; hugepage, "
-		  "a 2 MiB-aligned buffer in transparent huge pages, one physically contiguous run" },
-	{ "engine", 0, OPT_ENUM, offsetof(struct io_cmd, p.engine), .choices = engine_choices,
-	  .help = "psync: one pread at a time; io_uring: --depth reads in flight" },
-	{ "depth", 0, OPT_UINT, offsetof(struct io_cmd, p.depth), .min = 1, .max = 4096,
-	  .help = "io_uring: reads in flight" },
-	{ "make", 0, OPT_STRING, offsetof(struct io_cmd, make), .metavar = "FILE", .flags = OPT_NOT_PARAM,
-	  .values = OPT_VALUES_FILE,
-	  .help = "instead of measuring, create FILE (which must not exist) filled with --size of random data" },
-	{ "size", 0, OPT_SIZE, offsetof(struct io_cmd, make_size), .min = 4096, .max = UINT64_C(1) << 42,
-	  .flags = OPT_NOT_PARAM, .help = "with --make: how much" },
+	[IO_OPT_BS] = { "bs", 0, OPT_SIZE, offsetof(struct io_cmd, p.bs), .min = 512,
+			.max = UINT64_C(64) << 20,
+			.help = "bytes per read (k, M: powers of 1024)" },
+	[IO_OPT_PATTERN] = { "pattern", 0, OPT_ENUM, offsetof(struct io_cmd, p.pattern),
+			     .choices = pattern_choices,
+			     .help = "same: re-read one block (the device's cache and the link); "
+				     "seq: walk the file; random: aligned "
+				     "offsets anywhere" },
+	[IO_OPT_DIRECT] = { "direct", 0, OPT_FLAG, offsetof(struct io_cmd, direct),
+			    .flags = OPT_NOT_PARAM,
+			    .help = "O_DIRECT, around the page cache (the default)" },
+	[IO_OPT_BUFFERED] = { "buffered", 0, OPT_FLAG, offsetof(struct io_cmd, p.buffered),
+			      .help = "through the page cache" },
+	[IO_OPT_BUFFER] = { "buffer", 0, OPT_ENUM, offsetof(struct io_cmd, p.buffer),
+			    .choices = buffer_choices,
+			    .help = "what the reads land in: plain, page-aligned ordinary memory "
+				    "as dd and most programs use; hugepage, "
+				    "a 2 MiB-aligned buffer in transparent huge pages, one "
+				    "physically contiguous run" },
+	[IO_OPT_ENGINE] = { "engine", 0, OPT_ENUM, offsetof(struct io_cmd, p.engine),
+			    .choices = engine_choices,
+			    .help = "psync: one pread at a time; io_uring: --depth reads in "
+				    "flight" },
+	[IO_OPT_DEPTH] = { "depth", 0, OPT_UINT, offsetof(struct io_cmd, p.depth), .min = 1,
+			   .max = 4096, .help = "io_uring: reads in flight" },
+	[IO_OPT_MAKE] = { "make", 0, OPT_STRING, offsetof(struct io_cmd, make), .metavar = "FILE",
+			  .flags = OPT_NOT_PARAM, .values = OPT_VALUES_FILE,
+			  .help = "instead of measuring, create FILE (which must not exist) filled "
+				  "with --size of random data" },
+	[IO_OPT_SIZE] = { "size", 0, OPT_SIZE, offsetof(struct io_cmd, make_size), .min = 4096,
+			  .max = UINT64_C(1) << 42, .flags = OPT_NOT_PARAM,
+			  .help = "with --make: how much" },
 	/* -n and --count for what the other commands call -l and --loops: a read is what io counts */
 	RUN_OPT_CPUS(struct io_cmd),
 	RUN_OPTS_SCHED(struct io_cmd, policy_choices_no_deadline),
-	{ "count", 'n', OPT_UINT, offsetof(struct io_cmd, run.loops), .min = 1, .max = UINT64_C(1) << 48,
-	  .help = "stop after N reads per thread instead of after a duration" },
+	[IO_OPT_COUNT] = { "count", 'n', OPT_UINT, offsetof(struct io_cmd, run.loops), .min = 1,
+			   .max = UINT64_C(1) << 48,
+			   .help = "stop after N reads per thread instead of after a duration" },
 	RUN_OPTS_REST(struct io_cmd),
 };
 
 #define NOPTS ARRAY_SIZE(io_opts)
+_Static_assert(NOPTS == IO_OPT_COUNT + 1 + RUN_ROW_HELP - RUN_ROW_THRESHOLD + 1,
+	       "enum io_opt names every own row");
 
 static void io_defaults(void *params)
 {
@@ -162,14 +192,15 @@ static int io_validate(void *params, const struct opt_result *given, struct lat_
 	if (c->make_size && !c->make) {
 		return err_set(err, -EINVAL, "option '--size' needs '--make'");
 	}
-	if (opt_given(io_opts, NOPTS, given, "count") && opt_given(io_opts, NOPTS, given, "duration"))
+	if (opt_given_at(NOPTS, given, IO_OPT_COUNT) &&
+	    opt_run_given(io_opts, NOPTS, given, RUN_ROW_DURATION))
 		return err_set(err, -EINVAL, "options '--count' and '--duration' exclude each other");
 	if (c->p.depth > 1 && c->p.engine != IO_URING) {
 		err_set(err, 0, "option '--depth': psync has one read in flight; use --engine io_uring");
 		return -EINVAL;
 	}
 	/* One reading thread unless asked: the last CPU, leaving the first to the rest. */
-	if (!opt_given(io_opts, NOPTS, given, "cpus")) {
+	if (!opt_run_given(io_opts, NOPTS, given, RUN_ROW_CPUS)) {
 		int last = -1;
 		cpuset_foreach(cpu, &c->run.cpus)
 			last = cpu;

@@ -69,7 +69,7 @@ static void print_help(const struct measure_cmd *mc)
 		opt_print_help(stdout, mc->opts, mc->nopts, defaults);
 		free(defaults);
 	}
-	const bool until = opt_find(mc->opts, mc->nopts, "until") != NULL;
+	const bool until = opt_run_row(mc->opts, mc->nopts, RUN_ROW_UNTIL) >= 0;
 	tprintf(stdout, "\nExit status: 0 done (also when stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT), 1 error, 2 bad usage,\n"
 	       "3 --fail-above exceeded, --on-threshold stop ended the run");
 	if (until)
@@ -112,13 +112,15 @@ int measure_check_cpus(struct cpuset *cpus, bool given, struct lat_error *err)
 static int check_common(const struct measure_cmd *mc, struct run_params *rp, const struct measure_extras *x,
 			const struct opt_result *given, struct lat_error *err)
 {
-	bool prio_given = opt_given(mc->opts, mc->nopts, given, "priority");
+	bool prio_given = opt_run_given(mc->opts, mc->nopts, given, RUN_ROW_PRIORITY);
 	int r;
 
-	if ((r = measure_check_cpus(&rp->cpus, opt_given(mc->opts, mc->nopts, given, "cpus"), err)) < 0)
+	if ((r = measure_check_cpus(
+		     &rp->cpus, opt_run_given(mc->opts, mc->nopts, given, RUN_ROW_CPUS), err)) < 0)
 		return r;
 	/* A priority alone asks for a real-time one (noise runs under SCHED_OTHER by default). */
-	if (prio_given && rp->priority != 0 && !opt_given(mc->opts, mc->nopts, given, "policy"))
+	if (prio_given && rp->priority != 0 &&
+	    !opt_run_given(mc->opts, mc->nopts, given, RUN_ROW_POLICY))
 		rp->policy = POLICY_FIFO;
 	if (rp->policy == POLICY_DEADLINE) {
 		/* Its wait is sched_yield for the next period: only a probe with such a loop can keep it. */
@@ -144,11 +146,12 @@ static int check_common(const struct measure_cmd *mc, struct run_params *rp, con
 				 (unsigned long long)rp->priority, policy_choices[rp->policy], lo, hi);
 		}
 	}
-	if (opt_given(mc->opts, mc->nopts, given, "duration") && opt_given(mc->opts, mc->nopts, given, "loops")) {
+	if (opt_run_given(mc->opts, mc->nopts, given, RUN_ROW_DURATION) &&
+	    opt_run_given(mc->opts, mc->nopts, given, RUN_ROW_LOOPS)) {
 		return err_set(err, -EINVAL, "options '--duration' and '--loops' exclude each other");
 	}
-	rp->limit_idle = opt_given(mc->opts, mc->nopts, given, "deepest-idle-state");
-	if (opt_given(mc->opts, mc->nopts, given, "fail-stat") && !x->fail_above_ns) {
+	rp->limit_idle = opt_run_given(mc->opts, mc->nopts, given, RUN_ROW_DEEPEST_IDLE_STATE);
+	if (opt_run_given(mc->opts, mc->nopts, given, RUN_ROW_FAIL_STAT) && !x->fail_above_ns) {
 		return err_set(err, -EINVAL, "option '--fail-stat' needs '--fail-above'");
 	}
 	return 0;
@@ -486,10 +489,14 @@ static int check_actions(const struct measure_cmd *mc, struct run_params *rp, st
 	/* One tracefs instance a process: --trace's or the spike ring's. */
 	if (action_list_has(&rp->on_threshold, ACTION_TRACE) && rp->trace)
 		return err_set(err, -EINVAL, "option '--on-threshold': 'trace' cannot be used with '--trace'");
-	static const char *const needs[] = { "trigger", "action-interval" };
-	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
-		if (rp->on_threshold.n == 0 && opt_given(mc->opts, mc->nopts, given, needs[i]))
-			return err_set(err, -EINVAL, "option '--%s' needs '--on-threshold'", needs[i]);
+	static const enum run_row needs[] = { RUN_ROW_TRIGGER, RUN_ROW_ACTION_INTERVAL };
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		int row = opt_run_row(mc->opts, mc->nopts, needs[i]);
+		if (rp->on_threshold.n == 0 && row >= 0 &&
+		    opt_given_at(mc->nopts, given, (size_t)row))
+			return err_set(err, -EINVAL, "option '--%s' needs '--on-threshold'",
+				       mc->opts[row].name);
+	}
 	return 0;
 }
 
@@ -508,7 +515,7 @@ static int check_params(const struct measure_cmd *mc, void *params, const struct
 	if (mc->validate && mc->validate(params, given, err) < 0)
 		return -EINVAL;
 	/* after validate, which may turn the duration off (clock's -l) */
-	if (!opt_given(mc->opts, mc->nopts, given, "checkpoint"))
+	if (!opt_run_given(mc->opts, mc->nopts, given, RUN_ROW_CHECKPOINT))
 		x->checkpoint_ns = checkpoint_default(measure_run_params(mc, params)->duration_ns);
 	return 0;
 }

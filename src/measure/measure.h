@@ -162,14 +162,17 @@ extern const char *const policy_choices_no_deadline[];
 extern const char *const fail_stat_choices[];
 extern const char *const trace_backend_choices[];       /* enum trace_backend's */
 
+/* clang-format off: one row a few lines, as the tables they fill */
 /* --checkpoint's row (measure/checkpoint.h), at offset off: wherever it is taken, the same range. */
 #define CHECKPOINT_OPT(off, text) \
-	{ "checkpoint", 0, OPT_DURATION, (off), .min = NS_PER_SEC, .max = 30u * 24u * 3600u * NS_PER_SEC, \
+	{ "checkpoint", 0, OPT_DURATION, (off), .run_row = RUN_ROW_CHECKPOINT, \
+	  .min = NS_PER_SEC, .max = 30u * 24u * 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM | OPT_ZERO_OFF, .help = (text) }
 
 /* --until's row, for the commands whose values have a tail (timer, noise, wake). */
 #define UNTIL_OPT(T) \
-	{ "until", 0, OPT_STRING, offsetof(T, out.until_text), .metavar = "EXPR", .flags = OPT_NOT_PARAM, \
+	{ "until", 0, OPT_STRING, offsetof(T, out.until_text), .run_row = RUN_ROW_UNTIL, \
+	  .metavar = "EXPR", .flags = OPT_NOT_PARAM, \
 	  .help = "measure until EXPR is decided at 95 %: 'level(1h) < 100us' (the latency exceeded once an " \
 		  "hour) or 'rate(>100us) < 1/h'; exit 0 below, 3 above, 4 still undecided at the end" }
 
@@ -184,90 +187,112 @@ extern const char *const trace_backend_choices[];       /* enum trace_backend's 
 	RUN_OPTS_BUT_CPUS(T, POLICIES)
 
 #define RUN_OPT_CPUS(T) \
-	{ "cpus", 'a', OPT_CPUS, offsetof(T, run.cpus), .metavar = "CPUS", \
+	{ "cpus", 'a', OPT_CPUS, offsetof(T, run.cpus), .run_row = RUN_ROW_CPUS, .metavar = "CPUS", \
 	  .help = "CPUs to measure on, one thread each, as a list such as 0-3,6" }
 
 /* The same, for a command that places its threads itself. */
 #define RUN_OPTS_BUT_CPUS(T, POLICIES) \
 	RUN_OPTS_SCHED(T, POLICIES), \
-	{ "loops", 'l', OPT_UINT, offsetof(T, run.loops), .min = 1, .max = UINT64_C(1) << 48, \
+	{ "loops", 'l', OPT_UINT, offsetof(T, run.loops), .run_row = RUN_ROW_LOOPS, \
+	  .min = 1, .max = UINT64_C(1) << 48, \
 	  .help = "stop after N samples per CPU instead of after a duration" }, \
 	RUN_OPTS_REST(T)
 
 /* Priority, policy and duration. */
 #define RUN_OPTS_SCHED(T, POLICIES) \
-	{ "priority", 'p', OPT_UINT, offsetof(T, run.priority), .min = 0, .max = 99, .metavar = "PRIO", \
+	{ "priority", 'p', OPT_UINT, offsetof(T, run.priority), .run_row = RUN_ROW_PRIORITY, \
+	  .min = 0, .max = 99, .metavar = "PRIO", \
 	  .help = "priority of the measuring threads: 1-99 for fifo and rr, 0 for other" }, \
-	{ "policy", 0, OPT_ENUM, offsetof(T, run.policy), .choices = (POLICIES), \
+	{ "policy", 0, OPT_ENUM, offsetof(T, run.policy), .run_row = RUN_ROW_POLICY, .choices = (POLICIES), \
 	  .help = "scheduling policy of the measuring threads" }, \
-	{ "duration", 'D', OPT_DURATION, offsetof(T, run.duration_ns), .min = NS_PER_MS, \
+	{ "duration", 'D', OPT_DURATION, offsetof(T, run.duration_ns), .run_row = RUN_ROW_DURATION, \
+	  .min = NS_PER_MS, \
 	  .max = 30u * 24u * 3600u * NS_PER_SEC, .unit = NS_PER_SEC, \
 	  .help = "how long to measure (with none: until Ctrl-C); a bare number is seconds" }
 
 /* What follows --loops: a command that counts in its own unit (io's reads) puts its row before these. */
 #define RUN_OPTS_REST(T) \
-	{ "threshold", 0, OPT_DURATION, offsetof(T, run.threshold_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
+	{ "threshold", 0, OPT_DURATION, offsetof(T, run.threshold_ns), .run_row = RUN_ROW_THRESHOLD, \
+	  .min = 1, .max = 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_US, .help = "count and report samples above this; a bare number is microseconds" }, \
-	{ "window", 0, OPT_DURATION, offsetof(T, run.window_ns), .min = 10u * NS_PER_MS, \
+	{ "window", 0, OPT_DURATION, offsetof(T, run.window_ns), .run_row = RUN_ROW_WINDOW, \
+	  .min = 10u * NS_PER_MS, \
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC, \
 	  .help = "length of the per-window statistics; a bare number is seconds" }, \
-	{ "warmup", 0, OPT_UINT, offsetof(T, run.warmup), .min = 0, .max = 1000000, \
+	{ "warmup", 0, OPT_UINT, offsetof(T, run.warmup), .run_row = RUN_ROW_WARMUP, \
+	  .min = 0, .max = 1000000, \
 	  .help = "windows left out of the warm max" }, \
-	{ "fail-above", 0, OPT_DURATION, offsetof(T, out.fail_above_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
+	{ "fail-above", 0, OPT_DURATION, offsetof(T, out.fail_above_ns), .run_row = RUN_ROW_FAIL_ABOVE, \
+	  .min = 1, .max = 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_US, .help = "exit with status 3 when --fail-stat of any CPU is above this" }, \
-	{ "fail-stat", 0, OPT_ENUM, offsetof(T, out.fail_stat), .choices = fail_stat_choices, \
+	{ "fail-stat", 0, OPT_ENUM, offsetof(T, out.fail_stat), .run_row = RUN_ROW_FAIL_STAT, \
+	  .choices = fail_stat_choices, \
 	  .help = "the statistic --fail-above judges" }, \
-	{ "trigger", 0, OPT_DURATION, offsetof(T, run.trigger_ns), .min = 1, .max = 3600u * NS_PER_SEC, \
+	{ "trigger", 0, OPT_DURATION, offsetof(T, run.trigger_ns), .run_row = RUN_ROW_TRIGGER, \
+	  .min = 1, .max = 3600u * NS_PER_SEC, \
 	  .unit = NS_PER_US, .flags = OPT_NOT_PARAM, \
 	  .help = "a sample above this sets off --on-threshold (default: --threshold); a bare number is microseconds" }, \
-	{ "on-threshold", 0, OPT_STRLIST, offsetof(T, out.on_threshold), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
+	{ "on-threshold", 0, OPT_STRLIST, offsetof(T, out.on_threshold), .run_row = RUN_ROW_ON_THRESHOLD, \
+	  .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
 	  .help = "when a sample is above --trigger: stop, trace, exec CMD or signal PID:SIG; several separated by " \
 		  "commas (exec last: its CMD is the rest), or repeated" }, \
-	{ "action-interval", 0, OPT_DURATION, offsetof(T, run.action_interval_ns), .min = NS_PER_MS, \
+	{ "action-interval", 0, OPT_DURATION, offsetof(T, run.action_interval_ns), .run_row = RUN_ROW_ACTION_INTERVAL, \
+	  .min = NS_PER_MS, \
 	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_SEC, .flags = OPT_NOT_PARAM, \
 	  .help = "do each exec, trace and signal of --on-threshold at most once in this time; a bare number is seconds" }, \
-	{ "on-end", 0, OPT_STRLIST, offsetof(T, out.on_end), .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
+	{ "on-end", 0, OPT_STRLIST, offsetof(T, out.on_end), .run_row = RUN_ROW_ON_END, \
+	  .metavar = "ACTION", .flags = OPT_NOT_PARAM, \
 	  .help = "after the result is written: exec CMD or signal PID:SIG; several separated by commas (exec " \
 		  "last), or repeated" }, \
-	{ "json", 0, OPT_STRING, offsetof(T, out.json_path), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
+	{ "json", 0, OPT_STRING, offsetof(T, out.json_path), .run_row = RUN_ROW_JSON, \
+	  .metavar = "FILE", .flags = OPT_NOT_PARAM, \
 	  .values = OPT_VALUES_FILE, \
 	  .help = "write the whole result as JSON to FILE (replaced atomically)" }, \
-	{ "db", 0, OPT_STRING, offsetof(T, out.db_path), .metavar = "PATH", .flags = OPT_NOT_PARAM, \
+	{ "db", 0, OPT_STRING, offsetof(T, out.db_path), .run_row = RUN_ROW_DB, \
+	  .metavar = "PATH", .flags = OPT_NOT_PARAM, \
 	  .values = OPT_VALUES_FILE, \
 	  .help = "keep the run in this store (default: $LATSCOPE_DB, else $XDG_DATA_HOME/latscope/runs.db)" }, \
-	{ "db-trust", 0, OPT_FLAG, offsetof(T, out.db_trust), .flags = OPT_NOT_PARAM, .help = DB_TRUST_HELP }, \
-	{ "no-store", 0, OPT_FLAG, offsetof(T, out.no_store), .flags = OPT_NOT_PARAM, \
+	{ "db-trust", 0, OPT_FLAG, offsetof(T, out.db_trust), .run_row = RUN_ROW_DB_TRUST, \
+	  .flags = OPT_NOT_PARAM, .help = DB_TRUST_HELP }, \
+	{ "no-store", 0, OPT_FLAG, offsetof(T, out.no_store), .run_row = RUN_ROW_NO_STORE, \
+	  .flags = OPT_NOT_PARAM, \
 	  .help = "do not keep the run in the store" }, \
 	CHECKPOINT_OPT(offsetof(T, out.checkpoint_ns), "write the result so far (--json, the store) every DUR while " \
 		       "measuring, marked partial; 0 or none: never; default 10m for a run over 1h or without -D"), \
-	{ "label", 0, OPT_LABEL, offsetof(T, out.labels), .flags = OPT_NOT_PARAM, \
+	{ "label", 0, OPT_LABEL, offsetof(T, out.labels), .run_row = RUN_ROW_LABEL, .flags = OPT_NOT_PARAM, \
 	  .help = "tag the run, such as config=guest; repeatable" }, \
-	{ "quiet", 'q', OPT_FLAG, offsetof(T, out.quiet), .flags = OPT_NOT_PARAM, \
+	{ "quiet", 'q', OPT_FLAG, offsetof(T, out.quiet), .run_row = RUN_ROW_QUIET, .flags = OPT_NOT_PARAM, \
 	  .help = "print only the summary and the id the run is stored as" }, \
-	{ "live", 0, OPT_FLAG, offsetof(T, out.live), .flags = OPT_NOT_PARAM, \
+	{ "live", 0, OPT_FLAG, offsetof(T, out.live), .run_row = RUN_ROW_LIVE, .flags = OPT_NOT_PARAM, \
 	  .help = "print the window lines even when standard output is not a terminal" }, \
-	{ "no-pm-qos", 0, OPT_FLAG, offsetof(T, run.no_pm_qos), \
+	{ "no-pm-qos", 0, OPT_FLAG, offsetof(T, run.no_pm_qos), .run_row = RUN_ROW_NO_PM_QOS, \
 	  .help = "do not hold /dev/cpu_dma_latency at 0 while measuring" }, \
-	{ "deepest-idle-state", 0, OPT_UINT, offsetof(T, run.deepest_idle_state), .min = 0, \
+	{ "deepest-idle-state", 0, OPT_UINT, offsetof(T, run.deepest_idle_state), .run_row = RUN_ROW_DEEPEST_IDLE_STATE, \
+	  .min = 0, \
 	  .max = CPUIDLE_STATES_MAX - 1u, .metavar = "N", .flags = OPT_UNSET_NULL, \
 	  .help = "disable the idle states deeper than N on the measured CPUs while measuring (root; beside PM QoS, " \
 		  "for when its global 0 is too much)" }, \
-	{ "no-context", 0, OPT_FLAG, offsetof(T, run.no_context), \
+	{ "no-context", 0, OPT_FLAG, offsetof(T, run.no_context), .run_row = RUN_ROW_NO_CONTEXT, \
 	  .help = "do not count interrupts, softirqs, preemptions and steal time beside every window" }, \
-	{ "strict", 0, OPT_FLAG, offsetof(T, run.strict), \
+	{ "strict", 0, OPT_FLAG, offsetof(T, run.strict), .run_row = RUN_ROW_STRICT, \
 	  .help = "refuse to run when the policy, memory lock or PM QoS cannot be applied" }, \
-	{ "load", 0, OPT_STRLIST, offsetof(T, out.load), .metavar = "SPEC", \
+	{ "load", 0, OPT_STRLIST, offsetof(T, out.load), .run_row = RUN_ROW_LOAD, .metavar = "SPEC", \
 	  .values = OPT_VALUES_WORDS, .words = loadrun_kind_word, \
 	  .help = "run a load while measuring: cpu, mem, syscall, sched, io or console, with :cpus=LIST,intensity=N%; repeatable" }, \
-	{ "load-cmd", 0, OPT_STRING, offsetof(T, out.load_cmd), .metavar = "CMD", \
+	{ "load-cmd", 0, OPT_STRING, offsetof(T, out.load_cmd), .run_row = RUN_ROW_LOAD_CMD, \
+	  .metavar = "CMD", \
 	  .help = "run CMD (with /bin/sh) as the load while measuring; it and its children are stopped at the end" }, \
-	{ "host", 0, OPT_STRING, offsetof(T, out.host), .metavar = "SPEC", .flags = OPT_NOT_PARAM, \
+	{ "host", 0, OPT_STRING, offsetof(T, out.host), .run_row = RUN_ROW_HOST, \
+	  .metavar = "SPEC", .flags = OPT_NOT_PARAM, \
 	  .help = "in a VM: ask its host's agent (latscope host) what it did to this guest's vCPUs at each spike: " \
 		  "serial:DEVICE, vsock:CID:PORT, unix:PATH or ADDR:PORT" }, \
-	{ "host-secret", 0, OPT_STRING, offsetof(T, out.host_secret), .metavar = "FILE", .flags = OPT_NOT_PARAM, \
+	{ "host-secret", 0, OPT_STRING, offsetof(T, out.host_secret), .run_row = RUN_ROW_HOST_SECRET, \
+	  .metavar = "FILE", .flags = OPT_NOT_PARAM, \
 	  .values = OPT_VALUES_FILE, \
 	  .help = "with --host: the secret file the agent was started with (mode 0600)" }, \
-	{ "help", 'h', OPT_HELP, offsetof(T, help), .flags = OPT_NOT_PARAM, .help = "show this help" }
+	{ "help", 'h', OPT_HELP, offsetof(T, help), .run_row = RUN_ROW_HELP, \
+	  .flags = OPT_NOT_PARAM, .help = "show this help" }
+/* clang-format on */
 
 /* Every check measure_with makes of params set by a caller (given as in
  * measure_with), without running: 0 or -EINVAL with err filled. */

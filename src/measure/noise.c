@@ -73,20 +73,20 @@ static int noise_validate(void *params, const struct opt_result *given, struct l
 	struct noise_cmd *c = params;
 	struct lat_error why;
 
-	if (opt_given(noise_opts, NOPTS, given, "loops")) {
+	if (opt_given_at(NOPTS, given, NOISE_OPT_LOOPS)) {
 		return err_set(err, -EINVAL, "option '--loops' is not for noise: a spinning loop is measured "
 			 "for a --duration");
 	}
-	if (opt_given(noise_opts, NOPTS, given, "trace-backend") && !c->run.trace)
+	if (opt_given_at(NOPTS, given, NOISE_OPT_TRACE_BACKEND) && !c->run.trace)
 		return err_set(err, -EINVAL, "option '--trace-backend' needs '--trace'");
 	if (c->run.trace_backend == TRACE_BACKEND_BOTH)
 		return err_set(err, -EINVAL, "option '--trace-backend': 'both' compares the split of timer samples; "
 			       "noise gaps have none");
-	if (opt_given(noise_opts, NOPTS, given, "rest") && !c->p.burst_ns) {
+	if (opt_given_at(NOPTS, given, NOISE_OPT_REST) && !c->p.burst_ns) {
 		return err_set(err, -EINVAL, "option '--rest' needs '--burst'");
 	}
 	if (c->p.clock == NOISE_TSC && !cycles_reliable(&why)) {
-		if (opt_given(noise_opts, NOPTS, given, "clock")) {
+		if (opt_given_at(NOPTS, given, NOISE_OPT_CLOCK)) {
 			return err_set(err, -EINVAL, "option '--clock': tsc cannot be trusted here: %s", why.msg);
 		}
 		c->p.clock = NOISE_MONOTONIC;

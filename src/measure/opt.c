@@ -189,10 +189,25 @@ bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *re
 	return o && (res->seen >> (size_t)(o - opts)) & 1u;
 }
 
-int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const char *name)
+int opt_run_row(const struct opt *opts, size_t nopts, enum run_row row)
 {
-	const struct opt *o = opt_find(opts, nopts, name);
-	return o ? opt_mark_at(nopts, res, (size_t)(o - opts)) : -ENOENT;
+	for (size_t i = 0; i < nopts && row != RUN_ROW_NONE; i++)
+		if (opts[i].run_row == row)
+			return (int)i;
+	return -ENOENT;
+}
+
+bool opt_run_given(const struct opt *opts, size_t nopts, const struct opt_result *res,
+		   enum run_row row)
+{
+	int i = opt_run_row(opts, nopts, row);
+	return i >= 0 && opt_given_at(nopts, res, (size_t)i);
+}
+
+int opt_run_mark(const struct opt *opts, size_t nopts, struct opt_result *res, enum run_row row)
+{
+	int i = opt_run_row(opts, nopts, row);
+	return i < 0 ? i : opt_mark_at(nopts, res, (size_t)i);
 }
 
 int opt_mark_at(size_t nopts, struct opt_result *res, size_t row)

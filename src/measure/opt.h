@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/parse.h"
+#include "measure/runopt.h"
 
 enum opt_kind {
 	OPT_FLAG,               /* bool */
@@ -72,6 +73,7 @@ struct opt {
 	/* OPT_VALUES_WORDS, _WORD_LIST, _WORD_KEY_LIST: the i-th word the parser takes, NULL past
 	 * the last, read from the table the parser reads (never a copy of it). */
 	const char *(*words)(size_t i);
+	enum run_row run_row; /* a row every measuring command may have (measure/runopt.h) */
 };
 
 #define OPT_MAX 64                  /* options per table: the "seen" bitmap is 64 bits */
@@ -90,12 +92,12 @@ struct opt_result {
 int opt_parse(const struct opt *opts, size_t nopts, int argc, char **argv, void *params,
 	      struct opt_result *ret, struct lat_error *err);
 
-/* The row for a long name (for cross-option checks and messages), or NULL. */
+/* The row for a long name as a user would type it, or NULL; latscope's own
+ * code names a row by its enum instead (opt_given_at, opt_run_given), so that
+ * a renamed row breaks the build rather than a run. */
 const struct opt *opt_find(const struct opt *opts, size_t nopts, const char *name);
-bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *res, const char *name);
-/* Record the option called name as given, for a command that sets its
- * parameters itself rather than parsing them (measure_with).  -ENOENT. */
-int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const char *name);
+bool opt_given(const struct opt *opts, size_t nopts, const struct opt_result *res,
+	       const char *name);
 
 /*
  * The same by row index: a command's enum of its rows (TIMER_OPT_INTERVAL,
@@ -104,6 +106,17 @@ int opt_mark(const struct opt *opts, size_t nopts, struct opt_result *res, const
  */
 int opt_mark_at(size_t nopts, struct opt_result *res, size_t row);
 bool opt_given_at(size_t nopts, const struct opt_result *res, size_t row);
+
+/*
+ * The same for a row shared by the measuring commands, in a table that may or
+ * may not have it (wake has no --cpus): its index or -ENOENT; given or not;
+ * recorded as given (for a command that sets its parameters itself rather
+ * than parsing them, measure_with), or -ENOENT.
+ */
+int opt_run_row(const struct opt *opts, size_t nopts, enum run_row row);
+bool opt_run_given(const struct opt *opts, size_t nopts, const struct opt_result *res,
+		   enum run_row row);
+int opt_run_mark(const struct opt *opts, size_t nopts, struct opt_result *res, enum run_row row);
 /* Parse val into params by row (as: the option as the user wrote it, for the
  * message) and record it as given: 0, or -EINVAL with err filled. */
 int opt_set_at(const struct opt *opts, size_t nopts, size_t row, const char *as, const char *val, void *params,

@@ -105,9 +105,9 @@ static void timer_defaults(void *params)
 	c->help = false;
 }
 
-static bool given_opt(const struct opt_result *given, const char *name)
+static bool given_opt(const struct opt_result *given, enum timer_opt row)
 {
-	return opt_given(timer_command.opts, timer_command.nopts, given, name);
+	return opt_given_at(TIMER_NOPTS, given, row);
 }
 
 /*
@@ -119,17 +119,20 @@ static bool given_opt(const struct opt_result *given, const char *name)
  */
 static int deadline_settle(struct timer_cmd *c, const struct opt_result *given, struct lat_error *err)
 {
-	static const char *const dl_opts[] = { "runtime", "deadline", "period" };
+	static const enum timer_opt dl_opts[] = { TIMER_OPT_RUNTIME, TIMER_OPT_DEADLINE,
+						  TIMER_OPT_PERIOD };
 	struct run_deadline *dl = &c->run.dl;
 	char a[32], b[32];
 
 	if (c->run.policy != POLICY_DEADLINE) {
 		for (size_t i = 0; i < ARRAY_SIZE(dl_opts); i++)
 			if (given_opt(given, dl_opts[i]))
-				return err_set(err, -EINVAL, "option '--%s' needs '--policy deadline'", dl_opts[i]);
+				return err_set(err, -EINVAL,
+					       "option '--%s' needs '--policy deadline'",
+					       timer_opts[dl_opts[i]].name);
 		return 0;
 	}
-	if (given_opt(given, "mode"))
+	if (given_opt(given, TIMER_OPT_MODE))
 		return err_set(err, -EINVAL, "option '--mode': --policy deadline waits with sched_yield, not a timer");
 	if (c->p.clock != TIMER_CLOCK_MONOTONIC)
 		return err_set(err, -EINVAL, "option '--clock': --policy deadline reads CLOCK_MONOTONIC, the clock of "
@@ -139,7 +142,8 @@ static int deadline_settle(struct timer_cmd *c, const struct opt_result *given, 
 	if (c->run.trace)
 		return err_set(err, -EINVAL, "option '--trace': not available with --policy deadline (the trace "
 			       "follows pinned threads)");
-	if (given_opt(given, "period") && given_opt(given, "interval") && dl->period_ns != c->p.interval_ns) {
+	if (given_opt(given, TIMER_OPT_PERIOD) && given_opt(given, TIMER_OPT_INTERVAL) &&
+	    dl->period_ns != c->p.interval_ns) {
 		fmt_duration(dl->period_ns, a, sizeof(a));
 		fmt_duration(c->p.interval_ns, b, sizeof(b));
 		return err_set(err, -EINVAL, "option '--period': %s is not --interval %s (under --policy deadline "
@@ -209,10 +213,10 @@ static int timer_validate(void *params, const struct opt_result *given, struct l
 		return err_set(err, -EINVAL, "option '--window': %s is shorter than the %sinterval %s", a,
 			 c->p.distance_ns ? "longest " : "", b);
 	}
-	if (given_opt(given, "trace-above") && !c->run.trace) {
+	if (given_opt(given, TIMER_OPT_TRACE_ABOVE) && !c->run.trace) {
 		return err_set(err, -EINVAL, "option '--trace-above' needs '--trace'");
 	}
-	if (given_opt(given, "trace-backend") && !c->run.trace) {
+	if (given_opt(given, TIMER_OPT_TRACE_BACKEND) && !c->run.trace) {
 		return err_set(err, -EINVAL, "option '--trace-backend' needs '--trace'");
 	}
 	if (c->run.trace)

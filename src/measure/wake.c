@@ -16,23 +16,43 @@ static const char *const via_choices[] = { "futex", "eventfd", "pipe", "cond", N
 /* Below this the sleeper may still be on its way back to sleep when the next wakeup comes. */
 #define MIN_INTERVAL_NS (10u * NS_PER_US)
 
+/* wake's own rows, by which this file names them; the shared ones follow. */
+enum wake_opt {
+	WAKE_OPT_CPUS,
+	WAKE_OPT_VIA,
+	WAKE_OPT_PINGPONG,
+	WAKE_OPT_INTERVAL,
+	WAKE_OPT_UNTIL,
+	WAKE_NOWN
+};
+
 static const struct opt wake_opts[] = {
-	{ "cpus", 'a', OPT_STRING, offsetof(struct wake_cmd, pair), .metavar = "A,B", .values = OPT_VALUES_CPUS,
-	  .help = "the waker's CPU, then the sleeper's; the same CPU twice measures on one CPU "
-		  "(default: the first two usable CPUs, or the only one twice)" },
-	{ "via", 0, OPT_ENUM, offsetof(struct wake_cmd, p.via), .choices = via_choices,
-	  .help = "how to wake: a futex, an eventfd, a pipe, or a mutex and condition variable" },
-	{ "pingpong", 0, OPT_FLAG, offsetof(struct wake_cmd, p.pingpong),
-	  .help = "the sleeper answers at once through a second channel; also records the round trip" },
-	{ "interval", 'i', OPT_DURATION, offsetof(struct wake_cmd, p.interval_ns), .min = 0,
-	  .max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
-	  .help = "pause between wakeups, at least 10us, or 0 (back to back, the default) with --pingpong; "
-		  "a bare number is microseconds" },
-	UNTIL_OPT(struct wake_cmd),
+	/* --cpus's place among the shared rows, taken as a pair (not a list: -a of run and tune passes it by) */
+	[WAKE_OPT_CPUS] = { "cpus", 'a', OPT_STRING, offsetof(struct wake_cmd, pair),
+			    .run_row = RUN_ROW_CPUS, .metavar = "A,B", .values = OPT_VALUES_CPUS,
+			    .help = "the waker's CPU, then the sleeper's; the same CPU twice "
+				    "measures on one CPU "
+				    "(default: the first two usable CPUs, or the only one twice)" },
+	[WAKE_OPT_VIA] = { "via", 0, OPT_ENUM, offsetof(struct wake_cmd, p.via),
+			   .choices = via_choices,
+			   .help = "how to wake: a futex, an eventfd, a pipe, or a mutex and "
+				   "condition variable" },
+	[WAKE_OPT_PINGPONG] = { "pingpong", 0, OPT_FLAG, offsetof(struct wake_cmd, p.pingpong),
+				.help = "the sleeper answers at once through a second channel; "
+					"also records the round trip" },
+	[WAKE_OPT_INTERVAL] = { "interval", 'i', OPT_DURATION,
+				offsetof(struct wake_cmd, p.interval_ns), .min = 0,
+				.max = 3600u * NS_PER_SEC, .unit = NS_PER_US,
+				.help = "pause between wakeups, at least 10us, or 0 (back to back, "
+					"the default) with --pingpong; "
+					"a bare number is microseconds" },
+	[WAKE_OPT_UNTIL] = UNTIL_OPT(struct wake_cmd),
 	RUN_OPTS_BUT_CPUS(struct wake_cmd, policy_choices_no_deadline),
 };
 
 #define NOPTS ARRAY_SIZE(wake_opts)
+_Static_assert(NOPTS == WAKE_NOWN + RUN_ROW_HELP - RUN_ROW_PRIORITY + 1,
+	       "enum wake_opt names every own row");
 
 static void wake_defaults(void *params)
 {
@@ -92,7 +112,7 @@ static int wake_validate(void *params, const struct opt_result *given, struct la
 	unsigned a = 0, b = 0;          /* set by check_pair unless it fails */
 	char x[32], y[32];
 
-	if (opt_given(wake_opts, NOPTS, given, "cpus")) {
+	if (opt_given_at(NOPTS, given, WAKE_OPT_CPUS)) {
 		int r = check_pair(c->pair, &a, &b, err);
 		if (r < 0)
 			return r;
@@ -113,7 +133,7 @@ static int wake_validate(void *params, const struct opt_result *given, struct la
 	snprintf(c->pair_text, sizeof(c->pair_text), "%u,%u", a, b);
 	c->pair = c->pair_text;
 
-	if (c->p.pingpong && !opt_given(wake_opts, NOPTS, given, "interval"))
+	if (c->p.pingpong && !opt_given_at(NOPTS, given, WAKE_OPT_INTERVAL))
 		c->p.interval_ns = 0;
 	if (!c->p.pingpong && c->p.interval_ns < MIN_INTERVAL_NS) {
 		fmt_duration(c->p.interval_ns, x, sizeof(x));

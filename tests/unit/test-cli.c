@@ -28,12 +28,16 @@
 
 #include "skipwhy.h"
 
+#include "measure/attach.h"
+#include "measure/clock.h"
+#include "measure/io.h"
 #include "measure/measure.h"
 #include "measure/storecmd.h"
 #include "measure/storepath.h"
 #include "measure/opt.h"
 #include "measure/noise.h"
 #include "measure/timer.h"
+#include "measure/wake.h"
 #include "core/array.h"
 #include "core/cpuset.h"
 #include "core/nstime.h"
@@ -704,6 +708,80 @@ static void test_each_named_row_of_the_timer_and_noise_tables_is_the_option_of_t
 		if (rows[i].noise >= 0)
 			assert_string_equal(noise_command.opts[rows[i].noise].name, rows[i].name);
 	}
+}
+
+/* The code that handles any measuring command (measure_with, run, tune) finds
+ * a shared row by its enum: each command's row found so is the one of that
+ * long name, and the timer's and noise's are where their own enums say. */
+static void test_shared_rows_are_found_by_their_enum_in_every_measuring_command(void **state)
+{
+	(void)state;
+	static const struct {
+		enum run_row row;
+		const char *name;
+	} known[] = {
+		{ RUN_ROW_CPUS, "cpus" },
+		{ RUN_ROW_PRIORITY, "priority" },
+		{ RUN_ROW_POLICY, "policy" },
+		{ RUN_ROW_DURATION, "duration" },
+		{ RUN_ROW_LOOPS, "loops" },
+		{ RUN_ROW_WINDOW, "window" },
+		{ RUN_ROW_FAIL_STAT, "fail-stat" },
+		{ RUN_ROW_TRIGGER, "trigger" },
+		{ RUN_ROW_ACTION_INTERVAL, "action-interval" },
+		{ RUN_ROW_CHECKPOINT, "checkpoint" },
+		{ RUN_ROW_LABEL, "label" },
+		{ RUN_ROW_NO_PM_QOS, "no-pm-qos" },
+		{ RUN_ROW_DEEPEST_IDLE_STATE, "deepest-idle-state" },
+		{ RUN_ROW_HELP, "help" },
+		{ RUN_ROW_UNTIL, "until" },
+	};
+	const struct measure_cmd *const cmds[] = {
+		&timer_command, &noise_command, &wake_command,
+		&io_command,	&clock_command, &attach_command
+	};
+	struct opt_result res;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cmds); c++) {
+		const struct measure_cmd *mc = cmds[c];
+		for (size_t k = 0; k < ARRAY_SIZE(known); k++) {
+			int row = opt_run_row(mc->opts, mc->nopts, known[k].row);
+			/* the ones a command may lack: attach places its thread itself, io counts reads
+			 * (--count, its own row), io and clock have no tail to decide --until on */
+			bool may_lack = (known[k].row == RUN_ROW_CPUS && mc == &attach_command) ||
+					(known[k].row == RUN_ROW_LOOPS && mc == &io_command) ||
+					(known[k].row == RUN_ROW_UNTIL &&
+					 (mc == &io_command || mc == &clock_command));
+			if (row < 0) {
+				assert_int_equal(row, -ENOENT);
+				assert_true(may_lack);
+				assert_null(opt_find(mc->opts, mc->nopts, known[k].name));
+				continue;
+			}
+			assert_string_equal(mc->opts[row].name, known[k].name);
+		}
+		assert_int_equal(opt_run_row(mc->opts, mc->nopts, RUN_ROW_NONE), -ENOENT);
+	}
+	for (int k = RUN_ROW_CPUS; k <= RUN_ROW_HELP; k++) {
+		assert_int_equal(
+			opt_run_row(timer_command.opts, timer_command.nopts, (enum run_row)k),
+			TIMER_OPT_CPUS + k - RUN_ROW_CPUS);
+		assert_int_equal(
+			opt_run_row(noise_command.opts, noise_command.nopts, (enum run_row)k),
+			NOISE_OPT_CPUS + k - RUN_ROW_CPUS);
+	}
+	/* marked by its enum, given by its enum; a row the table lacks is refused and marks nothing */
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(
+		opt_run_mark(noise_command.opts, noise_command.nopts, &res, RUN_ROW_WINDOW), 0);
+	assert_true(opt_given_at(noise_command.nopts, &res, NOISE_OPT_WINDOW));
+	assert_true(opt_run_given(noise_command.opts, noise_command.nopts, &res, RUN_ROW_WINDOW));
+	assert_false(
+		opt_run_given(noise_command.opts, noise_command.nopts, &res, RUN_ROW_DURATION));
+	assert_int_equal(
+		opt_run_mark(attach_command.opts, attach_command.nopts, &res, RUN_ROW_CPUS),
+		-ENOENT);
+	assert_int_equal(res.seen, UINT64_C(1) << NOISE_OPT_WINDOW);
 }
 
 static void test_timer_table_has_the_documented_short_names(void **state)
@@ -1945,29 +2023,41 @@ static void test_without_home_in_the_environment_the_store_is_under_the_password
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_without_home_in_the_environment_the_store_is_under_the_password_databases_home),
-		cmocka_unit_test(test_every_option_is_accepted_in_each_form_and_lands_in_its_own_field),
+		cmocka_unit_test(
+			test_without_home_in_the_environment_the_store_is_under_the_password_databases_home),
+		cmocka_unit_test(
+			test_every_option_is_accepted_in_each_form_and_lands_in_its_own_field),
+		cmocka_unit_test(
+			test_shared_rows_are_found_by_their_enum_in_every_measuring_command),
 		cmocka_unit_test(test_timer_table_has_the_documented_short_names),
-		cmocka_unit_test(test_each_named_row_of_the_timer_and_noise_tables_is_the_option_of_that_name),
-		cmocka_unit_test(test_flags_reject_a_value_in_long_form_and_an_attached_character_in_short_form),
+		cmocka_unit_test(
+			test_each_named_row_of_the_timer_and_noise_tables_is_the_option_of_that_name),
+		cmocka_unit_test(
+			test_flags_reject_a_value_in_long_form_and_an_attached_character_in_short_form),
 		cmocka_unit_test(test_every_valued_option_at_the_end_of_argv_needs_a_value),
 		cmocka_unit_test(test_every_duration_option_rejects_junk_in_every_form),
 		cmocka_unit_test(test_every_counting_option_rejects_junk_in_every_form),
 		cmocka_unit_test(test_enum_options_reject_unknown_and_differently_cased_choices),
-		cmocka_unit_test(test_every_range_is_inclusive_at_min_and_max_and_rejects_one_beyond),
-		cmocka_unit_test(test_checkpoint_zero_or_none_turns_it_off_and_anything_else_below_a_second_is_refused),
-		cmocka_unit_test(test_checkpoint_defaults_to_ten_minutes_for_a_run_over_an_hour_or_without_an_end),
+		cmocka_unit_test(
+			test_every_range_is_inclusive_at_min_and_max_and_rejects_one_beyond),
+		cmocka_unit_test(
+			test_checkpoint_zero_or_none_turns_it_off_and_anything_else_below_a_second_is_refused),
+		cmocka_unit_test(
+			test_checkpoint_defaults_to_ten_minutes_for_a_run_over_an_hour_or_without_an_end),
 		cmocka_unit_test(test_documented_limits_hold_through_every_check),
-		cmocka_unit_test(test_the_timer_slack_defaults_to_one_nanosecond_and_the_clock_to_monotonic),
+		cmocka_unit_test(
+			test_the_timer_slack_defaults_to_one_nanosecond_and_the_clock_to_monotonic),
 		cmocka_unit_test(test_every_clock_is_accepted_but_tai_cannot_drive_a_timerfd),
-		cmocka_unit_test(test_cpu_lists_that_are_malformed_are_rejected_with_the_option_as_typed),
+		cmocka_unit_test(
+			test_cpu_lists_that_are_malformed_are_rejected_with_the_option_as_typed),
 		cmocka_unit_test(test_a_cpu_that_is_not_online_is_rejected_and_named),
 		cmocka_unit_test(test_cpu_lists_of_online_cpus_are_accepted_as_given),
 		cmocka_unit_test(test_priority_zero_is_an_error_with_fifo_and_rr),
 		cmocka_unit_test(test_policy_other_takes_only_priority_zero_and_defaults_to_it),
 		cmocka_unit_test(test_unknown_options_are_rejected_by_the_name_typed),
 		cmocka_unit_test(test_a_mistyped_long_option_names_the_nearest_one),
-		cmocka_unit_test(test_bundled_short_flags_end_with_an_option_taking_the_rest_as_value),
+		cmocka_unit_test(
+			test_bundled_short_flags_end_with_an_option_taking_the_rest_as_value),
 		cmocka_unit_test(test_a_value_may_start_with_a_dash_or_look_like_an_option),
 		cmocka_unit_test(test_double_dash_ends_options_and_a_positional_is_unexpected),
 		cmocka_unit_test(test_option_engine_collects_positionals_in_order_and_limits_them),
@@ -1983,19 +2073,28 @@ int main(void)
 		cmocka_unit_test(test_parsing_does_not_change_argv),
 		cmocka_unit_test(test_help_lists_every_option_with_its_short_name_and_default),
 		cmocka_unit_test(test_params_json_has_every_parameter_row_and_no_other),
-		cmocka_unit_test(test_deadline_takes_its_period_from_the_interval_its_deadline_from_the_period),
-		cmocka_unit_test(test_deadline_runtime_defaults_to_half_a_deadline_shorter_than_200us),
-		cmocka_unit_test(test_deadline_refuses_a_runtime_over_the_deadline_or_a_deadline_over_the_period),
-		cmocka_unit_test(test_deadline_refuses_periods_the_kernel_refuses_and_a_period_that_is_not_the_interval),
-		cmocka_unit_test(test_deadline_options_need_the_deadline_policy_and_it_refuses_what_it_cannot_honour),
-		cmocka_unit_test(test_params_json_has_the_reservation_only_under_the_deadline_policy),
-		cmocka_unit_test(test_aligned_refuses_a_distance_and_takes_an_offset_with_any_policy),
-		cmocka_unit_test(test_params_json_has_the_aligned_offset_when_set_and_never_aligned),
+		cmocka_unit_test(
+			test_deadline_takes_its_period_from_the_interval_its_deadline_from_the_period),
+		cmocka_unit_test(
+			test_deadline_runtime_defaults_to_half_a_deadline_shorter_than_200us),
+		cmocka_unit_test(
+			test_deadline_refuses_a_runtime_over_the_deadline_or_a_deadline_over_the_period),
+		cmocka_unit_test(
+			test_deadline_refuses_periods_the_kernel_refuses_and_a_period_that_is_not_the_interval),
+		cmocka_unit_test(
+			test_deadline_options_need_the_deadline_policy_and_it_refuses_what_it_cannot_honour),
+		cmocka_unit_test(
+			test_params_json_has_the_reservation_only_under_the_deadline_policy),
+		cmocka_unit_test(
+			test_aligned_refuses_a_distance_and_takes_an_offset_with_any_policy),
+		cmocka_unit_test(
+			test_params_json_has_the_aligned_offset_when_set_and_never_aligned),
 		cmocka_unit_test(test_params_json_writes_a_long_sparse_cpu_list_whole),
 		cmocka_unit_test(test_run_ids_named_twice_are_kept_once_where_first_named),
 		cmocka_unit_test(test_run_ids_past_the_limit_in_all_are_refused),
 		cmocka_unit_test(test_a_message_names_each_option_as_it_was_typed),
-		cmocka_unit_test(test_an_action_list_splits_at_commas_until_exec_which_takes_the_rest),
+		cmocka_unit_test(
+			test_an_action_list_splits_at_commas_until_exec_which_takes_the_rest),
 	};
 	return cmocka_run_group_tests(tests, read_machine, NULL);
 }

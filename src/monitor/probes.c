@@ -1,4 +1,4 @@
-#include "cli/monphase.h"
+#include "monitor/probes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +34,8 @@ static void mark_set(struct monitor_phase *ph, size_t cpus, size_t duration, siz
 	opt_mark_at(ph->mc->nopts, &ph->given, label);
 }
 
-int monitor_timer_phase(struct monitor_phase *ph, struct timer_cmd *t, uint64_t rotate_ns, bool checkpoint_given,
-			struct lat_error *err)
+int monitor_timer_phase(struct monitor_phase *ph, struct timer_cmd *t, uint64_t rotate_ns,
+			bool checkpoint_given, struct lat_error *err)
 {
 	ph->mc = &timer_command;
 	ph->params = t;
@@ -50,8 +50,8 @@ int monitor_timer_phase(struct monitor_phase *ph, struct timer_cmd *t, uint64_t 
 	return measure_check(&timer_command, t, &ph->given, err);
 }
 
-int monitor_noise_phase(struct monitor_phase *ph, struct noise_cmd *nc, const struct cpuset *cpus, uint64_t for_ns,
-			const struct measure_extras *out, struct lat_error *err)
+int monitor_noise_phase(struct monitor_phase *ph, struct noise_cmd *nc, const struct cpuset *cpus,
+			uint64_t for_ns, const struct measure_extras *out, struct lat_error *err)
 {
 	int r;
 
@@ -72,7 +72,8 @@ int monitor_noise_phase(struct monitor_phase *ph, struct noise_cmd *nc, const st
 		char why[sizeof(err->msg)];
 		const char *opt = strstr(err->msg, "option '--cpus'");
 		if (opt)
-			snprintf(why, sizeof(why), "option '--noise-cpus'%.400s", opt + strlen("option '--cpus'"));
+			snprintf(why, sizeof(why), "option '--noise-cpus'%.400s",
+				 opt + strlen("option '--cpus'"));
 		else
 			snprintf(why, sizeof(why), "the noise probe: %.400s", err->msg);
 		return err_set(err, r, "%s", why);
@@ -87,8 +88,12 @@ void monitor_measure_phase(void *ctx, enum mon_phase which, uint64_t duration_ns
 	const struct monitor_phase *ph = which == MON_PERIOD ? &mp->timer : &mp->noise;
 	struct result res = { 0 };
 	struct measure_outcome out = { .res = &res };
-	const struct measure_hooks mh = { .ctx = h->ctx, .tick = h->tick, .window = h->window, .prepared = h->prepared,
-					  .finished = h->finished, .started = started };
+	const struct measure_hooks mh = { .ctx = h->ctx,
+					  .tick = h->tick,
+					  .window = h->window,
+					  .prepared = h->prepared,
+					  .finished = h->finished,
+					  .started = started };
 	struct measure_cmd front = *ph->mc;
 	void *params = malloc(ph->mc->params_size);
 
@@ -103,11 +108,12 @@ void monitor_measure_phase(void *ctx, enum mon_phase which, uint64_t duration_ns
 	ret->code = measure_with(&front, params, &ph->given, mp->argc, mp->argv, &mh, &out);
 	free(params);
 	if (!res.cpus)
-		return;                 /* nothing measured; measure_with said why */
+		return; /* nothing measured; measure_with said why */
 	ret->measured = true;
 	/* a thread that could not measure: starting again would not help */
-	ret->stopped = res.failed || (res.interrupted && strncmp(res.stop_reason, "signal ", 7) == 0 &&
-				      strcmp(res.stop_reason, "signal SIGUSR1") != 0);
+	ret->stopped =
+		res.failed || (res.interrupted && strncmp(res.stop_reason, "signal ", 7) == 0 &&
+			       strcmp(res.stop_reason, "signal SIGUSR1") != 0);
 	ret->stored_id = out.stored_id;
 	ret->end_ns = res.origin_ns + res.elapsed_ns;
 	result_free(&res);
