@@ -430,7 +430,7 @@ int cmd_tune(int argc, char **argv)
 	if ((code = plan_fixes(&c, mc, &tr)) == EXIT_OK)
 		code = run_trials(&c, mc, &tr, argc, argv);
 	if (code == EXIT_OK && c.apply && !tr.stopped)
-		code = tuneout_apply(&tr);
+		code = tuneout_apply(NULL, &tr);
 	tune_print(stdout, &tr, c.apply);
 	if (code == EXIT_OK && c.write_config)
 		code = tuneout_write_config(&tr, c.write_config);

@@ -1,6 +1,7 @@
 /* latscope tune's verdicts and its table. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/tuneout.h"
 #include "core/units.h"
@@ -73,6 +74,20 @@ static const char *hour_text(const struct cmp_tail_verdict *h)
 	return h->direction > 0 ? "higher" : h->direction < 0 ? "lower" : "no difference";
 }
 
+/* A kept fix: what writes its old values back, a line each (tprintf shows a newline inside as \x0a). */
+static void print_undo(FILE *out, const struct tune_trial *t)
+{
+	const char *p = t->undo;
+	tprintf(out, "%s: kept until the next reboot; to undo it sooner, as root:\n", t->fix->name);
+	if (!p)
+		tprintf(out, "  (out of memory: the old values cannot be listed)\n");
+	while (p && *p) {
+		size_t len = strcspn(p, "\n");
+		tprintf(out, "%.*s\n", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+}
+
 void tune_print(FILE *out, const struct tune_run *tr, bool apply)
 {
 	static const char *const head[] = { "fix", "change",	    "p50",	"p99",
@@ -120,6 +135,8 @@ void tune_print(FILE *out, const struct tune_run *tr, bool apply)
 			tprintf(out, "%s: not tried: %s\n", t->fix->name, t->why);
 		if (t->skipped_note[0])
 			tprintf(out, "%s: %s\n", t->fix->name, t->skipped_note);
+		if (t->kept)
+			print_undo(out, t);
 		if (t->state == TRIAL_TRY && !t->hour.judged && t->verdict != TUNE_UNJUDGED &&
 		    t->hour.why[0])
 			tprintf(out, "%s: 1h level not judged: %s\n", t->fix->name, t->hour.why);
@@ -151,6 +168,7 @@ void tune_run_free(struct tune_run *tr)
 		free(t->a);
 		free(t->b);
 		tune_plan_free(&t->plan);
+		free(t->undo);
 	}
 	free(tr->t);
 	tr->t = NULL;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,7 +47,24 @@ int tuneout_check_dir(const char *dir)
 	return EXIT_OK;
 }
 
-int tuneout_apply(struct tune_run *tr)
+/* "  echo OLD > /PATH" for each write h did, last first as a restore goes: malloc'd, or NULL. */
+static char *undo_lines(const struct file_hold *h)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	if (!f)
+		return NULL;
+	for (size_t k = h->n; k-- > 0;)
+		fprintf(f, "  echo %s > /%s\n", h->old[k].value, h->old[k].path);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int tuneout_apply(const struct tune_where *w, struct tune_run *tr)
 {
 	int code = EXIT_OK;
 	for (size_t i = 0; i < tr->n; i++) {
@@ -56,16 +74,20 @@ int tuneout_apply(struct tune_run *tr)
 		if (t->verdict != TUNE_BETTER || t->fix->kind != TUNE_FILES)
 			continue;
 		file_hold_init(&h);
-		if (file_hold_apply(NULL, t->fix->name, &t->plan, &h, &err) < 0) {
+		if (file_hold_apply(w, t->fix->name, &t->plan, &h, &err) < 0) {
 			tprintf(stderr, "latscope tune: --apply: %s: %s\n", t->fix->name, err.msg);
 			code = EXIT_ERROR;
 			continue;
 		}
-		/* Kept: its state file goes, so no later run takes it for a killed run's and undoes it. */
-		if (h.file[0] && unlink(h.file) < 0)
-			tprintf(stderr, "latscope tune: --apply: %s: cannot remove %s: %s\n",
-				t->fix->name, h.file, strerror(errno));
+		t->undo = undo_lines(&h);
 		t->kept = true;
+		if (file_hold_keep(&h, &err) < 0) {
+			tprintf(stderr,
+				"latscope tune: --apply: %s: %s (the next latscope run puts it "
+				"back)\n",
+				t->fix->name, err.msg);
+			code = EXIT_ERROR;
+		}
 	}
 	return code;
 }

@@ -34,6 +34,7 @@ struct tune_trial {
 	struct verdict v99;	       /* B against A at p99 */
 	struct cmp_tail_verdict hour;  /* the once-an-hour levels */
 	bool kept;		       /* --apply kept it */
+	char *undo; /* kept: the shell lines that put the old values back (malloc'd), or NULL */
 };
 
 struct tune_run {
@@ -56,8 +57,10 @@ void tune_cmdline(const struct tune_fix *f, const char *cpus, char *buf, size_t 
 
 /* --write-config DIR: a directory that exists and is writable (EXIT_OK), else the usage error. */
 int tuneout_check_dir(const char *dir);
-/* --apply: apply again and keep the fixes judged better; the exit code. */
-int tuneout_apply(struct tune_run *tr);
+/* --apply: apply again and keep the fixes judged better, on this machine (w
+ * NULL) or a test's tree; each kept one's undo lines in t->undo.  The exit
+ * code. */
+int tuneout_apply(const struct tune_where *w, struct tune_run *tr);
 /* --write-config: the files that make the fixes judged better persistent, in dir only; the exit code. */
 int tuneout_write_config(const struct tune_run *tr, const char *dir);
 

@@ -238,6 +238,18 @@ int file_hold_restore(struct file_hold *h, struct lat_error *err)
 	return first;
 }
 
+int file_hold_keep(struct file_hold *h, struct lat_error *err)
+{
+	int r = 0;
+	if (h->file[0] && unlink(h->file) < 0 && errno != ENOENT)
+		r = err_set(err, -errno, "cannot remove '%s': %s", h->file, strerror(errno));
+	free(h->old);
+	h->old = NULL;
+	h->n = 0;
+	h->file[0] = '\0';
+	return r;
+}
+
 /* ---- the state files of killed runs -------------------------------------- */
 
 struct stale {

@@ -43,6 +43,14 @@ int file_hold_apply(const struct tune_where *w, const char *fix, const struct tu
 int file_hold_restore(struct file_hold *h, struct lat_error *err);
 
 /*
+ * Keep what file_hold_apply wrote (latscope tune --apply): the state file is
+ * removed, so that no later run takes it for a killed run's and puts the old
+ * values back, and h is emptied as a restore would empty it.  Read h->old[0]
+ * to h->old[h->n - 1] first for the values to write back by hand.
+ */
+int file_hold_keep(struct file_hold *h, struct lat_error *err);
+
+/*
  * Restore every state file of a process that is gone (a live one's, or
  * another pid namespace's, is left alone), then remove it.  0 when the
  * directory is absent.  *ret_files: state files restored.  A file gone since

@@ -32,7 +32,8 @@ NOT_RUN = {
     "kill -USR1 $(systemctl show -P MainPID latscope-monitor)   # store the current period now":
         "this machine runs no latscope-monitor service under systemd",
     "latscope tune -a 1 --only irq-affinity,timer-migration --apply":
-        "it changes this machine's interrupt affinity and timer migration for good",
+        "what it keeps stays until the reboot, and undoing interrupt affinity would write /proc/irq by "
+        "hand: test_tune runs --apply on one sysctl fix and puts it back with the printed lines",
 }
 
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/tuneout.h"
+#include "sys/filehold.h"
 #include "systree.h"
 
 #define END                \
@@ -209,12 +210,68 @@ static void test_nothing_judged_better_writes_nothing_but_the_boot_only_lines(vo
 	systree_remove(out);
 }
 
+static void test_apply_keeps_exactly_the_file_fixes_judged_better_past_the_next_run(void **state)
+{
+	(void)state;
+	char tree[64], states[128], out[4096];
+	struct tune_trial t[5];
+	struct tune_run tr = { .t = t, .n = 5, .rounds = 1 };
+	unsigned files = 99;
+	struct lat_error err = { "" };
+	systree_make(tree, untuned);
+	snprintf(states, sizeof(states), "%s/run/latscope", tree);
+	struct tune_where w = { .sysroot = tree, .state_dir = states };
+	assert_int_equal(cpuset_parse("1", &tr.measured), 0);
+	trial_of(&t[0], tree, "timer-migration", TUNE_BETTER);
+	trial_of(&t[1], tree, "vmstat-interval", TUNE_WORSE);
+	trial_of(&t[2], tree, "thp-never", TUNE_SAME);
+	trial_of(&t[3], tree, "workqueue-cpumask", TUNE_BETTER);
+	trial_of(&t[4], tree, "pm-qos", TUNE_BETTER); /* held by the runner only: not kept */
+
+	assert_int_equal(tuneout_apply(&w, &tr), 0);
+	const bool kept[] = { true, false, false, true, false };
+	for (size_t i = 0; i < tr.n; i++)
+		assert_int_equal(t[i].kept, kept[i]);
+	assert_string_equal(slurp(tree, "proc/sys/kernel/timer_migration"), "0\n");
+	assert_string_equal(slurp(tree, "sys/devices/virtual/workqueue/cpumask"), "1\n");
+	assert_string_equal(slurp(tree, "proc/sys/vm/stat_interval"), "1\n");
+	assert_string_equal(slurp(tree, "sys/kernel/mm/transparent_hugepage/enabled"),
+			    "always [madvise] never\n");
+	/* No state file is left for the next run to take for a killed run's and undo. */
+	assert_int_equal(systree_count(states, "tune-"), 0);
+	assert_int_equal(file_hold_restore_stale(&w, &files, &err), 0);
+	assert_int_equal(files, 0);
+	assert_string_equal(slurp(tree, "proc/sys/kernel/timer_migration"), "0\n");
+
+	/* What puts a kept fix back before the reboot is said, beside the table's "yes". */
+	assert_string_equal(t[0].undo, "  echo 1 > /proc/sys/kernel/timer_migration\n");
+	assert_string_equal(t[3].undo, "  echo 3 > /sys/devices/virtual/workqueue/cpumask\n");
+	assert_null(t[1].undo);
+	FILE *f = fmemopen(out, sizeof(out), "w");
+	assert_non_null(f);
+	tune_print(f, &tr, true);
+	fclose(f);
+	assert_non_null(strstr(out,
+			       "timer-migration: kept until the next reboot; to undo it "
+			       "sooner, as root:\n  echo 1 > /proc/sys/kernel/timer_migration\n"));
+	assert_non_null(strstr(out, "| yes, until reboot "));
+	assert_non_null(strstr(out, "| no: held only while latscope measures "));
+	assert_null(strstr(out, "vmstat-interval: kept"));
+	for (size_t i = 0; i < tr.n; i++) {
+		tune_plan_free(&t[i].plan);
+		free(t[i].undo);
+	}
+	systree_remove(tree);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(
 			test_write_config_writes_installable_files_for_the_fixes_judged_better),
 		cmocka_unit_test(test_nothing_judged_better_writes_nothing_but_the_boot_only_lines),
+		cmocka_unit_test(
+			test_apply_keeps_exactly_the_file_fixes_judged_better_past_the_next_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
