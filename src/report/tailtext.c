@@ -24,8 +24,34 @@ static void one_line(FILE *out, const struct result *res, const struct cpu_resul
 	}
 	tail_level_text(&f.level_ns[TAIL_HOUR], h, sizeof(h));
 	tail_level_text(&f.level_ns[TAIL_HOUR + 1], d, sizeof(d));
-	tprintf(out, "  %-5s once an hour %s, once a day %s; %s\n", name, h, d,
+	tprintf(out, "  %-5s once an hour %s, once a day %s; %s", name, h, d,
 		f.reliable ? "reliable" : f.why);
+	if (f.reliable && f.level_beyond[TAIL_HOUR + 1]) {
+		fmt_duration3_ns(f.reach_s * 1e9, h, sizeof(h));
+		tprintf(out, " to once per %s (%gx the run); longer periods extrapolated", h,
+			TAIL_REACH);
+	}
+	tprintf(out, "\n");
+}
+
+/* What a level is beside its interval: read from the histogram, carried past
+ * the fit's reach, raised to a CPU's (all). */
+static void level_note(const struct tail_fit *f, unsigned p, char *buf, size_t size)
+{
+	char r[32];
+
+	buf[0] = '\0';
+	if (f->level_observed[p]) {
+		snprintf(buf, size, " (below the threshold: read from the histogram)");
+		return;
+	}
+	int n = 0;
+	if (f->level_beyond[p]) {
+		fmt_duration3_ns(f->reach_s * 1e9, r, sizeof(r));
+		n = snprintf(buf, size, " (extrapolated past the fit's reach, once per %s)", r);
+	}
+	if (f->level_cpu[p] >= 0 && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " (raised to cpu%d's)", f->level_cpu[p]);
 }
 
 void text_tail(FILE *out, const struct result *res)
@@ -114,10 +140,10 @@ static void full(FILE *out, const struct result *res, const struct cpu_result *c
 		f.xi.est, f.xi.lo, f.xi.hi, (fmt_duration3_ns(f.sigma_ns.est, t, sizeof(t)), t), f.exceed_per_s,
 		(fmt_duration3_ns(f.bucket_error_ns, buf, sizeof(buf)), buf));
 	for (unsigned p = 0; p < TAIL_PERIODS; p++) {
+		char note[128];
 		tail_level_text(&f.level_ns[p], buf, sizeof(buf));
-		tprintf(out, "  once per %-5s %s%s\n", tail_period_name(p), buf,
-			f.level_observed[p] ? " (below the threshold: read from the histogram)"
-					    : "");
+		level_note(&f, p, note, sizeof(note));
+		tprintf(out, "  once per %-5s %s%s\n", tail_period_name(p), buf, note);
 	}
 	qq(out, cr, &f);
 	above(out, res, cr, &f, "the threshold ", res->threshold_ns);

@@ -116,6 +116,8 @@ static unsigned fit_candidates(const struct hist *h, struct work *w, struct tail
 		double se = sqrt(w->est[c].cov[0][0]);
 		f->cand[c].xi = (struct tail_interval){ w->est[c].xi, w->est[c].xi - z * se,
 							w->est[c].xi + z * se };
+		f->cand[c].sigma_ns = w->est[c].sigma;
+		memcpy(f->cand[c].cov, w->est[c].cov, sizeof(f->cand[c].cov));
 		prev = (int)c;
 		nfit++;
 	}
@@ -211,9 +213,11 @@ static struct tail_interval model_level(const struct tail_fit *f, double m, doub
 
 static void levels(const struct work *w, struct tail_fit *f, double observed_s, double z)
 {
+	f->reach_s = TAIL_REACH * observed_s;
 	for (unsigned i = 0; i < TAIL_PERIODS; i++) {
 		double m = f->exceed_per_s * periods[i].s;
 		f->level_observed[i] = m <= 1.0;
+		f->level_beyond[i] = m > 1.0 && periods[i].s > f->reach_s;
 		f->level_ns[i] = m <= 1.0 ? observed_level(w, observed_s / periods[i].s, z)
 					  : model_level(f, m, z);
 	}
@@ -328,11 +332,13 @@ static void clear(struct tail_fit *f, const struct hist *h)
 {
 	memset(f, 0, sizeof(*f));
 	f->samples = h->total;
-	f->exceed_per_s = f->bucket_error_ns = (double)NAN;
+	f->exceed_per_s = f->bucket_error_ns = f->reach_s = (double)NAN;
 	f->p_independent = f->p_stationary = f->p_fit = (double)NAN;
 	f->xi = f->sigma_ns = nan_interval();
-	for (unsigned i = 0; i < TAIL_PERIODS; i++)
+	for (unsigned i = 0; i < TAIL_PERIODS; i++) {
 		f->level_ns[i] = nan_interval();
+		f->level_cpu[i] = -1;
+	}
 }
 
 int tail_fit(const struct hist *h, uint64_t observed_ns, const uint64_t *win_max, size_t nwin,
@@ -397,6 +403,54 @@ int tail_fit(const struct hist *h, uint64_t observed_ns, const uint64_t *win_max
 	free(w);
 	free(f);
 	return 0;
+}
+
+struct tail_interval tail_level_at(const struct tail_fit *f, double period_s)
+{
+	double m = f->exceed_per_s * period_s;
+	if (f->status != TAIL_OK || !(m > 1.0))
+		return nan_interval();
+	return model_level(f, m, normal_quantile(1.0 - (1.0 - TAIL_CONF) / 2.0));
+}
+
+void tail_at_top(const struct tail_fit *f, struct tail_fit *ret)
+{
+	*ret = *f;
+	unsigned c = f->ncand;
+	while (c-- > 0 && isnan(f->cand[c].xi.est))
+		;
+	if (f->status != TAIL_OK || c >= f->ncand || c == f->chosen)
+		return;
+	const struct tail_candidate *k = &f->cand[c];
+	double z = normal_quantile(1.0 - (1.0 - TAIL_CONF) / 2.0), ss = sqrt(k->cov[1][1]);
+	ret->chosen = c;
+	ret->threshold_ns = k->threshold_ns;
+	ret->n_exceed = k->n_exceed;
+	ret->exceed_per_s = f->exceed_per_s * (double)k->n_exceed / (double)f->n_exceed;
+	ret->xi = k->xi;
+	ret->sigma_ns = (struct tail_interval){ k->sigma_ns, k->sigma_ns * exp(-z * ss),
+						k->sigma_ns * exp(z * ss) };
+	memcpy(ret->cov, k->cov, sizeof(ret->cov));
+	for (unsigned i = 0; i < TAIL_PERIODS; i++) {
+		double m = ret->exceed_per_s * periods[i].s;
+		if (m > 1.0)
+			ret->level_ns[i] = model_level(ret, m, z);
+	}
+}
+
+void tail_floor(struct tail_fit *all, const struct tail_fit *cpu, int cpu_id)
+{
+	if (all->status != TAIL_OK || cpu->status != TAIL_OK)
+		return;
+	for (unsigned i = 0; i < TAIL_PERIODS; i++) {
+		struct tail_interval *a = &all->level_ns[i];
+		const struct tail_interval *c = &cpu->level_ns[i];
+		if (c->est > a->est || c->lo > a->lo || c->hi > a->hi)
+			all->level_cpu[i] = cpu_id;
+		a->est = fmax(a->est, c->est);
+		a->lo = fmax(a->lo, c->lo);
+		a->hi = fmax(a->hi, c->hi);
+	}
 }
 
 /* The rate above x counted: samples in buckets wholly above x, per hour,

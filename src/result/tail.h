@@ -22,6 +22,9 @@
 #define TAIL_MIN_EXCEED	    30u	 /* exceedances a threshold needs to be tried */
 #define TAIL_CONF	    0.95 /* of every interval */
 #define TAIL_TEST_LEVEL	    0.01 /* an assumption test below this p fails */
+/* A fit speaks for periods up to this many times its observed time: the
+ * extrapolation its coverage trials check (doc/tail-method.md) */
+#define TAIL_REACH 10.0
 
 enum tail_status {
 	TAIL_OK = 0,	  /* fitted: the levels are numbers (see reliable) */
@@ -41,6 +44,8 @@ struct tail_candidate {
 	uint64_t n_exceed;	 /* samples at or above it */
 	struct tail_interval xi; /* NaN when the fit failed there */
 	bool stable;		 /* every higher candidate's xi agrees with this one's */
+	double sigma_ns;	 /* the fit there, for tail_at_top */
+	double cov[2][2];
 };
 
 struct tail_fit {
@@ -57,6 +62,11 @@ struct tail_fit {
 	 * threshold, among the samples, and is no extrapolation */
 	struct tail_interval level_ns[TAIL_PERIODS];
 	bool level_observed[TAIL_PERIODS];
+	/* past the reach, TAIL_REACH times the observed time: the level is the
+	 * model carried where no data of the run can check it; --until decides
+	 * only "above" from it, through the level at the reach */
+	double reach_s;
+	bool level_beyond[TAIL_PERIODS];
 	double bucket_error_ns; /* half the bucket width at the once-an-hour level */
 	/* the assumption tests' p-values (NaN: too little data to run it) */
 	double p_independent, p_stationary, p_fit;
@@ -66,6 +76,8 @@ struct tail_fit {
 	unsigned ncand, chosen; /* cand[chosen] is the threshold used */
 	struct tail_candidate cand[TAIL_MAX_CANDIDATES];
 	double cov[2][2]; /* of (xi, ln sigma), for tail_rate_above */
+	/* all's levels only: the CPU whose own level raised this one (tail_floor), else -1 */
+	int level_cpu[TAIL_PERIODS];
 };
 
 /*
@@ -78,6 +90,34 @@ struct tail_fit {
  */
 int tail_fit(const struct hist *h, uint64_t observed_ns, const uint64_t *win_max, size_t nwin,
 	     struct tail_fit *ret, struct lat_error *err);
+
+/*
+ * The level exceeded once per period_s seconds beyond the threshold (the
+ * fit's model, at least one exceedance a period): for periods other than
+ * the five, such as the fit's reach.  NaN when f is not TAIL_OK or the period
+ * sees at most one exceedance (the level then lies among the samples).
+ */
+struct tail_interval tail_level_at(const struct tail_fit *f, double period_s);
+
+/*
+ * f as the highest fitted candidate threshold fits it (its own shape, scale,
+ * covariance and rate): the levels it extrapolates (at least one exceedance
+ * of that threshold a period) recomputed from it, the others kept from f.
+ * The chosen threshold is the lowest stable one, for precision; the highest
+ * fits only the largest samples and is the one least tied to the body, with
+ * the uncertainty the top of the data truly leaves.  *ret = *f when f is not
+ * TAIL_OK or its top is the chosen.
+ */
+void tail_at_top(const struct tail_fit *f, struct tail_fit *ret);
+
+/*
+ * Raise the machine-wide fit all to one CPU's: the samples of all are the
+ * union of the CPUs', so the latency exceeded once per period anywhere is
+ * at least each CPU's, and a bound of the CPU's is one of all's.  Each level's
+ * estimate and both ends become the larger of the two (level_cpu says which
+ * ones cpu raised, as cpu_id).  No effect unless both are TAIL_OK.
+ */
+void tail_floor(struct tail_fit *all, const struct tail_fit *cpu, int cpu_id);
 
 enum { TAIL_FROM_MODEL = 0, TAIL_FROM_COUNT = 1 };
 

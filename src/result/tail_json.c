@@ -34,6 +34,9 @@ static json_t *levels(const struct tail_fit *f)
 		if (!o || !put(o, "period", json_string(tail_period_name(i))) ||
 		    !put(o, "period_s", json_real(tail_period_s(i))) ||
 		    !put(o, "observed", json_boolean(f->level_observed[i])) ||
+		    !put(o, "beyond_reach", json_boolean(f->level_beyond[i])) ||
+		    (f->level_cpu[i] >= 0 &&
+		     !put(o, "raised_by_cpu", json_integer((json_int_t)f->level_cpu[i]))) ||
 		    json_array_append_new(a, o) < 0) {
 			json_decref(o);
 			json_decref(a);
@@ -87,7 +90,7 @@ json_t *tail_to_json(const struct tail_fit *f)
 		     put(o, "n_exceed", json_integer((json_int_t)f->n_exceed)) &&
 		     put(o, "exceed_per_s", real(f->exceed_per_s)) &&
 		     put(o, "xi", interval(&f->xi)) && put(o, "sigma_ns", interval(&f->sigma_ns)) &&
-		     put(o, "levels", levels(f)) &&
+		     put(o, "levels", levels(f)) && put(o, "reach_s", real(f->reach_s)) &&
 		     put(o, "bucket_error_ns", real(f->bucket_error_ns)) &&
 		     put(tests, "p_independent", real(f->p_independent)) &&
 		     put(tests, "p_stationary", real(f->p_stationary)) &&

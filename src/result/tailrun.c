@@ -25,5 +25,13 @@ int cpu_result_tail(const struct result *res, const struct cpu_result *cr, struc
 			max[n++] = cr->win[i].w.m[0].st.max;
 	int r = tail_fit(&cr->hist[0], cpu_result_observed(res, cr), max, n, ret, err);
 	free(max);
+	/* all: one GPD fitted to the union of unlike CPUs' tails follows the
+	 * many samples of the quiet ones and can fall under the worst CPU's far
+	 * levels, which the union's must reach (doc/tail-method.md) */
+	for (size_t i = 0; r == 0 && cr == &res->all && res->ncpus > 1 && i < res->ncpus; i++) {
+		struct tail_fit one;
+		if ((r = cpu_result_tail(res, &res->cpus[i], &one, err)) == 0)
+			tail_floor(ret, &one, res->cpus[i].cpu);
+	}
 	return r;
 }

@@ -16,7 +16,8 @@
  * measuring its windows' span so far. */
 uint64_t cpu_result_observed(const struct result *res, const struct cpu_result *cr);
 
-/* 0 with ret filled (its status says whether there are levels), or -errno with err. */
+/* 0 with ret filled (its status says whether there are levels), or -errno
+ * with err.  For res->all the levels are raised to every CPU's (tail_floor). */
 int cpu_result_tail(const struct result *res, const struct cpu_result *cr, struct tail_fit *ret,
 		    struct lat_error *err);
 

@@ -149,6 +149,50 @@ static void decide(struct until_cpu *c, double limit)
 					    : UNTIL_OPEN;
 }
 
+/* a's estimate, with the interval that holds both a's and b's (b's NaN ends ignored). */
+static struct tail_interval hull(struct tail_interval a, struct tail_interval b)
+{
+	return (struct tail_interval){ a.est, isnan(b.lo) ? a.lo : fmin(a.lo, b.lo),
+				       isnan(b.hi) ? a.hi : fmax(a.hi, b.hi) };
+}
+
+/*
+ * A period past the fit's reach: the level there is at least the level at
+ * the reach (a latency exceeded once per 50 s is exceeded at least once an
+ * hour), so that level's lower bound over the limit says "above"; nothing
+ * the run saw can say "below" by the fit.  A rate: above when its lower bound
+ * passes both the limit and once per reach.
+ */
+static int past_reach(const struct until *u, const struct tail_fit *f, const struct tail_fit *top,
+		      double t_s, const struct tail_interval *counted, struct until_cpu *c)
+{
+	if (u->kind == UNTIL_RATE) {
+		c->decision = c->value.lo > 3600.0 / f->reach_s ? UNTIL_ABOVE : UNTIL_OPEN;
+	} else {
+		struct tail_interval at =
+			hull(tail_level_at(f, f->reach_s), tail_level_at(top, f->reach_s));
+		if (at.lo > (double)u->x_ns) {
+			c->value = at;
+			c->at_s = f->reach_s;
+			c->decision = UNTIL_ABOVE;
+		}
+	}
+	if (c->decision != UNTIL_OPEN)
+		return 0;
+	char t[32], r[32];
+	fmt_duration3_ns(t_s * 1e9, t, sizeof(t));
+	fmt_duration3_ns(f->reach_s * 1e9, r, sizeof(r));
+	snprintf(c->why, sizeof(c->why),
+		 "the fit of %s reaches once per %s (%gx): a longer period is below only by the "
+		 "count",
+		 t, r, TAIL_REACH);
+	/* the fit may decide once the run is a TAIL_REACH-th of the period */
+	double fit_s = 3600.0 / u->per_hour / TAIL_REACH - t_s;
+	double count_s = more_time(t_s, counted, u->per_hour);
+	c->more_s = isnan(count_s) ? fit_s : fmin(fit_s, count_s);
+	return 0;
+}
+
 static int judge_cpu(const struct until *u, const struct result *res, const struct cpu_result *cr,
 		     struct until_cpu *c, struct lat_error *err)
 {
@@ -183,7 +227,11 @@ static int judge_cpu(const struct until *u, const struct result *res, const stru
 		snprintf(c->why, sizeof(c->why), "no fit yet: %s", f.why);
 		return 0;
 	}
-	struct tail_interval model;
+	/* decided only where the lowest stable threshold and the highest agree:
+	 * the top of the data alone must support it too (doc/tail-method.md) */
+	struct tail_fit top;
+	tail_at_top(&f, &top);
+	struct tail_interval model, model_top;
 	bool is_rate = u->kind == UNTIL_RATE;
 	if (is_rate &&
 	    tail_rate_above(&f, &cr->hist[0], t_ns, u->x_ns, &model) != TAIL_FROM_MODEL) {
@@ -192,21 +240,28 @@ static int judge_cpu(const struct until *u, const struct result *res, const stru
 		snprintf(c->why, sizeof(c->why), "too few samples above %s to tell", x);
 		return 0;
 	}
-	if (!is_rate)
-		model = f.level_ns[u->period];
+	if (is_rate)
+		tail_rate_above(&top, &cr->hist[0], t_ns, u->x_ns, &model_top);
+	else
+		model = f.level_ns[u->period], model_top = top.level_ns[u->period];
+	model = hull(model, model_top);
 	if (!f.reliable) {
 		snprintf(c->why, sizeof(c->why), "the fit is %s", f.why);
 		return 0; /* the counts' suggestion stands: the model's is not to be trusted */
 	}
 	const double lim = is_rate ? u->per_hour : (double)u->x_ns;
+	const double period_s = 3600.0 / u->per_hour;
 	c->is_rate = is_rate;
 	c->counted = false;
 	c->value = model;
-	decide(c, lim);
-	c->more_s = c->decision == UNTIL_OPEN ? more_time(t_s, &model, lim) : (double)NAN;
-	if (c->decision == UNTIL_OPEN)
-		snprintf(c->why, sizeof(c->why), "its interval still holds the limit");
-	return 0;
+	if (period_s <= f.reach_s || (!is_rate && f.level_observed[u->period])) {
+		decide(c, lim);
+		c->more_s = c->decision == UNTIL_OPEN ? more_time(t_s, &model, lim) : (double)NAN;
+		if (c->decision == UNTIL_OPEN)
+			snprintf(c->why, sizeof(c->why), "its interval still holds the limit");
+		return 0;
+	}
+	return past_reach(u, &f, &top, t_s, &counted, c);
 }
 
 /* How far c is from being decided: larger is further (the open CPU to show). */
@@ -263,6 +318,17 @@ void until_describe(const struct until *u, const struct until_cpu *c, char *buf,
 {
 	char e[32], lo[32], hi[32], x[32];
 
+	if (c->at_s > 0.0) {
+		char r[32];
+		fmt_duration3_ns(c->value.est, e, sizeof(e));
+		fmt_duration3_ns(c->value.lo, lo, sizeof(lo));
+		fmt_duration3_ns(c->value.hi, hi, sizeof(hi));
+		fmt_duration3_ns(c->at_s * 1e9, r, sizeof(r));
+		snprintf(buf, size,
+			 "cpu %d: level(%s) at least level(%s), the fit's reach: %s (95 %% %s..%s)",
+			 c->cpu, tail_period_name(u->period), r, e, lo, hi);
+		return;
+	}
 	if (c->is_rate) {
 		fmt_duration(u->x_ns, x, sizeof(x));
 		fmt_per_hour(c->value.est, e, sizeof(e));
@@ -306,6 +372,10 @@ json_t *until_to_json(const struct until *u, const struct until_state *s)
 			      c->is_rate ? "per_hour" : "ns", "from", c->counted ? "count" : "fit",
 			      "value", value ? value : json_null(), "more_s",
 			      s->decision == UNTIL_OPEN ? number(s->more_s) : json_null());
+	if (o && c->at_s > 0.0 && json_object_set_new(o, "at_period_s", json_real(c->at_s)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
 	if (o && s->decision == UNTIL_OPEN && c->why[0] &&
 	    json_object_set_new(o, "why", json_string(c->why)) < 0) {
 		json_decref(o);

@@ -8,7 +8,11 @@
  * The exact Poisson interval of the samples counted above the latency
  * decides first (it needs no model); the fit decides only when its
  * assumption tests call it reliable, so a rule never stops on a fit the
- * summary would mark "not reliable".  Pure computation: no I/O.
+ * summary would mark "not reliable", on the interval that holds both the
+ * chosen threshold's and the highest's (tail_at_top), and only within its
+ * reach (TAIL_REACH times the time observed): a longer period is "above"
+ * when the level at the reach is, never "below" by the fit.  Pure
+ * computation: no I/O.
  */
 #ifndef LATSCOPE_RESULT_UNTIL_H
 #define LATSCOPE_RESULT_UNTIL_H
@@ -40,6 +44,7 @@ struct until_cpu {
 	bool is_rate; /* value is a rate per hour above x_ns (else a level in ns) */
 	bool counted; /* value comes from the samples counted, not from the fit */
 	struct tail_interval value;
+	double at_s;   /* > 0: value is the level once per at_s, the fit's reach */
 	double more_s; /* open: about how much longer the current rate needs; NaN: unknown */
 	char why[192]; /* open: what keeps it open */
 };

@@ -140,11 +140,13 @@ class Tails(CompareCase):
         self.assertTrue(lo < 54 < hi, m.group(0))
         self.assertIn("\n  quantiles of the exceedances, fitted against measured: 50% ", p.stdout)
         self.assertRegex(p.stdout, r"\n  once per 1h    [0-9.]+us \(")
-        # the summary's line: the hour's and the day's levels with their intervals, and the verdict
+        # the summary's line: the hour's and the day's levels with their intervals, and the verdict,
+        # which for 50 s reaches ten times as far and calls the hour and the day extrapolations
         p = self.lat("show", "1")
         self.assertRegex(p.stdout, r"\ntail \(latency exceeded once per period of this workload, 95% interval; "
                                    r"doc/tail-method.md\):\n  cpu\d+ +once an hour [0-9.]+us \([0-9.]+us\.\.[0-9.]+us\), "
-                                   r"once a day [0-9.]+us \([0-9.]+us\.\.[0-9.]+us\); reliable\n")
+                                   r"once a day [0-9.]+us \([0-9.]+us\.\.[0-9.]+us\); reliable to once per "
+                                   r"8\.333m \(10x the run\); longer periods extrapolated\n")
         p = self.lat("show", "1", "--above", "100us")
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stderr.splitlines()[0], "latscope show: option '--above' needs '--tail'")

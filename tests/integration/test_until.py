@@ -91,6 +91,36 @@ class StoppingRule(TempDirCase):
         self.assertRegex(p.stderr, r"^latscope timer: --until 'level\(1h\) < 1s': undecided: cpu %d: 0/h above 1s "
                                    r".*; the current rate suggests about [0-9.]+h more\n$" % CPU)
 
+    def test_seconds_on_an_idle_cpu_never_decide_a_once_an_hour_level_above_by_the_fit(self):
+        """The relation judged: a fit never says more than its data can.  Seconds of an idle CPU
+        here are its stalls (3-30 ms, once 100 ms), which between 40 us and a few ms fit a shape
+        near 1; carried to an hour that put the once-an-hour level at seconds and ended 1 run in
+        4 "above" 50 ms.  The fit now speaks for ten times its run (40 s here), so
+        'level(1h) < 50ms' ends undecided (status 4), or above by the count only when the run
+        itself measured a sample over 50 ms (a fact of the run, not an estimate), never above
+        or below by the fit.  Six runs of 4 s, as the fault was 1 in 4."""
+        for i in range(6):
+            out = self.path("idle%d.json" % i)
+            p = run("timer", "-a", str(CPU), "-D", "4", "--window", "100ms", "--no-store", "--json", out,
+                    "--until", "level(1h) < 50ms")
+            doc = checked(json.load(open(out)))
+            u = doc["until"]
+            worst = doc["cpus"][0]["metrics"]["latency"]["max_ns"]
+            if u["decision"] == "above":
+                self.assertEqual((p.returncode, u["from"]), (3, "count"), (u, p.stderr))
+                self.assertGreater(worst, 50e6, u)
+                continue
+            self.assertEqual((p.returncode, u["decision"]), (4, "undecided"), (u, p.stderr))
+            tail = doc["cpus"][0]["tail"]
+            if tail["status"] == "ok":
+                self.assertTrue(tail["levels"][2]["beyond_reach"], tail)
+                self.assertLess(tail["reach_s"], 60)
+            if tail.get("reliable"):
+                # the hour is past what 4 s reach: about 6 min (an hour over ten) less the run
+                self.assertRegex(u["why"], r"^the fit of [0-9.]+s reaches once per [0-9.]+s \(10x\): ")
+                self.assertGreater(u["more_s"], 300)
+                self.assertLess(u["more_s"], 400)
+
     def test_a_bad_rule_is_one_line_naming_the_option_and_status_2(self):
         for rule, says in (("level(1h) > 1ms", "expected level(P) < DUR or rate(>DUR) < N/U, such as "
                                                "'level(1h) < 100us'"),
