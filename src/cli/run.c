@@ -91,8 +91,7 @@ static const struct opt run_opts[] = {
 	[SUITE_OPT_HOST] = { "host", 0, OPT_STRING, offsetof(struct run_cmd, host),
 			     .metavar = "SPEC",
 			     .help = "in a VM: ask its host's agent what it did to the vCPUs at "
-				     "each probe's spikes (see latscope timer "
-				     "--help)" },
+				     "each probe's spikes (see latscope timer --help)" },
 	[SUITE_OPT_HOST_SECRET] = { "host-secret", 0, OPT_STRING,
 				    offsetof(struct run_cmd, host_secret), .metavar = "FILE",
 				    .values = OPT_VALUES_FILE,

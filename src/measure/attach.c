@@ -32,30 +32,24 @@ static const struct opt attach_opts[] = {
 	[ATTACH_OPT_FUNC] = { "func", 0, OPT_STRING, offsetof(struct attach_cmd, p.func),
 			      .metavar = "SYMBOL",
 			      .help = "the function called once a cycle, by its name in the "
-				      "executable's or a "
-				      "library's symbol table" },
+				      "executable's or a library's symbol table" },
 	[ATTACH_OPT_LOOP] = { "loop", 0, OPT_STRING, offsetof(struct attach_cmd, p.loop),
 			      .metavar = "NAME",
 			      .help = "read the wakes a program reports through latscope/loop.h "
-				      "under NAME instead (no "
-				      "privilege)" },
+				      "under NAME instead (no privilege)" },
 	[ATTACH_OPT_PERIOD] = { "period", 0, OPT_DURATION, offsetof(struct attach_cmd, p.period_ns),
 				.min = 10u * NS_PER_US, .max = 3600u * NS_PER_SEC,
 				.unit = NS_PER_US,
 				.help = "the program's period (default: the median interval of its "
-					"first calls, or what "
-					"loop.h was "
-					"told); a bare number is microseconds" },
+					"first calls, or what loop.h was told); a bare number is "
+					"microseconds" },
 	[ATTACH_OPT_TID] = { "tid", 0, OPT_STRLIST, offsetof(struct attach_cmd, p.tids),
 			     .metavar = "TID",
 			     .help = "measure only these threads (repeatable, or a comma list); "
-				     "default: every thread "
-				     "that calls it" },
+				     "default: every thread that calls it" },
 	[ATTACH_OPT_TRACE] = { "trace", 0, OPT_FLAG, offsetof(struct attach_cmd, run.trace),
 			       .help = "explain every late cycle from kernel trace events: what "
-				       "ran on the thread's CPU "
-				       "while it "
-				       "waited (root)" },
+				       "ran on the thread's CPU while it waited (root)" },
 	[ATTACH_OPT_UNTIL] = UNTIL_OPT(struct attach_cmd),
 	RUN_OPTS_BUT_CPUS(struct attach_cmd, policy_choices_no_deadline),
 };

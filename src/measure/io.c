@@ -50,8 +50,7 @@ static const struct opt io_opts[] = {
 	[IO_OPT_PATTERN] = { "pattern", 0, OPT_ENUM, offsetof(struct io_cmd, p.pattern),
 			     .choices = pattern_choices,
 			     .help = "same: re-read one block (the device's cache and the link); "
-				     "seq: walk the file; random: aligned "
-				     "offsets anywhere" },
+				     "seq: walk the file; random: aligned offsets anywhere" },
 	[IO_OPT_DIRECT] = { "direct", 0, OPT_FLAG, offsetof(struct io_cmd, direct),
 			    .flags = OPT_NOT_PARAM,
 			    .help = "O_DIRECT, around the page cache (the default)" },
@@ -60,9 +59,8 @@ static const struct opt io_opts[] = {
 	[IO_OPT_BUFFER] = { "buffer", 0, OPT_ENUM, offsetof(struct io_cmd, p.buffer),
 			    .choices = buffer_choices,
 			    .help = "what the reads land in: plain, page-aligned ordinary memory "
-				    "as dd and most programs use; hugepage, "
-				    "a 2 MiB-aligned buffer in transparent huge pages, one "
-				    "physically contiguous run" },
+				    "as dd and most programs use; hugepage, a 2 MiB-aligned buffer "
+				    "in transparent huge pages, one physically contiguous run" },
 	[IO_OPT_ENGINE] = { "engine", 0, OPT_ENUM, offsetof(struct io_cmd, p.engine),
 			    .choices = engine_choices,
 			    .help = "psync: one pread at a time; io_uring: --depth reads in "
