@@ -614,7 +614,7 @@ static int check_smi(const struct cyc_opts *o, const struct cpuset *cpus)
 
 	if (!o->smi)
 		return 0;
-	if (smi_open(&c, cpus, &(struct smi_env){ .sysroot = getenv("LATSCOPE_SYSROOT") }, &err) < 0) {
+	if (smi_open(&c, cpus, &(struct smi_env){ .sysroot = smi_sysroot_env() }, &err) < 0) {
 		fprintf(stderr, "latscope cyclictest: option '--smi': SMIs are not available here (%s)\n", err.msg);
 		return EXIT_ERROR;
 	}

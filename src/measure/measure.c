@@ -27,6 +27,7 @@
 #include "sys/findings.h"
 #include "sys/fingerprint.h"
 #include "sys/cpus.h"
+#include "sys/smi.h"
 #include "report/tprint.h"
 
 const char *const policy_choices[] = { "fifo", "rr", "other", "deadline", NULL };
@@ -806,8 +807,7 @@ int measure_with(const struct measure_cmd *mc, void *params, const struct opt_re
 	int code = EXIT_ERROR;
 
 	checkpoint_init(&m.ck, measure_name(mc), 0, NULL, NULL);
-	/* A copied or fake tree for the SMI counter's lookup, as `sys --sysroot` reads one */
-	m.rp->sysroot = getenv("LATSCOPE_SYSROOT");
+	m.rp->sysroot = smi_sysroot_env();
 	if (!m.lr) {
 		tprintf(stderr, "latscope %s: out of memory\n", measure_name(mc));
 		return EXIT_ERROR;

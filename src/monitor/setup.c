@@ -19,6 +19,7 @@
 #include "monitor/label.h"
 #include "serve/addr.h"
 #include "sys/atomicfile.h"
+#include "sys/smi.h"
 
 void mon_options_defaults(struct mon_options *m)
 {
@@ -153,7 +154,7 @@ int mon_setup_run(const struct mon_options *m, struct mon_setup *s, const char *
 		.host_secret = m->host.has_secret ? m->host.secret : NULL,
 		.host_secret_len = m->host.secret_len,
 		.context = !m->t.run.no_context,
-		.sysroot = getenv("LATSCOPE_SYSROOT"),
+		.sysroot = smi_sysroot_env(),
 		.measure = monitor_measure_phase,
 		.measure_ctx = &s->mp,
 		.say = say,

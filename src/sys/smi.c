@@ -253,3 +253,8 @@ void smi_close(struct smi_counter *c)
 	free(c->now);
 	free(c);
 }
+
+const char *smi_sysroot_env(void)
+{
+	return getenv("LATSCOPE_SYSROOT");
+}

@@ -32,6 +32,11 @@ struct smi_env {
 	int (*perf_open)(uint32_t type, uint64_t config, int cpu);
 };
 
+/* Where every command looks the SMI counter up: $LATSCOPE_SYSROOT, a copied or
+ * fake tree as `sys --sysroot` reads one (the tests' way to hide or fake the
+ * PMU); NULL, this machine, when it is not set. */
+const char *smi_sysroot_env(void);
+
 struct smi_counter;
 
 /*
