@@ -100,6 +100,20 @@ def online_cpus():
     return cpus
 
 
+def test_cpu():
+    """The CPU a timing module measures and injects on: the last online one, or the one
+    $LATSCOPE_TEST_CPU names.  ./check runs the timing modules in two lanes beside each other,
+    each on a CPU of its own (tests/integration/meson.build, "lanes"); a test that measures
+    the other CPU as well judges only what the other lane's bursts there cannot turn."""
+    cpus = online_cpus()
+    given = os.environ.get("LATSCOPE_TEST_CPU")
+    if given is None:
+        return cpus[-1]
+    if not given.isdigit() or int(given) not in cpus:
+        raise SystemExit("LATSCOPE_TEST_CPU=%s: not an online CPU (online: %s)" % (given, cpus))
+    return int(given)
+
+
 def is_root():
     return os.geteuid() == 0
 

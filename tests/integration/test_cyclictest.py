@@ -8,9 +8,9 @@ import subprocess
 import time
 import unittest
 
-from harness import LATSCOPE, TempDirCase, checked, lacking, main, needs, online_cpus, run
+from harness import test_cpu, LATSCOPE, TempDirCase, checked, lacking, main, needs, online_cpus, run
 
-CPU = online_cpus()[-1]
+CPU = test_cpu()
 HAVE_CYCLICTEST = shutil.which("cyclictest") is not None and os.path.realpath(shutil.which("cyclictest")) != \
     os.path.realpath(LATSCOPE)
 NUM = re.compile(r"\d+")

@@ -7,9 +7,9 @@ import re
 import sqlite3
 import subprocess
 
-from harness import LATSCOPE, SANITIZED, TempDirCase, check_consistent, load, main, needs, online_cpus, parse, run
+from harness import test_cpu, LATSCOPE, SANITIZED, TempDirCase, check_consistent, load, main, needs, online_cpus, parse, run
 
-CPU = online_cpus()[-1]
+CPU = test_cpu()
 PR_SET_THP_DISABLE = 41
 
 

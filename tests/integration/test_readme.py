@@ -2,10 +2,10 @@
 import os
 import re
 
-from harness import TempDirCase, main, needs, online_cpus, run
+from harness import test_cpu, TempDirCase, main, needs, online_cpus, run
 
 README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
-CPU = online_cpus()[-1]
+CPU = test_cpu()
 NUMBER = re.compile(r"\d+(\.\d+)?")
 
 

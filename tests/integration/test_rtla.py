@@ -5,10 +5,10 @@ import signal
 import subprocess
 import time
 
-from harness import LAT_INJECT, LATSCOPE, hangup_as_default, TempDirCase, main, needs, online_cpus, run
+from harness import test_cpu, LAT_INJECT, LATSCOPE, hangup_as_default, TempDirCase, main, needs, online_cpus, run
 
 CPUS = online_cpus()
-CPU = CPUS[-1]
+CPU = test_cpu()
 TOP_HEADING_USER = ("CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max |"
                     "      cur       min       avg       max")
 RTLA = os.path.join(os.path.dirname(os.path.abspath(LATSCOPE)), "rtla")

@@ -7,7 +7,10 @@ import time
 import unittest
 
 from harness import (COVERAGE, COVERAGE_BUILD, LATSCOPE, SANITIZED, SANITIZED_BUILD, Started, TempDirCase,
-                     check_consistent, hangup_as_default, load, main, needs, online_cpus, parse, run)
+                     check_consistent, hangup_as_default, load, main, needs, online_cpus, parse, run, test_cpu)
+
+# The CPU the pinned runs measure (harness.test_cpu: ./check's lane)
+CPU = test_cpu()
 
 
 class TimerRuns(TempDirCase):
@@ -86,7 +89,7 @@ class TimerRuns(TempDirCase):
 
     def test_live_lines_come_one_per_cpu_per_window(self):
         """Counts windows, not time (a late last wakeup's window is allowed for)."""
-        p = run("timer", "-a", "0", "-D", "0.4", "--window", "100ms", "--live")
+        p = run("timer", "-a", str(CPU), "-D", "0.4", "--window", "100ms", "--live")
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = [l for l in p.stdout.splitlines() if " cpu0 " in l and "global" in l]
         # (and one for a late last wakeup's window at 0.40s, as above)
@@ -96,7 +99,7 @@ class TimerRuns(TempDirCase):
 
     def test_loops_stop_after_that_many_wakeups(self):
         out = self.path("r.json")
-        p = run("timer", "-a", "0", "-l", "300", "-i", "500us", "-q", "--json", out)
+        p = run("timer", "-a", str(CPU), "-l", "300", "-i", "500us", "-q", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = load(out)
         check_consistent(self, doc)
@@ -160,7 +163,7 @@ class TimerRuns(TempDirCase):
         for mode in ("nanosleep", "timerfd", "posix"):
             with self.subTest(mode=mode):
                 out = self.path(mode + ".json")
-                p = run("timer", "-a", "0", "-D", "0.25", "-i", "500us", "--mode", mode, "-q", "--json", out)
+                p = run("timer", "-a", str(CPU), "-D", "0.25", "-i", "500us", "--mode", mode, "-q", "--json", out)
                 self.assertEqual(p.returncode, 0, p.stderr)
                 doc = load(out)
                 check_consistent(self, doc)
@@ -176,7 +179,7 @@ class TimerRuns(TempDirCase):
                             ("boottime", "timerfd")):
             with self.subTest(clock=clock, mode=mode):
                 out = self.path(f"{clock}-{mode}.json")
-                p = run("timer", "-a", "0", "-D", "0.25", "-i", "500us", "--clock", clock, "--mode", mode,
+                p = run("timer", "-a", str(CPU), "-D", "0.25", "-i", "500us", "--clock", clock, "--mode", mode,
                         "--no-store", "--json", out)
                 self.assertEqual(p.returncode, 0, p.stderr)
                 doc = load(out)
@@ -202,7 +205,7 @@ class TimerRuns(TempDirCase):
     def test_a_timer_slack_of_500us_raises_the_median_under_sched_other_by_about_the_slack(self):
         """An injected effect (500 us of slack on every wakeup) judged on the medians of 2000
         wakeups, which a host stall (a few late samples) cannot move; the runs alone on the CPU."""
-        cpu = str(online_cpus()[-1])
+        cpu = str(CPU)
         def median(*extra):
             out = self.path("slack%d.json" % len(extra))
             p = run("timer", "-a", cpu, "--policy", "other", "-i", "1ms", "-D", "2s", "-q", "--no-store",
@@ -227,7 +230,7 @@ class TimerRuns(TempDirCase):
     @needs(root=True)
     def test_a_timer_slack_under_a_real_time_policy_is_said_to_have_no_effect(self):
         out = self.path("r.json")
-        p = run("timer", "-a", "0", "-l", "200", "--timer-slack", "500us", "--no-store", "--json", out)
+        p = run("timer", "-a", str(CPU), "-l", "200", "--timer-slack", "500us", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("timer slack 500us", p.stdout.splitlines()[0])
         self.assertIn("--timer-slack 500us had no effect: the kernel gives SCHED_FIFO threads no timer slack",
@@ -282,7 +285,7 @@ class TimerRuns(TempDirCase):
     def test_sigint_stops_a_run_a_shell_script_started_in_the_background(self):
         # '&' in a script starts the command with SIGINT ignored; kill -INT must still end the run.
         out = self.path("r.json")
-        bg = Started(self, [LATSCOPE, "timer", "-a", "0", "-D", "60", "--no-store", "--json", out],
+        bg = Started(self, [LATSCOPE, "timer", "-a", str(CPU), "-D", "60", "--no-store", "--json", out],
                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         bg.measured()
         bg.proc.send_signal(signal.SIGINT)
@@ -294,7 +297,7 @@ class TimerRuns(TempDirCase):
         # nohup leaves SIGHUP ignored: latscope keeps it so and measures to the end.
         # The SIGHUP comes once latscope measures (its first window printed), 0.9 s before its end.
         out = self.path("r.json")
-        bg = Started(self, ["nohup", os.path.abspath(LATSCOPE), "timer", "-a", "0", "-D", "1", "--no-store",
+        bg = Started(self, ["nohup", os.path.abspath(LATSCOPE), "timer", "-a", str(CPU), "-D", "1", "--no-store",
                               "--json", out], cwd=self.tmp)
         bg.measured()
         self.assertIsNone(bg.proc.poll(), "the run is still measuring")
@@ -310,7 +313,7 @@ class TimerRuns(TempDirCase):
         150 ms of 300 at 1 ms, while at 1 us nearly all pass."""
         # 1 us is below any clock_nanosleep wakeup (a system call and a timer interrupt): most deadlines pass.
         out = self.path("r.json")
-        p = run("timer", "-a", "0", "-i", "1", "-D", "0.3", "-q", "--no-store", "--json", out)
+        p = run("timer", "-a", str(CPU), "-i", "1", "-D", "0.3", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = load(out)
         served, missed = doc["all"]["metrics"]["latency"]["count"], doc["all"]["missed"]
@@ -318,26 +321,26 @@ class TimerRuns(TempDirCase):
         self.assertIn("-i 1us is shorter than this machine can serve", p.stderr)
         self.assertRegex(p.stderr, r"try -i \d+us or longer")
         self.assertTrue(any("shorter than this machine can serve" in n for n in doc["notes"]))
-        p = run("timer", "-a", "0", "-D", "0.3", "-q", "--no-store")
+        p = run("timer", "-a", str(CPU), "-D", "0.3", "-q", "--no-store")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("cannot serve", p.stderr, "a 1 ms interval is served")
 
     def test_quiet_output_starts_with_the_summary_and_keeps_the_stored_id(self):
-        p = run("timer", "-a", "0", "-l", "100", "-q", "--db", self.path("q.db"))
+        p = run("timer", "-a", str(CPU), "-l", "100", "-q", "--db", self.path("q.db"))
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = p.stdout.splitlines()
         self.assertTrue(lines[0].startswith("latency (us) after"), lines[:2])
         self.assertEqual(lines[-1], "stored as run 1 in " + self.path("q.db"))
 
     def test_fail_above_exits_3_when_the_limit_is_exceeded(self):
-        p = run("timer", "-a", "0", "-l", "100", "-q", "--fail-above", "1ns")
+        p = run("timer", "-a", str(CPU), "-l", "100", "-q", "--fail-above", "1ns")
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("is above --fail-above 1ns", p.stderr)
-        p = run("timer", "-a", "0", "-l", "100", "-q", "--fail-above", "1h", "--fail-stat", "p99")
+        p = run("timer", "-a", str(CPU), "-l", "100", "-q", "--fail-above", "1h", "--fail-stat", "p99")
         self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_fail_above_on_warm_max_says_when_it_falls_back_to_max(self):
-        p = run("timer", "-a", "0", "-l", "100", "-q", "--fail-above", "1ns", "--fail-stat", "warm_max")
+        p = run("timer", "-a", str(CPU), "-l", "100", "-q", "--fail-above", "1ns", "--fail-stat", "warm_max")
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("no window after the warm-up", p.stderr)
 
@@ -345,7 +348,7 @@ class TimerRuns(TempDirCase):
         out = self.path("r.json")
         with open(out, "w") as f:
             f.write("old content that is longer than nothing " * 1000)
-        p = run("timer", "-a", "0", "-l", "100", "-q", "--json", out)
+        p = run("timer", "-a", str(CPU), "-l", "100", "-q", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         check_consistent(self, load(out))
 
@@ -366,7 +369,7 @@ class NonRoot(TempDirCase):
 
     def test_non_root_runs_and_says_what_was_not_applied(self):
         out = self.path("r.json")
-        p = self.as_nobody("timer", "-a", "0", "-l", "300", "-q", "--no-store", "--json", out)
+        p = self.as_nobody("timer", "-a", str(CPU), "-l", "300", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not applied: SCHED_FIFO priority 95", p.stderr)
         self.assertIn("not applied: PM QoS", p.stderr)
@@ -380,20 +383,20 @@ class NonRoot(TempDirCase):
     def test_a_default_store_that_cannot_be_made_stops_the_run_before_it_measures(self):
         # nobody's home (/nonexistent) cannot hold a store: said at once, not after the run
         out = self.path("r.json")
-        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--json", out)
+        p = self.as_nobody("timer", "-a", str(CPU), "-D", "1", "-q", "--json", out)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("the default store", p.stderr.splitlines()[0])
         self.assertIn("--no-store", p.stderr.splitlines()[0])
         self.assertFalse(os.path.exists(out), "nothing was measured")
 
     def test_non_root_header_says_the_scheduling_the_threads_got(self):
-        p = self.as_nobody("timer", "-a", "0", "-l", "100", "--no-store")
+        p = self.as_nobody("timer", "-a", str(CPU), "-l", "100", "--no-store")
         self.assertEqual(p.returncode, 0, p.stderr)
         header = p.stdout.splitlines()[0]
         self.assertIn("SCHED_OTHER (SCHED_FIFO priority 95 not applied)", header)
         self.assertNotIn("(nanosleep), SCHED_FIFO", header)
         # as root, what was asked is what the threads got
-        p = run("timer", "-a", "0", "-l", "100", "--no-store")
+        p = run("timer", "-a", str(CPU), "-l", "100", "--no-store")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(", SCHED_FIFO priority 95 on cpu 0", p.stdout.splitlines()[0])
 
@@ -414,7 +417,7 @@ class NonRoot(TempDirCase):
                      "without locking")
     def test_too_small_memlock_rlimit_is_explained_not_a_crash(self):
         out = self.path("r.json")
-        p = self.with_memlock(65536, "timer", "-a", "0", "-l", "100", "-q", "--no-store", "--json", out)
+        p = self.with_memlock(65536, "timer", "-a", str(CPU), "-l", "100", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not applied: memory lock", p.stderr)
         self.assertIn("RLIMIT_MEMLOCK is 64 KiB", p.stderr)
@@ -423,7 +426,7 @@ class NonRoot(TempDirCase):
         check_consistent(self, doc)
 
     def test_non_root_with_strict_refuses_to_run(self):
-        p = self.as_nobody("timer", "-a", "0", "-D", "1", "-q", "--no-store", "--strict")
+        p = self.as_nobody("timer", "-a", str(CPU), "-D", "1", "-q", "--no-store", "--strict")
         self.assertEqual(p.returncode, 1)
         self.assertIn("--strict", p.stderr)
         self.assertNotIn("latency (us)", p.stdout)

@@ -10,10 +10,10 @@ import sqlite3
 import subprocess
 import time
 
-from harness import LATSCOPE, TempDirCase, check_consistent, fill_disk, load, main, needs, online_cpus, parse, run
+from harness import LATSCOPE, TempDirCase, check_consistent, fill_disk, load, main, needs, online_cpus, parse, run, test_cpu
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
-CPU = online_cpus()[-1]
+CPU = test_cpu()
 
 
 class StoreCase(TempDirCase):

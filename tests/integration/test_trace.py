@@ -10,9 +10,9 @@ import signal
 import subprocess
 import time
 
-from harness import (LAT_INJECT, LATSCOPE, Started, TempDirCase, check_consistent, load, main, needs, online_cpus, run)
+from harness import (test_cpu, LAT_INJECT, LATSCOPE, Started, TempDirCase, check_consistent, load, main, needs, online_cpus, run)
 
-CPU = online_cpus()[-1]
+CPU = test_cpu()
 INSTANCES = "/sys/kernel/tracing/instances"
 # The tests of the tracefs instance's life force its backend.
 TRACEFS = ("--trace-backend", "tracefs")
@@ -327,7 +327,7 @@ class BpfTrace(TempDirCase):
     @needs(programs=("runuser",))
     def test_forced_bpf_without_privilege_is_not_traced_and_says_what_is_needed(self):
         out = self.path("r.json")
-        p = self.as_nobody("timer", "-a", "0", "-l", "200", "--trace", "--trace-backend", "bpf", "-q", "--no-store",
+        p = self.as_nobody("timer", "-a", str(CPU), "-l", "200", "--trace", "--trace-backend", "bpf", "-q", "--no-store",
                            "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stderr, r"not traced: --trace-backend bpf: .*not permitted \(root, or CAP_BPF and "
@@ -387,7 +387,7 @@ class WithoutTracing(TempDirCase):
     @needs(root=True, programs=("runuser",))
     def test_without_root_the_run_goes_on_and_says_why(self):
         out = self.path("r.json")
-        p = self.as_nobody("timer", "-a", "0", "-l", "300", "--trace", "-q", "--no-store", "--json", out)
+        p = self.as_nobody("timer", "-a", str(CPU), "-l", "300", "--trace", "-q", "--no-store", "--json", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not traced:", p.stderr)
         doc = load(out)
