@@ -47,7 +47,7 @@
 #include "probe/timer.h"
 
 
-/* ---- the machine: online CPUs and this process's affinity ---- */
+/* ---- the machine: online CPUs and those this process may be pinned to ---- */
 
 static struct cpuset online_cpus, allowed_cpus;
 static unsigned first_online, last_online;
@@ -69,14 +69,21 @@ static int read_machine(void **state)
 	if (cpuset_parse(line, &online_cpus) < 0 || cpuset_count(&online_cpus) == 0)
 		return -1;
 
-	cpu_set_t mask;
-	CPU_ZERO(&mask);
-	if (sched_getaffinity(0, sizeof(mask), &mask) < 0)
+	/* The CPUs this process may be pinned to: its cpuset (a cgroup's or a container's limit),
+	 * not its affinity mask, which taskset narrows and a pin widens again. */
+	cpu_set_t saved, one;
+	CPU_ZERO(&saved);
+	if (sched_getaffinity(0, sizeof(saved), &saved) < 0)
 		return -1;
 	cpuset_clear(&allowed_cpus);
-	for (unsigned c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &mask))
-			cpuset_add(&allowed_cpus, c);
+	for (int c = cpuset_next(&online_cpus, 0); c >= 0; c = cpuset_next(&online_cpus, (unsigned)c + 1u)) {
+		CPU_ZERO(&one);
+		CPU_SET((unsigned)c, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			cpuset_add(&allowed_cpus, (unsigned)c);
+	}
+	if (sched_setaffinity(0, sizeof(saved), &saved) < 0)
+		return -1;
 
 	first_online = (unsigned)cpuset_next(&online_cpus, 0);
 	for (int c = cpuset_next(&online_cpus, 0); c >= 0; c = cpuset_next(&online_cpus, (unsigned)c + 1u))
@@ -1317,7 +1324,7 @@ static void test_cpu_lists_of_online_cpus_are_accepted_as_given(void **state)
 	char text[256];
 	struct cpuset usable;
 
-	/* Every online CPU in this process's affinity, written as a list. */
+	/* Every online CPU this process may be pinned to, written as a list. */
 	cpuset_clear(&usable);
 	for (unsigned i = 0; i < CPUSET_WORDS; i++)
 		usable.bits[i] = online_cpus.bits[i] & allowed_cpus.bits[i];
@@ -1785,7 +1792,7 @@ static void test_defaults_when_nothing_is_given(void **state)
 	assert_false(c.run.strict);
 	assert_false(c.help);
 
-	/* Every online CPU this process may run on: on a test machine, every online CPU. */
+	/* Every online CPU this process may be pinned to: on a test machine, every online CPU. */
 	cpuset_clear(&want);
 	for (unsigned i = 0; i < CPUSET_WORDS; i++)
 		want.bits[i] = online_cpus.bits[i] & allowed_cpus.bits[i];
