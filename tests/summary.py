@@ -14,7 +14,10 @@ reason then begins with "this machine" or "this build" (harness.MACHINE_REASONS,
 tests/unit/skipwhy.h).  Any other skip names something ./check or
 scripts/install-deps could have provided: it is listed apart and counted as a
 failure, as is each --failed-step (a step of ./check that is no test, such as
-clang-tidy).  Exit status: 0 when nothing failed, 1 otherwise.
+clang-tidy).  Each failure is followed by why, as its output said it (the
+failing tests' names and their assertion or error lines), so that a log that
+keeps only the summary still tells the cause.  Exit status: 0 when nothing
+failed, 1 otherwise.
 """
 import json
 import os
@@ -46,6 +49,18 @@ def counts_of(record):
     return passed, failed, skipped
 
 
+# unittest's "FAIL: test (...)" and its exception line; cmocka's failed tests and its messages.
+WHY = re.compile(r"^(FAIL|ERROR): |^\w*(Error|Exception)\b.*: |^\[  (FAILED|ERROR) +\] |^\[   LINE   \] |"
+                 r"^Timeout|TIMEOUT|^==\d+==ERROR|^SUMMARY: ")
+WHY_LINES, WHY_WIDTH = 8, 300
+
+
+def why_failed(record):
+    """The lines of a failed meson test's output that say what failed, the last WHY_LINES of them."""
+    lines = [line.strip() for line in (record.get("stdout") or "").splitlines() if WHY.search(line.strip())]
+    return [line if len(line) <= WHY_WIDTH else line[:WHY_WIDTH] + "..." for line in lines[-WHY_LINES:]]
+
+
 def main(args):
     passed = failed = skipped = 0
     skips, unprovided, broken = [], [], []
@@ -73,6 +88,7 @@ def main(args):
             passed, failed, skipped = passed + p, failed + fl, skipped + s
             if fl:
                 broken.append(f"{build}: {name}: {r['result']}")
+                broken.extend("    " + line for line in why_failed(r))
             reasons = [line[len(SKIP_MARK):] for line in (r.get("stdout") or "").splitlines()
                        if line.startswith(SKIP_MARK)]
             if r["result"] == "SKIP" and not reasons:
