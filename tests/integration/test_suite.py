@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 
-from harness import LATSCOPE, TempDirCase, is_root, lacking, main, read_terminal, run
+from harness import LATSCOPE, TempDirCase, is_root, lacking, main, read_terminal, run, test_cpu
 
 
 def suite_label(stdout):
@@ -102,7 +102,7 @@ class Suite(TempDirCase):
 
     def test_a_failing_load_command_is_said_on_the_terminal_as_timer_says_it(self):
         """Judges no latency: a load command that exits at once, said per probe, as timer says it."""
-        cpu = str(max(int(c) for c in os.sched_getaffinity(0)))
+        cpu = str(test_cpu())
         t = run("timer", "-a", cpu, "-D", "300ms", "-q", "--no-store", "--load-cmd", "exit 3")
         self.assertEqual(t.returncode, 0, t.stderr)
         said = re.search(r"^latscope timer: (the load command ended after .* with exit status 3: .*)$", t.stderr, re.M)
