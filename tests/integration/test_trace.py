@@ -368,7 +368,7 @@ class BpfTrace(TempDirCase):
 
 @needs(root=True, tracefs=True, bpf=False)
 class WithoutBpf(TempDirCase):
-    """Run by ./check against its build without the BPF backend (build-nobpf)."""
+    """Run by ./check against its build without the BPF backend (build-tsan, or build-nobpf without the sanitizers)."""
 
     def test_trace_uses_tracefs_and_a_forced_bpf_says_it_was_left_out(self):
         out = self.path("t.json")
