@@ -1,7 +1,7 @@
 /*
  * Unit tests for the load generators (src/load/): the spec text, and that a
- * started load runs, costs CPU in proportion to its intensity, and leaves no
- * process or file behind however it ends.
+ * started load runs, works for the share of time its intensity gives, and
+ * leaves no process or file behind however it ends.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +31,11 @@
 #include "gcovflush.h"
 
 /* ---- helpers ---- */
+
+/* How long a wait for a state may take before the test fails.  Generous: CI runs
+ * these tests under sanitizers on CPUs that other tests keep busy, and a wait only
+ * takes this long when it fails. */
+#define STATE_TIMEOUT_NS (20 * NS_PER_SEC)
 
 static struct cpuset cpus_of(const char *list)
 {
@@ -103,6 +107,50 @@ static bool group_gone(pid_t pgid)
 	return kill(-pgid, 0) == -1 && errno == ESRCH;
 }
 
+/* State and parent of pid from /proc; false when it is gone. */
+static bool proc_state(pid_t pid, char *ret_state, long *ret_ppid)
+{
+	char path[64], line[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char *got = fgets(line, sizeof(line), f);
+	fclose(f);
+	char *end = got ? strrchr(line, ')') : NULL;
+	return end && sscanf(end + 1, " %c %ld", ret_state, ret_ppid) == 2;
+}
+
+/* Gone, or a zombie waiting for its parent: nothing runs any more. */
+static bool ended(pid_t pid)
+{
+	char st;
+	long ppid;
+
+	return !proc_state(pid, &st, &ppid) || st == 'Z' || st == 'X';
+}
+
+/* Whether sig waits for pid, sent to the process or to its thread. */
+static bool sig_pending(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask;
+	bool pending = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+		     sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & 1ull << (sig - 1)))
+			pending = true;
+	fclose(f);
+	return pending;
+}
+
 static struct load_set *start_or_fail(const struct load_spec *specs, size_t n, const char *cmd)
 {
 	struct load_set *ls = NULL;
@@ -124,14 +172,6 @@ static void stop_or_fail(struct load_set *ls, struct load_outcome *out)
 		print_error("load_stop: %d %s\n", r, err.msg);
 		fail();
 	}
-}
-
-static uint64_t children_cpu_ns(void)
-{
-	struct rusage ru;
-	assert_int_equal(getrusage(RUSAGE_CHILDREN, &ru), 0);
-	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * NS_PER_SEC +
-	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * NS_PER_US;
 }
 
 static unsigned entries_in(const char *dir)
@@ -546,12 +586,13 @@ static void test_load_stop_ends_a_command_and_its_background_children(void **sta
 	assert_true(WIFSIGNALED(out.cmd_status));
 }
 
-/* The pid a command wrote into pidfile, waiting up to 2 s for it. */
+/* The pid a command wrote into pidfile, waiting up to STATE_TIMEOUT_NS for it. */
 static long pid_from(const char *pidfile)
 {
+	uint64_t deadline = mono_ns() + STATE_TIMEOUT_NS;
 	long pid = 0;
 
-	for (int i = 0; i < 200 && !pid; i++) {
+	while (!pid && mono_ns() < deadline) {
 		sleep_ms(10);
 		FILE *f = fopen(pidfile, "r");
 		if (f && fscanf(f, "%ld", &pid) != 1)
@@ -578,30 +619,6 @@ static struct load_set *start_cmd_telling_a_pid(const char *before, const char *
 	return ls;
 }
 
-/* State and parent of pid from /proc; false when it is gone. */
-static bool proc_state(pid_t pid, char *ret_state, long *ret_ppid)
-{
-	char path[64], line[512];
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	char *got = fgets(line, sizeof(line), f);
-	fclose(f);
-	char *end = got ? strrchr(line, ')') : NULL;
-	return end && sscanf(end + 1, " %c %ld", ret_state, ret_ppid) == 2;
-}
-
-/* Gone, or a zombie waiting for its parent: nothing runs any more. */
-static bool ended(pid_t pid)
-{
-	char st;
-	long ppid;
-
-	return !proc_state(pid, &st, &ppid) || st == 'Z' || st == 'X';
-}
-
 static void test_load_holds_the_leader_of_a_command_that_ended_early_until_its_group_is_stopped(void **state)
 {
 	struct load_outcome out;
@@ -614,7 +631,7 @@ static void test_load_holds_the_leader_of_a_command_that_ended_early_until_its_g
 	pid_t leader = load_cmd_pgid(ls);
 	/* Reaped, the leader's pid, and so its group's id, could go to a new process
 	 * group, which the stop would then signal: it must stay a zombie of the supervisor. */
-	uint64_t deadline = mono_ns() + 2 * NS_PER_SEC;
+	uint64_t deadline = mono_ns() + STATE_TIMEOUT_NS;
 	while (proc_state(leader, &st, &ppid) && st != 'Z' && mono_ns() < deadline)
 		sleep_ms(10);
 	if (!proc_state(leader, &st, &ppid) || st != 'Z' || ppid != load_pgid(ls)) {
@@ -657,7 +674,7 @@ static void test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs
 	/* A supervisor that answers nothing any more: load_stop has to end the load itself. */
 	assert_int_equal(kill(load_pgid(ls), SIGSTOP), 0);
 	assert_int_not_equal(load_stop(ls, NULL, &err), 0);
-	uint64_t deadline = mono_ns() + 3 * NS_PER_SEC;
+	uint64_t deadline = mono_ns() + STATE_TIMEOUT_NS;
 	while (!ended(grandchild) && mono_ns() < deadline)
 		sleep_ms(10);
 	bool gone = ended(grandchild);
@@ -672,15 +689,41 @@ static void test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs
 	}
 }
 
+/*
+ * Whether the supervisor sup has taken in the end of the command's leader: it notes
+ * the time when it reads the leader's SIGCHLD, not when the leader exits.  In this
+ * order: the leader has ended (so the signal has been sent), the signal no longer
+ * waits (so it has been read), and the supervisor sleeps again (so it is done with it).
+ */
+static bool leader_end_noted(pid_t leader, pid_t sup)
+{
+	char st;
+	long ppid;
+
+	return ended(leader) && !sig_pending(sup, SIGCHLD) && proc_state(sup, &st, &ppid) &&
+	       st == 'S';
+}
+
 static void test_load_stop_reports_a_command_that_ended_early_with_its_status(void **state)
 {
 	struct load_outcome out;
+	bool noted;
 	(void)state;
 
 	uint64_t before = mono_ns();
 	struct load_set *ls = start_or_fail(NULL, 0, "exit 3");
-	sleep_ms(200);
+	pid_t leader = load_cmd_pgid(ls);
+	uint64_t deadline = mono_ns() + STATE_TIMEOUT_NS;
+	while (!(noted = leader_end_noted(leader, load_pgid(ls))) && mono_ns() < deadline)
+		sleep_ms(10);
 	uint64_t after = mono_ns();
+	if (!noted) {
+		print_error("after %llu s, the command's leader %d has not ended or the supervisor "
+			    "has not noted it\n",
+			    (unsigned long long)(STATE_TIMEOUT_NS / NS_PER_SEC), (int)leader);
+		stop_or_fail(ls, NULL);
+		fail();
+	}
 	stop_or_fail(ls, &out);
 	assert_true(out.cmd_ran);
 	assert_true(out.cmd_ended_early);
@@ -723,7 +766,7 @@ static void test_load_ends_when_the_process_that_started_it_is_killed(void **sta
 	assert_int_equal(kill(child, SIGKILL), 0);
 	assert_int_equal(waitpid(child, NULL, 0), child);
 
-	uint64_t deadline = mono_ns() + 3 * NS_PER_SEC;
+	uint64_t deadline = mono_ns() + STATE_TIMEOUT_NS;
 	while (!(group_gone(ids[0]) && group_gone(ids[1])) && mono_ns() < deadline) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
@@ -734,24 +777,97 @@ static void test_load_ends_when_the_process_that_started_it_is_killed(void **sta
 	assert_true(group_gone(ids[1]));
 }
 
-static uint64_t cpu_ns_of_load(const char *text, unsigned ms)
+/* The one process of group pgid but its leader: the worker of a load of one spec on one CPU. */
+static pid_t worker_of(pid_t pgid)
 {
-	struct load_spec s = spec_on(text, "0");
-	uint64_t before = children_cpu_ns();
-	struct load_set *ls = start_or_fail(&s, 1, NULL);
-	sleep_ms(ms);
-	stop_or_fail(ls, NULL);
-	return children_cpu_ns() - before;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t worker = 0;
+	unsigned n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == pgid || getpgid((pid_t)pid) != pgid)
+			continue;
+		worker = (pid_t)pid;
+		n++;
+	}
+	closedir(d);
+	if (n != 1) {
+		print_error("group %d has %u processes but its leader, want 1\n", (int)pgid, n);
+		fail();
+	}
+	return worker;
 }
 
-static void test_load_cpu_time_grows_with_intensity(void **state)
+/* What a process has done: its CPU time and how often it went to sleep. */
+struct work {
+	unsigned long long cpu_ns;      /* /proc/PID/schedstat */
+	unsigned long long sleeps;      /* voluntary context switches, /proc/PID/status */
+};
+
+static struct work work_of(pid_t pid)
+{
+	char path[64], line[256];
+	struct work w = { .sleeps = ~0ull };
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	FILE *f = fopen(path, "re");
+	int got = f ? fscanf(f, "%llu", &w.cpu_ns) : 0;
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "voluntary_ctxt_switches: %llu", &w.sleeps);
+	if (f)
+		fclose(f);
+	if (got != 1 || w.sleeps == ~0ull) {
+		print_error("cannot read the schedstat or the context switches of %d\n", (int)pid);
+		fail();
+	}
+	return w;
+}
+
+/* CPU time per period from a to b: n sleeps end at most n + 1 periods. */
+static uint64_t cpu_ns_per_period(struct work a, struct work b)
+{
+	return (b.cpu_ns - a.cpu_ns) / (b.sleeps - a.sleeps + 1);
+}
+
+/*
+ * Intensity is the share of every 10 ms period that a cpu worker works, by the
+ * clock, before it sleeps the rest.  Its CPU time in all depends on what else runs
+ * on its CPU (a CPU shared by five gives a 100% worker a fifth), so judged is its
+ * CPU time per period, between two sleeps, which contention cannot raise: at 20%
+ * at most the 2 ms it works by the clock, however late it gets the CPU, for it gets
+ * no more CPU time than time passes (3 ms: schedstat lags a running process by up
+ * to a tick); at 100% it never sleeps, so whatever share it gets is far more than
+ * a period's.  Both run at once on CPU 0.
+ */
+static void test_load_cpu_time_per_period_grows_with_intensity(void **state)
 {
 	(void)state;
-	uint64_t full = cpu_ns_of_load("cpu:cpus=0,intensity=100%", 400);
-	uint64_t fifth = cpu_ns_of_load("cpu:cpus=0,intensity=20%", 400);
-	if (!(full > 2 * fifth) || full < 100 * NS_PER_MS) {
-		print_error("cpu time at 100%%: %llu ns, at 20%%: %llu ns\n", (unsigned long long)full,
-			    (unsigned long long)fifth);
+	struct load_spec full_spec = spec_on("cpu:cpus=0,intensity=100%", "0");
+	struct load_spec fifth_spec = spec_on("cpu:cpus=0,intensity=20%", "0");
+	struct load_set *full_ls = start_or_fail(&full_spec, 1, NULL);
+	struct load_set *fifth_ls = start_or_fail(&fifth_spec, 1, NULL);
+	pid_t full = worker_of(load_pgid(full_ls)), fifth = worker_of(load_pgid(fifth_ls));
+
+	struct work full0 = work_of(full), fifth0 = work_of(fifth);
+	sleep_ms(500);
+	struct work full1 = work_of(full), fifth1 = work_of(fifth);
+	stop_or_fail(fifth_ls, NULL);
+	stop_or_fail(full_ls, NULL);
+	uint64_t full_ns = cpu_ns_per_period(full0, full1);
+	uint64_t fifth_ns = cpu_ns_per_period(fifth0, fifth1);
+	if (full_ns < 10 * NS_PER_MS || fifth_ns > 3 * NS_PER_MS) {
+		print_error("cpu time per period at 100%%: %llu ns (%llu sleeps), "
+			    "at 20%%: %llu ns (%llu sleeps); want >= 10 ms and <= 3 ms\n",
+			    (unsigned long long)full_ns, full1.sleeps - full0.sleeps,
+			    (unsigned long long)fifth_ns, fifth1.sleeps - fifth0.sleeps);
 		fail();
 	}
 }
@@ -791,7 +907,7 @@ int main(void)
 		cmocka_unit_test(test_load_stop_ends_the_command_s_children_when_the_supervisor_hangs),
 		cmocka_unit_test(test_load_stop_reports_a_command_that_ended_early_with_its_status),
 		cmocka_unit_test(test_load_ends_when_the_process_that_started_it_is_killed),
-		cmocka_unit_test(test_load_cpu_time_grows_with_intensity),
+		cmocka_unit_test(test_load_cpu_time_per_period_grows_with_intensity),
 		cmocka_unit_test(test_load_stop_of_null_is_a_no_op),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
