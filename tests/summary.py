@@ -57,7 +57,8 @@ WHY_LINES, WHY_WIDTH = 8, 300
 
 def why_failed(record):
     """The lines of a failed meson test's output that say what failed, the last WHY_LINES of them."""
-    lines = [line.strip() for line in (record.get("stdout") or "").splitlines() if WHY.search(line.strip())]
+    out = (record.get("stdout") or "") + "\n" + (record.get("stderr") or "")     # unittest writes to stderr
+    lines = [line.strip() for line in out.splitlines() if WHY.search(line.strip())]
     return [line if len(line) <= WHY_WIDTH else line[:WHY_WIDTH] + "..." for line in lines[-WHY_LINES:]]
 
 
