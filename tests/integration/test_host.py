@@ -467,7 +467,12 @@ class TestRecording(harness.TempDirCase):
             edges_on_time += abs(e["to_ns"] - b1) <= 10**6
             self.assertEqual(e["tid"], tid)
             self.assertGreaterEqual(e["state_ns"]["preempted"], (b1 - b0) * 9 // 10, e["state_ns"])
-            top = e["ran"][0]
+            # The hog ran for the burst; another task of this busy machine may have held the CPU
+            # longer in the same episode (a nice -10 daemon here took 190 ms once), and is then
+            # named first, truly.
+            hogs = [r for r in e["ran"] if r.get("comm") == "lat-inject"]
+            self.assertEqual(len(hogs), 1, e["ran"])
+            top = hogs[0]
             self.assertEqual((top["kind"], top["comm"], top["id"], top["prio"]), ("task", "lat-inject", hog.pid, 49),
                              top)
             # The policy is read from the task when the agent answers: lat-inject has ended by then.
@@ -475,7 +480,7 @@ class TestRecording(harness.TempDirCase):
             self.assertGreaterEqual(top["ns"], (b1 - b0) * 9 // 10)
         # No episode is put on the hog where it did not run; one where another task of this busy
         # machine held the vCPU's CPU for 15 ms is a true answer, and names that task.
-        hogged = [e for e in eps if e["ran"] and e["ran"][0].get("comm") == "lat-inject"]
+        hogged = [e for e in eps if any(r.get("comm") == "lat-inject" for r in e["ran"])]
         self.assertEqual(len(hogged), len(bursts), ("an episode named the hog where it was not injected", eps))
         for e in eps:
             if e not in hogged:
