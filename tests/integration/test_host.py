@@ -454,7 +454,7 @@ class TestRecording(harness.TempDirCase):
         self.assertEqual(r["op"], "explain", r)
         eps = sorted(r["episodes"], key=lambda e: e["from_ns"])
         self.assertEqual(r["more"], 0)
-        edges_on_time = 0
+        edges_on_time = unknown = 0
         for b0, b1 in bursts:
             mine = [e for e in eps if e["from_ns"] < b1 and e["to_ns"] > b0]
             self.assertEqual(len(mine), 1, ((b0, b1), eps))
@@ -467,21 +467,32 @@ class TestRecording(harness.TempDirCase):
             edges_on_time += abs(e["to_ns"] - b1) <= 10**6
             self.assertEqual(e["tid"], tid)
             self.assertGreaterEqual(e["state_ns"]["preempted"], (b1 - b0) * 9 // 10, e["state_ns"])
+            # Where the kernel's buffer lost events, the agent says so (lost, not covered), and what ran
+            # is then what the events it kept say: the switch to the hog lost, the task before it seems to
+            # run on.  That is judged below by how often, not here.
+            if e["lost"] or not e["covered"]:
+                unknown += 1
+                continue
             # The hog ran for the burst; another task of this busy machine may have held the CPU
             # longer in the same episode (a nice -10 daemon here took 190 ms once), and is then
             # named first, truly.
             hogs = [r for r in e["ran"] if r.get("comm") == "lat-inject"]
-            self.assertEqual(len(hogs), 1, e["ran"])
+            self.assertEqual(len(hogs), 1, (e["ran"], e["covered"], e["lost"]))
             top = hogs[0]
             self.assertEqual((top["kind"], top["comm"], top["id"], top["prio"]), ("task", "lat-inject", hog.pid, 49),
                              top)
             # The policy is read from the task when the agent answers: lat-inject has ended by then.
             self.assertIn(top["policy"], (1, -1), top)
             self.assertGreaterEqual(top["ns"], (b1 - b0) * 9 // 10)
+        # Losses are rare and said: most bursts are judged whole.
+        self.assertLessEqual(unknown, len(bursts) // 5, [(e["covered"], e["lost"]) for e in eps])
         # No episode is put on the hog where it did not run; one where another task of this busy
         # machine held the vCPU's CPU for 15 ms is a true answer, and names that task.
         hogged = [e for e in eps if any(r.get("comm") == "lat-inject" for r in e["ran"])]
-        self.assertEqual(len(hogged), len(bursts), ("an episode named the hog where it was not injected", eps))
+        for e in hogged:
+            self.assertTrue(any(e["from_ns"] < b1 and e["to_ns"] > b0 for b0, b1 in bursts),
+                            ("an episode named the hog where it was not injected", e))
+        self.assertGreaterEqual(len(hogged), len(bursts) - unknown, eps)
         for e in eps:
             if e not in hogged:
                 self.assertTrue(e["ran"] and e["ran"][0]["kind"] == "task" and e["ran"][0]["ns"] > 0, e)
