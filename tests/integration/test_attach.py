@@ -241,8 +241,10 @@ class Loop(TempDirCase):
             msg = f"{k}: {lat['count']} samples ({block['missed']} missed), p50 {lat['p50_ns']}; the program " \
                   f"{len(mine)} cycles, p50 {quantile(mine, 0.5)}"
             # one sample a cycle (a cycle measured from its own due time gives the periods the
-            # loop skipped before it no value), and every period of the span a cycle or missed
-            self.assertLessEqual(abs(lat["count"] - len(mine)), max(3, len(mine) // 200), msg)
+            # loop skipped before it no value), and every period of the span a cycle or missed.
+            # A stall at an edge of the span moves the cycles it held across it, at most the
+            # periods it skipped, which are counted missed (22 apart with 36 missed, once).
+            self.assertLessEqual(abs(lat["count"] - len(mine)), max(3, len(mine) // 200) + block["missed"], msg)
             self.assertAlmostEqual(lat["count"] + block["missed"], doc["elapsed_ns"] / 1e6, delta=40, msg=msg)
             # the kernel's return is never later than the program's own read of the clock
             self.assertLessEqual(lat["p50_ns"], quantile(mine, 0.5) * 1.01 + 1000, msg)
