@@ -436,6 +436,10 @@ class TestRecording(harness.TempDirCase):
         vm = FakeVM(self, spin="CPU 1/KVM")
         tid = vm.tids["CPU 1/KVM"]
         os.sched_setaffinity(tid, {1})
+        # Nice -19: this VM's init has threads at nice -10 that took the spinning vCPU's CPU for
+        # 30-270 ms at a time (one episode held two bursts once); at -19 they get slices of a few
+        # ms, under the 15 ms asked for, and only the hog at FIFO 50 takes it for longer.
+        os.setpriority(os.PRIO_PROCESS, tid, -19)
         agent = Agent(self, "--vm", str(vm.pid), "--listen", "unix:" + self.path("h.sock"), record=True)
         os.sched_setaffinity(agent.proc.pid, {0})
         log = self.path("bursts")
