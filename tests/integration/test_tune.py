@@ -294,7 +294,8 @@ class Tune(TempDirCase):
             with self.subTest(sig=sig.name):
                 proc = subprocess.Popen([LATSCOPE, "tune", "-a", str(CPU), "-D", "3s", "--no-store",
                                          "--only", "timer-migration"], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE, text=True,
+                                        preexec_fn=harness.hangup_as_default)
                 for line in proc.stderr:
                     if "B (with the fix)" in line:
                         break
