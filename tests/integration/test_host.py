@@ -458,9 +458,12 @@ class TestRecording(harness.TempDirCase):
         self.assertEqual(r["op"], "explain", r)
         eps = sorted(r["episodes"], key=lambda e: e["from_ns"])
         self.assertEqual(r["more"], 0)
+        def on_burst(e, b0, b1):
+            return e["from_ns"] < b1 and e["to_ns"] > b0
+
         edges_on_time = unknown = 0
         for b0, b1 in bursts:
-            mine = [e for e in eps if e["from_ns"] < b1 and e["to_ns"] > b0]
+            mine = [e for e in eps if on_burst(e, b0, b1)]
             self.assertEqual(len(mine), 1, ((b0, b1), eps))
             e = mine[0]
             overlap = min(e["to_ns"], b1) - max(e["from_ns"], b0)
@@ -494,7 +497,7 @@ class TestRecording(harness.TempDirCase):
         # machine held the vCPU's CPU for 15 ms is a true answer, and names that task.
         hogged = [e for e in eps if any(r.get("comm") == "lat-inject" for r in e["ran"])]
         for e in hogged:
-            self.assertTrue(any(e["from_ns"] < b1 and e["to_ns"] > b0 for b0, b1 in bursts),
+            self.assertTrue(any(on_burst(e, b0, b1) for b0, b1 in bursts),
                             ("an episode named the hog where it was not injected", e))
         self.assertGreaterEqual(len(hogged), len(bursts) - unknown, eps)
         for e in eps:
