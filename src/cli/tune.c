@@ -24,6 +24,7 @@
 #include "probe/runner.h"
 #include "report/tprint.h"
 #include "result/compare.h"
+#include "sys/cpuidle.h"
 #include "sys/filehold.h"
 #include "sys/tunefix.h"
 
@@ -414,6 +415,16 @@ int cmd_tune(int argc, char **argv)
 		tprintf(stderr,
 			"latscope tune: restored the settings of %u tune run(s) that were killed\n",
 			stale);
+	/* idle-states is held by the runner's own state file (sys/cpuidle.h), not a file hold:
+	 * a tune killed in its trial is put back here too, and said so, before A measures. */
+	struct cpuidle_stale idle;
+	if (cpuidle_restore_stale(NULL, &idle, &err) < 0)
+		tprintf(stderr, "latscope tune: %s\n", err.msg);
+	else if (idle.files)
+		tprintf(stderr,
+			"latscope tune: restored %u idle state(s) that latscope pid %ld, killed, left "
+			"disabled\n",
+			idle.states, idle.pid);
 	tr.t = calloc(tune_nfixes, sizeof(*tr.t));
 	if (!tr.t) {
 		tprintf(stderr, "latscope tune: out of memory\n");

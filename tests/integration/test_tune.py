@@ -32,6 +32,11 @@ GLOBS = ["/proc/sys/kernel/*watchdog*", "/sys/kernel/mm/transparent_hugepage/*",
 # Counters among them, which move by themselves.
 COUNTERS = {"full_scans", "pages_collapsed"}
 STATE_DIR = "/run/latscope"
+# idle-states is held by the run itself, as --deepest-idle-state 0 is, in the runner's state file.
+STATE_PREFIX = {"idle-states": "cpuidle-"}
+# What a tune says as it puts back what a killed one left: a file fix's settings or idle states.
+RESTORED = re.compile(r"^latscope tune: restored (the settings of 1 tune run\(s\) that were killed|"
+                      r"\d+ idle state\(s\) that latscope pid \d+, killed, left disabled)$")
 # Fixes only a reboot makes: listed with their command line, never tried (sys/tunefix.c).
 BOOT_ONLY = {"isolcpus", "nohz-full", "rcu-nocbs", "serial-console"}
 
@@ -137,6 +142,7 @@ class Tune(TempDirCase):
     def assert_restored(self):
         self.assertEqual(snapshot(), self.before)
         self.assertEqual(state_files("tune"), [])
+        self.assertEqual(state_files("cpuidle-"), [])
 
     def changed(self, pm_qos):
         """Whether PM QoS (pm_qos) or else a file differs from the snapshot before."""
@@ -224,7 +230,7 @@ class Tune(TempDirCase):
                 if "B (with the fix)" in line:
                     break
             # the killed tune before this one left its fix applied: this one put it back first
-            restored = any("restored the settings of 1 tune run(s) that were killed" in line for line in said)
+            restored = any(RESTORED.search(line) for line in said)
             self.assertEqual(restored, left, (name, said))
             if not said or "B (with the fix)" not in said[-1]:
                 proc.wait()     # not tried here: it says why and ends
@@ -239,7 +245,7 @@ class Tune(TempDirCase):
             proc.wait()
             killed.append(name)
             # A file fix leaves its change and its state file; PM QoS is let go by the kernel.
-            left = bool(state_files("tune-%s-" % name))
+            left = bool(state_files(STATE_PREFIX.get(name, "tune-%s-" % name)))
             if name != "pm-qos":
                 self.assertTrue(left, "%s: no state file after the kill" % name)
                 self.assertTrue(self.changed(False), "%s: the kill left no change" % name)
