@@ -50,6 +50,10 @@ SERIAL_PORT = "org.latscope.0"
 MODULES = ("virtio_pci", "9p", "9pnet_virtio", "virtio_console")
 # TCG boots Debian's kernel in about 10 s here; the rest is headroom for a loaded machine.
 BOOT_TIMEOUT = 120
+# A KVM guest's kernel prints its first line (its cmdline has no "quiet") within a second of the
+# BIOS: one that has printed none by then never will.  A nested KVM guest of a stock kernel stops
+# in its real-mode setup on this machine (/dev/kvm is there, its guests are not).
+KVM_KERNEL_SECONDS = 20
 # What a command in the guest starts with: nothing of the test process's environment, a
 # HOME, store and temporary files in the guest's tmpfs, and gcov's counters (./check
 # --coverage) written there too, since the build tree is read-only in the guest.
@@ -354,10 +358,18 @@ class Guest:
         self.boot_seconds = None
         self._listener = self._conn = self._stream = None
 
+    def kernel_cmdline(self):
+        """TCG's kernel quiet, as it is slow to print; KVM's printing from its decompressor on, so
+        that a guest the host's KVM cannot run is told from one that is slow (_boot).  edd=off: the
+        real-mode setup prints nothing, which is where a nested KVM guest stops here."""
+        if self.accel == "tcg":
+            return "console=ttyS0 panic=-1 quiet"
+        return "console=ttyS0 earlyprintk=ttyS0 edd=off panic=-1"
+
     def command_line(self, kernel, initrd):
         args = [QEMU, "-accel", "tcg,thread=multi" if self.accel == "tcg" else self.accel, "-smp", str(self.cpus), "-m", self.memory,
                 "-nographic", "-no-reboot", "-nic", "none", "-name", "guest,debug-threads=on",
-                "-kernel", kernel, "-initrd", initrd, "-append", "console=ttyS0 panic=-1 quiet",
+                "-kernel", kernel, "-initrd", initrd, "-append", self.kernel_cmdline(),
                 # multidevs=remap: the file ids of the host's several file systems under / stay apart.
                 "-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
                 "-qmp", "unix:%s,server=on,wait=off" % self.qmp_socket,
@@ -384,14 +396,14 @@ class Guest:
                 self.proc = subprocess.Popen(self.command_line(kernel[0], initrd), stdin=subprocess.DEVNULL,
                                              stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
             self.pid = self.proc.pid
-            self._boot(started + self.boot_timeout)
+            self._boot(started + self.boot_timeout, started + KVM_KERNEL_SECONDS)
         except BaseException:
             self.close()
             raise
         self.boot_seconds = time.monotonic() - started
         return self
 
-    def _boot(self, deadline):
+    def _boot(self, deadline, kernel_by):
         while not select.select([self._listener], [], [], 0.2)[0]:
             if self.proc.poll() is not None:
                 raise GuestError("QEMU exited with status %d:\n%s" % (self.proc.returncode, self.console_tail()))
@@ -399,6 +411,8 @@ class Guest:
                 raise GuestError("QEMU did not connect its harness port\n" + self.console_tail())
         self._conn, _ = self._listener.accept()
         self._stream = _Stream(self._conn, lambda: self.proc.poll() is None)
+        if self.accel != "tcg":
+            self._kernel_starts(kernel_by)
         try:
             ready = self._stream.line(deadline).split()
         except (TimeoutError, GuestError) as e:
@@ -455,6 +469,30 @@ class Guest:
             if m:
                 threads[int(m.group(1))] = int(os.path.basename(task))
         return threads
+
+    def _kernel_starts(self, kernel_by):
+        """Returns once the kernel has printed; GuestUnavailable if it has not by kernel_by."""
+        while not self.kernel_spoke():
+            if self.proc.poll() is not None:
+                return          # _boot says how QEMU ended
+            if time.monotonic() > kernel_by:
+                raise GuestUnavailable("this machine's /dev/kvm does not run a guest of Debian's kernel: it "
+                                       "printed nothing in %d s after the BIOS started it (a nested KVM guest "
+                                       "stops in its real-mode setup here)" % KVM_KERNEL_SECONDS)
+            time.sleep(0.2)
+
+    def kernel_spoke(self):
+        """Whether the console has a line from the kernel: text after the BIOS's last "Booting from
+        ROM", its terminal escapes aside."""
+        try:
+            with open(self.console, "rb") as f:
+                text = f.read().decode(errors="replace")
+        except FileNotFoundError:
+            return False
+        if "Booting from ROM" not in text:
+            return False
+        after = text.rsplit("Booting from ROM", 1)[1]
+        return re.search(r"[A-Za-z]{3}", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1bc", "", after)) is not None
 
     def console_tail(self, lines=30):
         try:
