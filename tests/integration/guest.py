@@ -477,28 +477,30 @@ class Guest:
                 return          # _boot says how QEMU ended
             if time.monotonic() > kernel_by:
                 raise GuestUnavailable("this machine's /dev/kvm does not run a guest of Debian's kernel: it "
-                                       "printed nothing in %d s after the BIOS started it (a nested KVM guest "
+                                       "printed nothing in %d s after QEMU started (a nested KVM guest "
                                        "stops in its real-mode setup here)" % KVM_KERNEL_SECONDS)
             time.sleep(0.2)
 
     def kernel_spoke(self):
         """Whether the console has a line from the kernel: text after the BIOS's last "Booting from
         ROM", its terminal escapes aside."""
-        try:
-            with open(self.console, "rb") as f:
-                text = f.read().decode(errors="replace")
-        except FileNotFoundError:
-            return False
-        if "Booting from ROM" not in text:
+        text = self._console_text()
+        if text is None or "Booting from ROM" not in text:
             return False
         after = text.rsplit("Booting from ROM", 1)[1]
         return re.search(r"[A-Za-z]{3}", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1bc", "", after)) is not None
 
-    def console_tail(self, lines=30):
+    def _console_text(self):
+        """What QEMU has written to the console so far, or None before it has written a thing."""
         try:
             with open(self.console, "rb") as f:
-                text = f.read().decode(errors="replace")
+                return f.read().decode(errors="replace")
         except FileNotFoundError:
+            return None
+
+    def console_tail(self, lines=30):
+        text = self._console_text()
+        if text is None:
             return "(no console output)"
         return "\n".join(text.splitlines()[-lines:])
 
